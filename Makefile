@@ -1,0 +1,185 @@
+# pplab: a lab kit for pipeline-parallel training.
+#   make            libpp (build/libpp.so, build/libpp.a), build/pplab, the prebuilt lab implementations
+#   make test       Criterion suites + grader self-check          make demo    deps, build, grade, timelines, plots
+#   make grade      grade labs/ (LAB=gpipe for one lab)           make plots   gnuplot figures into out/
+#   make handout    dist/pplab-handout.tar.gz                     make asan    everything under ASan + UBSan
+#   make bench      benchmarks                                    make info    what was detected
+# Knobs: NO_CUDA=1, NO_NCCL=1, NO_MPI=1, CUDA_HOME=..., CC=..., SAN=1 (same as make asan).
+
+CC       ?= cc
+ifeq ($(CC),cc)
+CC := gcc
+endif
+BUILD    ?= build
+CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
+
+WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+CSTD     := -std=c11 -D_GNU_SOURCE
+OPT      ?= -O2 -g
+CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread -Ilib -Ikernels
+LDLIBS_BASE := -lm -lpthread -ldl
+
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+BUILD    := build-asan
+endif
+
+# ---- detection: each probe runs a command, and says what it found --------------------------------------
+have = $(if $(shell $(1) >/dev/null 2>&1 && echo y),1,0)
+
+HAVE_OPENBLAS  := $(call have,pkg-config --exists openblas)
+HAVE_CJSON     := $(call have,pkg-config --exists libcjson)
+HAVE_CRITERION := $(call have,pkg-config --exists criterion)
+HAVE_GNUPLOT   := $(call have,command -v gnuplot)
+HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/comm_mpi.c),$(call have,command -v mpicc),0))
+HAVE_NVCC      := $(if $(NO_CUDA),0,$(call have,test -x $(CUDA_HOME)/bin/nvcc))
+HAVE_CUBLAS    := $(if $(filter 1,$(HAVE_NVCC)),$(call have,test -f $(CUDA_HOME)/include/cublas_v2.h),0)
+HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,test -f $(CUDA_HOME)/include/nccl.h -o -f /usr/include/nccl.h),0))
+# The CUDA backend needs both the compiler and cuBLAS.
+HAVE_CUDA      := $(if $(filter 11,$(HAVE_NVCC)$(HAVE_CUBLAS)),1,0)
+
+ifneq ($(HAVE_OPENBLAS),1)
+$(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run scripts/deps.sh))
+endif
+ifneq ($(HAVE_CJSON),1)
+$(error cJSON not found: install it with 'apt-get install libcjson-dev' (or run scripts/deps.sh))
+endif
+
+BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
+BLAS_LIBS   := $(shell pkg-config --libs openblas)
+CJSON_CFLAGS := $(shell pkg-config --cflags libcjson)
+CJSON_LIBS   := $(shell pkg-config --libs libcjson)
+
+CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
+LIB_LDLIBS := $(BLAS_LIBS) $(LDLIBS_BASE)
+
+# ---- sources -------------------------------------------------------------------------------------------
+LIB_SRC  := $(filter-out lib/comm_mpi.c,$(wildcard lib/*.c)) $(wildcard kernels/cpu/*.c)
+CUDA_SRC := $(wildcard kernels/cuda/*.cu)
+
+ifeq ($(HAVE_CUDA),1)
+NVCC        := $(CUDA_HOME)/bin/nvcc
+NVCCFLAGS   := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter -Ilib -Ikernels \
+               --expt-relaxed-constexpr -Werror all-warnings \
+               -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
+               -gencode arch=compute_90,code=compute_90
+CFLAGS      += -DPP_HAVE_CUDA -I$(CUDA_HOME)/include
+LIB_LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas
+ifeq ($(HAVE_NCCL),1)
+CFLAGS      += -DPP_HAVE_NCCL
+NVCCFLAGS   += -DPP_HAVE_NCCL
+LIB_LDLIBS  += -lnccl
+endif
+LIB_CUDA_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRC))
+endif
+
+ifeq ($(HAVE_MPI),1)
+MPI_CFLAGS := $(shell mpicc --showme:compile)
+MPI_LIBS   := $(shell mpicc --showme:link)
+LIB_SRC    += lib/comm_mpi.c
+CFLAGS     += -DPP_HAVE_MPI
+LIB_LDLIBS += $(MPI_LIBS)
+$(BUILD)/obj/lib/comm_mpi.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/lib/transport.o: CFLAGS += $(MPI_CFLAGS)
+endif
+
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(LIB_CUDA_OBJ)
+
+CLI_SRC  := $(wildcard grader/*.c) $(wildcard bench/*.c)
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
+$(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) -Igrader
+
+# Every lab is its own shared object, so a compile error in one lab never stops grading the others.
+LAB_DIRS  := $(sort $(dir $(wildcard labs/*/*.c)))
+LAB_NAMES := $(notdir $(patsubst %/,%,$(LAB_DIRS)))
+IMPL_SO   := $(foreach n,$(LAB_NAMES),$(BUILD)/impl/labs/$(n).so $(BUILD)/impl/solutions/$(n).so)
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+RPATH := -Wl,-rpath,'$$ORIGIN'
+DEPFLAGS = -MMD -MP
+
+.PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps deps-check
+all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab $(IMPL_SO)
+
+yn = $(if $(filter 1,$(1)),found,missing)
+info:
+	@echo "pplab build ($(BUILD)):"
+	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))"
+	@echo "  nvcc       $(call yn,$(HAVE_NVCC))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(call yn,$(HAVE_NCCL))     MPI     $(call yn,$(HAVE_MPI))"
+	@echo "  backends   cpu$(if $(filter 1,$(HAVE_CUDA)), cuda)     transports threads$(if $(filter 1,$(HAVE_MPI)), mpi)$(if $(filter 1,$(HAVE_CUDA)), cuda-local)$(if $(filter 1,$(HAVE_NCCL)), nccl)"
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libpp.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libpp.so $(SANFLAGS) -o $@ $^ $(LIB_LDLIBS)
+
+$(BUILD)/libpp.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/pplab: $(CLI_OBJ) $(BUILD)/libpp.so
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpp $(RPATH) $(CJSON_LIBS) $(LIB_LDLIBS)
+
+# A lab implementation: one .c file per lab folder, compiled like any student would, against pp.h and libpp.
+IMPL_CFLAGS = -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter -Ilib $(SANFLAGS)
+$(BUILD)/impl/labs/%.so: labs/%/*.c lib/pp.h $(BUILD)/libpp.so
+	@mkdir -p $(dir $@)
+	$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
+$(BUILD)/impl/solutions/%.so: solutions/%/*.c lib/pp.h $(BUILD)/libpp.so
+	@mkdir -p $(dir $@)
+	$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
+
+# ---- tests ---------------------------------------------------------------------------------------------
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.so $(BUILD)/pplab tests/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -o $@ $< $(wildcard tests/util/*.c) \
+	    $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) -L$(BUILD) -lpp $(RPATH) -Wl,-rpath,'$$ORIGIN/..' \
+	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
+
+test: deps-check all
+	@$(MAKE) --no-print-directory unit selfcheck
+
+unit: $(TEST_BIN)
+	@bash scripts/run-tests.sh $(BUILD) $(TEST_BIN)
+
+selfcheck: all
+	@bash scripts/selfcheck.sh $(BUILD)
+
+deps:
+	@bash scripts/deps.sh
+
+deps-check:
+	@bash scripts/deps.sh --check
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@bash scripts/demo.sh $(BUILD)
+
+grade: all
+	@$(BUILD)/pplab grade --impl labs --lab $(or $(LAB),all)
+
+plots: all
+	@bash scripts/plots.sh $(BUILD) out
+
+handout: all
+	@bash scripts/handout.sh
+
+bench: all
+	@$(BUILD)/pplab bench
+
+asan:
+	@$(MAKE) --no-print-directory SAN=1 all
+	@$(MAKE) --no-print-directory SAN=1 unit
+
+clean:
+	rm -rf build build-asan dist out
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

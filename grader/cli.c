@@ -1,0 +1,79 @@
+/* cli.c: parsing of flags and values for pplab's subcommands. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pp__cli_fail(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "pplab %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see: pplab %s --help)\n", cmd);
+    exit(2);
+}
+
+int pp__cli_int(const char *flag, const char *val, int lo, int hi) {
+    char *end;
+    errno = 0;
+    long x = strtol(val, &end, 10);
+    if (errno || end == val || *end || x < lo || x > hi)
+        pp__cli_fail("run", "%s needs an integer in %d..%d, got '%s'", flag, lo, hi, val);
+    return (int)x;
+}
+
+double pp__cli_num(const char *flag, const char *val) {
+    char *end;
+    errno = 0;
+    double x = strtod(val, &end);
+    if (errno || end == val || *end || !(x >= 0) || x > 1e9)
+        pp__cli_fail("run", "%s needs a number >= 0, got '%s'", flag, val);
+    return x;
+}
+
+const char *pp__cli_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) pp__cli_fail("run", "%s needs a value", argv[*i]);
+    return argv[++*i];
+}
+
+int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
+    const char *f = argv[*i];
+    pp_run_config *c = &o->cfg;
+#define IS(name) (!strcmp(f, name))
+#define VAL() pp__cli_value(argc, argv, i)
+    if (IS("--impl")) o->impl = VAL();
+    else if (IS("--schedule")) c->schedule = VAL();
+    else if (IS("--stages")) c->P = pp__cli_int(f, VAL(), 1, 64);
+    else if (IS("--microbatches")) c->M = pp__cli_int(f, VAL(), 1, 1024);
+    else if (IS("--chunks")) c->v = pp__cli_int(f, VAL(), 1, 16);
+    else if (IS("--layers")) c->layers = pp__cli_int(f, VAL(), 1, 4096);
+    else if (IS("--microbatch-size")) c->mb_size = pp__cli_int(f, VAL(), 1, 4096);
+    else if (IS("--hidden")) c->hidden = pp__cli_int(f, VAL(), 1, 65536);
+    else if (IS("--seq")) c->seq = pp__cli_int(f, VAL(), 1, 65536);
+    else if (IS("--vocab")) c->vocab = pp__cli_int(f, VAL(), 2, 1 << 20);
+    else if (IS("--steps")) c->steps = pp__cli_int(f, VAL(), 1, 100000);
+    else if (IS("--seed")) c->seed = (unsigned)pp__cli_int(f, VAL(), 0, 2147483647);
+    else if (IS("--comm-latency")) c->comm_latency = pp__cli_num(f, VAL());
+    else if (IS("--edge-cost")) c->edge_cost = pp__cli_num(f, VAL());
+    else if (IS("--lr")) c->lr = (float)pp__cli_num(f, VAL());
+    else if (IS("--backend")) c->backend = VAL();
+    else if (IS("--eager")) c->eager = 1;
+    else if (IS("--recompute")) c->recompute = 1;
+    else if (IS("--timeline")) o->timeline = 1;
+    else if (IS("--forward-only")) o->forward_only = 1;
+    else if (IS("--plot")) o->plot = VAL();
+    else if (IS("--trace")) o->trace = VAL();
+    else if (IS("--optimizer")) {
+        const char *v = VAL();
+        if (!strcmp(v, "sgd")) c->optimizer = PP_OPT_SGD;
+        else if (!strcmp(v, "adamw")) c->optimizer = PP_OPT_ADAMW;
+        else pp__cli_fail("run", "--optimizer must be sgd or adamw, got '%s'", v);
+    } else return 0;
+#undef IS
+#undef VAL
+    return 1;
+}

@@ -1,0 +1,34 @@
+/* cli.h: flag parsing shared by pplab's subcommands: every bad flag or value ends in one line naming it. */
+#ifndef PP_CLI_H
+#define PP_CLI_H
+
+#include "runtime.h"
+
+/* Options of `pplab run` (and the run-shaped part of other subcommands). */
+typedef struct pp_cli_run {
+    pp_run_config cfg;
+    const char *impl;          /* --impl: labs (default), solutions or a folder */
+    int timeline, forward_only;
+    const char *plot;          /* --plot FILE.png */
+    const char *trace;         /* --trace FILE.csv */
+} pp_cli_run;
+
+/* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
+int pp__cli_int(const char *flag, const char *val, int lo, int hi);
+/* Parses a non-negative number. */
+double pp__cli_num(const char *flag, const char *val);
+/* The value after argv[*i] (advancing *i), or dies with "--flag needs a value". */
+const char *pp__cli_value(int argc, char **argv, int *i);
+/* Prints "pplab <cmd>: <msg>" and a usage hint to stderr, exits 2. */
+void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* Parses one run flag at argv[*i] into o; returns 1 if it was one, 0 if not a run flag. */
+int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i);
+
+int pp__cmd_run(int argc, char **argv);
+int pp__cmd_info(int argc, char **argv);
+int pp__cmd_grade(int argc, char **argv);
+int pp__cmd_bench(int argc, char **argv);
+int pp__cmd_figures(int argc, char **argv);
+
+#endif /* PP_CLI_H */

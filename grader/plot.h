@@ -1,0 +1,45 @@
+/* plot.h: figures as gnuplot pairs: a .dat with the numbers (columns documented in its first lines) and a .gp
+ * script that renders it headless into .png and .svg, so a reader can re-run or tweak `gnuplot NAME.gp` in the
+ * figure's folder. Gantt charts of traces, x/y curves (measured points on theory lines), clustered bars. */
+#ifndef PP_PLOT_H
+#define PP_PLOT_H
+
+#include "trace.h"
+
+/* How a series is drawn: measured data as points, theory as lines. */
+enum { PP_PLOT_POINTS = 0, PP_PLOT_LINES = 1, PP_PLOT_LINESPOINTS = 2 };
+
+/* One curve: n points (x[i], y[i]) named name in the key. The arrays stay the caller's. */
+typedef struct {
+    const char *name;
+    const double *x, *y;
+    int n;
+    int style; /* PP_PLOT_POINTS, PP_PLOT_LINES or PP_PLOT_LINESPOINTS */
+} pp_plot_series;
+
+/* 1 when a gnuplot executable is on PATH, else 0. */
+int pp__plot_available(void);
+
+/* Every function below writes out_prefix.dat and out_prefix.gp, then runs gnuplot in out_prefix's folder to
+ * make out_prefix.png (pngcairo when gnuplot has it, else png) and out_prefix.svg. Returns 0, or -1 after one
+ * line on stderr saying what failed (a file that cannot be written, gnuplot missing or failing). The .dat and
+ * .gp are written even when gnuplot is missing. Strings and arrays stay the caller's. */
+
+/* Gantt chart of one step: rows = ranks (rank 0 on top), x = virtual time, one box per compute op coloured by
+ * kind (F, B, W) and labelled with its micro-batch ("3"; "3.1" = micro-batch 3 chunk 1 when a trace holds more
+ * than one chunk). title may be NULL. */
+int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix);
+
+/* Two Gantt panels on one time axis: the student's run above the reference's, for grading reports. */
+int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix);
+
+/* x/y plot of nseries curves (a series with n == 0 is skipped). title, xlabel, ylabel may be NULL. */
+int pp__plot_xy(const char *out_prefix, const char *title, const char *xlabel, const char *ylabel,
+                const pp_plot_series *series, int nseries);
+
+/* Clustered bars: ngroups clusters on the x axis named groups[g] (e.g. "GPU 0"), one bar per series named
+ * names[s] (e.g. "gpipe") of height values[s * ngroups + g]. title and ylabel may be NULL. */
+int pp__plot_bars(const char *out_prefix, const char *title, const char *ylabel, const char *const *groups,
+                  int ngroups, const char *const *names, const double *values, int nseries);
+
+#endif /* PP_PLOT_H */

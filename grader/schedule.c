@@ -1,0 +1,159 @@
+/* schedule.c: canonical per-rank op orders and their replay under the virtual clock. */
+#include "schedule.h"
+
+#include <string.h>
+
+static void push(pp_schedule *s, int r, char kind, int mb, int chunk) {
+    s->ops[r][s->n[r]++] = (pp_sched_op){kind, mb, chunk};
+}
+
+/* Megatron-LM's interleaved order: the k-th chunk-forward of a rank runs chunk (k mod Pv) div P on micro-batch
+ * (k div Pv) * P + k mod P; backwards visit the chunks in reverse. */
+static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
+    int chunk = (k % (P * v)) / P;
+    return (pp_sched_op){backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk};
+}
+
+int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
+    memset(s, 0, sizeof *s);
+    s->P = P, s->M = M, s->v = v;
+    s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
+    s->n = pp__xcalloc((size_t)P, sizeof *s->n);
+    for (int r = 0; r < P; r++) s->ops[r] = pp__xcalloc((size_t)(2 * M * v), sizeof **s->ops);
+    int known = 1;
+    for (int r = 0; r < P; r++) {
+        if (!strcmp(name, "naive") || !strcmp(name, "gpipe")) {
+            for (int mb = 0; mb < M; mb++) push(s, r, 'F', mb, 0);
+            for (int mb = 0; mb < M; mb++) push(s, r, 'B', mb, 0);
+        } else if (!strcmp(name, "1f1b")) {
+            int w = P - r - 1 < M ? P - r - 1 : M;
+            for (int mb = 0; mb < w; mb++) push(s, r, 'F', mb, 0);
+            for (int i = 0; i < M - w; i++) push(s, r, 'F', w + i, 0), push(s, r, 'B', i, 0);
+            for (int i = M - w; i < M; i++) push(s, r, 'B', i, 0);
+        } else if (!strcmp(name, "interleaved")) {
+            int total = v * M, w = 2 * (P - r - 1) + (v - 1) * P;
+            if (w > total) w = total;
+            for (int k = 0; k < w; k++) s->ops[r][s->n[r]++] = interleaved_op(P, v, k, 0);
+            for (int i = 0; i < total - w; i++) {
+                s->ops[r][s->n[r]++] = interleaved_op(P, v, w + i, 0);
+                s->ops[r][s->n[r]++] = interleaved_op(P, v, i, 1);
+            }
+            for (int i = total - w; i < total; i++) s->ops[r][s->n[r]++] = interleaved_op(P, v, i, 1);
+        } else {
+            known = 0;
+        }
+    }
+    if (!known) pp__schedule_free(s);
+    return known ? 0 : -1;
+}
+
+void pp__schedule_free(pp_schedule *s) {
+    for (int r = 0; s->ops && r < s->P; r++) free(s->ops[r]);
+    free(s->ops);
+    free(s->n);
+    memset(s, 0, sizeof *s);
+}
+
+void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
+    int S = c->P * c->v, bpv = pp__config_blocks_per_vstage(c);
+    k->f = pp__xcalloc((size_t)S, sizeof *k->f);
+    k->b = pp__xcalloc((size_t)S, sizeof *k->b);
+    for (int s = 0; s < S; s++) {
+        k->f[s] = bpv + c->edge_cost * ((s == 0) + (s == S - 1));
+        k->b[s] = 2 * k->f[s];
+    }
+    k->latency = c->comm_latency;
+}
+
+void pp__costs_free(pp_costs *k) {
+    free(k->f);
+    free(k->b);
+    k->f = k->b = NULL;
+}
+
+double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy) {
+    int P = s->P, S = P * s->v, M = s->M;
+    /* done times of F and B per (virtual stage, micro-batch); -1 = not yet */
+    double *fdone = pp__xmalloc((size_t)(S * M) * sizeof *fdone), *bdone = pp__xmalloc((size_t)(S * M) * sizeof *bdone);
+    for (int i = 0; i < S * M; i++) fdone[i] = bdone[i] = -1;
+    int *next = pp__xcalloc((size_t)P, sizeof *next);
+    double *clock = pp__xcalloc((size_t)P, sizeof *clock), makespan = 0;
+    if (busy) memset(busy, 0, (size_t)P * sizeof *busy);
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int r = 0; r < P; r++) {
+            while (next[r] < s->n[r]) {
+                pp_sched_op op = s->ops[r][next[r]];
+                int vs = op.chunk * P + r;
+                if (op.mb < 0 || op.mb >= M || vs >= S) goto stuck;
+                double ready;
+                if (op.kind == 'F') {
+                    if (vs == 0) ready = 0;
+                    else if (fdone[(vs - 1) * M + op.mb] < 0) break;
+                    else ready = fdone[(vs - 1) * M + op.mb] + ((vs - 1) % P != r ? k->latency : 0);
+                } else {
+                    if (fdone[vs * M + op.mb] < 0) break;
+                    ready = fdone[vs * M + op.mb];
+                    if (vs < S - 1) {
+                        double up = bdone[(vs + 1) * M + op.mb];
+                        if (up < 0) break;
+                        up += ((vs + 1) % P != r ? k->latency : 0);
+                        if (up > ready) ready = up;
+                    }
+                }
+                double cost = op.kind == 'F' ? k->f[vs] : k->b[vs];
+                double start = clock[r] > ready ? clock[r] : ready;
+                clock[r] = start + cost;
+                if (busy) busy[r] += cost;
+                (op.kind == 'F' ? fdone : bdone)[vs * M + op.mb] = clock[r];
+                if (clock[r] > makespan) makespan = clock[r];
+                next[r]++;
+                progress = 1;
+            }
+        }
+    }
+    for (int r = 0; r < P; r++)
+        if (next[r] < s->n[r]) goto stuck;
+    free(fdone), free(bdone), free(next), free(clock);
+    return makespan;
+stuck:
+    free(fdone), free(bdone), free(next), free(clock);
+    return -1;
+}
+
+double pp__schedule_bubble(const pp_schedule *s, const pp_costs *k) {
+    double *busy = pp__xcalloc((size_t)s->P, sizeof *busy), total = 0;
+    double span = pp__schedule_replay(s, k, busy);
+    for (int r = 0; r < s->P; r++) total += busy[r];
+    free(busy);
+    if (span < 0) return -1;
+    return span > 0 ? 1.0 - total / (s->P * span) : 0;
+}
+
+double pp__theory_bubble(const pp_run_config *c, int *formula) {
+    if (c->comm_latency == 0 && c->edge_cost == 0) {
+        if (formula) *formula = 1;
+        return (double)(c->P - 1) / (c->v * c->M + c->P - 1);
+    }
+    if (formula) *formula = 0;
+    pp_schedule s;
+    pp_costs k;
+    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
+    pp__costs_from_config(&k, c);
+    double b = pp__schedule_bubble(&s, &k);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+    return b;
+}
+
+int pp__theory_peak(const pp_run_config *c, int r) {
+    int P = c->P, M = c->M, v = c->v;
+    if (!strcmp(c->schedule, "1f1b")) return P - r < M ? P - r : M;
+    if (!strcmp(c->schedule, "interleaved")) {
+        int w = 2 * (P - r - 1) + (v - 1) * P + 1;
+        return w < v * M ? w : v * M;
+    }
+    return M; /* gpipe, and naive with M = 1 */
+}
+
+int pp__theory_messages(const pp_run_config *c) { return 2 * c->M * (c->v * c->P - 1); }

@@ -1,0 +1,252 @@
+/* timeline.c: renders the ranks' traces as a fixed-width text timeline (rows = ranks, cells = time units),
+ * optionally compressed to the forward ops alone, and the idle fraction of what it shows. */
+#include "timeline.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+/* One op as shown: its place on the shown clock (the trace's, or the forward-only replay's). */
+typedef struct {
+    int rank;
+    pp_op_kind op;
+    int mb, chunk, vstage;
+    double s, e;
+} tl_op;
+
+/* Cells are found with floor(t / unit + TL_EPS) so that 2.9999999 lands on cell 3, not 2. */
+#define TL_EPS 1e-6
+/* A trace whose smallest op is tiny next to its span would need millions of cells; cap the picture. */
+#define TL_MAX_CELLS 100000
+
+static int is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
+
+static int cmp_start(const void *a, const void *b) {
+    const tl_op *x = a, *y = b;
+    if (x->s != y->s) return x->s < y->s ? -1 : 1;
+    return 0;
+}
+
+/* Lays the F ops (already in ops[0..n), grouped by rank, each rank sorted by start) on a clock of their own:
+ * an op starts when its rank is free and its input (same micro-batch, previous virtual stage) has arrived.
+ * The comm latency is the smallest gap the trace shows between a cross-rank input's end and its consumer's
+ * start: every rank's first forward waits exactly that long, so the estimate is the run's latency. */
+static void replay_forward(tl_op *ops, int n, int P) {
+    int nmb = 0, nvs = 0;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].mb + 1 > nmb) nmb = ops[i].mb + 1;
+        if (ops[i].vstage + 1 > nvs) nvs = ops[i].vstage + 1;
+    }
+    if (nmb <= 0 || nvs <= 0) return;
+    /* who[mb * nvs + vs]: index of that op in ops, or -1 */
+    int *who = pp__xmalloc((size_t)nmb * nvs * sizeof *who);
+    for (int i = 0; i < nmb * nvs; i++) who[i] = -1;
+    for (int i = 0; i < n; i++)
+        if (ops[i].mb >= 0 && ops[i].vstage >= 0) who[ops[i].mb * nvs + ops[i].vstage] = i;
+
+    double latency = INFINITY;
+    for (int i = 0; i < n; i++) {
+        if (ops[i].mb < 0 || ops[i].vstage <= 0) continue;
+        int p = who[ops[i].mb * nvs + ops[i].vstage - 1];
+        if (p >= 0 && ops[p].rank != ops[i].rank && ops[i].s - ops[p].e < latency) latency = ops[i].s - ops[p].e;
+    }
+    if (!isfinite(latency) || latency < 0) latency = 0;
+
+    int *first = pp__xcalloc((size_t)P + 1, sizeof *first); /* rank r's ops are ops[first[r]..first[r+1]) */
+    for (int i = 0; i < n; i++) first[ops[i].rank + 1]++;
+    for (int r = 0; r < P; r++) first[r + 1] += first[r];
+    int *next = pp__xmalloc((size_t)P * sizeof *next);
+    double *clock = pp__xcalloc((size_t)P, sizeof *clock);
+    char *done = pp__xcalloc((size_t)n + 1, 1);
+    double *cost = pp__xmalloc(((size_t)n + 1) * sizeof *cost);
+    for (int i = 0; i < n; i++) cost[i] = ops[i].e - ops[i].s;
+    for (int r = 0; r < P; r++) next[r] = first[r];
+
+    for (int placed = 0; placed < n;) {
+        int progress = 0;
+        for (int r = 0; r < P; r++) {
+            while (next[r] < first[r + 1]) {
+                tl_op *o = &ops[next[r]];
+                int p = (o->mb >= 0 && o->vstage > 0) ? who[o->mb * nvs + o->vstage - 1] : -1;
+                if (p >= 0 && !done[p]) break;
+                double start = clock[r];
+                if (p >= 0) {
+                    double ready = ops[p].e + (ops[p].rank != r ? latency : 0);
+                    if (ready > start) start = ready;
+                }
+                o->s = start;
+                o->e = start + cost[next[r]];
+                clock[r] = o->e;
+                done[next[r]] = 1;
+                next[r]++;
+                placed++;
+                progress = 1;
+            }
+        }
+        if (!progress) {
+            /* Only a trace whose forwards wait on each other in a cycle gets here; show it rather than hang:
+             * run the lowest rank's next op as if its input were there. */
+            for (int r = 0; r < P; r++)
+                if (next[r] < first[r + 1]) {
+                    tl_op *o = &ops[next[r]];
+                    o->s = clock[r];
+                    o->e = o->s + cost[next[r]];
+                    clock[r] = o->e;
+                    done[next[r]++] = 1;
+                    placed++;
+                    break;
+                }
+        }
+    }
+    free(who);
+    free(first);
+    free(next);
+    free(clock);
+    free(done);
+    free(cost);
+}
+
+/* The ops to show, grouped by rank and sorted by start on each rank; caller frees. */
+static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_out) {
+    int n = 0;
+    for (int r = 0; r < P; r++) n += traces[r].n;
+    tl_op *ops = pp__xmalloc(((size_t)n + 1) * sizeof *ops);
+    n = 0;
+    for (int r = 0; r < P; r++) {
+        int from = n;
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (!is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
+            ops[n++] = (tl_op){r, e->op, e->mb, e->chunk, e->vstage, e->vstart, e->vend};
+        }
+        qsort(ops + from, (size_t)(n - from), sizeof *ops, cmp_start);
+    }
+    if (forward_only) replay_forward(ops, n, P);
+    *n_out = n;
+    return ops;
+}
+
+static double idle_of(const tl_op *ops, int n, int P) {
+    double busy = 0, span = 0;
+    for (int i = 0; i < n; i++) {
+        busy += ops[i].e - ops[i].s;
+        if (ops[i].e > span) span = ops[i].e;
+    }
+    return (span > 0 && P > 0) ? 1.0 - busy / (P * span) : 0.0;
+}
+
+double pp__timeline_idle(const pp_trace *traces, int P, int forward_only) {
+    int n;
+    tl_op *ops = collect(traces, P, forward_only, &n);
+    double idle = idle_of(ops, n, P);
+    free(ops);
+    return idle;
+}
+
+static int cell_of(double t, double unit) {
+    double c = floor(t / unit + TL_EPS);
+    if (c < 0) return 0;
+    return c > TL_MAX_CELLS ? TL_MAX_CELLS : (int)c;
+}
+
+static void label_of(const tl_op *o, int v, char *buf, size_t len) {
+    if (v > 1) snprintf(buf, len, "%s%d.%d", pp__op_name(o->op), o->mb, o->chunk);
+    else snprintf(buf, len, "%s%d", pp__op_name(o->op), o->mb);
+}
+
+static const char *color_of(pp_op_kind op) {
+    switch (op) {
+    case PP_OP_F: return "\x1b[32m";
+    case PP_OP_B: return "\x1b[34m";
+    case PP_OP_W: return "\x1b[33m";
+    default: return "";
+    }
+}
+
+/* Prints one row's cells [c0, c1); padding is held back until something visible follows, so rows carry no
+ * trailing spaces. */
+static void print_row(FILE *out, const int *cell, const tl_op *ops, int c0, int c1, int cw, int v, int color) {
+    int pending = 0;
+    for (int c = c0; c < c1; c++) {
+        if (c > c0) pending++;
+        char lab[48];
+        if (cell[c] >= 0) label_of(&ops[cell[c]], v, lab, sizeof lab);
+        else snprintf(lab, sizeof lab, ".");
+        fprintf(out, "%*s", pending, "");
+        pending = 0;
+        if (color) fprintf(out, "%s%s\x1b[0m", cell[c] >= 0 ? color_of(ops[cell[c]].op) : "\x1b[2m", lab);
+        else fputs(lab, out);
+        pending = cw - (int)strlen(lab);
+    }
+    fputc('\n', out);
+}
+
+void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color) {
+    int n;
+    tl_op *ops = collect(traces, P, forward_only, &n);
+
+    double unit = INFINITY;
+    int has[PP_OP_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        double d = ops[i].e - ops[i].s;
+        if (d > 1e-12 && d < unit) unit = d;
+        has[ops[i].op] = 1;
+    }
+    if (!isfinite(unit)) unit = 1;
+
+    int ncells = 0, cw = 1;
+    for (int i = 0; i < n; i++) {
+        int end = cell_of(ops[i].e, unit), beg = cell_of(ops[i].s, unit);
+        if (end <= beg) end = beg + 1;
+        if (end > ncells) ncells = end;
+        char lab[48];
+        label_of(&ops[i], v, lab, sizeof lab);
+        if ((int)strlen(lab) > cw) cw = (int)strlen(lab);
+    }
+    if (ncells > TL_MAX_CELLS) ncells = TL_MAX_CELLS;
+
+    /* cells[r * ncells + c]: index of the op in that slot, or -1 when the rank is idle */
+    int *cells = pp__xmalloc(((size_t)P * ncells + 1) * sizeof *cells);
+    for (size_t i = 0; i < (size_t)P * ncells; i++) cells[i] = -1;
+    for (int i = 0; i < n; i++) {
+        int beg = cell_of(ops[i].s, unit), end = cell_of(ops[i].e, unit);
+        if (end <= beg) end = beg + 1;
+        for (int c = beg; c < end && c < ncells; c++) cells[(size_t)ops[i].rank * ncells + c] = i;
+    }
+
+    int digits = 1;
+    for (int x = P - 1; x >= 10; x /= 10) digits++;
+    int prefix = 4 + digits + 2; /* "GPU " + number + ": " */
+    int per_block = (width - prefix + 1) / (cw + 1);
+    if (per_block < 1) per_block = 1;
+    int wrap = ncells > per_block;
+
+    for (int c0 = 0; c0 < ncells || c0 == 0; c0 += per_block) {
+        int c1 = c0 + per_block < ncells ? c0 + per_block : ncells;
+        if (c0 > 0) fputc('\n', out);
+        if (wrap) fprintf(out, "t=%g\n", c0 * unit);
+        for (int r = 0; r < P; r++) {
+            fprintf(out, "GPU %*d: ", digits, r);
+            print_row(out, cells + (size_t)r * ncells, ops, c0, c1, cw, v, color);
+        }
+        if (ncells == 0) break;
+    }
+
+    fprintf(out, "Legend: ");
+    const char *sep = "";
+    static const char *const what[] = {"forward", "backward", "weight-gradient"};
+    for (int k = PP_OP_F; k <= PP_OP_W; k++) {
+        if (!has[k]) continue;
+        const char *name = (k == PP_OP_B && has[PP_OP_W]) ? "input-gradient backward" : what[k];
+        fprintf(out, "%s%s%s = %s of micro-batch m%s", sep, pp__op_name((pp_op_kind)k), v > 1 ? "m.c" : "m", name,
+                v > 1 ? " on local chunk c" : "");
+        sep = ", ";
+    }
+    fprintf(out, "%s. = idle; one cell = %g virtual time unit%s, an op of cost k fills k cells%s\n", sep, unit,
+            unit == 1 ? "" : "s", forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
+    fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
+    free(cells);
+    free(ops);
+}

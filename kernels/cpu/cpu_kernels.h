@@ -1,0 +1,52 @@
+/* cpu_kernels.h: the fp32 CPU kernels behind the `cpu` backend, one file per op family (gemm.c, embedding.c,
+ * layernorm.c, gelu.c, elementwise.c, xent.c, optim.c). Each has exactly the signature of its slot in
+ * pp_backend_ops (backend.h), whose comments are the contract: row-major, "+=" accumulates, "=" overwrites.
+ * ctx is unused (the CPU kernels keep no state); pointers are ordinary host memory. Every kernel is
+ * deterministic: a fixed summation order and no threading of its own (GEMM runs OpenBLAS on one thread). */
+#ifndef PP_CPU_KERNELS_H
+#define PP_CPU_KERNELS_H
+
+/* C[m,n] = alpha * op(A) * op(B) + beta * C through cblas_sgemm (row-major); with beta == 0 C is not read. */
+void pp__cpu_gemm(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc);
+
+/* out[i,:] = table[tokens[i],:] (n x h). */
+void pp__cpu_embedding_fwd(void *ctx, float *out, const float *table, const int *tokens, int n, int h);
+/* dtable[tokens[i],:] += dout[i,:], rows in order 0..n-1 (repeated tokens accumulate). */
+void pp__cpu_embedding_bwd(void *ctx, float *dtable, const float *dout, const int *tokens, int n, int h);
+
+/* out = (x - mean) * rstd * g + b per row, eps 1e-5, biased variance; mean/rstd (n) kept for the backward. */
+void pp__cpu_layernorm_fwd(void *ctx, float *out, float *mean, float *rstd, const float *x, const float *g,
+                           const float *b, int n, int h);
+/* dx = (overwrites, skipped when NULL); dg += sum_i dout*xhat, db += sum_i dout (each skipped when NULL). */
+void pp__cpu_layernorm_bwd(void *ctx, float *dx, float *dg, float *db, const float *dout, const float *x,
+                           const float *mean, const float *rstd, const float *g, int n, int h);
+
+/* out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+void pp__cpu_gelu_fwd(void *ctx, float *out, const float *x, int count);
+/* dx = gelu'(x) * dout (overwrites). */
+void pp__cpu_gelu_bwd(void *ctx, float *dx, const float *x, const float *dout, int count);
+
+/* x[i,j] += bias[j] (n x c). */
+void pp__cpu_bias_add(void *ctx, float *x, const float *bias, int n, int c);
+/* db[j] += sum_i dout[i,j], rows in order 0..n-1. */
+void pp__cpu_bias_grad(void *ctx, float *db, const float *dout, int n, int c);
+/* y += alpha * x. */
+void pp__cpu_axpy(void *ctx, float *y, float alpha, const float *x, int count);
+/* x = value. */
+void pp__cpu_fill(void *ctx, float *x, float value, int count);
+
+/* probs = softmax(logits) per row (max-subtracted); loss[0] = mean_i -log probs[i, targets[i]] (n x V). */
+void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits, const int *targets, int n,
+                      int V);
+/* dlogits = (probs - onehot(targets)) * dloss[0] / n (overwrites). */
+void pp__cpu_xent_bwd(void *ctx, float *dlogits, const float *probs, const int *targets, const float *dloss,
+                      int n, int V);
+
+/* p -= lr * (g + wd * p). */
+void pp__cpu_sgd(void *ctx, float *p, const float *g, float lr, float wd, int count);
+/* AdamW step t >= 1: m, v updated in place, p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p). */
+void pp__cpu_adamw(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
+                   float eps, float wd, int t, int count);
+
+#endif /* PP_CPU_KERNELS_H */

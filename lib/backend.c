@@ -1,0 +1,118 @@
+/* backend.c: the backend registry: opens a backend by name, closes it, and describes what was compiled in.
+ * `cpu` is always here; `cuda` only when built with nvcc (PP_HAVE_CUDA), and this is the one lib/ file that
+ * may test that macro. */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+
+/* Writes the names of the required op slots (every slot before timer_epoch) that ops leaves NULL into buf,
+ * comma-separated (truncated to len; buf may be NULL when len is 0), and returns how many there are. */
+int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len);
+
+#ifdef PP_HAVE_CUDA
+pp_backend *pp__backend_cuda_open(int rank, int nranks, char *err, size_t errlen);
+void pp__backend_cuda_close(pp_backend *be);
+extern const pp_backend_ops pp__backend_cuda_ops;
+#endif
+
+typedef struct pp_backend_entry {
+    const char *name;
+    const pp_backend_ops *ops;
+    pp_backend *(*open)(int rank, int nranks, char *err, size_t errlen);
+    void (*close)(pp_backend *be);
+} pp_backend_entry;
+
+static const pp_backend_entry backends[] = {
+    {"cpu", &pp__backend_cpu_ops, pp__backend_cpu_open, pp__backend_cpu_close},
+#ifdef PP_HAVE_CUDA
+    {"cuda", &pp__backend_cuda_ops, pp__backend_cuda_open, pp__backend_cuda_close},
+#endif
+};
+#define PP__NBACKENDS ((int)(sizeof backends / sizeof backends[0]))
+
+/* The required slots, in struct order. */
+#define PP__REQUIRED_OPS(X)                                                                                    \
+    X(alloc) X(free) X(zero) X(to_host) X(from_host) X(copy) X(sync) X(gemm) X(embedding_fwd)                  \
+    X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd) X(bias_add) X(bias_grad) X(gelu_fwd) X(gelu_bwd)        \
+    X(axpy) X(fill) X(xent_fwd) X(xent_bwd) X(sgd) X(adamw)
+#define PP__COUNT_OP(slot) +1
+enum { PP__NREQUIRED = 0 PP__REQUIRED_OPS(PP__COUNT_OP) };
+/* A slot added to pp_backend_ops before timer_epoch must be added to the list above too. */
+_Static_assert(offsetof(pp_backend_ops, timer_epoch) ==
+                   sizeof(const char *) + PP__NREQUIRED * sizeof(void (*)(void)),
+               "pp_backend_ops changed: update PP__REQUIRED_OPS in backend.c");
+
+static void append_name(char *buf, size_t len, size_t *used, const char *name) {
+    if (!buf || len == 0) return;
+    int w = snprintf(buf + *used, len - *used, "%s%s", *used ? ", " : "", name);
+    if (w < 0) return;
+    *used += (size_t)w;
+    if (*used >= len) *used = len - 1;
+}
+
+int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len) {
+    int missing = 0;
+    size_t used = 0;
+    if (buf && len) buf[0] = '\0';
+#define PP__CHECK_OP(slot)                                                                                     \
+    if (!ops->slot) {                                                                                          \
+        missing++;                                                                                             \
+        append_name(buf, len, &used, #slot);                                                                   \
+    }
+    PP__REQUIRED_OPS(PP__CHECK_OP)
+#undef PP__CHECK_OP
+    return missing;
+}
+
+static const pp_backend_entry *find_backend(const char *name) {
+    for (int i = 0; i < PP__NBACKENDS; i++)
+        if (name && strcmp(backends[i].name, name) == 0) return &backends[i];
+    return NULL;
+}
+
+/* Opens backend `name` for rank of nranks; NULL with a one-line reason in err when it is unknown, not
+ * compiled in, or not usable here. Close with pp__backend_close. */
+pp_backend *pp__backend_open(const char *name, int rank, int nranks, char *err, size_t errlen) {
+    const pp_backend_entry *e = find_backend(name);
+    if (!e) {
+        if (name && strcmp(name, "cuda") == 0)
+            snprintf(err, errlen, "cuda backend not compiled in: rebuild with nvcc installed, or use --backend cpu");
+        else
+            snprintf(err, errlen, "unknown backend '%s': use cpu or cuda", name ? name : "(null)");
+        return NULL;
+    }
+    return e->open(rank, nranks, err, errlen);
+}
+
+/* Closes an instance from pp__backend_open through the backend that made it (NULL is fine). */
+void pp__backend_close(pp_backend *be) {
+    if (!be) return;
+    for (int i = 0; i < PP__NBACKENDS; i++)
+        if (be->ops == backends[i].ops) {
+            backends[i].close(be);
+            return;
+        }
+}
+
+/* One line per compiled-in backend: name, usable here (its description) or why not, and empty op slots. */
+void pp__backend_describe_all(FILE *out) {
+    for (int i = 0; i < PP__NBACKENDS; i++) {
+        const pp_backend_entry *e = &backends[i];
+        char err[256] = "", missing[512];
+        pp_backend *be = e->open(0, 1, err, sizeof err);
+        if (be) {
+            const char *d = be->ops->describe ? be->ops->describe(be->ctx) : NULL;
+            fprintf(out, "  %-5s usable%s%s", e->name, d ? ": " : "", d ? d : "");
+            e->close(be);
+        } else {
+            fprintf(out, "  %-5s not usable here: %s", e->name, err[0] ? err : "open failed without a reason");
+        }
+        int n = pp__backend_missing_ops(e->ops, missing, sizeof missing);
+        if (n)
+            fprintf(out, "; missing: %s\n", missing);
+        else
+            fprintf(out, "; all %d ops filled\n", PP__NREQUIRED);
+    }
+}

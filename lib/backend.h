@@ -1,0 +1,93 @@
+/* backend.h: the compute backend interface. A backend is a table of operations plus a context (ggml style).
+ * `cpu` is always built (C kernels in kernels/cpu, GEMM through OpenBLAS); `cuda` is registered when nvcc was
+ * found (kernels/cuda, cuBLAS). Each rank opens its own backend instance, so a CUDA instance owns one stream.
+ *
+ * Conventions for every kernel: fp32, row-major, n rows; pointers are device memory of the same backend;
+ * "+=" means the kernel accumulates into its output (gradients), "=" that it overwrites. Kernels may run
+ * asynchronously; to_host() and sync() make results visible to the host. */
+#ifndef PP_BACKEND_H
+#define PP_BACKEND_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct pp_backend_ops {
+    const char *name;
+    /* memory */
+    void *(*alloc)(void *ctx, size_t bytes);                       /* zero-filled; never NULL (dies instead) */
+    void (*free)(void *ctx, void *p);
+    void (*zero)(void *ctx, void *p, size_t bytes);
+    void (*to_host)(void *ctx, void *host_dst, const void *src, size_t bytes);   /* synchronous */
+    void (*from_host)(void *ctx, void *dst, const void *host_src, size_t bytes); /* synchronous */
+    void (*copy)(void *ctx, void *dst, const void *src, size_t bytes);          /* device to device */
+    void (*sync)(void *ctx);
+    /* C[m,n] = alpha * op(A)[m,k] * op(B)[k,n] + beta * C; op(X) = X^T when tX; lda/ldb/ldc row strides */
+    void (*gemm)(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
+                 const float *B, int ldb, float beta, float *C, int ldc);
+    /* out[i,:] = table[tokens[i],:]  (n x h) */
+    void (*embedding_fwd)(void *ctx, float *out, const float *table, const int *tokens, int n, int h);
+    /* dtable[tokens[i],:] += dout[i,:] */
+    void (*embedding_bwd)(void *ctx, float *dtable, const float *dout, const int *tokens, int n, int h);
+    /* out = (x - mean) * rstd * g + b per row; mean[n], rstd[n] saved for the backward; eps = 1e-5 */
+    void (*layernorm_fwd)(void *ctx, float *out, float *mean, float *rstd, const float *x, const float *g,
+                          const float *b, int n, int h);
+    /* dx = d(out)/dx^T dout (overwrites; skipped when dx is NULL); dg += sum(dout * xhat), db += sum(dout)
+     * (skipped when dg/db are NULL), so the input and weight halves of a split backward can run apart */
+    void (*layernorm_bwd)(void *ctx, float *dx, float *dg, float *db, const float *dout, const float *x,
+                          const float *mean, const float *rstd, const float *g, int n, int h);
+    /* x[i,j] += bias[j]  (n x c) */
+    void (*bias_add)(void *ctx, float *x, const float *bias, int n, int c);
+    /* db[j] += sum_i dout[i,j] */
+    void (*bias_grad)(void *ctx, float *db, const float *dout, int n, int c);
+    /* out = gelu(x), tanh approximation, count elements */
+    void (*gelu_fwd)(void *ctx, float *out, const float *x, int count);
+    /* dx = gelu'(x) * dout (overwrites) */
+    void (*gelu_bwd)(void *ctx, float *dx, const float *x, const float *dout, int count);
+    /* y += alpha * x */
+    void (*axpy)(void *ctx, float *y, float alpha, const float *x, int count);
+    /* x = value */
+    void (*fill)(void *ctx, float *x, float value, int count);
+    /* probs = softmax(logits) per row; loss[0] = mean_i -log probs[i, targets[i]]  (n x V) */
+    void (*xent_fwd)(void *ctx, float *loss, float *probs, const float *logits, const int *targets, int n,
+                     int V);
+    /* dlogits = (probs - onehot(targets)) * dloss[0] / n  (overwrites; dloss is a 1-element device tensor) */
+    void (*xent_bwd)(void *ctx, float *dlogits, const float *probs, const int *targets, const float *dloss,
+                     int n, int V);
+    /* p -= lr * (g + wd * p) */
+    void (*sgd)(void *ctx, float *p, const float *g, float lr, float wd, int count);
+    /* AdamW (decoupled weight decay), step t >= 1, bias-corrected moments m, v updated in place */
+    void (*adamw)(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
+                  float eps, float wd, int t, int count);
+    /* Optional (NULL on cpu): device-side timing of one op. timer_begin() marks the start of an op on the
+     * backend's stream and returns a handle, timer_end() marks its end; timer_read() (after the step, once the
+     * stream is idle) gives start and end in seconds relative to timer_epoch(), which the runtime calls at the
+     * beginning of each step. Without them, ops are timed with the host clock. */
+    void (*timer_epoch)(void *ctx);
+    int (*timer_begin)(void *ctx);
+    void (*timer_end)(void *ctx, int handle);
+    int (*timer_read)(void *ctx, int handle, double *start_s, double *end_s);
+    /* Optional: free-form description for `pplab info` and reports (device, SMs granted, mode). */
+    const char *(*describe)(void *ctx);
+} pp_backend_ops;
+
+typedef struct pp_backend {
+    const pp_backend_ops *ops;
+    void *ctx;
+} pp_backend;
+
+/* Opens an instance of the backend `name` ("cpu" or "cuda") for one rank of nranks; several ranks may share one
+ * device. Returns NULL and writes a one-line reason into err when the backend is not compiled in or not usable
+ * here (for cuda without a GPU the reason starts with "no CUDA device"). */
+pp_backend *pp__backend_open(const char *name, int rank, int nranks, char *err, size_t errlen);
+/* Closes an instance opened by pp__backend_open (NULL is fine). */
+void pp__backend_close(pp_backend *be);
+
+/* One line per compiled-in backend, for `pplab info`: name, usable here or why not, and any empty op slot. */
+void pp__backend_describe_all(FILE *out);
+
+/* The always-present CPU backend (backend_cpu.c). */
+pp_backend *pp__backend_cpu_open(int rank, int nranks, char *err, size_t errlen);
+void pp__backend_cpu_close(pp_backend *be);
+extern const pp_backend_ops pp__backend_cpu_ops;
+
+#endif /* PP_BACKEND_H */

@@ -1,0 +1,111 @@
+/* backend_cpu.c: the `cpu` backend: host memory (64-byte aligned, zero-filled) and the C kernels of
+ * kernels/cpu, GEMM through OpenBLAS on one thread per rank. Always built; every op is synchronous. */
+#include <cblas.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cpu/cpu_kernels.h"
+#include "error.h"
+
+#define PP__CPU_ALIGN 64
+
+typedef struct pp_cpu_ctx {
+    int rank, nranks;
+    char desc[160];
+} pp_cpu_ctx;
+
+static void *cpu_alloc(void *ctx, size_t bytes) {
+    /* aligned_alloc wants a multiple of the alignment; 0 bytes still gets a block so the result is never NULL. */
+    size_t rounded = (bytes + PP__CPU_ALIGN - 1) / PP__CPU_ALIGN * PP__CPU_ALIGN;
+    if (rounded == 0) rounded = PP__CPU_ALIGN;
+    void *p = aligned_alloc(PP__CPU_ALIGN, rounded);
+    if (!p)
+        PP_DIE("use a smaller model or micro-batch (--hidden, --microbatch-size), or free host memory",
+               "cpu backend: out of memory allocating %zu bytes", bytes);
+    memset(p, 0, rounded);
+    return p;
+}
+
+static void cpu_free(void *ctx, void *p) { free(p); }
+
+static void cpu_zero(void *ctx, void *p, size_t bytes) {
+    if (bytes) memset(p, 0, bytes);
+}
+
+static void cpu_copy(void *ctx, void *dst, const void *src, size_t bytes) {
+    if (bytes && dst != src) memmove(dst, src, bytes);
+}
+
+static void cpu_sync(void *ctx) {}
+
+static const char *cpu_describe(void *ctx) { return ((pp_cpu_ctx *)ctx)->desc; }
+
+const pp_backend_ops pp__backend_cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .zero = cpu_zero,
+    .to_host = cpu_copy,
+    .from_host = cpu_copy,
+    .copy = cpu_copy,
+    .sync = cpu_sync,
+    .gemm = pp__cpu_gemm,
+    .embedding_fwd = pp__cpu_embedding_fwd,
+    .embedding_bwd = pp__cpu_embedding_bwd,
+    .layernorm_fwd = pp__cpu_layernorm_fwd,
+    .layernorm_bwd = pp__cpu_layernorm_bwd,
+    .bias_add = pp__cpu_bias_add,
+    .bias_grad = pp__cpu_bias_grad,
+    .gelu_fwd = pp__cpu_gelu_fwd,
+    .gelu_bwd = pp__cpu_gelu_bwd,
+    .axpy = pp__cpu_axpy,
+    .fill = pp__cpu_fill,
+    .xent_fwd = pp__cpu_xent_fwd,
+    .xent_bwd = pp__cpu_xent_bwd,
+    .sgd = pp__cpu_sgd,
+    .adamw = pp__cpu_adamw,
+    /* no device timers: the runtime times cpu ops with the host clock */
+    .timer_epoch = NULL,
+    .timer_begin = NULL,
+    .timer_end = NULL,
+    .timer_read = NULL,
+    .describe = cpu_describe,
+};
+
+static pthread_once_t cpu_blas_once = PTHREAD_ONCE_INIT;
+
+/* Ranks are threads (or processes) of their own: a BLAS thread pool per GEMM would oversubscribe the cores and
+ * change the blocking, hence the summation order, with the core count. */
+static void cpu_blas_init(void) { openblas_set_num_threads(1); }
+
+/* Opens a cpu backend instance for rank of nranks; never fails (err is untouched). Close with
+ * pp__backend_cpu_close. */
+pp_backend *pp__backend_cpu_open(int rank, int nranks, char *err, size_t errlen) {
+    pthread_once(&cpu_blas_once, cpu_blas_init);
+    pp_cpu_ctx *c = pp__xcalloc(1, sizeof *c);
+    c->rank = rank;
+    c->nranks = nranks;
+    /* openblas_get_config() starts with "OpenBLAS <version>" followed by build options; keep the first two words. */
+    const char *cfg = openblas_get_config();
+    if (!cfg || !*cfg) cfg = "OpenBLAS";
+    int vlen = 0, words = 0;
+    while (cfg[vlen]) {
+        if (cfg[vlen] == ' ' && ++words == 2) break;
+        vlen++;
+    }
+    snprintf(c->desc, sizeof c->desc, "%.*s, 1 thread per rank", vlen, cfg);
+    pp_backend *be = pp__xcalloc(1, sizeof *be);
+    be->ops = &pp__backend_cpu_ops;
+    be->ctx = c;
+    return be;
+}
+
+/* Closes an instance opened by pp__backend_cpu_open (NULL is fine); memory it allocated must be freed first. */
+void pp__backend_cpu_close(pp_backend *be) {
+    if (!be) return;
+    free(be->ctx);
+    free(be);
+}

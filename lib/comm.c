@@ -1,0 +1,250 @@
+/* comm.c: pp.h's message calls. Checks arguments, keeps groups, hands requests to the transport, and on
+ * completion writes the trace and moves virtual time: a received tensor is ready at the sender's ready time
+ * plus the comm latency, whenever the program happened to call recv or wait. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* tag = 1 | dir | receiving virtual stage | micro-batch, from the high bit down */
+#define TAG_MARK (1 << 30)
+#define TAG_DIR_SHIFT 29
+#define TAG_VS_SHIFT 14
+#define TAG_MB_MASK ((1 << TAG_VS_SHIFT) - 1)
+#define TAG_VS_MASK ((1 << (TAG_DIR_SHIFT - TAG_VS_SHIFT)) - 1)
+
+int pp_tag(pp_dir dir, int mb, int vstage) {
+    if ((dir != PP_FWD && dir != PP_BWD) || mb < 0 || mb > TAG_MB_MASK || vstage < 0 || vstage > TAG_VS_MASK)
+        return -1;
+    return TAG_MARK | ((int)dir << TAG_DIR_SHIFT) | (vstage << TAG_VS_SHIFT) | mb;
+}
+
+int pp__tag_split(int tag, int *dir, int *mb, int *vstage) {
+    if (tag < 0 || !(tag & TAG_MARK)) return 0;
+    *dir = (tag >> TAG_DIR_SHIFT) & 1;
+    *vstage = (tag >> TAG_VS_SHIFT) & TAG_VS_MASK;
+    *mb = tag & TAG_MB_MASK;
+    return 1;
+}
+
+const char *pp__tag_describe(int tag, char *buf, size_t len) {
+    int dir, mb, vs;
+    if (pp__tag_split(tag, &dir, &mb, &vs))
+        snprintf(buf, len, "%s mb%d vs%d", dir == PP_FWD ? "F" : "B", mb, vs);
+    else
+        snprintf(buf, len, "raw %d", tag);
+    return buf;
+}
+
+/* "pp_send(dst=2, tag F mb3 vs2)" */
+static const char *request_describe(const pp_request *q, char *buf, size_t len) {
+    char tb[32];
+    snprintf(buf, len, "%s(%s=%d, tag %s)", q->api, q->is_send ? "dst" : "src", q->peer,
+             pp__tag_describe(q->tag, tb, sizeof tb));
+    return buf;
+}
+
+static void check_peer(pp_rank *r, const char *api, int peer) {
+    pp__rank_check(r);
+    if (peer < 0 || peer >= r->cfg->P)
+        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; the previous stage of rank r is r-1",
+                       "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
+}
+
+static void check_tag(pp_rank *r, const char *api, int tag) {
+    if (tag < 0)
+        pp__rank_abort(r, PP_ERR_USAGE, "build tags with pp_tag(PP_FWD or PP_BWD, mb, receiving virtual stage)",
+                       "%s: invalid tag %d", api, tag);
+}
+
+static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_tensor *t, const char *api) {
+    pp_request *q = pp__xcalloc(1, sizeof *q);
+    q->is_send = is_send;
+    q->rank = r->id;
+    q->peer = peer;
+    q->tag = tag;
+    q->t = t;
+    q->api = api;
+    q->wall_post = pp__now() - r->wall0;
+    q->all_next = r->requests;
+    r->requests = q;
+    return q;
+}
+
+static void post(pp_rank *r, pp_request *q) {
+    if (q->is_send) {
+        /* the tensor's producer may still be running on the device: the copy must see finished data */
+        if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
+        r->sent_msgs++;
+        r->sent_bytes += q->t->bytes;
+    }
+    r->world->tp->post(r->world, q);
+}
+
+/* The local chunk a message belongs to on this rank, from its tag (-1 for raw tags). */
+static int message_chunk(const pp_rank *r, const pp_request *q) {
+    int dir, mb, vs;
+    if (!pp__tag_split(q->tag, &dir, &mb, &vs)) return -1;
+    int mine = q->is_send ? (dir == PP_FWD ? vs - 1 : vs + 1) : vs;
+    return mine >= 0 ? mine / r->cfg->P : -1;
+}
+
+/* Completion bookkeeping: virtual time, trace. */
+static void finish(pp_rank *r, pp_request *q) {
+    double lat = r->cfg->comm_latency;
+    int dir, mb = -1, vs = -1;
+    if (!pp__tag_split(q->tag, &dir, &mb, &vs)) mb = -1;
+    pp_event e = {.rank = r->id,
+                  .op = q->is_send ? PP_OP_SEND : PP_OP_RECV,
+                  .mb = mb,
+                  .chunk = message_chunk(r, q),
+                  .vstage = q->is_send ? -1 : vs,
+                  .peer = q->peer,
+                  .tag = q->tag,
+                  .timer = -1,
+                  .bytes = q->t->bytes,
+                  .wall_start = q->wall_post,
+                  .wall_end = pp__now() - r->wall0};
+    if (q->is_send) {
+        e.vstart = q->t->ready;
+    } else {
+        e.vstart = q->msg_ready;
+        q->t->ready = q->msg_ready + lat;
+        q->t->pending = 0;
+    }
+    e.vend = e.vstart + lat;
+    pp__trace_add(&r->trace, &e);
+    q->waited = 1;
+}
+
+static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
+    char buf[sizeof r->blocked_buf], one[96];
+    if (n == 1) {
+        request_describe(qs[0], buf, sizeof buf);
+    } else {
+        int len = snprintf(buf, sizeof buf, "%s(%d requests:", api, n);
+        for (int i = 0; i < n && len < (int)sizeof buf; i++)
+            len += snprintf(buf + len, sizeof buf - (size_t)len, " %s", request_describe(qs[i], one, sizeof one));
+        if (len < (int)sizeof buf) snprintf(buf + len, sizeof buf - (size_t)len, ")");
+    }
+    memcpy(r->blocked_buf, buf, sizeof buf);
+    r->blocked_in = r->blocked_buf;
+    r->world->tp->wait(r->world, r->id, qs, n);
+    r->blocked_in = NULL;
+    for (int i = 0; i < n; i++) finish(r, qs[i]);
+}
+
+static void group_add(pp_rank *r, pp_request *q) {
+    if (r->ngroup == r->group_cap) {
+        r->group_cap = r->group_cap ? 2 * r->group_cap : 8;
+        r->group = pp__xrealloc(r->group, (size_t)r->group_cap * sizeof *r->group);
+    }
+    r->group[r->ngroup++] = q;
+}
+
+static void check_tensor(pp_rank *r, const char *api, pp_tensor *t) {
+    if (!t) pp__rank_abort(r, PP_ERR_USAGE, "send the tensor a stage op returned", "%s: tensor is NULL", api);
+    if (t->pending)
+        pp__rank_abort(r, PP_ERR_USAGE, "call pp_wait (or pp_group_end) before using a received tensor",
+                       "%s: tensor of a receive that has not completed yet", api);
+    if (t->owner != r->id)
+        pp__rank_abort(r, PP_ERR_USAGE, "each rank only touches its own tensors",
+                       "%s: tensor belongs to rank %d", api, t->owner);
+}
+
+static pp_tensor *activation_new(pp_rank *r) {
+    pp_tensor *t = pp__tensor_new(r->be, &r->arena, r->cfg->mb_size * r->cfg->seq, r->cfg->hidden, PP_F32, r->id);
+    t->pending = 1;
+    return t;
+}
+
+void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
+    check_peer(r, "pp_send", dst);
+    check_tag(r, "pp_send", tag);
+    check_tensor(r, "pp_send", t);
+    pp_request *q = request_new(r, 1, dst, tag, t, "pp_send");
+    post(r, q);
+    if (r->in_group)
+        group_add(r, q);
+    else
+        wait_all(r, &q, 1, "pp_send");
+}
+
+pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
+    check_peer(r, "pp_recv", src);
+    check_tag(r, "pp_recv", tag);
+    pp_tensor *t = activation_new(r);
+    pp_request *q = request_new(r, 0, src, tag, t, "pp_recv");
+    post(r, q);
+    if (r->in_group)
+        group_add(r, q);
+    else
+        wait_all(r, &q, 1, "pp_recv");
+    return t;
+}
+
+pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
+    check_peer(r, "pp_isend", dst);
+    check_tag(r, "pp_isend", tag);
+    check_tensor(r, "pp_isend", t);
+    pp_request *q = request_new(r, 1, dst, tag, t, "pp_isend");
+    post(r, q);
+    return q;
+}
+
+pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
+    check_peer(r, "pp_irecv", src);
+    check_tag(r, "pp_irecv", tag);
+    if (!out) pp__rank_abort(r, PP_ERR_USAGE, "pass the address of a pp_tensor pointer", "pp_irecv: out is NULL");
+    pp_tensor *t = activation_new(r);
+    pp_request *q = request_new(r, 0, src, tag, t, "pp_irecv");
+    post(r, q);
+    *out = t;
+    return q;
+}
+
+static void check_request(pp_rank *r, const char *api, pp_request *q) {
+    pp__rank_check(r);
+    if (!q) pp__rank_abort(r, PP_ERR_USAGE, "wait on what pp_isend/pp_irecv returned", "%s: request is NULL", api);
+    if (q->rank != r->id)
+        pp__rank_abort(r, PP_ERR_USAGE, "each rank waits on its own requests", "%s: request was posted by rank %d",
+                       api, q->rank);
+    if (q->waited)
+        pp__rank_abort(r, PP_ERR_USAGE, "wait on each request exactly once", "%s: request already waited", api);
+}
+
+void pp_wait(pp_rank *r, pp_request *req) {
+    check_request(r, "pp_wait", req);
+    wait_all(r, &req, 1, "pp_wait");
+}
+
+void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
+    pp__rank_check(r);
+    if (n < 0 || (n > 0 && !reqs))
+        pp__rank_abort(r, PP_ERR_USAGE, "pass an array of n requests", "pp_waitall: bad request array (n = %d)", n);
+    for (int i = 0; i < n; i++) {
+        check_request(r, "pp_waitall", reqs[i]);
+        for (int j = 0; j < i; j++)
+            if (reqs[j] == reqs[i])
+                pp__rank_abort(r, PP_ERR_USAGE, "list each request once", "pp_waitall: request %d repeated", i);
+    }
+    if (n) wait_all(r, reqs, n, "pp_waitall");
+}
+
+void pp_group_start(pp_rank *r) {
+    pp__rank_check(r);
+    if (r->in_group)
+        pp__rank_abort(r, PP_ERR_USAGE, "groups do not nest: close the first with pp_group_end()",
+                       "pp_group_start called twice");
+    r->in_group = 1;
+    r->ngroup = 0;
+}
+
+void pp_group_end(pp_rank *r) {
+    pp__rank_check(r);
+    if (!r->in_group)
+        pp__rank_abort(r, PP_ERR_USAGE, "call pp_group_start() first", "pp_group_end without pp_group_start");
+    r->in_group = 0;
+    if (r->ngroup) wait_all(r, r->group, r->ngroup, "pp_group_end");
+    r->ngroup = 0;
+}

@@ -1,0 +1,59 @@
+/* comm.h: messages between ranks. The API layer (comm.c) checks arguments, keeps groups, moves virtual time
+ * and writes the trace; a transport moves bytes and decides when a request completes:
+ *   threads  ranks are threads of one process (comm_threads.c), exact deadlock detection;
+ *   mpi      one process per rank (comm_mpi.c), deadlines instead of exact detection.
+ * Matching is on (source, destination, tag), first posted first matched, as in MPI and NCCL. */
+#ifndef PP_COMM_H
+#define PP_COMM_H
+
+#include <stddef.h>
+#include "tensor.h"
+
+typedef struct pp_world pp_world;
+
+struct pp_request {
+    int is_send;             /* 1 send, 0 receive */
+    int rank;                /* the rank that posted it */
+    int peer;                /* destination of a send, source of a receive */
+    int tag;
+    pp_tensor *t;            /* the data sent, or the buffer a receive fills */
+    const char *api;         /* the call that posted it ("pp_send", "pp_irecv", ...), for reports */
+    int done;                /* completed by the transport (under its lock) */
+    int waited;              /* handed back to the caller by a wait */
+    /* filled by the transport when a receive completes: the sender's view of the message */
+    double msg_ready;        /* virtual time the sent tensor was ready */
+    struct pp_request *next; /* transport's queue link */
+    struct pp_request *all_next; /* the rank's list of requests of this step (freed at its end) */
+    void *tp;                /* transport-private */
+    double wall_post;        /* wall time (since the step began) at which it was posted */
+};
+
+/* A tag's parts, for messages: "F mb3 vs2". buf must hold 32 bytes. */
+const char *pp__tag_describe(int tag, char *buf, size_t len);
+/* Splits a tag into direction, micro-batch and receiving virtual stage; returns 0 if it is not a pp_tag(). */
+int pp__tag_split(int tag, int *dir, int *mb, int *vstage);
+
+typedef struct pp_transport_ops {
+    const char *name;
+    /* Sets up the transport for world w (called once, before any step). Returns 0 or dies with a message. */
+    int (*init)(pp_world *w);
+    /* Posts req (send or receive) for rank r. May complete it at once (a match with a posted peer request). On
+     * a shape or dtype mismatch with the peer's request it aborts the run naming both ranks and both ops. */
+    void (*post)(pp_world *w, pp_request *req);
+    /* Blocks until all n requests of rank r are done. Never returns on failure: a deadlock or a failure
+     * elsewhere aborts rank r (pp__rank_abort / pp__rank_bail). */
+    void (*wait)(pp_world *w, int r, pp_request **reqs, int n);
+    /* Rank r's step function returned (or aborted). Lets the transport see chains that end at an exited rank. */
+    void (*rank_exit)(pp_world *w, int r);
+    /* All ranks finished the step: reports messages sent but never received (fails the run), then resets the
+     * per-step state. Returns 0 when clean. */
+    int (*step_end)(pp_world *w);
+    /* The run failed: wake every rank blocked in wait() so it can bail out. */
+    void (*wake_all)(pp_world *w);
+    /* Releases what init made. */
+    void (*fini)(pp_world *w);
+} pp_transport_ops;
+
+extern const pp_transport_ops pp__transport_threads;
+
+#endif /* PP_COMM_H */

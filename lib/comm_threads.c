@@ -1,0 +1,585 @@
+/* comm_threads.c: the `threads` transport. Ranks are threads of one process; messages match on (source,
+ * destination, tag), oldest posted first, and are copied device to device with the receiver's backend. In
+ * rendezvous mode (the default, as NCCL) a send completes only when a receive matches it; in eager mode it
+ * completes at once and its bytes wait in a buffer the transport owns.
+ *
+ * One mutex guards the whole world (queues and per-rank state): simple, and a round trip still costs only a
+ * few microseconds. Each rank sleeps on its own condition variable so a match wakes just the ranks involved.
+ *
+ * Deadlock detection is exact because matching happens only at post time: once every rank that has not exited
+ * sits in wait() and no waiting rank has all its requests done, nothing can ever complete. The rank (or the
+ * exiting thread) that sees this writes one report (blocked ops, the wait-for cycle or the chain that ends at
+ * an exited rank, near-miss tags, a hint) and fails the run. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "comm.h"
+#include "runtime.h"
+#include "tensor.h"
+
+typedef struct tp_rank {
+    pthread_cond_t cv;       /* this rank's sleep in wait() */
+    int blocked;             /* inside wait() on reqs[0..nreqs) */
+    int exited;              /* its step function returned or aborted this step */
+    pp_request **reqs;
+    int nreqs;
+} tp_rank;
+
+/* A FIFO of posted, unmatched requests of one kind, in post order (linked through pp_request.next). */
+typedef struct tp_queue {
+    pp_request *head, *tail;
+} tp_queue;
+
+typedef struct tp_ctx {
+    pthread_mutex_t mu;
+    int P;
+    tp_rank *ranks;
+    tp_queue sends;          /* unmatched sends (eager ones already done, their bytes in ->tp) */
+    tp_queue recvs;          /* unmatched receives */
+    int dead;                /* a deadlock was reported: every waiter bails out */
+    int spin;                /* spin briefly before sleeping: only when every rank can have its own core */
+} tp_ctx;
+
+/* How long a waiter spins before it sleeps: a condition-variable wake-up costs tens of microseconds on a
+ * virtual machine, a spin a fraction of one, and a pipeline's partner usually answers within this window. */
+#define TP_SPIN_NS 20000
+
+/* Caps keep a report inside pp_world.error (4096 bytes) even with many ranks. */
+#define TP_MAX_NEAR_MISS 8
+#define TP_REPORT_LEN 4096
+
+/* ---- small helpers ----------------------------------------------------------------------------------- */
+
+static tp_ctx *ctx_of(pp_world *w) { return (tp_ctx *)w->tp_ctx; }
+
+/* "pp_send(dst=1, tag F mb2 vs1)": the op as the student wrote it. */
+static const char *op_describe(const pp_request *q, char *buf, size_t len)
+{
+    char tag[32];
+    const char *api = q->api ? q->api : (q->is_send ? "pp_send" : "pp_recv");
+    snprintf(buf, len, "%s(%s=%d, tag %s)", api, q->is_send ? "dst" : "src", q->peer,
+             pp__tag_describe(q->tag, tag, sizeof tag));
+    return buf;
+}
+
+typedef struct tp_text {
+    char buf[TP_REPORT_LEN];
+    size_t len;
+} tp_text;
+
+/* Appends to a report; silently truncates at the buffer's end (the summary line always fits). */
+static void text_add(tp_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(tp_text *t, const char *fmt, ...)
+{
+    if (t->len >= sizeof t->buf - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    t->len += (size_t)n;
+    if (t->len > sizeof t->buf - 1) t->len = sizeof t->buf - 1;
+}
+
+static void queue_push(tp_queue *q, pp_request *req)
+{
+    req->next = NULL;
+    if (q->tail) q->tail->next = req;
+    else q->head = req;
+    q->tail = req;
+}
+
+/* The oldest request in q that pairs with req (its peer posted it, towards req's rank, same tag); *prev gets
+ * its predecessor for queue_remove. */
+static pp_request *queue_find(tp_queue *q, const pp_request *req, pp_request **prev)
+{
+    pp_request *p = NULL;
+    for (pp_request *c = q->head; c; p = c, c = c->next) {
+        if (c->rank == req->peer && c->peer == req->rank && c->tag == req->tag) {
+            *prev = p;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+static void queue_remove(tp_queue *q, pp_request *prev, pp_request *c)
+{
+    if (prev) prev->next = c->next;
+    else q->head = c->next;
+    if (q->tail == c) q->tail = prev;
+    c->next = NULL;
+}
+
+static void wake_rank(tp_ctx *c, int r)
+{
+    if (r >= 0 && r < c->P) pthread_cond_signal(&c->ranks[r].cv);
+}
+
+static void wake_everyone(tp_ctx *c)
+{
+    for (int i = 0; i < c->P; i++) pthread_cond_signal(&c->ranks[i].cv);
+}
+
+/* Drops both queues (freeing eager buffers) and every rank's flags: the next step starts clean. */
+static void state_reset(tp_ctx *c)
+{
+    for (pp_request *q = c->sends.head, *n; q; q = n) {
+        n = q->next;
+        if (q->tp) pp__tensor_free((pp_tensor *)q->tp);
+        q->tp = NULL;
+        q->next = NULL;
+    }
+    for (pp_request *q = c->recvs.head, *n; q; q = n) {
+        n = q->next;
+        q->next = NULL;
+    }
+    c->sends.head = c->sends.tail = NULL;
+    c->recvs.head = c->recvs.tail = NULL;
+    for (int i = 0; i < c->P; i++) {
+        c->ranks[i].blocked = c->ranks[i].exited = 0;
+        c->ranks[i].reqs = NULL;
+        c->ranks[i].nreqs = 0;
+    }
+    c->dead = 0;
+}
+
+/* ---- matching ---------------------------------------------------------------------------------------- */
+
+/* Delivers send s into receive v: the receiver's backend copies the bytes, the receive learns when the data
+ * was ready, both complete and their ranks wake up. Called under the lock. */
+static void deliver(pp_world *w, tp_ctx *c, pp_request *s, pp_request *v)
+{
+    pp_backend *be = w->ranks[v->rank].be;
+    pp_tensor *src = s->tp ? (pp_tensor *)s->tp : s->t;
+    if (v->t->bytes) be->ops->copy(be->ctx, v->t->data, src->data, v->t->bytes);
+    v->msg_ready = src->ready;
+    s->msg_ready = src->ready;
+    if (s->tp) {
+        pp__tensor_free((pp_tensor *)s->tp);
+        s->tp = NULL;
+    }
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
+    wake_rank(c, s->rank);
+    wake_rank(c, v->rank);
+}
+
+/* An eager send keeps its bytes in a transport-owned copy, on the sender's device, so the sender may reuse its
+ * tensor at once. */
+static void eager_stash(pp_world *w, pp_request *s)
+{
+    pp_backend *be = w->ranks[s->rank].be;
+    pp_tensor *t = s->t;
+    pp_tensor *buf = pp__tensor_new(be, NULL, t->rows, t->cols, t->dtype, s->rank);
+    if (t->bytes) be->ops->copy(be->ctx, buf->data, t->data, t->bytes);
+    buf->ready = t->ready;
+    s->tp = buf;
+    __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+/* Posts req for its rank: matches it with the oldest posted peer request or queues it. On a shape or dtype
+ * mismatch the posting rank aborts the run with one line naming both ranks and both ops. */
+static void threads_post(pp_world *w, pp_request *req)
+{
+    tp_ctx *c = ctx_of(w);
+    req->done = 0;
+    req->next = NULL;
+    req->tp = NULL;
+    pthread_mutex_lock(&c->mu);
+    tp_queue *other = req->is_send ? &c->recvs : &c->sends;
+    pp_request *prev = NULL;
+    pp_request *peer = queue_find(other, req, &prev);
+    if (peer) {
+        pp_request *s = req->is_send ? req : peer;
+        pp_request *v = req->is_send ? peer : req;
+        const pp_tensor *st = s->tp ? (const pp_tensor *)s->tp : s->t;
+        if (st->rows != v->t->rows || st->cols != v->t->cols || st->dtype != v->t->dtype) {
+            char so[96], vo[96], sd[48], vd[48];
+            op_describe(s, so, sizeof so);
+            op_describe(v, vo, sizeof vo);
+            pp__tensor_describe(st, sd, sizeof sd);
+            pp__tensor_describe(v->t, vd, sizeof vd);
+            int sr = s->rank, vr = v->rank;
+            pthread_mutex_unlock(&c->mu);
+            pp__rank_abort(&w->ranks[req->rank], PP_ERR_SHAPE,
+                           "send exactly the tensor the receiver expects: pp_recv() receives one activation "
+                           "(micro-batch size x seq rows, hidden columns), forward or backward",
+                           "rank %d %s sent %s but rank %d %s expects %s", sr, so, sd, vr, vo, vd);
+        }
+        queue_remove(other, prev, peer);
+        deliver(w, c, s, v);
+    } else {
+        if (req->is_send && w->cfg->eager) eager_stash(w, req);
+        queue_push(req->is_send ? &c->sends : &c->recvs, req);
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- deadlock detection ------------------------------------------------------------------------------ */
+
+/* The first request rank i waits on that is not done, or NULL. */
+static const pp_request *first_pending(const tp_rank *tr)
+{
+    for (int k = 0; k < tr->nreqs; k++)
+        if (!__atomic_load_n(&tr->reqs[k]->done, __ATOMIC_ACQUIRE)) return tr->reqs[k];
+    return NULL;
+}
+
+/* Spins without the lock until reqs are all done, the run failed, or TP_SPIN_NS passed. Reads `done` and the
+ * failure flags atomically: they are written under the lock, which the caller takes again before trusting
+ * anything. */
+static void spin_briefly(pp_world *w, tp_ctx *c, pp_request **reqs, int n)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned it = 1;; it++) {
+        int k = 0;
+        while (k < n && __atomic_load_n(&reqs[k]->done, __ATOMIC_ACQUIRE)) k++;
+        if (k == n || __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE) || __atomic_load_n(&c->dead, __ATOMIC_ACQUIRE))
+            return;
+        if (it % 64 == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > TP_SPIN_NS) return;
+        }
+    }
+}
+
+/* 1 when no rank can ever make progress again: every rank that has not exited waits, and each waiting rank
+ * still misses at least one request. Matching happens only at post time, so this state is final. */
+static int is_deadlocked(const tp_ctx *c)
+{
+    int waiting = 0;
+    for (int i = 0; i < c->P; i++) {
+        const tp_rank *tr = &c->ranks[i];
+        if (tr->exited) continue;
+        if (!tr->blocked) return 0;
+        if (!first_pending(tr)) return 0; /* woken, not yet running */
+        waiting++;
+    }
+    return waiting > 0;
+}
+
+/* Prints the wait-for structure reachable from start (rank a waits for rank b if a's first unfinished request
+ * names b): a cycle, a chain ending at an exited rank, or a chain into something already printed. */
+static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path, tp_text *t, int *saw_chain,
+                        int *chain_rank, const pp_request **chain_req, int *cycle_len, int *cycle_sends,
+                        int *cycle_multi)
+{
+    int len = 0, a = start;
+    for (;;) {
+        const tp_rank *tr = (a >= 0 && a < c->P) ? &c->ranks[a] : NULL;
+        if (!tr || tr->exited || !tr->blocked) {
+            /* a chain ending at a rank that left (or a peer outside the world, which comm.c should refuse) */
+            const pp_request *last = first_pending(&c->ranks[path[len - 1]]);
+            char want[96];
+            pp_request m = *last;
+            m.is_send = !last->is_send;
+            m.api = last->is_send ? "pp_recv" : "pp_send";
+            m.rank = last->peer;
+            m.peer = last->rank;
+            text_add(t, "  chain:");
+            for (int k = 0; k < len; k++) text_add(t, " rank %d ->", path[k]);
+            text_add(t, " rank %d (exited: its step function returned without the matching %s)\n", a,
+                     op_describe(&m, want, sizeof want));
+            if (!*saw_chain) {
+                *saw_chain = 1;
+                *chain_rank = a;
+                *chain_req = last;
+            }
+            break;
+        }
+        if (state[a] == 1) {
+            int idx = 0;
+            while (path[idx] != a) idx++;
+            int n = len - idx, lo = idx;
+            for (int k = idx; k < len; k++)
+                if (path[k] < path[lo]) lo = k;
+            int sends = 0, multi = 0;
+            text_add(t, "  cycle:");
+            for (int k = 0; k < n; k++) {
+                int rk = path[idx + (lo - idx + k) % n];
+                const tp_rank *cr = &c->ranks[rk];
+                sends += first_pending(cr)->is_send;
+                int pending = 0;
+                for (int j = 0; j < cr->nreqs; j++) pending += !cr->reqs[j]->done;
+                multi |= pending > 1;
+                text_add(t, " rank %d ->", rk);
+            }
+            text_add(t, " rank %d\n", path[lo]);
+            if (idx > 0) {
+                text_add(t, "  chain:");
+                for (int k = 0; k < idx; k++) text_add(t, " rank %d ->", path[k]);
+                text_add(t, " rank %d (in the cycle above)\n", a);
+            }
+            if (*cycle_len == 0) {
+                *cycle_len = n;
+                *cycle_sends = sends;
+                *cycle_multi = multi;
+            }
+            break;
+        }
+        if (state[a] == 2) {
+            if (len > 0) {
+                text_add(t, "  chain:");
+                for (int k = 0; k < len; k++) text_add(t, " rank %d ->", path[k]);
+                text_add(t, " rank %d (see above)\n", a);
+            }
+            break;
+        }
+        state[a] = 1;
+        path[len++] = a;
+        a = first_pending(tr)->peer;
+    }
+    for (int k = 0; k < len; k++) state[path[k]] = 2;
+}
+
+/* Writes the deadlock report into t. Called under the lock, in a deadlocked state. */
+static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t)
+{
+    int P = c->P;
+    text_add(t, "deadlock: every rank is blocked and no posted operation can match\n");
+    for (int i = 0; i < P; i++) {
+        const tp_rank *tr = &c->ranks[i];
+        if (tr->exited || !tr->blocked) continue;
+        char d[96];
+        const char *what = w->ranks[i].blocked_in;
+        if (!what) what = op_describe(first_pending(tr), d, sizeof d);
+        text_add(t, "  rank %d blocked in %s\n", i, what);
+    }
+
+    int *state = pp__xcalloc((size_t)P, sizeof *state);
+    int *path = pp__xcalloc((size_t)P + 1, sizeof *path);
+    int *indeg = pp__xcalloc((size_t)P, sizeof *indeg);
+    for (int i = 0; i < P; i++) {
+        const tp_rank *tr = &c->ranks[i];
+        if (tr->exited || !tr->blocked) continue;
+        int b = first_pending(tr)->peer;
+        if (b >= 0 && b < P) indeg[b]++;
+    }
+    int saw_chain = 0, chain_rank = -1, cycle_len = 0, cycle_sends = 0, cycle_multi = 0;
+    const pp_request *chain_req = NULL;
+    /* chains from their heads first, so they print whole; what is left lies on cycles */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < P; i++) {
+            const tp_rank *tr = &c->ranks[i];
+            if (tr->exited || !tr->blocked || state[i] || (pass == 0 && indeg[i] > 0)) continue;
+            report_walk(w, c, i, state, path, t, &saw_chain, &chain_rank, &chain_req, &cycle_len, &cycle_sends,
+                        &cycle_multi);
+        }
+    free(state);
+    free(path);
+    free(indeg);
+
+    int near = 0;
+    for (const pp_request *v = c->recvs.head; v; v = v->next)
+        for (const pp_request *s = c->sends.head; s; s = s->next) {
+            if (s->rank != v->peer || s->peer != v->rank || s->tag == v->tag) continue;
+            if (near++ >= TP_MAX_NEAR_MISS) continue;
+            char vd[96], sd[96];
+            text_add(t, "  near miss: rank %d posted %s but rank %d posted %s\n", v->rank,
+                     op_describe(v, vd, sizeof vd), s->rank, op_describe(s, sd, sizeof sd));
+        }
+    if (near > TP_MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - TP_MAX_NEAR_MISS);
+
+    if (near)
+        text_add(t, "HINT: a send and a receive between the same ranks disagree on the tag: both sides must "
+                    "use pp_tag(direction, micro-batch, receiving virtual stage) with the same values");
+    else if (saw_chain)
+        text_add(t, "HINT: rank %d returned without the matching %s: every pp_send needs a pp_recv with the same "
+                    "ranks and tag in the same step (check its loop bounds)",
+                 chain_rank, chain_req->is_send ? "pp_recv" : "pp_send");
+    else if (cycle_multi)
+        text_add(t, "HINT: the ranks wait on several operations at once, yet none finds its partner: check each "
+                    "receive's source rank and tag against the send that should feed it");
+    else if (cycle_len == 2 && cycle_sends == 2)
+        text_add(t, "HINT: two neighbours both blocked in a send: post the receive first, or use "
+                    "pp_group_start/pp_group_end or pp_isend/pp_irecv");
+    else if (cycle_len > 0 && cycle_sends == cycle_len)
+        text_add(t, "HINT: every rank of the cycle is blocked in a send (rendezvous, as NCCL): let one of them "
+                    "receive first, or use pp_group_start/pp_group_end or pp_isend/pp_irecv");
+    else if (cycle_len > 0 && cycle_sends == 0)
+        text_add(t, "HINT: every rank of the cycle waits to receive before it sends: one of them must send "
+                    "first");
+    else
+        text_add(t, "HINT: the ranks wait for each other in a circle: reorder the sends and receives so that "
+                    "each one's partner is posted first, or post them together with "
+                    "pp_group_start/pp_group_end");
+}
+
+/* Under the lock: if the world is deadlocked and nobody reported it yet, claims the report and returns it
+ * (malloc'd; the caller fails the world with it after unlocking). */
+static char *detect(pp_world *w, tp_ctx *c)
+{
+    if (c->dead || w->failed || !is_deadlocked(c)) return NULL;
+    __atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+    tp_text *t = pp__xcalloc(1, sizeof *t);
+    report_deadlock(w, c, t);
+    char *msg = strdup(t->buf);
+    free(t);
+    PP_ASSERT(msg);
+    return msg;
+}
+
+/* Fails the world with a deadlock report and wakes every rank; called without the lock. */
+static void fail_deadlock(pp_world *w, tp_ctx *c, char *msg)
+{
+    pp__world_fail(w, PP_ERR_DEADLOCK, msg);
+    free(msg);
+    pthread_mutex_lock(&c->mu);
+    wake_everyone(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- the ops ----------------------------------------------------------------------------------------- */
+
+static int threads_init(pp_world *w)
+{
+    tp_ctx *c = pp__xcalloc(1, sizeof *c);
+    c->P = w->P;
+    c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= w->P;
+    c->ranks = pp__xcalloc((size_t)w->P, sizeof *c->ranks);
+    pthread_mutex_init(&c->mu, NULL);
+    for (int i = 0; i < w->P; i++) pthread_cond_init(&c->ranks[i].cv, NULL);
+    w->tp_ctx = c;
+    return 0;
+}
+
+/* Blocks rank r until its n requests are done; leaves through pp__rank_bail when the run failed or deadlocks
+ * (the rank that sees the deadlock reports it for everyone). */
+static void threads_wait(pp_world *w, int r, pp_request **reqs, int n)
+{
+    tp_ctx *c = ctx_of(w);
+    tp_rank *tr = &c->ranks[r];
+    pthread_mutex_lock(&c->mu);
+    tr->reqs = reqs;
+    tr->nreqs = n;
+    for (;;) {
+        if (w->failed || c->dead) break;
+        if (!first_pending(tr)) break;
+        if (!tr->blocked) {
+            tr->blocked = 1;
+            char *msg = detect(w, c);
+            if (msg) {
+                tr->blocked = 0;
+                pthread_mutex_unlock(&c->mu);
+                fail_deadlock(w, c, msg);
+                pp__rank_bail(&w->ranks[r]);
+            }
+            if (c->spin) {
+                pthread_mutex_unlock(&c->mu);
+                spin_briefly(w, c, reqs, n);
+                pthread_mutex_lock(&c->mu);
+                continue;
+            }
+        }
+        pthread_cond_wait(&tr->cv, &c->mu);
+    }
+    int failed = w->failed || c->dead;
+    tr->blocked = 0;
+    tr->reqs = NULL;
+    tr->nreqs = 0;
+    pthread_mutex_unlock(&c->mu);
+    if (failed) pp__rank_bail(&w->ranks[r]);
+}
+
+/* Rank r left its step function: ranks waiting on it may now form a dead chain. */
+static void threads_rank_exit(pp_world *w, int r)
+{
+    tp_ctx *c = ctx_of(w);
+    pthread_mutex_lock(&c->mu);
+    c->ranks[r].exited = 1;
+    c->ranks[r].blocked = 0;
+    c->ranks[r].reqs = NULL;
+    c->ranks[r].nreqs = 0;
+    char *msg = detect(w, c);
+    /* After a failure the runtime skips step_end and frees requests and backends before fini: the last rank
+     * to leave drops the queues (and eager buffers) while everything they point to still exists. */
+    int all_exited = 1;
+    for (int i = 0; i < c->P; i++) all_exited &= c->ranks[i].exited;
+    if (all_exited && (w->failed || c->dead)) state_reset(c);
+    pthread_mutex_unlock(&c->mu);
+    if (msg) fail_deadlock(w, c, msg);
+}
+
+/* Reports every message sent but never received (and receives never matched), then resets the step. */
+static int threads_step_end(pp_world *w)
+{
+    tp_ctx *c = ctx_of(w);
+    pthread_mutex_lock(&c->mu);
+    char *msg = NULL;
+    if (!w->failed && (c->sends.head || c->recvs.head)) {
+        tp_text *t = pp__xcalloc(1, sizeof *t);
+        int nsend = 0, nrecv = 0;
+        for (const pp_request *s = c->sends.head; s; s = s->next) nsend++;
+        for (const pp_request *v = c->recvs.head; v; v = v->next) nrecv++;
+        int lines = 0;
+        for (const pp_request *s = c->sends.head; s; s = s->next) {
+            if (lines++ == 16) {
+                text_add(t, "(%d more)\n", nsend + nrecv - 16);
+                break;
+            }
+            char d[96], sz[48];
+            text_add(t, "message never received: rank %d %s, %s\n", s->rank, op_describe(s, d, sizeof d),
+                     pp__tensor_describe(s->tp ? (const pp_tensor *)s->tp : s->t, sz, sizeof sz));
+        }
+        for (const pp_request *v = c->recvs.head; v && lines <= 16; v = v->next) {
+            if (lines++ == 16) {
+                text_add(t, "(%d more)\n", nsend + nrecv - 16);
+                break;
+            }
+            char d[96];
+            text_add(t, "receive never matched: rank %d %s\n", v->rank, op_describe(v, d, sizeof d));
+        }
+        text_add(t, "HINT: every pp_send needs a pp_recv on the destination with the same source and tag in the "
+                    "same step (and vice versa): check loop bounds and tags");
+        msg = strdup(t->buf);
+        free(t);
+        PP_ASSERT(msg);
+    }
+    state_reset(c);
+    pthread_mutex_unlock(&c->mu);
+    if (!msg) return w->failed ? -1 : 0;
+    pp__world_fail(w, PP_ERR_UNCONSUMED, msg);
+    free(msg);
+    return -1;
+}
+
+static void threads_wake_all(pp_world *w)
+{
+    tp_ctx *c = ctx_of(w);
+    if (!c) return;
+    pthread_mutex_lock(&c->mu);
+    wake_everyone(c);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void threads_fini(pp_world *w)
+{
+    tp_ctx *c = ctx_of(w);
+    if (!c) return;
+    /* the queues are empty here (step_end or the last rank_exit emptied them); their requests are gone */
+    for (int i = 0; i < c->P; i++) pthread_cond_destroy(&c->ranks[i].cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c->ranks);
+    free(c);
+    w->tp_ctx = NULL;
+}
+
+/* The threads transport (see comm.h for each op's contract). The world owns the context (w->tp_ctx) from
+ * init to fini; requests stay owned by their rank, the transport only links them while they are posted. */
+const pp_transport_ops pp__transport_threads = {
+    .name = "threads",
+    .init = threads_init,
+    .post = threads_post,
+    .wait = threads_wait,
+    .rank_exit = threads_rank_exit,
+    .step_end = threads_step_end,
+    .wake_all = threads_wake_all,
+    .fini = threads_fini,
+};

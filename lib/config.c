@@ -1,0 +1,61 @@
+/* config.c: run configuration defaults and validation, with one-line reasons a user can act on. */
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+void pp__config_defaults(pp_run_config *c) {
+    memset(c, 0, sizeof *c);
+    c->schedule = "gpipe";
+    c->P = 2;
+    c->M = 4;
+    c->v = 1;
+    c->layers = 0; /* 0: one block per virtual stage */
+    c->mb_size = 4;
+    c->seq = 16;
+    c->hidden = 64;
+    c->vocab = 64;
+    c->steps = 1;
+    c->seed = 1234;
+    c->backend = "cpu";
+    c->transport = "threads";
+    c->optimizer = PP_OPT_SGD;
+    c->lr = 0.1f;
+    c->weight_decay = 0.0f;
+    c->deadline_s = 10.0;
+}
+
+int pp__config_blocks_per_vstage(const pp_run_config *c) {
+    int layers = c->layers ? c->layers : c->P * c->v;
+    return layers / (c->P * c->v);
+}
+
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
+    static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved"};
+    int known = 0;
+    for (size_t i = 0; i < sizeof schedules / sizeof *schedules; i++) known |= !strcmp(c->schedule, schedules[i]);
+    if (!known) return BAD("unknown schedule '%s': use naive, gpipe, 1f1b or interleaved", c->schedule);
+    if (c->P < 1 || c->P > 64) return BAD("--stages %d is out of range: use 1..64", c->P);
+    if (c->M < 1 || c->M > 1024) return BAD("--microbatches %d is out of range: use 1..1024", c->M);
+    if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
+    if (c->v > 1 && strcmp(c->schedule, "interleaved"))
+        return BAD("--chunks %d needs --schedule interleaved (the %s schedule has one chunk per rank)", c->v,
+                   c->schedule);
+    if (!strcmp(c->schedule, "naive") && c->M != 1)
+        return BAD("the naive schedule runs the whole batch at once: use --microbatches 1 (got %d)", c->M);
+    if (!strcmp(c->schedule, "interleaved") && c->M % c->P)
+        return BAD("interleaved 1F1B needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d",
+                   c->M, c->P, c->M % c->P);
+    int layers = c->layers ? c->layers : c->P * c->v;
+    if (c->layers < 0 || layers % (c->P * c->v))
+        return BAD("--layers %d must be a positive multiple of stages x chunks = %d so every virtual stage gets "
+                   "the same number of blocks", c->layers, c->P * c->v);
+    if (c->mb_size < 1 || c->mb_size > 4096) return BAD("--microbatch-size %d is out of range: use 1..4096", c->mb_size);
+    if (c->seq < 1 || c->hidden < 1 || c->vocab < 2) return BAD("model shape seq=%d hidden=%d vocab=%d is invalid", c->seq, c->hidden, c->vocab);
+    if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
+    if (c->comm_latency < 0) return BAD("--comm-latency %g must be >= 0", c->comm_latency);
+    if (c->edge_cost < 0) return BAD("--edge-cost %g must be >= 0", c->edge_cost);
+    return 0;
+}

@@ -1,0 +1,295 @@
+/* model.c: parameters, forward and backward of one stage (a contiguous range of blocks, plus the embedding on
+ * the first stage and the head + loss on the last), with the backward split into an input half (B) and a
+ * weight half (W). Every op goes through the stage's backend, so the same code runs on cpu and cuda. */
+#include "model.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+
+/* ---- parameters ---------------------------------------------------------------------------------------- */
+
+/* splitmix64: a tiny, well-mixed generator, seeded per parameter name so any partition sees the same values. */
+static uint64_t mix64(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t name_seed(unsigned seed, const char *name) {
+    uint64_t h = 1469598103934665603ull ^ seed;
+    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    return h;
+}
+
+/* Uniform in [-a, a]. */
+static void fill_uniform(float *x, int n, float a, uint64_t s) {
+    for (int i = 0; i < n; i++) x[i] = a * (float)((double)(mix64(&s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+enum { INIT_ZERO, INIT_ONE, INIT_UNIFORM };
+
+static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int cols, int init, float scale) {
+    s->params = pp__xrealloc(s->params, (size_t)(s->nparams + 1) * sizeof *s->params);
+    pp_param *p = &s->params[s->nparams++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->w = pp__tensor_new(s->be, NULL, rows, cols, PP_F32, -1);
+    p->g = pp__tensor_new(s->be, NULL, rows, cols, PP_F32, -1);
+    int n = rows * cols;
+    float *host = pp__xmalloc((size_t)n * sizeof *host);
+    for (int i = 0; i < n; i++) host[i] = init == INIT_ONE ? 1.0f : 0.0f;
+    if (init == INIT_UNIFORM) fill_uniform(host, n, scale, name_seed(s->d.seed, name));
+    pp__tensor_from_host(p->w, host);
+    free(host);
+    return p;
+}
+
+/* Parameter order inside a block; block_param(s, i, k) finds the k-th tensor of the stage's i-th block. */
+enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
+enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
+
+void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
+                    int has_head, pp_backend *be) {
+    memset(s, 0, sizeof *s);
+    s->d = *d;
+    s->first_block = first_block;
+    s->nblocks = nblocks;
+    s->has_embed = has_embed;
+    s->has_head = has_head;
+    s->be = be;
+    int h = d->hidden, f = d->ffn, V = d->vocab;
+    char name[32];
+    if (has_embed) param_add(s, "embed.w", V, h, INIT_UNIFORM, 1.0f);
+    for (int i = 0; i < nblocks; i++) {
+        int b = first_block + i;
+        /* residual branches are scaled down with depth so the stack stays well conditioned at any L */
+        float w2scale = 1.0f / sqrtf((float)f) / sqrtf((float)(2 * d->layers));
+        snprintf(name, sizeof name, "block%d.ln.g", b), param_add(s, name, 1, h, INIT_ONE, 0);
+        snprintf(name, sizeof name, "block%d.ln.b", b), param_add(s, name, 1, h, INIT_ZERO, 0);
+        snprintf(name, sizeof name, "block%d.w1", b), param_add(s, name, h, f, INIT_UNIFORM, 1.0f / sqrtf((float)h));
+        snprintf(name, sizeof name, "block%d.b1", b), param_add(s, name, 1, f, INIT_UNIFORM, 0.1f);
+        snprintf(name, sizeof name, "block%d.w2", b), param_add(s, name, f, h, INIT_UNIFORM, w2scale);
+        snprintf(name, sizeof name, "block%d.b2", b), param_add(s, name, 1, h, INIT_UNIFORM, 0.1f);
+    }
+    if (has_head) {
+        param_add(s, "final_ln.g", 1, h, INIT_ONE, 0);
+        param_add(s, "final_ln.b", 1, h, INIT_ZERO, 0);
+        param_add(s, "head.w", h, V, INIT_UNIFORM, 1.0f / sqrtf((float)h));
+        param_add(s, "head.b", 1, V, INIT_ZERO, 0);
+    }
+}
+
+void pp__stage_free(pp_stage_model *s) {
+    for (int i = 0; i < s->nparams; i++) {
+        pp__tensor_free(s->params[i].w);
+        pp__tensor_free(s->params[i].g);
+        pp__tensor_free(s->params[i].m);
+        pp__tensor_free(s->params[i].v);
+    }
+    free(s->params);
+    memset(s, 0, sizeof *s);
+}
+
+void pp__stage_zero_grad(pp_stage_model *s) {
+    for (int i = 0; i < s->nparams; i++) s->be->ops->zero(s->be->ctx, s->params[i].g->data, s->params[i].g->bytes);
+}
+
+static pp_param *block_param(pp_stage_model *s, int i, int k) { return &s->params[s->has_embed + i * P_PER_BLOCK + k]; }
+static pp_param *head_param(pp_stage_model *s, int k) {
+    return &s->params[s->has_embed + s->nblocks * P_PER_BLOCK + k];
+}
+static float *W(pp_param *p) { return p->w->data; }
+static float *G(pp_param *p) { return p->g->data; }
+
+/* ---- stash --------------------------------------------------------------------------------------------- */
+
+typedef struct block_acts {
+    pp_tensor *x;                   /* block input (n x h): the stage input or the previous block's output */
+    pp_tensor *mean, *rstd, *ln;    /* LayerNorm statistics and output */
+    pp_tensor *h1, *a1;             /* pre- and post-GELU (n x f) */
+    pp_tensor *dy, *dh1, *dln;      /* kept by the input half for the weight half */
+} block_acts;
+
+struct pp_model_stash {
+    int rows;
+    pp_tensor *input;               /* the stage input (not owned: it lives in the rank's step arena) */
+    pp_tensor *tokens, *targets;    /* first / last stage data (not owned) */
+    pp_arena own;                   /* everything else, freed by checkpoint or release */
+    block_acts *blocks;
+    pp_tensor *emb_dy;              /* embedding: gradient kept for the weight half */
+    pp_tensor *hx, *hmean, *hrstd, *hln, *probs, *dloss, *dlogits, *dhln; /* head */
+    int has_acts;                   /* 0 after a checkpoint: the backward recomputes first */
+    int input_done;                 /* the input half ran */
+};
+
+static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) {
+    return pp__tensor_new(be, &st->own, rows, cols, PP_F32, -1);
+}
+
+size_t pp__stash_bytes(const pp_model_stash *st) { return (st->input ? st->input->bytes : 0) + st->own.live_bytes; }
+
+int pp__stash_needs_recompute(const pp_model_stash *st) { return !st->has_acts; }
+
+void pp__stash_checkpoint(pp_model_stash *st) {
+    if (!st->has_acts) return;
+    pp__arena_clear(&st->own);
+    st->has_acts = 0;
+}
+
+void pp__stash_release(pp_model_stash *st) {
+    if (!st) return;
+    pp__arena_clear(&st->own);
+    free(st->blocks);
+    free(st);
+}
+
+/* ---- forward ------------------------------------------------------------------------------------------- */
+
+/* Runs the forward, filling st's activations; returns the output (in `arena`). */
+static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    pp_tensor *x = st->input;
+    if (s->has_embed) {
+        /* with blocks after it the embedding output is internal, else it is the stage output */
+        x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new(s->be, arena, n, h, PP_F32, -1);
+        o->embedding_fwd(c, x->data, W(&s->params[0]), st->tokens->data, n, h);
+    }
+    for (int i = 0; i < s->nblocks; i++) {
+        block_acts *a = &st->blocks[i];
+        a->x = x;
+        a->mean = own(st, s->be, n, 1);
+        a->rstd = own(st, s->be, n, 1);
+        a->ln = own(st, s->be, n, h);
+        a->h1 = own(st, s->be, n, f);
+        a->a1 = own(st, s->be, n, f);
+        o->layernorm_fwd(c, a->ln->data, a->mean->data, a->rstd->data, x->data, W(block_param(s, i, P_LN_G)),
+                         W(block_param(s, i, P_LN_B)), n, h);
+        o->gemm(c, 0, 0, n, f, h, 1.0f, a->ln->data, h, W(block_param(s, i, P_W1)), f, 0.0f, a->h1->data, f);
+        o->bias_add(c, a->h1->data, W(block_param(s, i, P_B1)), n, f);
+        o->gelu_fwd(c, a->a1->data, a->h1->data, n * f);
+        int last = i == s->nblocks - 1 && !s->has_head;
+        pp_tensor *y = last ? pp__tensor_new(s->be, arena, n, h, PP_F32, -1) : own(st, s->be, n, h);
+        o->copy(c, y->data, x->data, x->bytes);
+        o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
+        o->bias_add(c, y->data, W(block_param(s, i, P_B2)), n, h);
+        x = y;
+    }
+    if (s->has_head) {
+        st->hx = x;
+        st->hmean = own(st, s->be, n, 1);
+        st->hrstd = own(st, s->be, n, 1);
+        st->hln = own(st, s->be, n, h);
+        pp_tensor *logits = own(st, s->be, n, V);
+        st->probs = own(st, s->be, n, V);
+        o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, W(head_param(s, H_LN_G)),
+                         W(head_param(s, H_LN_B)), n, h);
+        o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, W(head_param(s, H_W)), V, 0.0f, logits->data, V);
+        o->bias_add(c, logits->data, W(head_param(s, H_B)), n, V);
+        pp_tensor *loss = pp__tensor_new(s->be, arena, 1, 1, PP_F32, -1);
+        o->xent_fwd(c, loss->data, st->probs->data, logits->data, st->targets->data, n, V);
+        x = loss;
+    }
+    st->has_acts = 1;
+    return x;
+}
+
+pp_tensor *pp__stage_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+                             pp_tensor *targets, pp_model_stash **stash) {
+    pp_model_stash *st = pp__xcalloc(1, sizeof *st);
+    st->rows = rows;
+    st->input = x;
+    st->tokens = tokens;
+    st->targets = targets;
+    st->blocks = pp__xcalloc((size_t)(s->nblocks ? s->nblocks : 1), sizeof *st->blocks);
+    pp_tensor *out = forward_acts(s, arena, st);
+    *stash = st;
+    return out;
+}
+
+/* ---- backward ------------------------------------------------------------------------------------------ */
+
+pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    if (!st->has_acts) {
+        /* recomputation: the throwaway forward output goes to our own arena, freed with the stash */
+        (void)forward_acts(s, &st->own, st);
+    }
+    if (s->has_head) {
+        st->dloss = dy;
+        st->dlogits = own(st, s->be, n, V);
+        st->dhln = own(st, s->be, n, h);
+        o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
+        o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, W(head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
+        int inner = s->nblocks || s->has_embed;
+        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new(s->be, arena, n, h, PP_F32, -1);
+        o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
+                         W(head_param(s, H_LN_G)), n, h);
+        dy = dx;
+    }
+    for (int i = s->nblocks - 1; i >= 0; i--) {
+        block_acts *a = &st->blocks[i];
+        a->dy = dy;
+        a->dh1 = own(st, s->be, n, f);
+        a->dln = own(st, s->be, n, h);
+        pp_tensor *da1 = own(st, s->be, n, f);
+        o->gemm(c, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
+        o->gelu_bwd(c, a->dh1->data, a->h1->data, da1->data, n * f);
+        o->gemm(c, 0, 1, n, h, f, 1.0f, a->dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data, h);
+        int inner = i > 0 || s->has_embed;
+        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new(s->be, arena, n, h, PP_F32, -1);
+        o->layernorm_bwd(c, dx->data, NULL, NULL, a->dln->data, a->x->data, a->mean->data, a->rstd->data,
+                         W(block_param(s, i, P_LN_G)), n, h);
+        o->axpy(c, dx->data, 1.0f, dy->data, n * h); /* the residual path */
+        dy = dx;
+    }
+    st->input_done = 1;
+    if (s->has_embed) {
+        st->emb_dy = dy;
+        return NULL;
+    }
+    return dy;
+}
+
+void pp__stage_backward_weight(pp_stage_model *s, pp_model_stash *st) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    PP_ASSERT(st->input_done);
+    if (s->has_head) {
+        o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, G(head_param(s, H_W)), V);
+        o->bias_grad(c, G(head_param(s, H_B)), st->dlogits->data, n, V);
+        o->layernorm_bwd(c, NULL, G(head_param(s, H_LN_G)), G(head_param(s, H_LN_B)), st->dhln->data,
+                         st->hx->data, st->hmean->data, st->hrstd->data, W(head_param(s, H_LN_G)), n, h);
+    }
+    for (int i = s->nblocks - 1; i >= 0; i--) {
+        block_acts *a = &st->blocks[i];
+        o->gemm(c, 1, 0, f, h, n, 1.0f, a->a1->data, f, a->dy->data, h, 1.0f, G(block_param(s, i, P_W2)), h);
+        o->bias_grad(c, G(block_param(s, i, P_B2)), a->dy->data, n, h);
+        o->gemm(c, 1, 0, h, f, n, 1.0f, a->ln->data, h, a->dh1->data, f, 1.0f, G(block_param(s, i, P_W1)), f);
+        o->bias_grad(c, G(block_param(s, i, P_B1)), a->dh1->data, n, f);
+        o->layernorm_bwd(c, NULL, G(block_param(s, i, P_LN_G)), G(block_param(s, i, P_LN_B)), a->dln->data,
+                         a->x->data, a->mean->data, a->rstd->data, W(block_param(s, i, P_LN_G)), n, h);
+    }
+    if (s->has_embed) o->embedding_bwd(c, G(&s->params[0]), st->emb_dy->data, st->tokens->data, n, h);
+}
+
+/* ---- data ---------------------------------------------------------------------------------------------- */
+
+void pp__data_microbatch(const pp_model_dims *d, int mb_size, int step, int mb, int *tokens, int *targets) {
+    uint64_t s = name_seed(d->seed, "data") ^ ((uint64_t)(step + 1) << 32) ^ (uint64_t)(mb + 1) * 0x51ED27ull;
+    int n = mb_size * d->seq;
+    for (int i = 0; i < n; i++) {
+        tokens[i] = (int)(mix64(&s) % (uint64_t)d->vocab);
+        /* the learnable rule: an affine map of the token, so the loss can fall towards zero */
+        targets[i] = (7 * tokens[i] + 3) % d->vocab;
+    }
+}

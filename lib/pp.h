@@ -1,0 +1,142 @@
+/* pp.h: the public API of libpp, the one header a student reads.
+ *
+ * A pipeline step is a function you write, called once per rank (all ranks at once, one thread or process
+ * each). It decides which stage operation runs, for which micro-batch and chunk, in which order, and does the
+ * plumbing a real pipeline owns: receive inputs, send outputs, keep and free activation stashes, scale the loss
+ * by 1/M, and step the optimizer once at the end. Layers and kernels are the library's job.
+ *
+ *     void pp_gpipe_step(pp_rank *r)          labs/02-gpipe/gpipe.c
+ *
+ * Vocabulary. P ranks, each owning v chunks; chunk c of rank r is virtual stage s = c*P + r, and the model is
+ * cut into P*v virtual stages of equal depth. M micro-batches make one global batch. Virtual stage 0 embeds the
+ * tokens itself; the last virtual stage ends in the loss.
+ *
+ * Ownership. Tensors the library hands you live until the end of the step; you never free them. Stashes are the
+ * activation memory the library counts: you free each one with pp_stash_free() once its backward is done.
+ *
+ * Errors. A misuse (wrong rank, stash used after free, shape mismatch, deadlock...) stops the whole run with a
+ * one-line message naming what was wrong and a hint; the function does not return to you.
+ */
+#ifndef PP_H
+#define PP_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct pp_rank pp_rank;       /* one pipeline rank: its stages, its clock, its channel to the others */
+typedef struct pp_tensor pp_tensor;   /* an activation or gradient on the rank's device */
+typedef struct pp_stash pp_stash;     /* what a forward keeps for its backward (counted activation memory) */
+typedef struct pp_request pp_request; /* a nonblocking send or receive in flight */
+
+/* Direction of a boundary message, for pp_tag(). */
+typedef enum { PP_FWD = 0, PP_BWD = 1 } pp_dir;
+
+/* ---- who am I ------------------------------------------------------------------------------------------ */
+
+/* This rank's index, 0..P-1. */
+int pp_rank_id(const pp_rank *r);
+/* P: the number of ranks (pipeline stages when v = 1). */
+int pp_rank_stages(const pp_rank *r);
+/* M: the number of micro-batches in this step. */
+int pp_rank_microbatches(const pp_rank *r);
+/* v: the number of chunks (model pieces) this rank owns; 1 unless the schedule is interleaved. */
+int pp_rank_chunks(const pp_rank *r);
+/* 1 when this run asks for activation recomputation (see pp_stash_checkpoint), else 0. */
+int pp_rank_recompute(const pp_rank *r);
+/* The virtual stage of this rank's chunk: chunk * P + rank. Fails if chunk is not in 0..v-1. */
+int pp_virtual_stage(const pp_rank *r, int chunk);
+/* The number of virtual stages, P * v. Virtual stage 0 holds the embedding, the last one the loss. */
+int pp_virtual_stages(const pp_rank *r);
+
+/* ---- compute ------------------------------------------------------------------------------------------- */
+
+/* Runs the forward of this rank's chunk on micro-batch mb and returns its output.
+ * x: the activation received from the previous virtual stage; must be NULL on virtual stage 0, which reads
+ * micro-batch mb's tokens itself. On the last virtual stage the output is the micro-batch's mean loss (1x1).
+ * *stash receives what the backward of (chunk, mb) will need; it stays alive (and counted) until you pass it
+ * to pp_stash_free(). */
+pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash);
+
+/* Runs the whole backward of the forward that made stash and returns the gradient for the previous virtual
+ * stage (NULL on virtual stage 0). Weight gradients are ADDED to the rank's gradient buffers.
+ * dy: the gradient received from the next virtual stage; on the last virtual stage, the loss gradient made
+ * by pp_loss_grad(). Equals pp_stage_backward_input() followed by pp_stage_backward_weight(). */
+pp_tensor *pp_stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy);
+
+/* The input-gradient half of a backward (B): returns dx as pp_stage_backward does, adds no weight gradient.
+ * Call pp_stage_backward_weight() on the same stash later. */
+pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy);
+
+/* The weight-gradient half of a backward (W): adds the weight gradients. Requires pp_stage_backward_input()
+ * on this stash first. */
+void pp_stage_backward_weight(pp_rank *r, pp_stash *stash);
+
+/* The seed of the backward on the last virtual stage: d(total loss)/d(this micro-batch's loss). The total loss
+ * of a step is the mean over all its samples, so with M equal micro-batches the right value is 1.0f / M. */
+pp_tensor *pp_loss_grad(pp_rank *r, float scale);
+
+/* ---- activation stashes -------------------------------------------------------------------------------- */
+
+/* Drops everything stash holds except the stage input, so that it costs one activation instead of a stage's
+ * worth; its backward then recomputes the forward first (costing one more forward of virtual time). */
+void pp_stash_checkpoint(pp_rank *r, pp_stash *stash);
+
+/* Releases a stash. Its backward must be complete (both halves when split): freeing earlier is an error. */
+void pp_stash_free(pp_rank *r, pp_stash *stash);
+
+/* ---- optimizer ----------------------------------------------------------------------------------------- */
+
+/* Applies one optimizer update (the run's SGD or AdamW) to every parameter this rank owns, from the gradients
+ * accumulated so far. Call it once per step, after the last backward. The library zeroes gradients before
+ * each step. */
+void pp_optimizer_step(pp_rank *r);
+
+/* Sets this rank's gradient buffers to zero. The library already does so before each step. */
+void pp_grad_zero(pp_rank *r);
+
+/* ---- messages ------------------------------------------------------------------------------------------ */
+
+/* The tag of a boundary message: direction, micro-batch and the virtual stage that RECEIVES it. A forward
+ * message from virtual stage s goes to s+1 (tag pp_tag(PP_FWD, mb, s+1)); a backward one from s to s-1. */
+int pp_tag(pp_dir dir, int mb, int vstage);
+
+/* Sends t to rank dst. In rendezvous mode (the default, as NCCL) it returns only once dst has posted the
+ * matching receive; in eager mode it may return at once. Messages match on (source, destination, tag). */
+void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag);
+
+/* Receives the activation-shaped tensor that rank src sends with this tag. */
+pp_tensor *pp_recv(pp_rank *r, int src, int tag);
+
+/* Starts a send and returns at once; the send completes in pp_wait(). t must not change until then. */
+pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag);
+
+/* Starts a receive and returns at once; *out is the tensor it fills, usable only after pp_wait(). */
+pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out);
+
+/* Blocks until req completes. Each request is waited exactly once. */
+void pp_wait(pp_rank *r, pp_request *req);
+
+/* Blocks until all n requests complete (in any order). */
+void pp_waitall(pp_rank *r, pp_request **reqs, int n);
+
+/* Between pp_group_start() and pp_group_end(), pp_send() and pp_recv() only post their operation (a tensor from
+ * pp_recv() is filled at pp_group_end()), and pp_group_end() waits for all of them, like ncclGroupStart/End:
+ * how a rank sends to one neighbour while receiving from another without either side blocking first. */
+void pp_group_start(pp_rank *r);
+void pp_group_end(pp_rank *r);
+
+/* ---- misc ---------------------------------------------------------------------------------------------- */
+
+/* Stops the run with a message of yours (printf format), e.g. for a configuration your schedule refuses. */
+void pp_fail(pp_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* The library version string, "MAJOR.MINOR.PATCH". */
+const char *pp_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PP_H */

@@ -1,0 +1,360 @@
+/* runtime.c: runs a step function on P ranks for K steps and collects what the grader needs.
+ * With the threads transport every rank is a thread of this process; a failure anywhere (misuse, deadlock,
+ * mismatch) is recorded once, every rank leaves its step function through its abort point (longjmp to the
+ * rank's entry), and the run reports the first failure. */
+#include "runtime.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include "transport.h"
+
+double pp__now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- failure ------------------------------------------------------------------------------------------- */
+
+int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
+    int first = 0;
+    pthread_mutex_lock(&w->fail_lock);
+    if (!w->failed) {
+        w->status = st;
+        snprintf(w->error, sizeof w->error, "%s", msg);
+        w->failed = 1;
+        first = 1;
+    }
+    pthread_mutex_unlock(&w->fail_lock);
+    if (w->tp && w->tp->wake_all) w->tp->wake_all(w);
+    return first;
+}
+
+void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }
+
+void pp__rank_check(pp_rank *r) {
+    if (r->world->failed) pp__rank_bail(r);
+}
+
+void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...) {
+    char msg[3072], full[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (hint && *hint)
+        snprintf(full, sizeof full, "rank %d: %s\nHINT: %s", r->id, msg, hint);
+    else
+        snprintf(full, sizeof full, "rank %d: %s", r->id, msg);
+    pp__world_fail(r->world, st, full);
+    pp__rank_bail(r);
+}
+
+/* ---- setup --------------------------------------------------------------------------------------------- */
+
+static void model_dims(const pp_run_config *c, pp_model_dims *d) {
+    d->vocab = c->vocab;
+    d->hidden = c->hidden;
+    d->ffn = 4 * c->hidden;
+    d->seq = c->seq;
+    d->layers = c->layers ? c->layers : c->P * c->v;
+    d->seed = c->seed;
+}
+
+static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen) {
+    const pp_run_config *c = w->cfg;
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    r->cfg = c;
+    r->world = w;
+    r->be = pp__backend_open(c->backend, id, c->P, err, errlen);
+    if (!r->be) return -1;
+    pp_model_dims d;
+    model_dims(c, &d);
+    int bpv = pp__config_blocks_per_vstage(c), S = c->P * c->v;
+    r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
+    for (int ch = 0; ch < c->v; ch++) {
+        int s = ch * c->P + id;
+        pp__stage_init(&r->chunks[ch], &d, s * bpv, bpv, s == 0, s == S - 1, r->be);
+    }
+    return 0;
+}
+
+static void stash_list_free(pp_rank *r) {
+    pp_stash *s = r->stashes;
+    while (s) {
+        pp_stash *next = s->next;
+        pp__stash_release(s->ms);
+        free(s);
+        s = next;
+    }
+    r->stashes = NULL;
+}
+
+static void requests_free(pp_rank *r) {
+    pp_request *q = r->requests;
+    while (q) {
+        pp_request *next = q->all_next;
+        free(q);
+        q = next;
+    }
+    r->requests = NULL;
+    free(r->group);
+    r->group = NULL;
+    r->ngroup = r->group_cap = 0;
+    r->in_group = 0;
+}
+
+static void rank_step_reset(pp_rank *r, int step, double wall0) {
+    stash_list_free(r);
+    requests_free(r);
+    pp__arena_clear(&r->arena);
+    pp__trace_clear(&r->trace);
+    r->step = step;
+    r->clock = r->busy = 0;
+    r->wall0 = wall0;
+    r->live_bytes = r->peak_bytes = 0;
+    r->live_stashes = r->peak_stashes = 0;
+    r->sent_msgs = 0;
+    r->sent_bytes = 0;
+    r->blocked_in = NULL;
+    r->opt_calls = 0;
+    r->dloss_calls = 0;
+    r->last_loss_sum = 0;
+    r->loss_count = 0;
+    r->exited = 0;
+    for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
+    if (r->be->ops->timer_epoch) r->be->ops->timer_epoch(r->be->ctx);
+}
+
+static void rank_teardown(pp_rank *r) {
+    stash_list_free(r);
+    requests_free(r);
+    pp__arena_clear(&r->arena);
+    pp__trace_clear(&r->trace);
+    if (r->chunks)
+        for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_free(&r->chunks[ch]);
+    free(r->chunks);
+    if (r->grad_snapshot) {
+        for (int i = 0; r->grad_snapshot[i]; i++) free(r->grad_snapshot[i]);
+        free(r->grad_snapshot);
+    }
+    pp__backend_close(r->be);
+}
+
+/* Host copies of every gradient of the rank, in chunk then parameter order, NULL-terminated. */
+static float **grads_to_host(pp_rank *r) {
+    int n = 0;
+    for (int ch = 0; ch < r->cfg->v; ch++) n += r->chunks[ch].nparams;
+    float **out = pp__xcalloc((size_t)n + 1, sizeof *out);
+    int k = 0;
+    for (int ch = 0; ch < r->cfg->v; ch++)
+        for (int i = 0; i < r->chunks[ch].nparams; i++) {
+            pp_tensor *g = r->chunks[ch].params[i].g;
+            out[k] = pp__xmalloc(g->bytes);
+            pp__tensor_to_host(g, out[k++]);
+        }
+    return out;
+}
+
+void pp__rank_snapshot_grads(pp_rank *r) {
+    if (r->step == 0 && !r->grad_snapshot) r->grad_snapshot = grads_to_host(r);
+}
+
+/* ---- one step ------------------------------------------------------------------------------------------ */
+
+typedef struct rank_job {
+    pp_rank *r;
+    pp_step_fn fn;
+} rank_job;
+
+static __thread int tls_rank = -1;
+
+int pp__current_rank(void) { return tls_rank; }
+
+/* Runs the step function on one rank; returns normally whether the function returned or the run aborted. */
+static void rank_run_step(pp_rank *r, pp_step_fn fn) {
+    pp_world *w = r->world;
+    tls_rank = r->id;
+    if (setjmp(r->abort_jmp) == 0) {
+        fn(r);
+        if (r->in_group)
+            pp__rank_abort(r, PP_ERR_USAGE, "close every pp_group_start() with pp_group_end()",
+                           "step returned inside a group (pp_group_start without pp_group_end)");
+        int unwaited = 0;
+        for (pp_request *q = r->requests; q; q = q->all_next) unwaited += !q->waited;
+        if (unwaited)
+            pp__rank_abort(r, PP_ERR_USAGE, "every pp_isend/pp_irecv needs a pp_wait or pp_waitall",
+                           "step returned with %d request(s) never waited", unwaited);
+        /* the gradient the optimizer would have seen, if the schedule never stepped it */
+        pp__rank_snapshot_grads(r);
+    }
+    if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
+    r->exited = 1;
+    w->tp->rank_exit(w, r->id);
+    tls_rank = -1;
+}
+
+static void *rank_thread(void *arg) {
+    rank_job *job = arg;
+    rank_run_step(job->r, job->fn);
+    return NULL;
+}
+
+/* Device timestamps, once the step's streams are idle, replace the host ones. */
+static void trace_read_timers(pp_rank *r) {
+    const pp_backend_ops *o = r->be->ops;
+    if (!o->timer_read) return;
+    for (int i = 0; i < r->trace.n; i++) {
+        pp_event *e = &r->trace.ev[i];
+        if (e->timer < 0 || e->op > PP_OP_W) continue;
+        double s, t;
+        if (o->timer_read(r->be->ctx, e->timer, &s, &t) == 0) e->wall_start = s, e->wall_end = t;
+    }
+}
+
+static void run_threads_step(pp_world *w, pp_step_fn fn) {
+    int P = w->P;
+    pthread_t *th = pp__xcalloc((size_t)P, sizeof *th);
+    rank_job *jobs = pp__xcalloc((size_t)P, sizeof *jobs);
+    for (int i = 0; i < P; i++) {
+        jobs[i] = (rank_job){&w->ranks[i], fn};
+        if (pthread_create(&th[i], NULL, rank_thread, &jobs[i]))
+            PP_DIE("lower --stages or raise the thread limit (ulimit -u)", "cannot start thread for rank %d", i);
+    }
+    for (int i = 0; i < P; i++) pthread_join(th[i], NULL);
+    free(th);
+    free(jobs);
+}
+
+/* ---- results ------------------------------------------------------------------------------------------- */
+
+static void collect_step0(pp_world *w, pp_run_result *res) {
+    int P = w->P;
+    res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
+    res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
+    res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
+    res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
+    res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
+    for (int i = 0; i < P; i++) {
+        pp_rank *r = &w->ranks[i];
+        trace_read_timers(r);
+        res->traces[i] = r->trace;
+        r->trace = (pp_trace){0};
+        res->opt_calls[i] = r->opt_calls;
+        res->peak_stashes[i] = r->peak_stashes;
+        res->peak_bytes[i] = r->peak_bytes;
+        res->sent_msgs[i] = r->sent_msgs;
+        res->dloss_calls_total += r->dloss_calls;
+        res->loss_count += r->loss_count;
+    }
+    res->bubble = pp__trace_bubble(res->traces, P);
+    res->makespan = pp__trace_makespan(res->traces, P);
+}
+
+static void collect_params(pp_world *w, pp_run_result *res) {
+    const pp_run_config *c = w->cfg;
+    int S = c->P * c->v, n = 0;
+    for (int s = 0; s < S; s++) n += w->ranks[s % c->P].chunks[s / c->P].nparams;
+    res->params = pp__xcalloc((size_t)n, sizeof *res->params);
+    res->nparams = n;
+    int k = 0;
+    for (int s = 0; s < S; s++) {
+        pp_rank *r = &w->ranks[s % c->P];
+        int ch = s / c->P, base = 0;
+        for (int j = 0; j < ch; j++) base += r->chunks[j].nparams;
+        pp_stage_model *m = &r->chunks[ch];
+        for (int i = 0; i < m->nparams; i++, k++) {
+            pp_param_result *p = &res->params[k];
+            snprintf(p->name, sizeof p->name, "%s", m->params[i].name);
+            p->vstage = s;
+            p->rank = r->id;
+            p->count = m->params[i].w->rows * m->params[i].w->cols;
+            p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
+            pp__tensor_to_host(m->params[i].w, p->weight);
+            p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
+            memcpy(p->grad, r->grad_snapshot[base + i], (size_t)p->count * sizeof(float));
+        }
+    }
+}
+
+pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
+    memset(res, 0, sizeof *res);
+    res->P = cfg->P;
+    res->v = cfg->v;
+    char err[512];
+    if (pp__config_check(cfg, err, sizeof err)) {
+        res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return res->status;
+    }
+    pp_world w;
+    memset(&w, 0, sizeof w);
+    w.cfg = cfg;
+    w.P = cfg->P;
+    w.local_rank = -1;
+    pthread_mutex_init(&w.fail_lock, NULL);
+    w.tp = pp__transport_find(cfg->transport, err, sizeof err);
+    w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);
+    res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
+    res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
+    int ready = 0;
+    if (!w.tp) {
+        res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", err);
+    } else if (w.tp->init(&w)) {
+        res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", w.error[0] ? w.error : "transport setup failed");
+    } else {
+        ready = 1;
+        for (int i = 0; i < cfg->P && ready; i++)
+            if (rank_setup(&w, &w.ranks[i], i, err, sizeof err)) {
+                res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
+                snprintf(res->error, sizeof res->error, "%s", err);
+                ready = 0;
+            }
+    }
+    double t0 = pp__now();
+    for (int step = 0; ready && step < cfg->steps; step++) {
+        double wall0 = pp__now();
+        for (int i = 0; i < cfg->P; i++) rank_step_reset(&w.ranks[i], step, wall0);
+        run_threads_step(&w, fn);
+        if (!w.failed) w.tp->step_end(&w);
+        if (w.failed) break;
+        float loss = 0;
+        int count = 0;
+        for (int i = 0; i < cfg->P; i++) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
+        res->loss[step] = count ? loss / (float)count : 0.0f;
+        if (step == 0) collect_step0(&w, res);
+    }
+    res->wall_s = pp__now() - t0;
+    if (w.failed) {
+        res->status = w.status;
+        snprintf(res->error, sizeof res->error, "%s", w.error);
+    } else if (ready) {
+        collect_params(&w, res);
+        res->status = PP_OK;
+    }
+    for (int i = 0; i < cfg->P; i++)
+        if (w.ranks[i].cfg) rank_teardown(&w.ranks[i]);
+    if (w.tp && ready) w.tp->fini(&w);
+    free(w.ranks);
+    pthread_mutex_destroy(&w.fail_lock);
+    return res->status;
+}
+
+void pp__result_free(pp_run_result *res) {
+    for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
+    free(res->params);
+    if (res->traces)
+        for (int i = 0; i < res->P; i++) pp__trace_clear(&res->traces[i]);
+    free(res->traces);
+    free(res->loss);
+    free(res->opt_calls);
+    free(res->peak_stashes);
+    free(res->peak_bytes);
+    free(res->sent_msgs);
+    memset(res, 0, sizeof *res);
+}

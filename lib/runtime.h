@@ -1,0 +1,159 @@
+/* runtime.h: a run = P ranks executing a step function for K steps over one model. Holds the run
+ * configuration, the rank and world structures behind pp.h's handles, and the results the grader and the CLI
+ * read (gradients, weights, losses, traces, stash peaks). Internal: students only see pp.h. */
+#ifndef PP_RUNTIME_H
+#define PP_RUNTIME_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include "comm.h"
+#include "error.h"
+#include "model.h"
+#include "trace.h"
+
+typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
+
+typedef struct pp_run_config {
+    const char *schedule;   /* "naive", "gpipe", "1f1b", "interleaved": which theory applies */
+    int P, M, v;            /* ranks, micro-batches, chunks per rank */
+    int layers;             /* blocks in the model; must be a multiple of P*v */
+    int mb_size;            /* samples per micro-batch */
+    int seq, hidden, vocab; /* model and data shape */
+    int steps;              /* optimizer steps */
+    double comm_latency;    /* virtual cost of one boundary message */
+    double edge_cost;       /* virtual cost of the embedding and of the head + loss (each), per forward */
+    int eager;              /* 1: sends complete at once; 0: rendezvous (NCCL-like, the default) */
+    int recompute;          /* ask schedules for activation recomputation */
+    unsigned seed;
+    const char *backend;    /* "cpu" or "cuda" */
+    const char *transport;  /* "threads" (default) or "mpi" */
+    pp_optimizer optimizer;
+    float lr, weight_decay;
+    double deadline_s;      /* transports without exact detection: a wait longer than this is a deadlock */
+} pp_run_config;
+
+/* The defaults every run starts from (P=2, M=4, v=1, gpipe, cpu, SGD...). */
+void pp__config_defaults(pp_run_config *c);
+/* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */
+int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
+/* Blocks per virtual stage: layers / (P * v). */
+int pp__config_blocks_per_vstage(const pp_run_config *c);
+
+/* Stash as handed to the student: the model's stash plus the bookkeeping that catches misuse. */
+struct pp_stash {
+    int chunk, mb;
+    int state;               /* PP__STASH_LIVE, _INPUT_DONE (B done, W pending), _DONE, _FREED */
+    int checkpointed;
+    size_t bytes;            /* counted now */
+    pp_model_stash *ms;
+    struct pp_stash *next;
+};
+
+typedef struct pp_world pp_world;
+
+struct pp_rank {
+    int id;
+    const pp_run_config *cfg;
+    pp_world *world;
+    pp_backend *be;
+    pp_stage_model *chunks;  /* v stages: chunk c is virtual stage c*P + id */
+    pp_arena arena;          /* tensors of the current step */
+    int step;                /* 0-based */
+    /* virtual clock */
+    double clock, busy;
+    pp_trace trace;          /* events of the current step */
+    double wall0;            /* wall time the step began */
+    /* activation stashes */
+    pp_stash *stashes;
+    size_t live_bytes, peak_bytes;
+    int live_stashes, peak_stashes;
+    /* messages */
+    int in_group;
+    pp_request **group;
+    int ngroup, group_cap;
+    pp_request *requests;    /* every request of the step, freed at its end */
+    int sent_msgs;
+    size_t sent_bytes;
+    const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)") */
+    char blocked_buf[160];
+    /* optimizer */
+    int opt_calls;           /* pp_optimizer_step calls this step */
+    int opt_t;               /* AdamW step counter */
+    float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
+    int dloss_calls;         /* pp_loss_grad calls this step */
+    float last_loss_sum;     /* sum of micro-batch losses seen by this rank's last stage */
+    int loss_count;
+    /* abort */
+    jmp_buf abort_jmp;
+    int exited;
+};
+
+struct pp_world {
+    const pp_run_config *cfg;
+    int P;
+    int local_rank;          /* -1 with threads (all ranks local); the process's rank under MPI */
+    pp_rank *ranks;          /* P entries; under MPI only ranks[local_rank] is in use */
+    const pp_transport_ops *tp;
+    void *tp_ctx;
+    pthread_mutex_t fail_lock;
+    volatile int failed;
+    pp_status status;
+    char error[4096];        /* the first failure's message (may hold several lines for deadlocks) */
+};
+
+/* Stops the run: records the first failure (status + message + hint), wakes every rank and leaves rank r's
+ * step function through its abort point. Safe from any rank thread; later failures are dropped. */
+void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noreturn));
+/* Records a failure without leaving (for transports detecting on behalf of several ranks). Returns 1 if this
+ * was the first failure. */
+int pp__world_fail(pp_world *w, pp_status st, const char *msg);
+/* Leaves rank r's step function because the run already failed elsewhere. */
+void pp__rank_bail(pp_rank *r) __attribute__((noreturn));
+/* Bails out if the run failed; called at the entry of every pp.h function. */
+void pp__rank_check(pp_rank *r);
+/* Copies rank r's gradients to the host once in step 1 (at its first optimizer step, or when its step
+ * function returns without one), so the grader compares what the optimizer saw. */
+void pp__rank_snapshot_grads(pp_rank *r);
+/* The id of the rank whose step function runs on this thread, -1 outside one (for crash reports). */
+int pp__current_rank(void);
+/* Seconds since an arbitrary start (monotonic). */
+double pp__now(void);
+
+/* Everything a run produced. Arrays are per rank unless said otherwise; per-parameter data follows the
+ * model's parameter order (embedding, blocks, head), each tagged with its global name. */
+typedef struct pp_param_result {
+    char name[32];
+    int vstage, rank;
+    int count;
+    float *grad;             /* gradient of step 1 as the optimizer saw it */
+    float *weight;           /* weight after the last step */
+} pp_param_result;
+
+typedef struct pp_run_result {
+    pp_status status;
+    char error[4096];
+    int P, v;
+    pp_param_result *params;
+    int nparams;
+    float *loss;             /* per step: mean loss over the step's micro-batches, as the last stage saw it */
+    int *opt_calls;          /* per rank, step 1 */
+    int *peak_stashes;       /* per rank, step 1 */
+    size_t *peak_bytes;      /* per rank, step 1 */
+    int *sent_msgs;          /* per rank, step 1 */
+    size_t act_bytes;        /* bytes of one boundary activation */
+    pp_trace *traces;        /* per rank, step 1 */
+    double bubble;           /* virtual, step 1 */
+    double makespan;
+    double wall_s;           /* wall time of all steps */
+    int dloss_calls_total;   /* step 1, all ranks */
+    int loss_count;          /* micro-batch losses produced in step 1 */
+} pp_run_result;
+
+typedef void (*pp_step_fn)(pp_rank *r);
+
+/* Runs cfg->steps steps of fn on cfg->P ranks and fills res (zeroed first). Returns res->status. */
+pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
+void pp__result_free(pp_run_result *res);
+
+#endif /* PP_RUNTIME_H */

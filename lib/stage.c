@@ -1,0 +1,310 @@
+/* stage.c: pp.h's compute calls. Each checks its arguments against what the schedule can legally do, runs the
+ * model through the rank's backend, charges virtual time (F = 1 per block, B = 2, or B = 1 + W = 1 when split;
+ * embedding and head cost the run's edge cost), counts stash memory, and records the op in the trace. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime.h"
+
+enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
+
+/* ---- who am I ------------------------------------------------------------------------------------------ */
+
+int pp_rank_id(const pp_rank *r) { return r->id; }
+int pp_rank_stages(const pp_rank *r) { return r->cfg->P; }
+int pp_rank_microbatches(const pp_rank *r) { return r->cfg->M; }
+int pp_rank_chunks(const pp_rank *r) { return r->cfg->v; }
+int pp_rank_recompute(const pp_rank *r) { return r->cfg->recompute; }
+int pp_virtual_stages(const pp_rank *r) { return r->cfg->P * r->cfg->v; }
+
+static void check_chunk(pp_rank *r, const char *api, int chunk) {
+    pp__rank_check(r);
+    if (chunk < 0 || chunk >= r->cfg->v)
+        pp__rank_abort(r, PP_ERR_USAGE, "chunks are numbered 0..v-1 on every rank",
+                       "%s: chunk %d does not exist (v = %d)", api, chunk, r->cfg->v);
+}
+
+int pp_virtual_stage(const pp_rank *r, int chunk) {
+    check_chunk((pp_rank *)r, "pp_virtual_stage", chunk);
+    return chunk * r->cfg->P + r->id;
+}
+
+const char *pp_version(void) { return "0.1.0"; }
+
+void pp_fail(pp_rank *r, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    pp__rank_abort(r, PP_ERR_STUDENT, NULL, "%s", msg);
+}
+
+/* ---- accounting ---------------------------------------------------------------------------------------- */
+
+static double wall(const pp_rank *r) { return pp__now() - r->wall0; }
+
+typedef struct op_timer {
+    double wall_start;
+    int handle;
+} op_timer;
+
+static op_timer op_begin(pp_rank *r) {
+    op_timer t = {wall(r), -1};
+    if (r->be->ops->timer_begin) t.handle = r->be->ops->timer_begin(r->be->ctx);
+    return t;
+}
+
+/* Charges cost to the rank's virtual clock from `ready` on, records the event, returns its virtual end. */
+static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, double ready, double cost) {
+    if (t.handle >= 0) r->be->ops->timer_end(r->be->ctx, t.handle);
+    double start = r->clock > ready ? r->clock : ready;
+    pp_event e = {.rank = r->id,
+                  .op = op,
+                  .mb = mb,
+                  .chunk = chunk,
+                  .vstage = chunk * r->cfg->P + r->id,
+                  .peer = -1,
+                  .tag = -1,
+                  .timer = t.handle,
+                  .wall_start = t.wall_start,
+                  .wall_end = wall(r),
+                  .vstart = start,
+                  .vend = start + cost};
+    pp__trace_add(&r->trace, &e);
+    r->clock = start + cost;
+    r->busy += cost;
+    return r->clock;
+}
+
+static double edge_cost(const pp_rank *r, const pp_stage_model *m) {
+    return r->cfg->edge_cost * (m->has_embed + m->has_head);
+}
+
+static void stash_account(pp_rank *r, pp_stash *s) {
+    size_t now = s->state == STASH_FREED ? 0 : pp__stash_bytes(s->ms);
+    r->live_bytes = r->live_bytes - s->bytes + now;
+    s->bytes = now;
+    if (r->live_bytes > r->peak_bytes) r->peak_bytes = r->live_bytes;
+    if (r->live_stashes > r->peak_stashes) r->peak_stashes = r->live_stashes;
+}
+
+static int rows(const pp_rank *r) { return r->cfg->mb_size * r->cfg->seq; }
+
+static pp_tensor *data_tensor(pp_rank *r, const int *host) {
+    pp_tensor *t = pp__tensor_new(r->be, &r->arena, rows(r), 1, PP_I32, r->id);
+    pp__tensor_from_host(t, host);
+    return t;
+}
+
+static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, const char *what) {
+    char b1[48];
+    if (x->pending)
+        pp__rank_abort(r, PP_ERR_USAGE, "call pp_wait (or pp_group_end) before using a received tensor",
+                       "%s: %s comes from a receive that has not completed yet", api, what);
+    if (x->owner != r->id)
+        pp__rank_abort(r, PP_ERR_USAGE, "tensors move between ranks only through pp_send/pp_recv",
+                       "%s: %s belongs to rank %d", api, what, x->owner);
+    int want_rows = cols == 1 ? 1 : rows(r);
+    if (x->rows != want_rows || x->cols != cols || x->dtype != PP_F32)
+        pp__rank_abort(r, PP_ERR_SHAPE, "pass the tensor the neighbouring stage produced", "%s: %s is %s, expected %dx%d f32",
+                       api, what, pp__tensor_describe(x, b1, sizeof b1), want_rows, cols);
+}
+
+/* ---- forward ------------------------------------------------------------------------------------------- */
+
+pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    check_chunk(r, "pp_stage_forward", chunk);
+    const pp_run_config *c = r->cfg;
+    int vs = chunk * c->P + r->id, S = c->P * c->v;
+    if (mb < 0 || mb >= c->M)
+        pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1",
+                       "pp_stage_forward: micro-batch %d does not exist (M = %d)", mb, c->M);
+    if (!stash)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass &stash and keep it for the backward", "pp_stage_forward: stash is NULL");
+    if (vs == 0 && x)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass x = NULL on virtual stage 0",
+                       "pp_stage_forward: virtual stage 0 reads its tokens itself, but an input tensor was passed");
+    if (vs > 0 && !x)
+        pp__rank_abort(r, PP_ERR_USAGE, "receive it with pp_recv from the rank that owns the previous virtual stage",
+                       "pp_stage_forward: virtual stage %d needs the activation of micro-batch %d from virtual stage %d",
+                       vs, mb, vs - 1);
+    if (x) check_input(r, "pp_stage_forward", x, c->hidden, "x");
+    pp_stage_model *m = &r->chunks[chunk];
+    pp_tensor *tokens = NULL, *targets = NULL;
+    if (m->has_embed || m->has_head) {
+        int *tok = pp__xmalloc((size_t)rows(r) * sizeof(int)), *tgt = pp__xmalloc((size_t)rows(r) * sizeof(int));
+        pp__data_microbatch(&m->d, c->mb_size, r->step, mb, tok, tgt);
+        if (m->has_embed) tokens = data_tensor(r, tok);
+        if (m->has_head) targets = data_tensor(r, tgt);
+        free(tok);
+        free(tgt);
+    }
+    op_timer t = op_begin(r);
+    pp_model_stash *ms;
+    pp_tensor *out = pp__stage_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
+    out->owner = r->id;
+    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, m->nblocks + edge_cost(r, m));
+    pp_stash *s = pp__xcalloc(1, sizeof *s);
+    s->chunk = chunk;
+    s->mb = mb;
+    s->state = STASH_LIVE;
+    s->ms = ms;
+    s->next = r->stashes;
+    r->stashes = s;
+    r->live_stashes++;
+    stash_account(r, s);
+    if (vs == S - 1) {
+        float loss;
+        pp__tensor_to_host(out, &loss);
+        r->last_loss_sum += loss;
+        r->loss_count++;
+    }
+    *stash = s;
+    return out;
+}
+
+/* ---- backward ------------------------------------------------------------------------------------------ */
+
+static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
+    pp__rank_check(r);
+    pp_stash *it = r->stashes;
+    while (it && it != s) it = it->next;
+    if (!s || !it)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass the stash pp_stage_forward gave you, on the same rank and step",
+                       "%s: not a stash of this rank", api);
+    if (s->state == STASH_FREED)
+        pp__rank_abort(r, PP_ERR_USAGE, "free a stash only after its backward (pp_stage_backward, or both halves)",
+                       "%s: the stash of micro-batch %d, chunk %d was freed before its backward", api, s->mb, s->chunk);
+    return s;
+}
+
+static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
+    int vs = s->chunk * r->cfg->P + r->id, S = r->cfg->P * r->cfg->v;
+    if (vs == S - 1) {
+        if (!dy || dy->rows != 1 || dy->cols != 1)
+            pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) on the last virtual stage",
+                           "%s: the last virtual stage's backward starts from the loss gradient", api);
+    } else if (!dy) {
+        pp__rank_abort(r, PP_ERR_USAGE, "receive it with pp_recv from the rank that owns the next virtual stage",
+                       "%s: virtual stage %d needs the gradient of micro-batch %d from virtual stage %d", api, vs,
+                       s->mb, vs + 1);
+    }
+    check_input(r, api, dy, vs == S - 1 ? 1 : r->cfg->hidden, "dy");
+}
+
+/* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). */
+static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy, int whole, double cost) {
+    check_stash(r, api, s);
+    if (s->state != STASH_LIVE)
+        pp__rank_abort(r, PP_ERR_USAGE, "run one backward per forward",
+                       "%s: the backward of micro-batch %d, chunk %d already ran", api, s->mb, s->chunk);
+    check_dy(r, api, s, dy);
+    pp_stage_model *m = &r->chunks[s->chunk];
+    if (pp__stash_needs_recompute(s->ms)) cost += m->nblocks + edge_cost(r, m);
+    op_timer t = op_begin(r);
+    pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
+    if (whole) pp__stage_backward_weight(m, s->ms);
+    double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost);
+    s->state = whole ? STASH_DONE : STASH_INPUT_DONE;
+    stash_account(r, s);
+    if (dx) {
+        dx->owner = r->id;
+        dx->ready = end;
+    }
+    return dx;
+}
+
+pp_tensor *pp_stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    check_stash(r, "pp_stage_backward", stash);
+    pp_stage_model *m = &r->chunks[stash->chunk];
+    return backward_input(r, "pp_stage_backward", stash, dy, 1, 2.0 * (m->nblocks + edge_cost(r, m)));
+}
+
+pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    check_stash(r, "pp_stage_backward_input", stash);
+    pp_stage_model *m = &r->chunks[stash->chunk];
+    return backward_input(r, "pp_stage_backward_input", stash, dy, 0, m->nblocks + edge_cost(r, m));
+}
+
+void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
+    check_stash(r, "pp_stage_backward_weight", s);
+    if (s->state != STASH_INPUT_DONE)
+        pp__rank_abort(r, PP_ERR_USAGE, "run pp_stage_backward_input on this stash first, and W once",
+                       "pp_stage_backward_weight: micro-batch %d, chunk %d is not waiting for its weight half", s->mb,
+                       s->chunk);
+    pp_stage_model *m = &r->chunks[s->chunk];
+    op_timer t = op_begin(r);
+    pp__stage_backward_weight(m, s->ms);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m));
+    s->state = STASH_DONE;
+    stash_account(r, s);
+}
+
+pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
+    pp__rank_check(r);
+    pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, 1, PP_F32, r->id);
+    pp__tensor_from_host(t, &scale);
+    r->dloss_calls++;
+    return t;
+}
+
+/* ---- stashes ------------------------------------------------------------------------------------------- */
+
+void pp_stash_checkpoint(pp_rank *r, pp_stash *s) {
+    check_stash(r, "pp_stash_checkpoint", s);
+    if (s->state != STASH_LIVE)
+        pp__rank_abort(r, PP_ERR_USAGE, "checkpoint a stash right after its forward",
+                       "pp_stash_checkpoint: the backward of micro-batch %d, chunk %d already started", s->mb, s->chunk);
+    pp__stash_checkpoint(s->ms);
+    s->checkpointed = 1;
+    stash_account(r, s);
+}
+
+void pp_stash_free(pp_rank *r, pp_stash *s) {
+    check_stash(r, "pp_stash_free", s);
+    if (s->state != STASH_DONE)
+        pp__rank_abort(r, PP_ERR_USAGE, "free a stash only after its backward (pp_stage_backward, or both halves)",
+                       "pp_stash_free: the stash of micro-batch %d, chunk %d is freed before its %s", s->mb, s->chunk,
+                       s->state == STASH_LIVE ? "backward ran" : "weight half (pp_stage_backward_weight) ran");
+    pp__stash_release(s->ms);
+    s->ms = NULL;
+    s->state = STASH_FREED;
+    r->live_stashes--;
+    r->live_bytes -= s->bytes;
+    s->bytes = 0;
+}
+
+/* ---- optimizer ----------------------------------------------------------------------------------------- */
+
+void pp_grad_zero(pp_rank *r) {
+    pp__rank_check(r);
+    for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
+}
+
+void pp_optimizer_step(pp_rank *r) {
+    pp__rank_check(r);
+    pp__rank_snapshot_grads(r);
+    r->opt_calls++;
+    r->opt_t++;
+    const pp_run_config *c = r->cfg;
+    const pp_backend_ops *o = r->be->ops;
+    for (int ch = 0; ch < c->v; ch++) {
+        pp_stage_model *m = &r->chunks[ch];
+        for (int i = 0; i < m->nparams; i++) {
+            pp_param *p = &m->params[i];
+            int n = p->w->rows * p->w->cols;
+            if (c->optimizer == PP_OPT_SGD) {
+                o->sgd(r->be->ctx, p->w->data, p->g->data, c->lr, c->weight_decay, n);
+                continue;
+            }
+            if (!p->m) {
+                p->m = pp__tensor_new(r->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
+                p->v = pp__tensor_new(r->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
+            }
+            o->adamw(r->be->ctx, p->w->data, p->g->data, p->m->data, p->v->data, c->lr, 0.9f, 0.999f, 1e-8f,
+                     c->weight_decay, r->opt_t, n);
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/* tensor.h: the tensor behind pp.h's opaque handle: a 2-D row-major block of device memory that carries the
+ * virtual time at which its contents became ready. */
+#ifndef PP_TENSOR_H
+#define PP_TENSOR_H
+
+#include <stddef.h>
+#include "backend.h"
+#include "pp.h"
+
+typedef enum { PP_F32 = 0, PP_I32 = 1 } pp_dtype;
+
+struct pp_tensor {
+    int rows, cols;          /* shape (rows, cols), row-major */
+    pp_dtype dtype;
+    size_t bytes;
+    void *data;              /* on the backend's device */
+    pp_backend *be;          /* who owns data */
+    double ready;            /* virtual time at which the contents are valid */
+    int pending;             /* 1 while a nonblocking receive has not been waited */
+    int owner;               /* rank that made it */
+    struct pp_tensor *next;  /* the arena list it lives on (freed at the end of the step) */
+};
+
+/* A list of tensors freed together: a rank's per-step arena, or a model's parameters. */
+typedef struct pp_arena {
+    pp_tensor *head;
+    size_t live_bytes;
+} pp_arena;
+
+/* Makes a zeroed rows x cols tensor on be, owned by arena (NULL: the caller frees it with pp__tensor_free). */
+pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner);
+/* Frees a tensor made with a NULL arena. */
+void pp__tensor_free(pp_tensor *t);
+/* Frees every tensor of the arena. */
+void pp__arena_clear(pp_arena *a);
+/* Copies the tensor's contents to host memory dst (t->bytes bytes). */
+void pp__tensor_to_host(const pp_tensor *t, void *dst);
+/* Copies host memory src (t->bytes bytes) into the tensor. */
+void pp__tensor_from_host(pp_tensor *t, const void *src);
+/* "64x32 f32": shape and dtype for messages; buf must hold 48 bytes. */
+const char *pp__tensor_describe(const pp_tensor *t, char *buf, size_t len);
+
+#endif /* PP_TENSOR_H */

@@ -1,0 +1,51 @@
+/* trace.h: what each rank did, op by op, in wall time and in virtual time, and the bubble computed from it.
+ *
+ * Virtual clock (the graded one, deterministic): a compute op of cost c starts at max(the rank's clock, the
+ * ready time of each input) and ends c later; the rank's clock moves to its end. A tensor that crossed from
+ * another rank is ready at the sender's ready time plus the comm latency. Where the program calls send, recv or
+ * wait does not move the clock: on GPUs the host runs ahead and point-to-point copies run on their own streams. */
+#ifndef PP_TRACE_H
+#define PP_TRACE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_COUNT } pp_op_kind;
+
+typedef struct pp_event {
+    int rank;
+    pp_op_kind op;
+    int mb;           /* micro-batch, -1 when none */
+    int chunk;        /* the rank's local chunk 0..v-1 */
+    int vstage;       /* virtual stage c*P + r */
+    int peer;         /* other rank of a message, -1 for compute */
+    int tag;          /* message tag, -1 for compute */
+    int timer;        /* backend timer handle of a compute op, -1 when timed on the host */
+    size_t bytes;     /* bytes moved by a message */
+    double wall_start, wall_end;   /* seconds since the step began */
+    double vstart, vend;           /* virtual time */
+} pp_event;
+
+typedef struct pp_trace {
+    pp_event *ev;
+    int n, cap;
+} pp_trace;
+
+/* Appends e to t (grows as needed). */
+void pp__trace_add(pp_trace *t, const pp_event *e);
+/* Frees the events; t is empty afterwards. */
+void pp__trace_clear(pp_trace *t);
+/* "F", "B", "W", "SEND", "RECV". */
+const char *pp__op_name(pp_op_kind op);
+
+/* Busy time of one rank (sum of compute op durations) and the makespan of all P ranks (latest compute end). */
+double pp__trace_busy(const pp_trace *t);
+double pp__trace_makespan(const pp_trace *traces, int P);
+/* 1 - sum(busy) / (P * makespan); 0 when nothing ran. */
+double pp__trace_bubble(const pp_trace *traces, int P);
+
+/* Writes all P traces as CSV with the header
+ * rank,op,microbatch,chunk,vstage,peer,bytes,virtual_start,virtual_end,wall_start,wall_end. Returns 0 or -1. */
+int pp__trace_write_csv(const pp_trace *traces, int P, const char *path);
+
+#endif /* PP_TRACE_H */

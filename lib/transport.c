@@ -1,0 +1,31 @@
+/* transport.c: the transport registry; the one place that knows which transports were compiled in. */
+#include "transport.h"
+
+#include <string.h>
+
+#ifdef PP_HAVE_MPI
+extern const pp_transport_ops pp__transport_mpi;
+#endif
+
+const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen) {
+    if (!name || !strcmp(name, "threads")) return &pp__transport_threads;
+#ifdef PP_HAVE_MPI
+    if (!strcmp(name, "mpi")) return &pp__transport_mpi;
+#else
+    if (!strcmp(name, "mpi")) {
+        snprintf(err, errlen, "the mpi transport is not compiled in: install libopenmpi-dev and rebuild");
+        return NULL;
+    }
+#endif
+    snprintf(err, errlen, "unknown transport '%s': use threads or mpi", name);
+    return NULL;
+}
+
+void pp__transport_describe_all(FILE *out) {
+    fprintf(out, "  threads     usable   ranks are threads of one process; exact deadlock detection\n");
+#ifdef PP_HAVE_MPI
+    fprintf(out, "  mpi         usable   one process per rank under mpirun/srun (Open MPI)\n");
+#else
+    fprintf(out, "  mpi         missing  not compiled in: install libopenmpi-dev and rebuild\n");
+#endif
+}
