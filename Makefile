@@ -38,11 +38,14 @@ HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,te
 # The CUDA backend needs both the compiler and cuBLAS.
 HAVE_CUDA      := $(if $(filter 11,$(HAVE_NVCC)$(HAVE_CUBLAS)),1,0)
 
+# `make test`, `make demo` and `make deps` install what is missing first, so they must parse without it.
+ifeq ($(filter deps test demo clean,$(MAKECMDGOALS)),)
 ifneq ($(HAVE_OPENBLAS),1)
-$(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run scripts/deps.sh))
+$(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run make deps))
 endif
 ifneq ($(HAVE_CJSON),1)
-$(error cJSON not found: install it with 'apt-get install libcjson-dev' (or run scripts/deps.sh))
+$(error cJSON not found: install it with 'apt-get install libcjson-dev' (or run make deps))
+endif
 endif
 
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
@@ -64,7 +67,7 @@ NVCCFLAGS   := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90
 CFLAGS      += -DPP_HAVE_CUDA -I$(CUDA_HOME)/include
-LIB_LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas
+LIB_LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 ifeq ($(HAVE_NCCL),1)
 CFLAGS      += -DPP_HAVE_NCCL
 NVCCFLAGS   += -DPP_HAVE_NCCL
@@ -85,14 +88,18 @@ endif
 
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(LIB_CUDA_OBJ)
 
+# Objects depend on the flags they were built with, so `make NO_CUDA=1` after `make` rebuilds what changed.
+FLAGS_STAMP := $(BUILD)/.flags
+FLAGS_NOW   := $(CC) $(CFLAGS) $(NVCCFLAGS) $(LIB_LDLIBS)
+$(shell mkdir -p $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
+
 CLI_SRC  := $(wildcard grader/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) -Igrader
 
 # Every lab is its own shared object, so a compile error in one lab never stops grading the others.
-LAB_DIRS  := $(sort $(dir $(wildcard labs/*/*.c)))
-LAB_NAMES := $(notdir $(patsubst %/,%,$(LAB_DIRS)))
-IMPL_SO   := $(foreach n,$(LAB_NAMES),$(BUILD)/impl/labs/$(n).so $(BUILD)/impl/solutions/$(n).so)
+lab_sos   = $(patsubst $(1)/%/,$(BUILD)/impl/$(1)/%.so,$(sort $(dir $(wildcard $(1)/*/*.c))))
+IMPL_SO   := $(call lab_sos,labs) $(call lab_sos,solutions)
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -100,7 +107,7 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 RPATH := -Wl,-rpath,'$$ORIGIN'
 DEPFLAGS = -MMD -MP
 
-.PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps deps-check
+.PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps
 all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab $(IMPL_SO)
 
 yn = $(if $(filter 1,$(1)),found,missing)
@@ -117,6 +124,8 @@ $(BUILD)/obj/%.o: %.c
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(LIB_OBJ) $(CLI_OBJ): $(FLAGS_STAMP)
 
 $(BUILD)/libpp.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libpp.so $(SANFLAGS) -o $@ $^ $(LIB_LDLIBS)
@@ -144,7 +153,8 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.so $(BUILD)/pplab tests/testutil.h
 	    $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) -L$(BUILD) -lpp $(RPATH) -Wl,-rpath,'$$ORIGIN/..' \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
 
-test: deps-check all
+test: deps
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit selfcheck
 
 unit: $(TEST_BIN)
@@ -156,8 +166,6 @@ selfcheck: all
 deps:
 	@bash scripts/deps.sh
 
-deps-check:
-	@bash scripts/deps.sh --check
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -61,6 +61,7 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     else if (IS("--edge-cost")) c->edge_cost = pp__cli_num(f, VAL());
     else if (IS("--lr")) c->lr = (float)pp__cli_num(f, VAL());
     else if (IS("--backend")) c->backend = VAL();
+    else if (IS("--transport")) c->transport = VAL();
     else if (IS("--eager")) c->eager = 1;
     else if (IS("--recompute")) c->recompute = 1;
     else if (IS("--timeline")) o->timeline = 1;

@@ -214,7 +214,7 @@ static void gantt_panel(FILE *b, const char *dat, int idx, int P, double span, c
 static void gantt_style(FILE *b) {
     for (int k = 0; k < 3; k++) fprintf(b, "set linetype %d lc rgb \"%s\"\n", 101 + k, kind_color[k]);
     fprintf(b, "set style fill solid 1.0 border lc rgb \"#333333\"\n"
-               "set xlabel \"virtual time (1 = one forward of one layer group)\"\n"
+               "set xlabel \"virtual time (units of one layer's forward)\"\n"
                "set grid xtics\nset key outside bottom center horizontal\nset mxtics\n");
 }
 
@@ -325,12 +325,25 @@ int pp__plot_xy(const char *out_prefix, const char *title, const char *xlabel, c
     gp_labels(b, title, xlabel, ylabel);
     fprintf(b, "set grid\nset key top right\nplot ");
     idx = 0;
+    int npoints = 0, maxcolor = 0;
+    for (int s = 0; s < nseries; s++)
+        if (series[s].color > maxcolor) maxcolor = series[s].color;
     for (int s = 0; s < nseries; s++) {
         if (series[s].n <= 0) continue;
-        static const char *const with[] = {"points pt 7 ps 1.4", "lines lw 2", "linespoints pt 7 ps 1.2 lw 2"};
         int st = series[s].style >= 0 && series[s].style <= 2 ? series[s].style : 0;
-        fprintf(b, "%s'%s.dat' index %d using 1:2 with %s lc %d title ", idx ? ", \\\n     " : "", base, idx,
-                with[st], s + 1);
+        /* series without a colour take the ones after every requested colour, so none collide */
+        int lc = series[s].color > 0 ? series[s].color : ++maxcolor;
+        fprintf(b, "%s'%s.dat' index %d using 1:2 with ", idx ? ", \\\n     " : "", base, idx);
+        if (st == PP_PLOT_LINES) {
+            fprintf(b, "lines lw 2");
+        } else {
+            /* each point series gets its own marker, each smaller than the last, so equal values stay visible */
+            static const int pt[] = {7, 5, 9, 11, 13};
+            double ps = 1.8 - 0.35 * (npoints % 4);
+            fprintf(b, "%s pt %d ps %.2f", st == PP_PLOT_POINTS ? "points" : "linespoints lw 2", pt[npoints % 5], ps);
+            npoints++;
+        }
+        fprintf(b, " lc %d title ", lc);
         gp_str(b, series[s].name ? series[s].name : "");
         idx++;
     }

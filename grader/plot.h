@@ -15,6 +15,7 @@ typedef struct {
     const double *x, *y;
     int n;
     int style; /* PP_PLOT_POINTS, PP_PLOT_LINES or PP_PLOT_LINESPOINTS */
+    int color; /* 0: a colour of its own; k > 0: colour k, shared to pair a theory line with its points */
 } pp_plot_series;
 
 /* 1 when a gnuplot executable is on PATH, else 0. */

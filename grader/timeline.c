@@ -244,8 +244,15 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
                 v > 1 ? " on local chunk c" : "");
         sep = ", ";
     }
-    fprintf(out, "%s. = idle; one cell = %g virtual time unit%s, an op of cost k fills k cells%s\n", sep, unit,
-            unit == 1 ? "" : "s", forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
+    /* a comm latency or edge cost can put op boundaries between cells; say so rather than draw false detail */
+    int off_grid = 0;
+    for (int i = 0; i < n && !off_grid; i++) {
+        double a = ops[i].s / unit, b = ops[i].e / unit;
+        off_grid = fabs(a - floor(a + 0.5)) > TL_EPS || fabs(b - floor(b + 0.5)) > TL_EPS;
+    }
+    fprintf(out, "%s. = idle; one cell = %g virtual time unit%s, an op of cost k fills k cells%s%s\n", sep, unit,
+            unit == 1 ? "" : "s", off_grid ? " (times between cells rounded down)" : "",
+            forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
     fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
     free(cells);
     free(ops);

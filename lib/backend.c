@@ -7,10 +7,6 @@
 
 #include "backend.h"
 
-/* Writes the names of the required op slots (every slot before timer_epoch) that ops leaves NULL into buf,
- * comma-separated (truncated to len; buf may be NULL when len is 0), and returns how many there are. */
-int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len);
-
 #ifdef PP_HAVE_CUDA
 pp_backend *pp__backend_cuda_open(int rank, int nranks, char *err, size_t errlen);
 void pp__backend_cuda_close(pp_backend *be);

@@ -85,6 +85,10 @@ void pp__backend_close(pp_backend *be);
 /* One line per compiled-in backend, for `pplab info`: name, usable here or why not, and any empty op slot. */
 void pp__backend_describe_all(FILE *out);
 
+/* Writes the names of the required op slots (every slot before timer_epoch) that ops leaves NULL into buf,
+ * comma-separated and truncated to len, and returns how many there are. */
+int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len);
+
 /* The always-present CPU backend (backend_cpu.c). */
 pp_backend *pp__backend_cpu_open(int rank, int nranks, char *err, size_t errlen);
 void pp__backend_cpu_close(pp_backend *be);

@@ -11,6 +11,7 @@
  * exiting thread) that sees this writes one report (blocked ops, the wait-for cycle or the chain that ends at
  * an exited rank, near-miss tags, a hint) and fails the run. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,8 @@ typedef struct tp_ctx {
     int spin;                /* spin briefly before sleeping: only when every rank can have its own core */
 } tp_ctx;
 
-/* How long a waiter spins before it sleeps: a condition-variable wake-up costs tens of microseconds on a
- * virtual machine, a spin a fraction of one, and a pipeline's partner usually answers within this window. */
+/* How long a waiter spins before it sleeps: a condition-variable wake-up can cost tens of microseconds, a spin
+ * a fraction of one, and a pipeline's partner usually answers within this window. */
 #define TP_SPIN_NS 20000
 
 /* Caps keep a report inside pp_world.error (4096 bytes) even with many ranks. */
@@ -58,8 +59,7 @@ typedef struct tp_ctx {
 static tp_ctx *ctx_of(pp_world *w) { return (tp_ctx *)w->tp_ctx; }
 
 /* "pp_send(dst=1, tag F mb2 vs1)": the op as the student wrote it. */
-static const char *op_describe(const pp_request *q, char *buf, size_t len)
-{
+static const char *op_describe(const pp_request *q, char *buf, size_t len) {
     char tag[32];
     const char *api = q->api ? q->api : (q->is_send ? "pp_send" : "pp_recv");
     snprintf(buf, len, "%s(%s=%d, tag %s)", api, q->is_send ? "dst" : "src", q->peer,
@@ -74,8 +74,7 @@ typedef struct tp_text {
 
 /* Appends to a report; silently truncates at the buffer's end (the summary line always fits). */
 static void text_add(tp_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(tp_text *t, const char *fmt, ...)
-{
+static void text_add(tp_text *t, const char *fmt, ...) {
     if (t->len >= sizeof t->buf - 1) return;
     va_list ap;
     va_start(ap, fmt);
@@ -86,8 +85,7 @@ static void text_add(tp_text *t, const char *fmt, ...)
     if (t->len > sizeof t->buf - 1) t->len = sizeof t->buf - 1;
 }
 
-static void queue_push(tp_queue *q, pp_request *req)
-{
+static void queue_push(tp_queue *q, pp_request *req) {
     req->next = NULL;
     if (q->tail) q->tail->next = req;
     else q->head = req;
@@ -96,8 +94,7 @@ static void queue_push(tp_queue *q, pp_request *req)
 
 /* The oldest request in q that pairs with req (its peer posted it, towards req's rank, same tag); *prev gets
  * its predecessor for queue_remove. */
-static pp_request *queue_find(tp_queue *q, const pp_request *req, pp_request **prev)
-{
+static pp_request *queue_find(tp_queue *q, const pp_request *req, pp_request **prev) {
     pp_request *p = NULL;
     for (pp_request *c = q->head; c; p = c, c = c->next) {
         if (c->rank == req->peer && c->peer == req->rank && c->tag == req->tag) {
@@ -108,27 +105,23 @@ static pp_request *queue_find(tp_queue *q, const pp_request *req, pp_request **p
     return NULL;
 }
 
-static void queue_remove(tp_queue *q, pp_request *prev, pp_request *c)
-{
+static void queue_remove(tp_queue *q, pp_request *prev, pp_request *c) {
     if (prev) prev->next = c->next;
     else q->head = c->next;
     if (q->tail == c) q->tail = prev;
     c->next = NULL;
 }
 
-static void wake_rank(tp_ctx *c, int r)
-{
+static void wake_rank(tp_ctx *c, int r) {
     if (r >= 0 && r < c->P) pthread_cond_signal(&c->ranks[r].cv);
 }
 
-static void wake_everyone(tp_ctx *c)
-{
+static void wake_everyone(tp_ctx *c) {
     for (int i = 0; i < c->P; i++) pthread_cond_signal(&c->ranks[i].cv);
 }
 
 /* Drops both queues (freeing eager buffers) and every rank's flags: the next step starts clean. */
-static void state_reset(tp_ctx *c)
-{
+static void state_reset(tp_ctx *c) {
     for (pp_request *q = c->sends.head, *n; q; q = n) {
         n = q->next;
         if (q->tp) pp__tensor_free((pp_tensor *)q->tp);
@@ -153,11 +146,12 @@ static void state_reset(tp_ctx *c)
 
 /* Delivers send s into receive v: the receiver's backend copies the bytes, the receive learns when the data
  * was ready, both complete and their ranks wake up. Called under the lock. */
-static void deliver(pp_world *w, tp_ctx *c, pp_request *s, pp_request *v)
-{
+static void deliver(pp_world *w, tp_ctx *c, pp_request *s, pp_request *v) {
     pp_backend *be = w->ranks[v->rank].be;
     pp_tensor *src = s->tp ? (pp_tensor *)s->tp : s->t;
     if (v->t->bytes) be->ops->copy(be->ctx, v->t->data, src->data, v->t->bytes);
+    /* the copy may be asynchronous (a device stream): the sender may reuse its tensor once the send is done */
+    if (be->ops->sync) be->ops->sync(be->ctx);
     v->msg_ready = src->ready;
     s->msg_ready = src->ready;
     if (s->tp) {
@@ -172,12 +166,12 @@ static void deliver(pp_world *w, tp_ctx *c, pp_request *s, pp_request *v)
 
 /* An eager send keeps its bytes in a transport-owned copy, on the sender's device, so the sender may reuse its
  * tensor at once. */
-static void eager_stash(pp_world *w, pp_request *s)
-{
+static void eager_stash(pp_world *w, pp_request *s) {
     pp_backend *be = w->ranks[s->rank].be;
     pp_tensor *t = s->t;
     pp_tensor *buf = pp__tensor_new(be, NULL, t->rows, t->cols, t->dtype, s->rank);
     if (t->bytes) be->ops->copy(be->ctx, buf->data, t->data, t->bytes);
+    if (be->ops->sync) be->ops->sync(be->ctx); /* the receiver reads it from another stream */
     buf->ready = t->ready;
     s->tp = buf;
     __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
@@ -185,8 +179,7 @@ static void eager_stash(pp_world *w, pp_request *s)
 
 /* Posts req for its rank: matches it with the oldest posted peer request or queues it. On a shape or dtype
  * mismatch the posting rank aborts the run with one line naming both ranks and both ops. */
-static void threads_post(pp_world *w, pp_request *req)
-{
+static void threads_post(pp_world *w, pp_request *req) {
     tp_ctx *c = ctx_of(w);
     req->done = 0;
     req->next = NULL;
@@ -224,8 +217,7 @@ static void threads_post(pp_world *w, pp_request *req)
 /* ---- deadlock detection ------------------------------------------------------------------------------ */
 
 /* The first request rank i waits on that is not done, or NULL. */
-static const pp_request *first_pending(const tp_rank *tr)
-{
+static const pp_request *first_pending(const tp_rank *tr) {
     for (int k = 0; k < tr->nreqs; k++)
         if (!__atomic_load_n(&tr->reqs[k]->done, __ATOMIC_ACQUIRE)) return tr->reqs[k];
     return NULL;
@@ -234,8 +226,7 @@ static const pp_request *first_pending(const tp_rank *tr)
 /* Spins without the lock until reqs are all done, the run failed, or TP_SPIN_NS passed. Reads `done` and the
  * failure flags atomically: they are written under the lock, which the caller takes again before trusting
  * anything. */
-static void spin_briefly(pp_world *w, tp_ctx *c, pp_request **reqs, int n)
-{
+static void spin_briefly(pp_world *w, tp_ctx *c, pp_request **reqs, int n) {
     struct timespec t0, t;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (unsigned it = 1;; it++) {
@@ -245,15 +236,18 @@ static void spin_briefly(pp_world *w, tp_ctx *c, pp_request **reqs, int n)
             return;
         if (it % 64 == 0) {
             clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > TP_SPIN_NS) return;
+            long ns = (t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec);
+            if (ns > TP_SPIN_NS) return;
+            /* past a quick answer, the partner may be waiting for this very core (other processes hold the
+             * rest): hand it over rather than burn the slice */
+            if (ns > TP_SPIN_NS / 4) sched_yield();
         }
     }
 }
 
 /* 1 when no rank can ever make progress again: every rank that has not exited waits, and each waiting rank
  * still misses at least one request. Matching happens only at post time, so this state is final. */
-static int is_deadlocked(const tp_ctx *c)
-{
+static int is_deadlocked(const tp_ctx *c) {
     int waiting = 0;
     for (int i = 0; i < c->P; i++) {
         const tp_rank *tr = &c->ranks[i];
@@ -269,8 +263,7 @@ static int is_deadlocked(const tp_ctx *c)
  * names b): a cycle, a chain ending at an exited rank, or a chain into something already printed. */
 static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path, tp_text *t, int *saw_chain,
                         int *chain_rank, const pp_request **chain_req, int *cycle_len, int *cycle_sends,
-                        int *cycle_multi)
-{
+                        int *cycle_multi) {
     int len = 0, a = start;
     for (;;) {
         const tp_rank *tr = (a >= 0 && a < c->P) ? &c->ranks[a] : NULL;
@@ -340,8 +333,7 @@ static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path
 }
 
 /* Writes the deadlock report into t. Called under the lock, in a deadlocked state. */
-static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t)
-{
+static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
     int P = c->P;
     text_add(t, "deadlock: every rank is blocked and no posted operation can match\n");
     for (int i = 0; i < P; i++) {
@@ -414,8 +406,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t)
 
 /* Under the lock: if the world is deadlocked and nobody reported it yet, claims the report and returns it
  * (malloc'd; the caller fails the world with it after unlocking). */
-static char *detect(pp_world *w, tp_ctx *c)
-{
+static char *detect(pp_world *w, tp_ctx *c) {
     if (c->dead || w->failed || !is_deadlocked(c)) return NULL;
     __atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
     tp_text *t = pp__xcalloc(1, sizeof *t);
@@ -427,8 +418,7 @@ static char *detect(pp_world *w, tp_ctx *c)
 }
 
 /* Fails the world with a deadlock report and wakes every rank; called without the lock. */
-static void fail_deadlock(pp_world *w, tp_ctx *c, char *msg)
-{
+static void fail_deadlock(pp_world *w, tp_ctx *c, char *msg) {
     pp__world_fail(w, PP_ERR_DEADLOCK, msg);
     free(msg);
     pthread_mutex_lock(&c->mu);
@@ -438,8 +428,7 @@ static void fail_deadlock(pp_world *w, tp_ctx *c, char *msg)
 
 /* ---- the ops ----------------------------------------------------------------------------------------- */
 
-static int threads_init(pp_world *w)
-{
+static int threads_init(pp_world *w) {
     tp_ctx *c = pp__xcalloc(1, sizeof *c);
     c->P = w->P;
     c->spin = sysconf(_SC_NPROCESSORS_ONLN) >= w->P;
@@ -452,8 +441,7 @@ static int threads_init(pp_world *w)
 
 /* Blocks rank r until its n requests are done; leaves through pp__rank_bail when the run failed or deadlocks
  * (the rank that sees the deadlock reports it for everyone). */
-static void threads_wait(pp_world *w, int r, pp_request **reqs, int n)
-{
+static void threads_wait(pp_world *w, int r, pp_request **reqs, int n) {
     tp_ctx *c = ctx_of(w);
     tp_rank *tr = &c->ranks[r];
     pthread_mutex_lock(&c->mu);
@@ -489,8 +477,7 @@ static void threads_wait(pp_world *w, int r, pp_request **reqs, int n)
 }
 
 /* Rank r left its step function: ranks waiting on it may now form a dead chain. */
-static void threads_rank_exit(pp_world *w, int r)
-{
+static void threads_rank_exit(pp_world *w, int r) {
     tp_ctx *c = ctx_of(w);
     pthread_mutex_lock(&c->mu);
     c->ranks[r].exited = 1;
@@ -508,8 +495,7 @@ static void threads_rank_exit(pp_world *w, int r)
 }
 
 /* Reports every message sent but never received (and receives never matched), then resets the step. */
-static int threads_step_end(pp_world *w)
-{
+static int threads_step_end(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     pthread_mutex_lock(&c->mu);
     char *msg = NULL;
@@ -550,8 +536,7 @@ static int threads_step_end(pp_world *w)
     return -1;
 }
 
-static void threads_wake_all(pp_world *w)
-{
+static void threads_wake_all(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     if (!c) return;
     pthread_mutex_lock(&c->mu);
@@ -559,8 +544,7 @@ static void threads_wake_all(pp_world *w)
     pthread_mutex_unlock(&c->mu);
 }
 
-static void threads_fini(pp_world *w)
-{
+static void threads_fini(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     if (!c) return;
     /* the queues are empty here (step_end or the last rank_exit emptied them); their requests are gone */

@@ -141,6 +141,12 @@ void pp__stash_checkpoint(pp_model_stash *st) {
     st->has_acts = 0;
 }
 
+void pp__stash_drop(pp_model_stash *st) {
+    pp__arena_clear(&st->own);
+    st->input = NULL;
+    st->has_acts = 0;
+}
+
 void pp__stash_release(pp_model_stash *st) {
     if (!st) return;
     pp__arena_clear(&st->own);

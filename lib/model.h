@@ -54,6 +54,8 @@ void pp__stage_backward_weight(pp_stage_model *s, pp_model_stash *st);
 void pp__stash_checkpoint(pp_model_stash *st);
 /* 1 when the backward must recompute (after a checkpoint), so the caller can charge a forward's cost. */
 int pp__stash_needs_recompute(const pp_model_stash *st);
+/* Drops everything once the backward is complete (the stash handle stays valid, holding nothing). */
+void pp__stash_drop(pp_model_stash *st);
 /* Bytes the stash holds now. */
 size_t pp__stash_bytes(const pp_model_stash *st);
 void pp__stash_release(pp_model_stash *st);

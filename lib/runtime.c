@@ -115,7 +115,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->step = step;
     r->clock = r->busy = 0;
     r->wall0 = wall0;
-    r->live_bytes = r->peak_bytes = 0;
+    r->live_bytes = r->peak_bytes = r->peak_single_bytes = 0;
     r->live_stashes = r->peak_stashes = 0;
     r->sent_msgs = 0;
     r->sent_bytes = 0;
@@ -237,6 +237,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
     res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
     res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
+    res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
     for (int i = 0; i < P; i++) {
         pp_rank *r = &w->ranks[i];
@@ -246,6 +247,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
         res->opt_calls[i] = r->opt_calls;
         res->peak_stashes[i] = r->peak_stashes;
         res->peak_bytes[i] = r->peak_bytes;
+        res->peak_single[i] = r->peak_single_bytes;
         res->sent_msgs[i] = r->sent_msgs;
         res->dloss_calls_total += r->dloss_calls;
         res->loss_count += r->loss_count;
@@ -355,6 +357,7 @@ void pp__result_free(pp_run_result *res) {
     free(res->opt_calls);
     free(res->peak_stashes);
     free(res->peak_bytes);
+    free(res->peak_single);
     free(res->sent_msgs);
     memset(res, 0, sizeof *res);
 }

@@ -66,6 +66,7 @@ struct pp_rank {
     /* activation stashes */
     pp_stash *stashes;
     size_t live_bytes, peak_bytes;
+    size_t peak_single_bytes;  /* the largest one stash ever got (during its backward, usually) */
     int live_stashes, peak_stashes;
     /* messages */
     int in_group;
@@ -140,6 +141,7 @@ typedef struct pp_run_result {
     int *opt_calls;          /* per rank, step 1 */
     int *peak_stashes;       /* per rank, step 1 */
     size_t *peak_bytes;      /* per rank, step 1 */
+    size_t *peak_single;     /* per rank, step 1: the largest single stash */
     int *sent_msgs;          /* per rank, step 1 */
     size_t act_bytes;        /* bytes of one boundary activation */
     pp_trace *traces;        /* per rank, step 1 */

@@ -87,6 +87,7 @@ static void stash_account(pp_rank *r, pp_stash *s) {
     r->live_bytes = r->live_bytes - s->bytes + now;
     s->bytes = now;
     if (r->live_bytes > r->peak_bytes) r->peak_bytes = r->live_bytes;
+    if (now > r->peak_single_bytes) r->peak_single_bytes = now;
     if (r->live_stashes > r->peak_stashes) r->peak_stashes = r->live_stashes;
 }
 
@@ -205,7 +206,10 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     if (pp__stash_needs_recompute(s->ms)) cost += m->nblocks + edge_cost(r, m);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
-    if (whole) pp__stage_backward_weight(m, s->ms);
+    if (whole) {
+        pp__stage_backward_weight(m, s->ms);
+        pp__stash_drop(s->ms); /* like autograd, the activations go as soon as the backward consumed them */
+    }
     double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost);
     s->state = whole ? STASH_DONE : STASH_INPUT_DONE;
     stash_account(r, s);
@@ -237,6 +241,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp_stage_model *m = &r->chunks[s->chunk];
     op_timer t = op_begin(r);
     pp__stage_backward_weight(m, s->ms);
+    pp__stash_drop(s->ms);
     op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m));
     s->state = STASH_DONE;
     stash_account(r, s);

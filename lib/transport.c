@@ -6,6 +6,9 @@
 #ifdef PP_HAVE_MPI
 extern const pp_transport_ops pp__transport_mpi;
 #endif
+#ifdef PP_HAVE_NCCL
+extern const pp_transport_ops pp__transport_nccl;
+#endif
 
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen) {
     if (!name || !strcmp(name, "threads")) return &pp__transport_threads;
@@ -17,7 +20,10 @@ const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t e
         return NULL;
     }
 #endif
-    snprintf(err, errlen, "unknown transport '%s': use threads or mpi", name);
+#ifdef PP_HAVE_NCCL
+    if (!strcmp(name, "nccl")) return &pp__transport_nccl;
+#endif
+    snprintf(err, errlen, "unknown transport '%s': use threads, mpi or nccl (nccl needs a CUDA build with NCCL)", name);
     return NULL;
 }
 
@@ -28,4 +34,10 @@ void pp__transport_describe_all(FILE *out) {
 #else
     fprintf(out, "  mpi         missing  not compiled in: install libopenmpi-dev and rebuild\n");
 #endif
+#ifdef PP_HAVE_NCCL
+    fprintf(out, "  nccl        built    one GPU per rank (--backend cuda --transport nccl); needs P GPUs\n");
+#else
+    fprintf(out, "  nccl        missing  not compiled in: needs nvcc and NCCL\n");
+#endif
+    fprintf(out, "  cuda-local  =threads  with --backend cuda: ranks share one GPU, messages copy between their streams\n");
 }

@@ -1,0 +1,345 @@
+/* checks.c: the grader's checks of one finished run against the full-batch reference and the theory, with
+ * diagnoses that say what probably went wrong. Every point is gated on the gradients being right. */
+#include "checks.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule.h"
+
+pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...) {
+    PP_ASSERT(r->nchecks < PP_MAX_CHECKS);
+    pp_check *c = &r->checks[r->nchecks++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->max = max;
+    c->passed = passed;
+    c->points = passed ? max : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+    va_end(ap);
+    r->score += c->points;
+    r->max += max;
+    return c;
+}
+
+/* ---- gradients ----------------------------------------------------------------------------------------- */
+
+static double norm2(const float *x, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += (double)x[i] * x[i];
+    return s;
+}
+
+static double diff2(const float *a, const float *b, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++) s += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+    return s;
+}
+
+double pp__rel_err(const float *got, const float *ref, int n) {
+    double r = sqrt(norm2(ref, n));
+    return sqrt(diff2(got, ref, n)) / (r > 1e-30 ? r : 1e-30);
+}
+
+/* Solves A x = b (n x n, row-major, destroyed) by Gaussian elimination with partial pivoting. */
+static int solve(double *A, double *b, double *x, int n) {
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++)
+            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) p = i;
+        if (fabs(A[p * n + k]) < 1e-300) return -1;
+        for (int j = 0; j < n; j++) {
+            double t = A[k * n + j];
+            A[k * n + j] = A[p * n + j];
+            A[p * n + j] = t;
+        }
+        double t = b[k];
+        b[k] = b[p];
+        b[p] = t;
+        for (int i = k + 1; i < n; i++) {
+            double f = A[i * n + k] / A[k * n + k];
+            for (int j = k; j < n; j++) A[i * n + j] -= f * A[k * n + j];
+            b[i] -= f * b[k];
+        }
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int j = i + 1; j < n; j++) s -= A[i * n + j] * x[j];
+        x[i] = s / A[i * n + i];
+    }
+    return 0;
+}
+
+/* Explains a virtual stage's gradient g as a mix sum_m c_m * g_m of the micro-batches' own gradients (least
+ * squares over the stage's parameters). A correct pipeline has every c_m = 1/M. Writes a diagnosis into msg. */
+static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, int vs, char *msg, size_t len) {
+    int M = ref->M;
+    /* the stage's slice of the flattened gradient: parameters are in model order, as in the reference */
+    size_t off = 0, n = 0;
+    int first = -1;
+    for (int i = 0; i < res->nparams; i++) {
+        if (res->params[i].vstage == vs) {
+            if (first < 0) first = i;
+            n += (size_t)res->params[i].count;
+        } else if (first < 0) {
+            off += (size_t)res->params[i].count;
+        }
+    }
+    float *g = pp__xmalloc(n * sizeof *g);
+    size_t k = 0;
+    for (int i = first; i < res->nparams && res->params[i].vstage == vs; i++) {
+        memcpy(g + k, res->params[i].grad, (size_t)res->params[i].count * sizeof(float));
+        k += (size_t)res->params[i].count;
+    }
+    double *A = pp__xcalloc((size_t)(M * M), sizeof *A), *b = pp__xcalloc((size_t)M, sizeof *b);
+    double *c = pp__xcalloc((size_t)M, sizeof *c);
+    for (int i = 0; i < M; i++) {
+        const float *gi = ref->mb_grad[i] + off;
+        for (size_t e = 0; e < n; e++) b[i] += (double)gi[e] * g[e];
+        for (int j = 0; j <= i; j++) {
+            const float *gj = ref->mb_grad[j] + off;
+            double s = 0;
+            for (size_t e = 0; e < n; e++) s += (double)gi[e] * gj[e];
+            A[i * M + j] = A[j * M + i] = s;
+        }
+    }
+    int ok = solve(A, b, c, M) == 0;
+    /* how much of g the mix explains */
+    double resid = 0, gn = 0;
+    for (size_t e = 0; ok && e < n; e++) {
+        double fit = 0;
+        for (int i = 0; i < M; i++) fit += c[i] * ref->mb_grad[i][off + e];
+        resid += (g[e] - fit) * (g[e] - fit);
+        gn += (double)g[e] * g[e];
+    }
+    int rank = res->params[first].rank, len0 = 0;
+    double want = 1.0 / M, tol = 0.05 / M;
+    if (gn == 0) {
+        snprintf(msg, len, "virtual stage %d (rank %d) has all-zero gradients: its backward never added to them", vs,
+                 rank);
+    } else if (!ok || resid > 1e-4 * gn) {
+        snprintf(msg, len,
+                 "virtual stage %d (rank %d) gradients are no mix of the micro-batches' gradients: a stage got the "
+                 "wrong input or the wrong gradient (check tags, peers and which stash each backward uses)", vs, rank);
+    } else {
+        double lo = c[0], hi = c[0];
+        for (int i = 1; i < M; i++) lo = c[i] < lo ? c[i] : lo, hi = c[i] > hi ? c[i] : hi;
+        if (hi - lo < tol && fabs(lo - want) > tol) {
+            snprintf(msg, len, "virtual stage %d (rank %d) gradients are %.2fx the reference: did you scale the loss "
+                     "by 1/M (pp_loss_grad(r, 1.0f / M)), once?", vs, rank, lo / want);
+        } else {
+            int zero_but_last = M > 1 && fabs(c[M - 1] - want) < tol;
+            for (int i = 0; i < M - 1; i++) zero_but_last &= fabs(c[i]) < tol;
+            if (zero_but_last) {
+                snprintf(msg, len, "virtual stage %d (rank %d) only kept the last micro-batch's gradient: were "
+                         "gradients zeroed between micro-batches? Accumulate them; the library zeroes once per step",
+                         vs, rank);
+            } else {
+                len0 = snprintf(msg, len, "virtual stage %d (rank %d):", vs, rank);
+                int said = 0;
+                for (int i = 0; i < M && len0 < (int)len && said < 4; i++) {
+                    double times = c[i] / want;
+                    if (fabs(times - 1) < 0.05) continue;
+                    said++;
+                    if (fabs(times) < 0.05)
+                        len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d is missing;", i);
+                    else
+                        len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d counted %.2f times;", i, times);
+                }
+                if (len0 < (int)len) snprintf(msg + len0, len - (size_t)len0, " each should count once (scaled by 1/M)");
+            }
+        }
+    }
+    free(A), free(b), free(c), free(g);
+}
+
+/* ---- trace --------------------------------------------------------------------------------------------- */
+
+/* Checks exactly one F and one B (and at most one W) per (virtual stage, micro-batch). 0 or -1 with a message. */
+static int check_ownership(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    int S = c->P * c->v, M = c->M;
+    int *cnt = pp__xcalloc((size_t)(3 * S * M), sizeof *cnt);
+    for (int r = 0; r < c->P; r++)
+        for (int i = 0; i < res->traces[r].n; i++) {
+            const pp_event *e = &res->traces[r].ev[i];
+            if (e->op > PP_OP_W || e->mb < 0 || e->mb >= M || e->vstage < 0 || e->vstage >= S) continue;
+            cnt[(e->op * S + e->vstage) * M + e->mb]++;
+        }
+    int bad = 0;
+    for (int s = 0; s < S && !bad; s++)
+        for (int m = 0; m < M && !bad; m++) {
+            int f = cnt[(PP_OP_F * S + s) * M + m], b = cnt[(PP_OP_B * S + s) * M + m], w = cnt[(PP_OP_W * S + s) * M + m];
+            const char *what = f != 1 ? "forward" : b != 1 ? "backward" : w > 1 ? "weight-gradient half" : NULL;
+            int times = f != 1 ? f : b != 1 ? b : w;
+            if (what) {
+                snprintf(msg, len, "micro-batch %d ran its %s %d time%s on virtual stage %d (rank %d); expected "
+                         "exactly once", m, what, times, times == 1 ? "" : "s", s, s % c->P);
+                bad = 1;
+            }
+        }
+    free(cnt);
+    return bad ? -1 : 0;
+}
+
+/* The first place where a rank's compute order differs from the canonical schedule, or "" when it matches. */
+static void order_diff(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    pp_schedule s;
+    msg[0] = 0;
+    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return;
+    for (int r = 0; r < c->P && !msg[0]; r++) {
+        int k = 0;
+        for (int i = 0; i < res->traces[r].n && !msg[0]; i++) {
+            const pp_event *e = &res->traces[r].ev[i];
+            if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
+            char kind = e->op == PP_OP_F ? 'F' : 'B';
+            if (k >= s.n[r]) {
+                snprintf(msg, len, "rank %d runs more ops than the canonical order", r);
+            } else if (s.ops[r][k].kind != kind || s.ops[r][k].mb != e->mb || s.ops[r][k].chunk != e->chunk) {
+                snprintf(msg, len, "rank %d op %d: the canonical order runs %c mb%d chunk %d, this run %c mb%d chunk %d", r,
+                         k, s.ops[r][k].kind, s.ops[r][k].mb, s.ops[r][k].chunk, kind, e->mb, e->chunk);
+            }
+            k++;
+        }
+    }
+    pp__schedule_free(&s);
+}
+
+/* ---- all checks ---------------------------------------------------------------------------------------- */
+
+void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
+                    const pp_reference *ref, pp_test_result *out) {
+    char msg[600];
+    int P = c->P;
+    double gate_msg_pts[] = {PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
+    const char *gate_names[] = {"weights and loss after K steps", "one F and one B per micro-batch and stage",
+                                "bubble", "stash peak", "boundary messages"};
+    /* gradients */
+    double worst = 0;
+    int worst_i = 0, names_ok = res->nparams == ref->nparams;
+    for (int i = 0; names_ok && i < res->nparams; i++) {
+        names_ok = !strcmp(res->params[i].name, ref->params[i].name);
+        double e = pp__rel_err(res->params[i].grad, ref->params[i].grad, res->params[i].count);
+        if (!(e <= worst)) worst = e, worst_i = i; /* NaN counts as worst */
+    }
+    out->grad_err = worst;
+    int grads_ok = names_ok && worst <= PP_GRAD_RTOL;
+    if (grads_ok) {
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
+                      "(worst %.1e, %s)", PP_GRAD_RTOL, worst, res->params[worst_i].name);
+    } else if (!names_ok) {
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "the parameter set differs from the reference model");
+    } else {
+        int vs = res->params[worst_i].vstage, opt_many = -1;
+        for (int r = 0; r < P; r++)
+            if (res->opt_calls[r] > 1) opt_many = r;
+        if (opt_many >= 0)
+            snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
+                     "the last backward", opt_many, res->opt_calls[opt_many]);
+        else
+            diagnose_stage(res, ref, vs, msg, sizeof msg);
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "%s (worst: %s, relative error %.2e > %.0e)", msg,
+                      res->params[worst_i].name, worst, PP_GRAD_RTOL);
+    }
+    if (!grads_ok) {
+        for (size_t i = 0; i < sizeof gate_names / sizeof *gate_names; i++)
+            pp__check_add(out, gate_names[i], gate_msg_pts[i], 0, "not graded: the gradients must be right first");
+        if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: the gradients must be right first");
+        return;
+    }
+    /* weights and loss after K steps */
+    double wworst = 0, lworst = 0;
+    int wi = 0;
+    for (int i = 0; i < res->nparams; i++) {
+        double e = pp__rel_err(res->params[i].weight, ref->params[i].weight, res->params[i].count);
+        if (!(e <= wworst)) wworst = e, wi = i;
+    }
+    for (int k = 0; k < c->steps; k++) {
+        double e = fabs((double)res->loss[k] - ref->loss[k]) / (fabs((double)ref->loss[k]) + 1e-12);
+        if (!(e <= lworst)) lworst = e;
+    }
+    int opt_bad = -1;
+    for (int r = 0; r < P; r++)
+        if (res->opt_calls[r] != 1) opt_bad = r;
+    if (opt_bad >= 0)
+        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step 1; "
+                      "expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
+    else
+        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, wworst <= PP_WEIGHT_RTOL && lworst <= PP_LOSS_RTOL,
+                      "after %d step%s: worst weight error %.1e (%s, limit %.0e), worst loss error %.1e (limit %.0e)",
+                      c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, PP_WEIGHT_RTOL, lworst,
+                      PP_LOSS_RTOL);
+    /* ownership */
+    int own = check_ownership(c, res, msg, sizeof msg) == 0;
+    pp__check_add(out, gate_names[1], PP_PTS_OWNERSHIP, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
+                  "each virtual stage, on the rank that owns it" : msg);
+    /* bubble */
+    int formula;
+    double theory = pp__theory_bubble(c, &formula);
+    out->bubble = res->bubble;
+    out->theory = theory;
+    if (fabs(res->bubble - theory) <= 1e-9) {
+        pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble, theory,
+                      formula ? "formula" : "replay of the canonical schedule");
+    } else {
+        char od[200];
+        order_diff(c, res, od, sizeof od);
+        pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s)%s%s", res->bubble, theory,
+                      formula ? "formula" : "replay of the canonical schedule", od[0] ? "; " : "", od);
+    }
+    /* stash peak */
+    int peak_ok = 1, bad_r = 0;
+    for (int r = 0; r < P && r < PP_MAX_RANKS; r++) {
+        out->peak[r] = res->peak_stashes[r];
+        out->peak_bound[r] = pp__theory_peak(c, r);
+        if (res->peak_stashes[r] > out->peak_bound[r] && peak_ok) peak_ok = 0, bad_r = r;
+    }
+    if (peak_ok)
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
+    else
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
+                      bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r],
+                      !strcmp(c->schedule, "1f1b") ? "warmup should be min(P-r-1, M) forwards, and each stash freed "
+                      "right after its backward" : !strcmp(c->schedule, "interleaved") ? "warmup should be "
+                      "min(2(P-r-1)+(v-1)P, vM) chunk-forwards, and each stash freed right after its backward"
+                      : "free each stash right after its backward");
+    /* messages */
+    int sent = 0;
+    for (int r = 0; r < P; r++) sent += res->sent_msgs[r];
+    int want = pp__theory_messages(c);
+    pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, sent == want, "%d boundary messages sent, expected %d "
+                  "(2M(vP-1))%s", sent, want, sent == want ? "" : ": each activation and each gradient crosses each "
+                  "boundary exactly once");
+    /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
+    if (c->recompute) {
+        int ok = plain != NULL, r_bad = 0;
+        size_t limit = 0;
+        for (int r = 0; ok && r < P; r++) {
+            size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
+            if (res->peak_bytes[r] > lim) ok = 0, r_bad = r, limit = lim;
+        }
+        if (ok)
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 1, "peak stash memory on rank 0: %zu KiB "
+                          "with recomputation, %zu KiB without", res->peak_bytes[0] / 1024, plain->peak_bytes[0] / 1024);
+        else if (!plain)
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed");
+        else
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
+                          "recomputation on, limit %zu KiB (stage inputs only): call pp_stash_checkpoint right after "
+                          "each forward when pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
+    }
+}
+
+void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, pp_test_result *out) {
+    const char *names[] = {"gradients", "weights and loss after K steps", "one F and one B per micro-batch and stage",
+                           "bubble", "stash peak", "boundary messages"};
+    double pts[] = {PP_PTS_GRADS, PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        pp__check_add(out, names[i], pts[i], 0, "not graded: the run failed (%s)", pp__status_str(st));
+    if (c && c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: the run failed");
+    out->status = st;
+    snprintf(out->error, sizeof out->error, "%s", error);
+}

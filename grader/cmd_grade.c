@@ -1,0 +1,110 @@
+/* cmd_grade.c: `pplab grade`: builds the implementation of each lab (before any test process starts), runs
+ * the configuration set test by test, prints progress and the score, and writes the requested reports.
+ * Exit 0 iff full marks. */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "configs.h"
+#include "impl.h"
+#include "report.h"
+#include "runner.h"
+
+static const char *usage =
+    "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|warmup|naive|gpipe|1f1b|interleaved]\n"
+    "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
+    "                   [--gradescope F] [--table] [--quiet]\n"
+    "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
+    "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
+    "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
+    "Exit status 0 iff full marks.\n";
+
+static int fail_usage(const char *fmt, const char *arg) {
+    fprintf(stderr, "pplab grade: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see: pplab grade --help)\n");
+    return 2;
+}
+
+int pp__cmd_grade(int argc, char **argv) {
+    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL;
+    int only_config = 0, table = 0, quiet = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *f = argv[i];
+#define VAL() (i + 1 < argc ? argv[++i] : NULL)
+        const char **slot = !strcmp(f, "--impl") ? &impl : !strcmp(f, "--lab") ? &lab : !strcmp(f, "--backend") ? &backend
+                          : !strcmp(f, "--json") ? &json : !strcmp(f, "--junit") ? &junit
+                          : !strcmp(f, "--gradescope") ? &gs : !strcmp(f, "--config") ? &cfgfile : NULL;
+        if (slot) {
+            const char *v = VAL();
+            if (!v) return fail_usage("%s needs a value", f);
+            *slot = v;
+        } else if (!strcmp(f, "--only-config")) only_config = 1;
+        else if (!strcmp(f, "--table")) table = 1;
+        else if (!strcmp(f, "--quiet")) quiet = 1;
+        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            fputs(usage, stdout);
+            return 0;
+        } else return fail_usage("unknown flag '%s'", f);
+#undef VAL
+    }
+    if (strcmp(lab, "all") && !pp__lab_find(lab))
+        return fail_usage("unknown lab '%s': use all, warmup, naive, gpipe, 1f1b or interleaved", lab);
+    const pp_lab_info *li = pp__lab_find(lab);
+    if (li) lab = li->name;
+    if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) return fail_usage("unknown backend '%s': use cpu or cuda", backend);
+    if (only_config && !cfgfile) return fail_usage("%s needs --config FILE", "--only-config");
+    char dir[PATH_MAX], err[4096];
+    if (pp__impl_dir(impl, dir, sizeof dir))
+        return fail_usage("--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
+
+    pp_test_config *cfgs = NULL;
+    int n = only_config ? 0 : pp__configs_default(lab, !strcmp(backend, "cuda"), &cfgs);
+    if (cfgfile && pp__configs_load(cfgfile, lab, &cfgs, &n, err, sizeof err)) {
+        fprintf(stderr, "pplab grade: %s\n", err);
+        free(cfgs);
+        return 2;
+    }
+    if (n == 0) {
+        fprintf(stderr, "pplab grade: no configurations to grade for lab %s\n", lab);
+        free(cfgs);
+        return 2;
+    }
+    /* Compile every lab involved first: nothing is forked or threaded yet. */
+    char so[5][PATH_MAX], build_err[5][2048];
+    int built[5] = {0};
+    for (int l = 0; l < pp__nlabs; l++) {
+        int used = 0;
+        for (int i = 0; i < n; i++) used |= !strcmp(cfgs[i].lab, pp__labs[l].name);
+        if (!used) continue;
+        built[l] = pp__impl_build(dir, &pp__labs[l], so[l], sizeof so[l], build_err[l], sizeof build_err[l]) == 0 ? 1 : -1;
+    }
+    /* `pplab grade | head` must still write the report files */
+    signal(SIGPIPE, SIG_IGN);
+    int color = isatty(1) && !getenv("NO_COLOR");
+    pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
+    if (!quiet) printf("grading %s (%s) on %s: %d tests\n", impl, dir, backend, n);
+    for (int i = 0; i < n; i++) {
+        int l = (int)(pp__lab_find(cfgs[i].lab) - pp__labs);
+        pp__runner_test(&cfgs[i], built[l] > 0 ? so[l] : NULL, build_err[l], backend, &res[i]);
+        if (!quiet) {
+            pp__report_progress(stdout, &res[i], i + 1, n, color);
+            fflush(stdout);
+        }
+    }
+    if (table) pp__report_table(stdout, res, n);
+    pp__report_summary(stdout, res, n, color);
+    int rc = 0;
+    if (json && pp__report_json(json, res, n, impl, backend)) rc = 2;
+    if (junit && pp__report_junit(junit, res, n, impl, backend)) rc = 2;
+    if (gs && pp__report_gradescope(gs, res, n, impl, backend)) rc = 2;
+    double score = 0, max = 0;
+    for (int i = 0; i < n; i++) score += res[i].score, max += res[i].max;
+    if (!rc) rc = score == max ? 0 : 1;
+    free(res);
+    free(cfgs);
+    return rc;
+}

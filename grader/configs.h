@@ -1,0 +1,22 @@
+/* configs.h: the grader's configuration sets: the explicit default set, and hidden ones from a file. */
+#ifndef PP_CONFIGS_H
+#define PP_CONFIGS_H
+
+#include "grade.h"
+
+/* The default configurations of `lab` ("all" for every lab), in lab order. Returns the count; *out is
+ * malloc'd. The set is explicit so students and instructors can read exactly what is graded. */
+int pp__configs_default(const char *lab, int gpu, pp_test_config **out);
+
+/* Appends the configurations of a file to *out (count *n), keeping only `lab` ("all" keeps every one). Lines:
+ *   <lab> [P=4] [M=8] [v=2] [steps=2] [seed=7] [latency=0.5] [recompute=1] [layers=8] [time=20] [part=...]
+ * '#' starts a comment. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
+int pp__configs_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
+
+/* "gpipe P=4 M=8 v=1 seed=3" style name. */
+void pp__config_name(const pp_test_config *c, char *buf, size_t len);
+
+/* Turns a test configuration into a run configuration for `backend`. */
+void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
+
+#endif /* PP_CONFIGS_H */

@@ -1,0 +1,59 @@
+/* grade.h: what a graded test is, what it reports, and the pieces of the grader that produce it.
+ * A test = (lab, configuration). It runs in a forked child with a time limit; the child sends back one
+ * pp_test_result over a pipe, stamped with a per-run token, never through stdout. */
+#ifndef PP_GRADE_H
+#define PP_GRADE_H
+
+#include <stdint.h>
+
+#include "runtime.h"
+
+#define PP_MAX_CHECKS 12
+#define PP_MAX_RANKS 64
+
+typedef struct pp_check {
+    char name[48];          /* "gradients", "weights after K steps", "bubble", ... */
+    double points, max;
+    int passed;
+    char msg[600];          /* expected vs seen, and a hint when it failed */
+} pp_check;
+
+/* One graded configuration. */
+typedef struct pp_test_config {
+    char lab[16];           /* naive, gpipe, 1f1b, interleaved, warmup */
+    char part[16];          /* warm-up only: bubble, peaks, orders, partition */
+    int P, M, v, steps, layers;
+    unsigned seed;
+    double latency;
+    int recompute;
+    double time_limit_s;
+    int hidden;             /* 0: default */
+} pp_test_config;
+
+typedef struct pp_test_result {
+    uint64_t token;         /* must equal the token the parent chose, or the result is rejected */
+    char name[96];          /* "gpipe P=4 M=8 seed=3" */
+    pp_test_config cfg;
+    pp_status status;       /* PP_OK when the run itself completed */
+    char error[1200];       /* the run's failure (deadlock report, misuse...), truncated */
+    pp_check checks[PP_MAX_CHECKS];
+    int nchecks;
+    double score, max;
+    /* figures for tables and reports */
+    double bubble, theory;
+    int peak[PP_MAX_RANKS];
+    int peak_bound[PP_MAX_RANKS];
+    double grad_err;        /* worst per-tensor relative error of the gradients */
+    double seconds;
+    int timed_out, crashed;
+    char output_tail[1500]; /* the last lines the student's code printed (filled by the parent) */
+} pp_test_result;
+
+/* Adds a check to r (points earned = passed ? max : 0, unless partial is set by the caller afterwards). */
+pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Grades the warm-up lab's part cfg->part from the shared object so_path (runs inside the forked child). */
+void pp__warmup_grade(const char *so_path, const pp_test_config *cfg, pp_test_result *out);
+
+#endif /* PP_GRADE_H */

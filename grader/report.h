@@ -1,0 +1,83 @@
+/* report.h: what the grader prints and writes once tests have run: a progress line per finished test, the
+ * per-lab summary with the final verdict, the demo table, and the machine-readable reports (JSON, JUnit XML,
+ * Gradescope results.json). Every function reads an array of finished pp_test_result values and never changes
+ * it; none of them reads the environment (the caller decides colour, e.g. from NO_COLOR and isatty). */
+#ifndef PP_REPORT_H
+#define PP_REPORT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "grade.h"
+
+/* ---- terminal ------------------------------------------------------------------------------------------ */
+
+/* Prints the line for one finished test: "[ 3/52] gpipe P=4 M=8 seed=3 ........ 10/10  ok  (0.12 s)".
+ * index is the test's 1-based position, printed as given; total is the number of tests. A test that lost
+ * points shows FAIL, then one indented line per failed check ("    - gradients (0/4): <msg>"); a run that did
+ * not complete (status != PP_OK, timed out, crashed) adds "    run: <first line of the error>" and the rest of
+ * the error; a failed test with captured output ends with "    output (last lines):" and that output.
+ * Control characters in the student's text are shown as '?'. ANSI colour only when color != 0. */
+void pp__report_progress(FILE *out, const pp_test_result *r, int index, int total, int color);
+
+/* Prints the score per lab (warmup, naive, gpipe, 1f1b, interleaved, then any other lab name, in order of
+ * first appearance; only labs present), the total "Score: 87/120", and a last line "FULL MARKS" or
+ * "NOT FULL MARKS: N tests lost points" ("no tests ran" when n == 0). ANSI colour only when color != 0. */
+void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color);
+
+/* Prints the demo table, fixed-width columns under a '#'-headed header: lab, P, M, v, bubble measured, theory,
+ * peak stashes (the per-rank list when it fits the column, else the max over ranks), gradient error (%.1e),
+ * score, ok/FAIL. Figures of a run that did not complete, and NaN figures, are shown as "-". */
+void pp__report_table(FILE *out, const pp_test_result *r, int n);
+
+/* ---- files --------------------------------------------------------------------------------------------- */
+/* Each writer below writes the whole file at path (replacing it) for the n results r, and returns 0, or -1
+ * after one line on stderr saying what failed and what to do. impl and backend name what was graded (e.g.
+ * "labs", "cpu"); either may be NULL (written as ""). Text from the student's run is made valid UTF-8 first
+ * (invalid bytes become '?'). */
+
+/* JSON (cJSON): {score, max_score, impl, backend, tests: [{name, lab, config {P, M, v, steps, seed, latency,
+ * recompute, layers, part}, score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble,
+ * theory, peak_stashes [P], peak_bound [P], grad_err, seconds, checks [{name, score, max_score, passed,
+ * message}], output}]}. NaN figures are written as null. */
+int pp__report_json(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
+
+/* JUnit XML: <testsuites> holding one <testsuite> per lab (same order as the summary), a <testcase name
+ * classname="pplab.<lab>" time> per test, a <failure message="..."> with the failed checks and the run's
+ * error when the test lost points, and <system-out> with the output tail when there is one. Everything is
+ * XML-escaped; control characters XML 1.0 cannot hold become '?'. */
+int pp__report_junit(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
+
+/* Gradescope results.json: {score, execution_time (sum of seconds, rounded up), output (the summary text),
+ * visibility "visible", stdout_visibility "hidden", tests: [{name, score, max_score, status "passed"|"failed",
+ * output (failed checks, the run's error and the output tail; "all N checks passed" otherwise), visibility
+ * "visible"}], leaderboard: []}. impl and backend are named in the top-level output. */
+int pp__report_gradescope(const char *path, const pp_test_result *r, int n, const char *impl,
+                          const char *backend);
+
+/* ---- helpers shared by the writers (report_term.c) ----------------------------------------------------- */
+
+/* 1 when the test earned every point: its run completed and every check passed. */
+int pp__report_passed(const pp_test_result *r);
+
+/* Labs in report order: fills labs[0..max) with pointers into r[].cfg.lab (warmup, naive, gpipe, 1f1b,
+ * interleaved first, then unknown names by first appearance, each once); returns how many. */
+int pp__report_labs(const pp_test_result *r, int n, const char **labs, int max);
+
+/* Writes why the test lost points as plain text into buf (always NUL-terminated, truncated to len): one line
+ * per failed check "- gradients (0/4): <msg>", then "run: <error>" when the run did not complete, then, when
+ * with_output is set and there is output, "output (last lines):" and the tail. Empty for a passed test. */
+void pp__report_failure_text(const pp_test_result *r, int with_output, char *buf, size_t len);
+
+/* Formats points compactly ("10", "7.5") into buf; returns buf. */
+const char *pp__report_points(double p, char *buf, size_t len);
+
+/* A NUL-terminated, valid-UTF-8 copy of at most max bytes of s (which need not be terminated within max),
+ * invalid bytes replaced by '?'. The caller frees it; NULL only when memory runs out. */
+char *pp__report_utf8(const char *s, size_t max);
+
+/* Writes text (NUL-terminated) to path, replacing it; returns 0, or -1 after one line on stderr naming the
+ * report (what, e.g. "JSON report"), the path and the reason. text stays the caller's. */
+int pp__report_write(const char *path, const char *text, const char *what);
+
+#endif /* PP_REPORT_H */

@@ -1,0 +1,323 @@
+/* report_term.c: the grader's terminal output (progress lines, per-lab summary, demo table) and the small
+ * helpers the file reports share (verdict, lab order, failure text, points, UTF-8 cleaning). */
+#include "report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define C_GREEN "\033[32m"
+#define C_RED "\033[31m"
+#define C_YELLOW "\033[33m"
+#define C_BOLD "\033[1m"
+#define C_RESET "\033[0m"
+
+/* The progress line pads the test name with dots up to this column, so scores line up. */
+#define NAME_COL 44
+/* Widest per-rank peak list the table shows before falling back to "max N". */
+#define PEAK_COL 14
+
+static const char *const lab_order[] = {"warmup", "naive", "gpipe", "1f1b", "interleaved"};
+
+/* Fixed-size fields come from a child process over a pipe: never trust them to be terminated. */
+static int field_len(const char *s, size_t size) { return (int)strnlen(s, size); }
+#define FIELD(s) field_len((s), sizeof(s)), (s)
+
+static int nchecks_of(const pp_test_result *r) {
+    return r->nchecks < 0 ? 0 : r->nchecks > PP_MAX_CHECKS ? PP_MAX_CHECKS : r->nchecks;
+}
+
+static int run_failed(const pp_test_result *r) { return r->status != PP_OK || r->timed_out || r->crashed; }
+
+int pp__report_passed(const pp_test_result *r) {
+    if (run_failed(r)) return 0;
+    for (int i = 0; i < nchecks_of(r); i++)
+        if (!r->checks[i].passed) return 0;
+    return r->score >= r->max - 1e-9;
+}
+
+const char *pp__report_points(double p, char *buf, size_t len) {
+    if (!isfinite(p))
+        snprintf(buf, len, "-");
+    else if (fabs(p - round(p)) < 1e-9)
+        snprintf(buf, len, "%.0f", round(p) == 0 ? 0.0 : round(p)); /* never "-0" */
+    else {
+        snprintf(buf, len, "%.2f", p);
+        char *e = buf + strlen(buf);
+        while (e > buf && e[-1] == '0') *--e = '\0';
+    }
+    return buf;
+}
+
+int pp__report_labs(const pp_test_result *r, int n, const char **labs, int max) {
+    int k = 0;
+    size_t nknown = sizeof lab_order / sizeof lab_order[0];
+    for (size_t j = 0; j < nknown; j++)
+        for (int i = 0; i < n && k < max; i++)
+            if (strncmp(r[i].cfg.lab, lab_order[j], sizeof r[i].cfg.lab) == 0) {
+                labs[k++] = r[i].cfg.lab;
+                break;
+            }
+    for (int i = 0; i < n && k < max; i++) {
+        int seen = 0;
+        for (int j = 0; j < k && !seen; j++) seen = strncmp(labs[j], r[i].cfg.lab, sizeof r[i].cfg.lab) == 0;
+        if (!seen) labs[k++] = r[i].cfg.lab;
+    }
+    return k;
+}
+
+/* A shared, bounded appender: keeps going after truncation so callers need no checks. */
+typedef struct {
+    char *buf;
+    size_t len, used;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    if (b->used + 1 >= b->len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(b->buf + b->used, b->len - b->used, fmt, ap);
+    va_end(ap);
+    if (w > 0) b->used += (size_t)w < b->len - b->used ? (size_t)w : b->len - b->used - 1;
+}
+
+/* What the run's failure was, when r->error says nothing. */
+static const char *run_failure_fallback(const pp_test_result *r, char *buf, size_t len) {
+    if (r->timed_out)
+        snprintf(buf, len, "timed out after %.1f s (an endless wait or loop in the schedule?)", r->cfg.time_limit_s);
+    else if (r->crashed)
+        snprintf(buf, len, "crashed before reporting a result");
+    else
+        snprintf(buf, len, "%s", pp__status_str(r->status));
+    return buf;
+}
+
+void pp__report_failure_text(const pp_test_result *r, int with_output, char *buf, size_t len) {
+    if (!len) return;
+    sbuf b = {buf, len, 0};
+    buf[0] = '\0';
+    char p1[32], p2[32];
+    for (int i = 0; i < nchecks_of(r); i++) {
+        const pp_check *c = &r->checks[i];
+        if (c->passed) continue;
+        sb_printf(&b, "- %.*s (%s/%s): %.*s\n", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
+                  pp__report_points(c->max, p2, sizeof p2), FIELD(c->msg));
+    }
+    if (run_failed(r)) {
+        char fb[128];
+        if (field_len(r->error, sizeof r->error) > 0)
+            sb_printf(&b, "run: %.*s\n", FIELD(r->error));
+        else
+            sb_printf(&b, "run: %s\n", run_failure_fallback(r, fb, sizeof fb));
+    } else if (b.used == 0 && !pp__report_passed(r)) {
+        sb_printf(&b, "scored %s of %s points\n", pp__report_points(r->score, p1, sizeof p1),
+                  pp__report_points(r->max, p2, sizeof p2));
+    }
+    if (with_output && b.used > 0 && field_len(r->output_tail, sizeof r->output_tail) > 0)
+        sb_printf(&b, "output (last lines):\n%.*s", FIELD(r->output_tail));
+    while (b.used > 0 && buf[b.used - 1] == '\n') buf[--b.used] = '\0';
+}
+
+/* Prints up to max bytes of text, one line at a time: the first after first_prefix, the others after
+ * prefix. Control characters and invalid UTF-8 become '?' so a student's escape sequences cannot repaint the
+ * terminal. */
+static void print_lines(FILE *out, const char *raw, size_t max, const char *first_prefix, const char *prefix) {
+    char *clean = pp__report_utf8(raw, max);
+    const char *text = clean ? clean : "(out of memory)";
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+    fputs(first_prefix, out);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '\n') {
+            fputc('\n', out);
+            fputs(prefix, out);
+        } else if (ch == '\r') {
+            continue;
+        } else if (ch == '\t' || ch >= 0x20) {
+            fputc(ch == 0x7f ? '?' : ch, out);
+        } else {
+            fputc('?', out);
+        }
+    }
+    fputc('\n', out);
+    free(clean);
+}
+
+void pp__report_progress(FILE *out, const pp_test_result *r, int index, int total, int color) {
+    int ok = pp__report_passed(r);
+    int width = snprintf(NULL, 0, "%d", total > 0 ? total : 0);
+    char p1[32], p2[32], score[80];
+    snprintf(score, sizeof score, "%s/%s", pp__report_points(r->score, p1, sizeof p1),
+             pp__report_points(r->max, p2, sizeof p2));
+
+    int nlen = field_len(r->name, sizeof r->name);
+    fprintf(out, "[%*d/%d] %.*s ", width, index, total, nlen, r->name);
+    for (int col = nlen + 1; col < NAME_COL || col < nlen + 3; col++) fputc('.', out);
+    const char *word = ok ? "ok" : "FAIL";
+    if (color)
+        fprintf(out, " %7s  %s%s%s  (%.2f s)\n", score, ok ? C_GREEN : C_RED, word, C_RESET, r->seconds);
+    else
+        fprintf(out, " %7s  %s  (%.2f s)\n", score, word, r->seconds);
+    if (ok) return;
+
+    for (int i = 0; i < nchecks_of(r); i++) {
+        const pp_check *c = &r->checks[i];
+        if (c->passed) continue;
+        char head[160];
+        snprintf(head, sizeof head, "    - %.*s (%s/%s): ", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
+                 pp__report_points(c->max, p2, sizeof p2));
+        print_lines(out, c->msg, sizeof c->msg, head, "      ");
+    }
+    if (run_failed(r)) {
+        const char *label = color ? "    " C_YELLOW "run:" C_RESET " " : "    run: ";
+        if (field_len(r->error, sizeof r->error) > 0) {
+            print_lines(out, r->error, sizeof r->error, label, "      ");
+        } else {
+            char fb[128];
+            run_failure_fallback(r, fb, sizeof fb);
+            print_lines(out, fb, sizeof fb, label, "      ");
+        }
+    }
+    if (field_len(r->output_tail, sizeof r->output_tail) > 0) {
+        fputs("    output (last lines):\n", out);
+        print_lines(out, r->output_tail, sizeof r->output_tail, "      ", "      ");
+    }
+}
+
+void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color) {
+    const char *labs[64];
+    int nlabs = pp__report_labs(r, n, labs, 64);
+    double score = 0, max = 0;
+    int lost = 0;
+    char p1[32], p2[32], s[80];
+    if (nlabs > 0) fputs("Score by lab:\n", out);
+    for (int l = 0; l < nlabs; l++) {
+        double ls = 0, lm = 0;
+        int tests = 0, passed = 0;
+        for (int i = 0; i < n; i++) {
+            if (strncmp(r[i].cfg.lab, labs[l], sizeof r[i].cfg.lab) != 0) continue;
+            ls += r[i].score;
+            lm += r[i].max;
+            tests++;
+            passed += pp__report_passed(&r[i]);
+        }
+        snprintf(s, sizeof s, "%s/%s", pp__report_points(ls, p1, sizeof p1), pp__report_points(lm, p2, sizeof p2));
+        const char *c0 = !color ? "" : passed == tests ? C_GREEN : C_RED, *c1 = color ? C_RESET : "";
+        fprintf(out, "  %-12.*s %s%9s%s   (%d of %d tests passed)\n", (int)sizeof r->cfg.lab, labs[l], c0, s, c1,
+                passed, tests);
+    }
+    for (int i = 0; i < n; i++) {
+        score += r[i].score;
+        max += r[i].max;
+        lost += !pp__report_passed(&r[i]);
+    }
+    fprintf(out, "Score: %s/%s\n", pp__report_points(score, p1, sizeof p1), pp__report_points(max, p2, sizeof p2));
+    const char *on = color ? C_BOLD : "", *green = color ? C_GREEN : "", *red = color ? C_RED : "",
+               *off = color ? C_RESET : "";
+    if (n == 0)
+        fprintf(out, "%s%sNOT FULL MARKS: no tests ran%s\n", on, red, off);
+    else if (lost == 0)
+        fprintf(out, "%s%sFULL MARKS%s\n", on, green, off);
+    else
+        fprintf(out, "%s%sNOT FULL MARKS: %d test%s lost points%s\n", on, red, lost, lost == 1 ? "" : "s", off);
+}
+
+/* "11 9 7 5" when it fits the column, else "max 11"; "-" without ranks. */
+static void peak_cell(const pp_test_result *r, char *buf, size_t len) {
+    int P = r->cfg.P < 0 ? 0 : r->cfg.P > PP_MAX_RANKS ? PP_MAX_RANKS : r->cfg.P;
+    if (P == 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    sbuf b = {buf, len, 0};
+    int mx = r->peak[0];
+    for (int i = 0; i < P; i++) {
+        sb_printf(&b, i ? " %d" : "%d", r->peak[i]);
+        if (r->peak[i] > mx) mx = r->peak[i];
+    }
+    if (strlen(buf) > PEAK_COL) snprintf(buf, len, "max %d", mx);
+}
+
+static void number_cell(char *buf, size_t len, const char *fmt, double x, int valid) {
+    if (valid && !isnan(x))
+        snprintf(buf, len, fmt, x);
+    else
+        snprintf(buf, len, "-");
+}
+
+void pp__report_table(FILE *out, const pp_test_result *r, int n) {
+    fprintf(out, "# %-11s %4s %4s %3s %8s %8s  %-*s %9s %9s  %s\n", "lab", "P", "M", "v", "bubble", "theory",
+            PEAK_COL, "peak stashes", "grad err", "score", "result");
+    for (int i = 0; i < n; i++) {
+        const pp_test_result *t = &r[i];
+        int done = !run_failed(t);
+        char bub[32], th[32], peaks[256], ge[32], p1[32], p2[32], sc[80];
+        number_cell(bub, sizeof bub, "%.4f", t->bubble, done);
+        number_cell(th, sizeof th, "%.4f", t->theory, 1);
+        number_cell(ge, sizeof ge, "%.1e", t->grad_err, done);
+        if (done)
+            peak_cell(t, peaks, sizeof peaks);
+        else
+            snprintf(peaks, sizeof peaks, "-");
+        snprintf(sc, sizeof sc, "%s/%s", pp__report_points(t->score, p1, sizeof p1),
+                 pp__report_points(t->max, p2, sizeof p2));
+        fprintf(out, "  %-11.*s %4d %4d %3d %8s %8s  %-*s %9s %9s  %s\n", FIELD(t->cfg.lab), t->cfg.P, t->cfg.M,
+                t->cfg.v, bub, th, PEAK_COL, peaks, ge, sc, pp__report_passed(t) ? "ok" : "FAIL");
+    }
+}
+
+char *pp__report_utf8(const char *s, size_t max) {
+    size_t n = s ? strnlen(s, max) : 0;
+    char *o = malloc(n + 1);
+    if (!o) return NULL;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0, k = 0;
+    while (i < n) {
+        unsigned char c = u[i];
+        size_t need = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
+        int good = need != 9 && i + need < n;
+        for (size_t j = 1; good && j <= need; j++) good = (u[i + j] & 0xc0) == 0x80;
+        if (good && need > 0) {
+            /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid too. */
+            unsigned cp = need == 1 ? (c & 0x1fu) : need == 2 ? (c & 0x0fu) : (c & 0x07u);
+            for (size_t j = 1; j <= need; j++) cp = (cp << 6) | (u[i + j] & 0x3fu);
+            unsigned lo = need == 1 ? 0x80 : need == 2 ? 0x800 : 0x10000;
+            good = cp >= lo && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        }
+        if (!good) {
+            o[k++] = '?';
+            i++;
+            continue;
+        }
+        for (size_t j = 0; j <= need; j++) o[k++] = (char)u[i + j];
+        i += need + 1;
+    }
+    o[k] = '\0';
+    return o;
+}
+
+int pp__report_write(const char *path, const char *text, const char *what) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "pplab: cannot write the %s to '%s': %s (check that the folder exists and is writable)\n",
+                what, path, strerror(errno));
+        return -1;
+    }
+    size_t len = strlen(text);
+    int bad = fwrite(text, 1, len, f) != len;
+    int err = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (bad) {
+        fprintf(stderr, "pplab: writing the %s to '%s' failed: %s (check the free disk space)\n", what, path,
+                strerror(err));
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Makes sure the Debian packages pplab builds and tests with are installed.
+#   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
+
+set -euo pipefail
+required=(gcc make pkg-config libopenblas-dev libcjson-dev libcriterion-dev)
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin)
+missing=()
+for p in "${required[@]}" "${optional[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "pplab: installing missing packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    exit 0
+fi
+req_missing=()
+for p in "${missing[@]}"; do
+    for r in "${required[@]}"; do [ "$p" = "$r" ] && req_missing+=("$p"); done
+done
+echo "pplab: missing packages: ${missing[*]}" >&2
+echo "pplab: install them with: sudo apt-get install ${missing[*]}" >&2
+# optional ones only cost features (plots, MPI); required ones stop the build
+[ ${#req_missing[@]} -eq 0 ]

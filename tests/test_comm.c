@@ -1,0 +1,490 @@
+/* test_comm.c: the threads transport seen through pp.h: matching on (source, destination, tag) in FIFO order,
+ * rendezvous versus eager sends, groups, and the failures a student meets (deadlock cycles and chains with
+ * near-miss tags, shape mismatches, messages never received), each checked on its message. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "pp.h"
+#include "runtime.h"
+#include "tensor.h"
+
+/* Each Criterion test runs in its own process, so step functions and the test body share plain globals. */
+static _Atomic int g_fail;           /* a step function saw a wrong value */
+static double g_t_send_returned;     /* wall time pp_send returned on the sender */
+static double g_t_recv_posted;       /* wall time the receiver was about to post */
+static double g_rtt_us;              /* ping-pong round trip */
+
+static void config(pp_run_config *c, int P, int eager) {
+    pp__config_defaults(c);
+    c->P = P;
+    c->M = 1;
+    c->eager = eager;
+    c->steps = 1;
+}
+
+/* An activation-shaped tensor (what pp_recv returns) filled with value. */
+static pp_tensor *act(pp_rank *r, float value) {
+    const pp_run_config *c = r->cfg;
+    int rows = c->mb_size * c->seq, cols = c->hidden;
+    pp_tensor *t = pp__tensor_new(r->be, &r->arena, rows, cols, PP_F32, r->id);
+    size_t n = (size_t)rows * (size_t)cols;
+    float *h = malloc(n * sizeof *h);
+    for (size_t i = 0; i < n; i++) h[i] = value;
+    pp__tensor_from_host(t, h);
+    free(h);
+    return t;
+}
+
+/* The value every element of t holds, or NAN when they differ (a torn or misplaced copy). */
+static float value_of(const pp_tensor *t) {
+    size_t n = (size_t)t->rows * (size_t)t->cols;
+    float *h = malloc(n * sizeof *h);
+    pp__tensor_to_host(t, h);
+    float v = h[0];
+    for (size_t i = 1; i < n; i++)
+        if (h[i] != v) v = NAN;
+    free(h);
+    return v;
+}
+
+static void expect_value(const pp_tensor *t, float want) {
+    if (value_of(t) != want) atomic_store(&g_fail, 1);
+}
+
+static void sleep_ms(int ms) {
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static pp_status run(const pp_run_config *c, pp_step_fn fn, pp_run_result *res) {
+    atomic_store(&g_fail, 0);
+    memset(res, 0, sizeof *res);
+    return pp__run(c, fn, res);
+}
+
+#define ASSERT_OK(res) cr_assert_eq((res).status, PP_OK, "run failed: %s", (res).error)
+#define ASSERT_HAS(res, text)                                                                                  \
+    cr_assert(strstr((res).error, (text)) != NULL, "expected \"%s\" in the error, got:\n%s", (text), (res).error)
+
+#define T(dir, mb, vs) pp_tag((dir), (mb), (vs))
+
+/* ---- matching ---------------------------------------------------------------------------------------- */
+
+/* Two messages with different tags, received in the opposite order: tags pick the message, not arrival. */
+static void step_tags_reversed(pp_rank *r) {
+    if (r->id == 0) {
+        pp_request *q[2];
+        q[0] = pp_isend(r, act(r, 1.0f), 1, T(PP_FWD, 0, 1));
+        q[1] = pp_isend(r, act(r, 2.0f), 1, T(PP_FWD, 1, 1));
+        pp_waitall(r, q, 2);
+    } else {
+        expect_value(pp_recv(r, 0, T(PP_FWD, 1, 1)), 2.0f);
+        expect_value(pp_recv(r, 0, T(PP_FWD, 0, 1)), 1.0f);
+    }
+}
+
+Test(comm, tags_select_the_message, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    for (int eager = 0; eager <= 1; eager++) {
+        config(&c, 2, eager);
+        run(&c, step_tags_reversed, &res);
+        ASSERT_OK(res);
+        cr_assert_eq(g_fail, 0, "a message landed in the receive of the other tag (eager=%d)", eager);
+        pp__result_free(&res);
+    }
+}
+
+/* Receives posted first (tag A, then B), sends arriving in the other order (B, then A). */
+static void step_out_of_order(pp_rank *r) {
+    if (r->id == 0) {
+        sleep_ms(20); /* let both receives be posted first */
+        pp_send(r, act(r, 2.0f), 1, T(PP_FWD, 1, 1));
+        pp_send(r, act(r, 1.0f), 1, T(PP_FWD, 0, 1));
+    } else {
+        pp_tensor *a, *b;
+        pp_request *q[2];
+        q[0] = pp_irecv(r, 0, T(PP_FWD, 0, 1), &a);
+        q[1] = pp_irecv(r, 0, T(PP_FWD, 1, 1), &b);
+        pp_waitall(r, q, 2);
+        expect_value(a, 1.0f);
+        expect_value(b, 2.0f);
+    }
+}
+
+Test(comm, out_of_order_arrival, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_out_of_order, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0, "out-of-order sends were delivered into the wrong receives");
+    pp__result_free(&res);
+}
+
+/* Three messages with one tag arrive in the order they were sent. */
+static void step_fifo(pp_rank *r) {
+    int tag = T(PP_BWD, 2, 0);
+    if (r->id == 0) {
+        pp_request *q[3];
+        for (int i = 0; i < 3; i++) q[i] = pp_isend(r, act(r, (float)(10 + i)), 1, tag);
+        pp_waitall(r, q, 3);
+    } else {
+        for (int i = 0; i < 3; i++) expect_value(pp_recv(r, 0, tag), (float)(10 + i));
+    }
+}
+
+Test(comm, fifo_for_equal_tags, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    for (int eager = 0; eager <= 1; eager++) {
+        config(&c, 2, eager);
+        run(&c, step_fifo, &res);
+        ASSERT_OK(res);
+        cr_assert_eq(g_fail, 0, "messages of one tag overtook each other (eager=%d)", eager);
+        pp__result_free(&res);
+    }
+}
+
+/* ---- rendezvous and eager ---------------------------------------------------------------------------- */
+
+static void step_send_then_late_recv(pp_rank *r) {
+    int tag = T(PP_FWD, 0, 1);
+    if (r->id == 0) {
+        pp_send(r, act(r, 5.0f), 1, tag);
+        g_t_send_returned = pp__now();
+    } else {
+        sleep_ms(50);
+        g_t_recv_posted = pp__now();
+        expect_value(pp_recv(r, 0, tag), 5.0f);
+    }
+}
+
+Test(comm, rendezvous_send_waits_for_the_receive, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_send_then_late_recv, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0);
+    cr_assert_geq(g_t_send_returned, g_t_recv_posted,
+                  "rendezvous pp_send returned %.1f ms before the receive was posted",
+                  1e3 * (g_t_recv_posted - g_t_send_returned));
+    pp__result_free(&res);
+}
+
+Test(comm, eager_send_returns_at_once, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 1);
+    run(&c, step_send_then_late_recv, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0, "the eager message arrived changed");
+    cr_assert_lt(g_t_send_returned, g_t_recv_posted, "eager pp_send waited %.1f ms for the receive",
+                 1e3 * (g_t_send_returned - g_t_recv_posted));
+    pp__result_free(&res);
+}
+
+/* The eager transport copies at send time: overwriting the tensor afterwards must not change the message. */
+static void step_eager_copy(pp_rank *r) {
+    if (r->id == 0) {
+        pp_tensor *t = act(r, 3.0f);
+        pp_send(r, t, 1, T(PP_FWD, 0, 1));
+        float *h = calloc((size_t)t->rows * (size_t)t->cols, sizeof *h);
+        pp__tensor_from_host(t, h);
+        free(h);
+    } else {
+        sleep_ms(20);
+        expect_value(pp_recv(r, 0, T(PP_FWD, 0, 1)), 3.0f);
+    }
+}
+
+Test(comm, eager_send_copies_the_tensor, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 1);
+    run(&c, step_eager_copy, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0, "changing a tensor after an eager pp_send changed the message");
+    pp__result_free(&res);
+}
+
+/* ---- deadlocks --------------------------------------------------------------------------------------- */
+
+/* Both neighbours send first: a deadlock under rendezvous (as with NCCL), fine in eager mode. */
+static void step_both_send_first(pp_rank *r) {
+    int peer = 1 - r->id;
+    pp_send(r, act(r, (float)r->id), peer, T(PP_FWD, 0, peer));
+    expect_value(pp_recv(r, peer, T(PP_FWD, 0, r->id)), (float)peer);
+}
+
+Test(comm, deadlock_cycle_reported, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    double t0 = pp__now();
+    run(&c, step_both_send_first, &res);
+    double took = pp__now() - t0;
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "deadlock: every rank is blocked and no posted operation can match");
+    ASSERT_HAS(res, "rank 0 blocked in pp_send(dst=1");
+    ASSERT_HAS(res, "rank 1 blocked in pp_send(dst=0");
+    ASSERT_HAS(res, "cycle: rank 0 -> rank 1 -> rank 0");
+    ASSERT_HAS(res, "HINT: two neighbours both blocked in a send");
+    cr_assert(strstr(res.error, "near miss") == NULL, "no near miss expected:\n%s", res.error);
+    cr_assert_lt(took, 1.0, "the deadlock took %.2f s to be reported", took);
+    pp__result_free(&res);
+}
+
+Test(comm, same_cycle_completes_in_eager_mode, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 1);
+    run(&c, step_both_send_first, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0);
+    pp__result_free(&res);
+}
+
+/* The same exchange posted as a group (as NCCL's group calls) or as isend/irecv never deadlocks. */
+static void step_grouped(pp_rank *r) {
+    int peer = 1 - r->id;
+    pp_group_start(r);
+    pp_send(r, act(r, (float)r->id), peer, T(PP_FWD, 0, peer));
+    pp_tensor *x = pp_recv(r, peer, T(PP_FWD, 0, r->id));
+    pp_group_end(r);
+    expect_value(x, (float)peer);
+}
+
+static void step_nonblocking(pp_rank *r) {
+    int peer = 1 - r->id;
+    pp_tensor *x;
+    pp_request *q[2];
+    q[0] = pp_isend(r, act(r, (float)r->id), peer, T(PP_FWD, 0, peer));
+    q[1] = pp_irecv(r, peer, T(PP_FWD, 0, r->id), &x);
+    pp_wait(r, q[1]);
+    pp_wait(r, q[0]);
+    expect_value(x, (float)peer);
+}
+
+Test(comm, groups_and_nonblocking_avoid_the_deadlock, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_grouped, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0, "grouped exchange delivered wrong data");
+    pp__result_free(&res);
+    run(&c, step_nonblocking, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0, "isend/irecv exchange delivered wrong data");
+    pp__result_free(&res);
+}
+
+/* Rank 0 waits for a message rank 1 never sends: a chain that ends at an exited rank. */
+static void step_missing_send(pp_rank *r) {
+    if (r->id == 0) pp_recv(r, 1, T(PP_BWD, 3, 0));
+}
+
+Test(comm, deadlock_chain_to_exited_rank, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_missing_send, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "rank 0 blocked in pp_recv(src=1");
+    ASSERT_HAS(res, "chain: rank 0 -> rank 1 (exited: its step function returned without the matching pp_send");
+    ASSERT_HAS(res, "HINT: rank 1 returned without the matching pp_send");
+    pp__result_free(&res);
+}
+
+/* A 4-rank chain: 0 waits on 1, 1 on 2, 2 on 3, and 3 returns. */
+static void step_long_chain(pp_rank *r) {
+    if (r->id < 3) pp_recv(r, r->id + 1, T(PP_BWD, 0, r->id));
+    else sleep_ms(20);
+}
+
+Test(comm, deadlock_long_chain, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 4, 0);
+    run(&c, step_long_chain, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "chain: rank 0 -> rank 1 -> rank 2 -> rank 3 (exited");
+    pp__result_free(&res);
+}
+
+/* Sender and receiver disagree on the tag: both block, and the report names the two ops side by side. */
+static void step_wrong_tag(pp_rank *r) {
+    if (r->id == 0) pp_send(r, act(r, 1.0f), 1, T(PP_FWD, 1, 1));
+    else pp_recv(r, 0, T(PP_BWD, 1, 0));
+}
+
+Test(comm, deadlock_reports_near_miss, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_wrong_tag, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    char want[256], ts[32], tr[32];
+    snprintf(want, sizeof want, "near miss: rank 1 posted pp_recv(src=0, tag %s) but rank 0 posted pp_send(dst=1, "
+             "tag %s)", pp__tag_describe(T(PP_BWD, 1, 0), tr, sizeof tr),
+             pp__tag_describe(T(PP_FWD, 1, 1), ts, sizeof ts));
+    ASSERT_HAS(res, want);
+    ASSERT_HAS(res, "HINT:");
+    pp__result_free(&res);
+}
+
+/* Three ranks each send to the next before receiving from the previous: a ring that deadlocks. */
+static void step_ring(pp_rank *r) {
+    int P = pp_rank_stages(r), next = (r->id + 1) % P, prev = (r->id + P - 1) % P;
+    pp_send(r, act(r, (float)r->id), next, T(PP_FWD, 0, next));
+    expect_value(pp_recv(r, prev, T(PP_FWD, 0, r->id)), (float)prev);
+}
+
+Test(comm, ring_of_three_deadlocks, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 3, 0);
+    run(&c, step_ring, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "cycle: rank 0 -> rank 1 -> rank 2 -> rank 0");
+    ASSERT_HAS(res, "rank 2 blocked in pp_send(dst=0");
+    pp__result_free(&res);
+    config(&c, 3, 1);
+    run(&c, step_ring, &res);
+    ASSERT_OK(res);
+    cr_assert_eq(g_fail, 0);
+    pp__result_free(&res);
+}
+
+/* ---- other failures ---------------------------------------------------------------------------------- */
+
+/* Rank 0 sends a 1x(hidden) row where rank 1 expects an activation. */
+static void step_wrong_shape(pp_rank *r) {
+    int tag = T(PP_FWD, 2, 1);
+    if (r->id == 0) {
+        pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, r->cfg->hidden, PP_F32, r->id);
+        pp_send(r, t, 1, tag);
+    } else {
+        pp_recv(r, 0, tag);
+    }
+}
+
+Test(comm, shape_mismatch_names_both_sides, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_wrong_shape, &res);
+    cr_assert_eq(res.status, PP_ERR_SHAPE, "expected a shape mismatch, got status %d: %s", res.status, res.error);
+    char want[256], tag[32];
+    pp__tag_describe(T(PP_FWD, 2, 1), tag, sizeof tag);
+    snprintf(want, sizeof want, "rank 0 pp_send(dst=1, tag %s) sent 1x%d f32 but rank 1 pp_recv(src=0, tag %s) "
+             "expects %dx%d f32", tag, c.hidden, tag, c.mb_size * c.seq, c.hidden);
+    ASSERT_HAS(res, want);
+    pp__result_free(&res);
+}
+
+/* An eager send nobody receives completes on the sender's side, and is reported when the step ends. */
+static void step_unreceived(pp_rank *r) {
+    if (r->id == 0) pp_send(r, act(r, 1.0f), 1, T(PP_FWD, 3, 1));
+}
+
+Test(comm, unconsumed_message_reported, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 1);
+    run(&c, step_unreceived, &res);
+    cr_assert_eq(res.status, PP_ERR_UNCONSUMED, "expected an unconsumed message, got status %d: %s", res.status,
+                 res.error);
+    char want[256], tag[32];
+    snprintf(want, sizeof want, "message never received: rank 0 pp_send(dst=1, tag %s), %dx%d f32",
+             pp__tag_describe(T(PP_FWD, 3, 1), tag, sizeof tag), c.mb_size * c.seq, c.hidden);
+    ASSERT_HAS(res, want);
+    pp__result_free(&res);
+}
+
+/* A GPipe-shaped pipeline with blocking calls in a deadlock-free order: exact detection must never fire on it,
+ * however the threads interleave. */
+static void step_pipeline(pp_rank *r) {
+    int P = pp_rank_stages(r), M = pp_rank_microbatches(r), id = r->id;
+    for (int mb = 0; mb < M; mb++) {
+        if (id > 0) expect_value(pp_recv(r, id - 1, T(PP_FWD, mb, id)), (float)(100 * mb + id - 1));
+        if (id < P - 1) pp_send(r, act(r, (float)(100 * mb + id)), id + 1, T(PP_FWD, mb, id + 1));
+    }
+    for (int mb = 0; mb < M; mb++) {
+        if (id < P - 1) expect_value(pp_recv(r, id + 1, T(PP_BWD, mb, id)), (float)(-100 * mb - id - 1));
+        if (id > 0) pp_send(r, act(r, (float)(-100 * mb - id)), id - 1, T(PP_BWD, mb, id - 1));
+    }
+}
+
+Test(comm, no_false_deadlock_in_a_pipeline, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    for (int rep = 0; rep < 20; rep++) {
+        config(&c, 4, 0);
+        c.M = 8;
+        c.steps = 2;
+        c.mb_size = 1;
+        c.seq = 2;
+        c.hidden = 8;
+        c.vocab = 8;
+        run(&c, step_pipeline, &res);
+        ASSERT_OK(res);
+        cr_assert_eq(g_fail, 0, "pipeline messages delivered wrong data");
+        pp__result_free(&res);
+    }
+}
+
+/* ---- several steps, and speed ------------------------------------------------------------------------ */
+
+/* Per-step state is reset: the same tags are reused in every step. */
+Test(comm, steps_start_clean, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    for (int eager = 0; eager <= 1; eager++) {
+        config(&c, 2, eager);
+        c.steps = 3;
+        run(&c, step_grouped, &res);
+        ASSERT_OK(res);
+        cr_assert_eq(g_fail, 0);
+        pp__result_free(&res);
+    }
+}
+
+/* 1000 round trips of one small message each way; the mean round trip is logged. */
+static void step_ping_pong(pp_rank *r) {
+    const int n = 1000;
+    pp_tensor *t = act(r, (float)r->id);
+    double t0 = pp__now();
+    for (int i = 0; i < n; i++) {
+        if (r->id == 0) {
+            pp_send(r, t, 1, T(PP_FWD, 0, 1));
+            pp_recv(r, 1, T(PP_BWD, 0, 0));
+        } else {
+            pp_recv(r, 0, T(PP_FWD, 0, 1));
+            pp_send(r, t, 0, T(PP_BWD, 0, 0));
+        }
+    }
+    if (r->id == 0) g_rtt_us = 1e6 * (pp__now() - t0) / n;
+}
+
+Test(comm, ping_pong_latency, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    /* a small message, so that the round trip measures the transport rather than the copy */
+    c.mb_size = 1;
+    c.seq = 1;
+    c.hidden = 8;
+    c.vocab = 8;
+    run(&c, step_ping_pong, &res);
+    ASSERT_OK(res);
+    cr_log_info("threads transport: ping-pong round trip %.1f us (mean of 1000)", g_rtt_us);
+    /* generous: a loaded 2-core machine still answers within a millisecond; a lost wake-up would not */
+    cr_expect_lt(g_rtt_us, 1000.0, "round trip %.1f us", g_rtt_us);
+    pp__result_free(&res);
+}

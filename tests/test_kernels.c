@@ -1,0 +1,596 @@
+/* test_kernels.c: every kernel of a compute backend against an independent double-precision reference.
+ * Forwards are compared with a double forward written here; backwards with central finite differences of that
+ * double forward (step 1e-5, so the reference itself is exact to ~1e-10 and the whole difference is the fp32
+ * kernel's rounding). Kernels are called through the ops table on device buffers, so the suite runs unchanged on
+ * another backend: PP_TEST_BACKEND=cuda selects one (default cpu).
+ *
+ * Tolerances are |got - ref| <= atol + rtol*|ref|, each stated beside its check with the worst |diff| measured
+ * on the cpu backend (OpenBLAS, one thread); they sit roughly 10x above that noise, far below any real mistake
+ * (a wrong sign, a missing term or a factor 1/n are errors of order 1e-2 .. 1). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "testutil.h"
+
+static pp_backend *be;
+static const pp_backend_ops *K;
+static void *C;
+
+/* Device buffers and host scratch made by a test, released after it. */
+static void *dev_ptrs[256], *host_ptrs[256];
+static int ndev, nhost;
+
+static void setup(void) {
+    char err[256] = "";
+    const char *name = getenv("PP_TEST_BACKEND");
+    if (!name || !*name || strcmp(name, "cpu") == 0)
+        be = pp__backend_cpu_open(0, 1, err, sizeof err);
+    else
+        be = pp__backend_open(name, 0, 1, err, sizeof err);
+    if (!be) cr_skip_test("backend '%s' not usable here: %s", name, err);
+    K = be->ops;
+    C = be->ctx;
+}
+
+static void teardown(void) {
+    if (!be) return;
+    for (int i = 0; i < ndev; i++) K->free(C, dev_ptrs[i]);
+    for (int i = 0; i < nhost; i++) free(host_ptrs[i]);
+    ndev = nhost = 0;
+    pp__backend_close(be);
+    be = NULL;
+}
+
+TestSuite(kernels, .init = setup, .fini = teardown, .timeout = 60);
+
+static void *host_alloc(size_t bytes) {
+    cr_assert(nhost < 256, "test uses too many host buffers");
+    void *p = calloc(1, bytes ? bytes : 1);
+    cr_assert(p, "out of host memory");
+    return host_ptrs[nhost++] = p;
+}
+
+static float *hf(size_t n) { return host_alloc(n * sizeof(float)); }
+static double *hd(size_t n) { return host_alloc(n * sizeof(double)); }
+
+static float *rand_f(tu_rng *r, size_t n, double lo, double hi) {
+    float *x = hf(n);
+    tu_fill_uniform(r, x, n, lo, hi);
+    return x;
+}
+
+static double *to_d(const float *x, size_t n) {
+    double *d = hd(n);
+    for (size_t i = 0; i < n; i++) d[i] = x[i];
+    return d;
+}
+
+static void *dev_alloc(size_t bytes) {
+    cr_assert(ndev < 256, "test uses too many device buffers");
+    return dev_ptrs[ndev++] = K->alloc(C, bytes);
+}
+
+static float *dev_f(const float *host, size_t n) {
+    float *d = dev_alloc(n * sizeof(float));
+    if (host) K->from_host(C, d, host, n * sizeof(float));
+    return d;
+}
+
+static int *dev_i(const int *host, size_t n) {
+    int *d = dev_alloc(n * sizeof(int));
+    K->from_host(C, d, host, n * sizeof(int));
+    return d;
+}
+
+/* Device to a fresh host array, after the backend's queued work. */
+static float *get_f(const float *d, size_t n) {
+    float *h = hf(n);
+    K->sync(C);
+    K->to_host(C, h, d, n * sizeof(float));
+    return h;
+}
+
+/* A host array of n copies of v (to prefill outputs that a kernel must overwrite or accumulate into). */
+static float *const_f(size_t n, float v) {
+    float *x = hf(n);
+    for (size_t i = 0; i < n; i++) x[i] = v;
+    return x;
+}
+
+/* Central differences of the scalar loss(ud) with respect to x[0..n-1], in double. */
+#define FD_STEP 1e-5
+static void fd_grad(double *x, size_t n, double (*loss)(void *), void *ud, double *grad) {
+    for (size_t i = 0; i < n; i++) {
+        double s = x[i];
+        x[i] = s + FD_STEP;
+        double lp = loss(ud);
+        x[i] = s - FD_STEP;
+        double lm = loss(ud);
+        x[i] = s;
+        grad[i] = (lp - lm) / (2 * FD_STEP);
+    }
+}
+
+static double dot_d(const double *a, const double *b, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+/* ---- double-precision reference forwards ---------------------------------------------------------------- */
+
+static void gemm_d(int tA, int tB, int m, int n, int k, double alpha, const double *A, int lda, const double *B,
+                   int ldb, double beta, double *Cm, int ldc) {
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int p = 0; p < k; p++)
+                s += (tA ? A[(size_t)p * lda + i] : A[(size_t)i * lda + p]) *
+                     (tB ? B[(size_t)j * ldb + p] : B[(size_t)p * ldb + j]);
+            double *c = &Cm[(size_t)i * ldc + j];
+            *c = alpha * s + (beta == 0 ? 0 : beta * *c);
+        }
+}
+
+static void layernorm_d(double *out, double *mean, double *rstd, const double *x, const double *g, const double *b,
+                        int n, int h) {
+    for (int i = 0; i < n; i++) {
+        const double *xi = x + (size_t)i * h;
+        double mu = 0, var = 0;
+        for (int j = 0; j < h; j++) mu += xi[j];
+        mu /= h;
+        for (int j = 0; j < h; j++) var += (xi[j] - mu) * (xi[j] - mu);
+        double r = 1.0 / sqrt(var / h + 1e-5);
+        for (int j = 0; j < h; j++) out[(size_t)i * h + j] = (xi[j] - mu) * r * g[j] + b[j];
+        if (mean) mean[i] = mu;
+        if (rstd) rstd[i] = r;
+    }
+}
+
+static double gelu_d(double x) { return 0.5 * x * (1 + tanh(sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
+
+static double xent_d(double *probs, const double *logits, const int *targets, int n, int V) {
+    double loss = 0;
+    for (int i = 0; i < n; i++) {
+        const double *li = logits + (size_t)i * V;
+        double mx = li[0], s = 0;
+        for (int j = 1; j < V; j++) mx = fmax(mx, li[j]);
+        for (int j = 0; j < V; j++) s += exp(li[j] - mx);
+        if (probs)
+            for (int j = 0; j < V; j++) probs[(size_t)i * V + j] = exp(li[j] - mx) / s;
+        loss += log(s) - (li[targets[i]] - mx);
+    }
+    return loss / n;
+}
+
+/* ---- gemm --------------------------------------------------------------------------------------------------- */
+
+/* All four transpositions, padded row strides (ld > columns), alpha and beta; the padding of C must survive. */
+static void check_gemm(int tA, int tB, int m, int n, int k, float alpha, float beta, unsigned seed) {
+    tu_rng r = {seed};
+    int ra = tA ? k : m, ca = tA ? m : k, rb = tB ? n : k, cb = tB ? k : n;
+    int lda = ca + 3, ldb = cb + 2, ldc = n + 1;
+    float *A = rand_f(&r, (size_t)ra * lda, -1, 1), *B = rand_f(&r, (size_t)rb * ldb, -1, 1);
+    float *C0 = rand_f(&r, (size_t)m * ldc, -1, 1);
+    if (beta == 0)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) C0[(size_t)i * ldc + j] = NAN; /* beta == 0 must not read C */
+    float *dC = dev_f(C0, (size_t)m * ldc);
+    K->gemm(C, tA, tB, m, n, k, alpha, dev_f(A, (size_t)ra * lda), lda, dev_f(B, (size_t)rb * ldb), ldb, beta, dC,
+            ldc);
+    float *got = get_f(dC, (size_t)m * ldc);
+    double *ref = to_d(C0, (size_t)m * ldc);
+    gemm_d(tA, tB, m, n, k, alpha, to_d(A, (size_t)ra * lda), lda, to_d(B, (size_t)rb * ldb), ldb, beta, ref, ldc);
+    char what[96];
+    snprintf(what, sizeof what, "gemm tA=%d tB=%d %dx%dx%d alpha=%g beta=%g", tA, tB, m, n, k, alpha, beta);
+    /* k products of magnitude <= 1, so the rounding grows with k: atol 1e-7 * k. Measured worst |diff|
+     * 3.4e-7 at k = 9 and 3.7e-6 at k = 65 (there |C| reaches 5; worst |diff| / allowance 0.15). */
+    expect_close_arr_d(what, got, ref, (size_t)m * ldc, 1e-7 * k, 1e-5);
+    for (int i = 0; i < m; i++)
+        cr_expect(memcmp(&got[(size_t)i * ldc + n], &C0[(size_t)i * ldc + n], sizeof(float)) == 0,
+                  "%s wrote into the padding of C row %d (column %d, beyond n)", what, i, n);
+}
+
+Test(kernels, gemm_transpositions) {
+    for (int tA = 0; tA < 2; tA++)
+        for (int tB = 0; tB < 2; tB++) {
+            check_gemm(tA, tB, 5, 7, 9, 1.0f, 0.0f, 11 + tA * 2 + tB);
+            check_gemm(tA, tB, 5, 7, 9, 0.7f, -0.4f, 21 + tA * 2 + tB);
+            check_gemm(tA, tB, 33, 17, 65, -1.3f, 1.0f, 31 + tA * 2 + tB);
+        }
+}
+
+/* ---- embedding ---------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *table, *w;
+    const int *tok;
+    int n, h;
+} emb_ud;
+
+static double emb_loss(void *p) {
+    emb_ud *u = p;
+    double s = 0;
+    for (int i = 0; i < u->n; i++) s += dot_d(u->table + (size_t)u->tok[i] * u->h, u->w + (size_t)i * u->h, u->h);
+    return s;
+}
+
+Test(kernels, embedding) {
+    enum { V = 6, H = 5, N = 8 };
+    static const int tok[N] = {1, 3, 1, 0, 5, 3, 1, 2}; /* token 1 three times, 3 twice, 4 never */
+    tu_rng r = {7};
+    float *table = rand_f(&r, V * H, -1, 1), *w = rand_f(&r, N * H, -1, 1), *d0 = rand_f(&r, V * H, -1, 1);
+    int *dtok = dev_i(tok, N);
+    float *dout = dev_f(NULL, N * H);
+    K->embedding_fwd(C, dout, dev_f(table, V * H), dtok, N, H);
+    float *out = get_f(dout, N * H);
+    for (int i = 0; i < N; i++)
+        cr_expect(memcmp(out + i * H, table + tok[i] * H, H * sizeof(float)) == 0,
+                  "embedding_fwd row %d is not table row %d", i, tok[i]);
+
+    float *ddt = dev_f(d0, V * H); /* accumulates onto what is there */
+    K->embedding_bwd(C, ddt, dev_f(w, N * H), dtok, N, H);
+    emb_ud u = {to_d(table, V * H), to_d(w, N * H), tok, N, H};
+    double *ref = hd(V * H);
+    fd_grad(u.table, V * H, emb_loss, &u, ref);
+    for (int i = 0; i < V * H; i++) ref[i] += d0[i];
+    /* at most three float adds per element: measured worst 1.5e-7 */
+    expect_close_arr_d("embedding_bwd dtable (+=, repeated tokens)", get_f(ddt, V * H), ref, V * H, 1e-6, 1e-6);
+}
+
+/* ---- layernorm ---------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *x, *g, *b, *w, *out;
+    int n, h;
+} ln_ud;
+
+static double ln_loss(void *p) {
+    ln_ud *u = p;
+    layernorm_d(u->out, NULL, NULL, u->x, u->g, u->b, u->n, u->h);
+    return dot_d(u->out, u->w, (size_t)u->n * u->h);
+}
+
+Test(kernels, layernorm) {
+    enum { N = 6, H = 16 };
+    tu_rng r = {3};
+    float *x = rand_f(&r, N * H, -1, 1), *g = rand_f(&r, H, 0.5, 1.5), *b = rand_f(&r, H, -0.5, 0.5);
+    float *w = rand_f(&r, N * H, -1, 1), *dg0 = rand_f(&r, H, -1, 1), *db0 = rand_f(&r, H, -1, 1);
+    for (int j = 0; j < H; j++) x[j] += 50.0f; /* a row with a large mean: the variance must not cancel */
+    float *dx_ = dev_f(x, N * H), *dg_ = dev_f(g, H), *dm = dev_f(NULL, N), *dr = dev_f(NULL, N);
+    float *dy = dev_f(NULL, N * H);
+    K->layernorm_fwd(C, dy, dm, dr, dx_, dg_, dev_f(b, H), N, H);
+
+    ln_ud u = {to_d(x, N * H), to_d(g, H), to_d(b, H), to_d(w, N * H), hd(N * H), N, H};
+    double *ref = hd(N * H), *rmean = hd(N), *rrstd = hd(N);
+    layernorm_d(ref, rmean, rrstd, u.x, u.g, u.b, N, H);
+    /* measured worst: out 1.8e-7, mean 1.7e-6 (half an ulp at 50, hence rtol), rstd 9.6e-8 */
+    expect_close_arr_d("layernorm_fwd out", get_f(dy, N * H), ref, N * H, 1e-6, 1e-5);
+    expect_close_arr_d("layernorm_fwd mean", get_f(dm, N), rmean, N, 1e-6, 1e-6);
+    expect_close_arr_d("layernorm_fwd rstd", get_f(dr, N), rrstd, N, 1e-6, 1e-5);
+
+    /* combined backward: dx overwrites (prefilled with junk), dg and db accumulate */
+    float *ddx = dev_f(const_f(N * H, 1e3f), N * H), *ddg = dev_f(dg0, H), *ddb = dev_f(db0, H);
+    float *dw = dev_f(w, N * H);
+    K->layernorm_bwd(C, ddx, ddg, ddb, dw, dx_, dm, dr, dg_, N, H);
+    double *fx = hd(N * H), *fg = hd(H), *fb = hd(H);
+    fd_grad(u.x, N * H, ln_loss, &u, fx);
+    fd_grad(u.g, H, ln_loss, &u, fg);
+    fd_grad(u.b, H, ln_loss, &u, fb);
+    for (int j = 0; j < H; j++) {
+        fg[j] += dg0[j];
+        fb[j] += db0[j];
+    }
+    /* The saved mean is fp32, so on the row shifted by 50 every xhat the backward rebuilds is off by up to
+     * ulp(50)/2 * rstd = 4e-6: measured worst dx 1.4e-6, dg 3.0e-6, db 2.7e-7 (2.7e-7 on unshifted rows). */
+    float *gx = get_f(ddx, N * H), *gg = get_f(ddg, H), *gb = get_f(ddb, H);
+    expect_close_arr_d("layernorm_bwd dx", gx, fx, N * H, 1e-5, 1e-5);
+    expect_close_arr_d("layernorm_bwd dg (+=)", gg, fg, H, 1e-5, 1e-5);
+    expect_close_arr_d("layernorm_bwd db (+=)", gb, fb, H, 1e-5, 1e-5);
+
+    /* the two halves apart give exactly the combined result */
+    float *sdx = dev_f(NULL, N * H), *sdg = dev_f(dg0, H), *sdb = dev_f(db0, H);
+    K->layernorm_bwd(C, sdx, NULL, NULL, dw, dx_, dm, dr, dg_, N, H);
+    K->layernorm_bwd(C, NULL, sdg, sdb, dw, dx_, dm, dr, dg_, N, H);
+    expect_close_arr("layernorm_bwd dx alone vs combined", get_f(sdx, N * H), gx, N * H, 0, 0);
+    expect_close_arr("layernorm_bwd dg alone vs combined", get_f(sdg, H), gg, H, 0, 0);
+    expect_close_arr("layernorm_bwd db alone vs combined", get_f(sdb, H), gb, H, 0, 0);
+}
+
+/* ---- gelu --------------------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *x, *w;
+    int n;
+} gelu_ud;
+
+static double gelu_loss(void *p) {
+    gelu_ud *u = p;
+    double s = 0;
+    for (int i = 0; i < u->n; i++) s += gelu_d(u->x[i]) * u->w[i];
+    return s;
+}
+
+Test(kernels, gelu) {
+    enum { N = 64 };
+    tu_rng r = {5};
+    float *x = rand_f(&r, N, -5, 5), *w = rand_f(&r, N, -1, 1);
+    x[0] = 0.0f;
+    float *dxv = dev_f(x, N), *dy = dev_f(NULL, N);
+    K->gelu_fwd(C, dy, dxv, N);
+    gelu_ud u = {to_d(x, N), to_d(w, N), N};
+    double *ref = hd(N);
+    for (int i = 0; i < N; i++) ref[i] = gelu_d(u.x[i]);
+    /* measured worst 4.0e-7 */
+    expect_close_arr_d("gelu_fwd", get_f(dy, N), ref, N, 2e-6, 1e-5);
+
+    float *ddx = dev_f(const_f(N, 1e3f), N); /* overwritten, not accumulated */
+    K->gelu_bwd(C, ddx, dxv, dev_f(w, N), N);
+    double *fd = hd(N);
+    fd_grad(u.x, N, gelu_loss, &u, fd);
+    /* measured worst 3.5e-7 */
+    expect_close_arr_d("gelu_bwd dx", get_f(ddx, N), fd, N, 2e-6, 1e-5);
+}
+
+/* ---- bias, axpy, fill --------------------------------------------------------------------------------------- */
+
+typedef struct {
+    double *b, *w;
+    int n, c;
+} bias_ud;
+
+static double bias_loss(void *p) { /* sum(w * (x + b)) less the x part, which does not depend on b */
+    bias_ud *u = p;
+    double s = 0;
+    for (int i = 0; i < u->n; i++) s += dot_d(u->b, u->w + (size_t)i * u->c, u->c);
+    return s;
+}
+
+Test(kernels, bias_add_and_grad) {
+    enum { N = 7, Cc = 9 };
+    tu_rng r = {9};
+    float *x = rand_f(&r, N * Cc, -1, 1), *b = rand_f(&r, Cc, -1, 1), *w = rand_f(&r, N * Cc, -1, 1);
+    float *db0 = rand_f(&r, Cc, -1, 1);
+    float *dx = dev_f(x, N * Cc);
+    K->bias_add(C, dx, dev_f(b, Cc), N, Cc);
+    double *ref = hd(N * Cc);
+    for (int i = 0; i < N * Cc; i++) ref[i] = (double)x[i] + b[i % Cc];
+    /* one rounding, at most half an ulp (6e-8 relative): measured worst 6.0e-8 */
+    expect_close_arr_d("bias_add", get_f(dx, N * Cc), ref, N * Cc, 1e-7, 1e-7);
+
+    float *ddb = dev_f(db0, Cc);
+    K->bias_grad(C, ddb, dev_f(w, N * Cc), N, Cc);
+    bias_ud u = {to_d(b, Cc), to_d(w, N * Cc), N, Cc};
+    double *fd = hd(Cc);
+    fd_grad(u.b, Cc, bias_loss, &u, fd);
+    for (int j = 0; j < Cc; j++) fd[j] += db0[j];
+    /* N float adds: measured worst 4.7e-8 */
+    expect_close_arr_d("bias_grad (+=)", get_f(ddb, Cc), fd, Cc, 1e-6, 1e-6);
+}
+
+Test(kernels, axpy_and_fill) {
+    enum { N = 37 };
+    tu_rng r = {13};
+    float *x = rand_f(&r, N, -1, 1), *y = rand_f(&r, N, -1, 1);
+    float *dy = dev_f(y, N);
+    K->axpy(C, dy, -0.3f, dev_f(x, N), N);
+    double *ref = hd(N);
+    for (int i = 0; i < N; i++) ref[i] = (double)y[i] + (double)-0.3f * x[i];
+    /* two roundings: measured worst 5.8e-8 */
+    expect_close_arr_d("axpy", get_f(dy, N), ref, N, 2e-7, 2e-7);
+
+    K->fill(C, dy, 2.5f, N - 1); /* the last element is outside count and must stay */
+    float *got = get_f(dy, N), *exp_ = const_f(N, 2.5f);
+    exp_[N - 1] = got[N - 1];
+    expect_close_arr("fill", got, exp_, N, 0, 0);
+    cr_expect(got[N - 1] != 2.5f, "fill wrote beyond count");
+}
+
+/* ---- cross-entropy ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+    double *logits, dloss;
+    const int *tg;
+    int n, V;
+} xent_ud;
+
+static double xent_loss(void *p) {
+    xent_ud *u = p;
+    return u->dloss * xent_d(NULL, u->logits, u->tg, u->n, u->V);
+}
+
+Test(kernels, xent) {
+    enum { N = 5, V = 11 };
+    static const int tg[N] = {0, 10, 3, 3, 7};
+    tu_rng r = {17};
+    float *lg = rand_f(&r, N * V, -3, 3);
+    for (int j = 0; j < V; j++) lg[2 * V + j] += 100.0f; /* exp(100) overflows fp32: softmax must subtract max */
+    lg[4 * V + 7] = -20.0f;                              /* a target with a tiny probability: loss ~ 20 */
+    float *dl = dev_f(lg, N * V), *dp = dev_f(NULL, N * V), *dloss = dev_f(NULL, 1);
+    int *dt = dev_i(tg, N);
+    K->xent_fwd(C, dloss, dp, dl, dt, N, V);
+    xent_ud u = {to_d(lg, N * V), 0.37, tg, N, V};
+    double *rp = hd(N * V);
+    double rl = xent_d(rp, u.logits, tg, N, V);
+    float *probs = get_f(dp, N * V);
+    /* measured worst: probs 2.3e-8, loss 5.7e-7 (at loss 7.9) */
+    expect_close_arr_d("xent_fwd probs", probs, rp, N * V, 1e-7, 1e-5);
+    expect_close("xent_fwd loss", get_f(dloss, 1)[0], rl, 1e-6, 1e-6);
+
+    float dls = 0.37f;
+    float *dd = dev_f(const_f(N * V, 1e3f), N * V); /* overwritten */
+    K->xent_bwd(C, dd, dp, dt, dev_f(&dls, 1), N, V);
+    double *fd = hd(N * V);
+    u.dloss = dls;
+    fd_grad(u.logits, N * V, xent_loss, &u, fd);
+    /* measured worst 3.1e-9 */
+    expect_close_arr_d("xent_bwd dlogits", get_f(dd, N * V), fd, N * V, 1e-7, 1e-5);
+}
+
+/* ---- optimizers --------------------------------------------------------------------------------------------- */
+
+Test(kernels, sgd) {
+    enum { N = 29 };
+    tu_rng r = {19};
+    float *p = rand_f(&r, N, -1, 1), *g = rand_f(&r, N, -1, 1);
+    float lr = 0.05f, wd = 0.1f;
+    float *dp = dev_f(p, N);
+    K->sgd(C, dp, dev_f(g, N), lr, wd, N);
+    double *ref = hd(N);
+    for (int i = 0; i < N; i++) ref[i] = p[i] - (double)lr * (g[i] + (double)wd * p[i]);
+    /* measured worst 3.0e-8 */
+    expect_close_arr_d("sgd", get_f(dp, N), ref, N, 2e-7, 2e-7);
+}
+
+Test(kernels, adamw_two_steps) {
+    enum { N = 31 };
+    tu_rng r = {23};
+    float *p = rand_f(&r, N, -1, 1), *g1 = rand_f(&r, N, -1, 1), *g2 = rand_f(&r, N, -1, 1);
+    const float lr = 1e-2f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f;
+    float *dp = dev_f(p, N), *dm = dev_f(NULL, N), *dv = dev_f(NULL, N);
+    K->adamw(C, dp, dev_f(g1, N), dm, dv, lr, b1, b2, eps, wd, 1, N);
+    K->adamw(C, dp, dev_f(g2, N), dm, dv, lr, b1, b2, eps, wd, 2, N);
+
+    double *rp = to_d(p, N), *rm = hd(N), *rv = hd(N);
+    const float *gs[2] = {g1, g2};
+    for (int t = 1; t <= 2; t++)
+        for (int i = 0; i < N; i++) {
+            double gi = gs[t - 1][i];
+            rm[i] = (double)b1 * rm[i] + (1 - (double)b1) * gi;
+            rv[i] = (double)b2 * rv[i] + (1 - (double)b2) * gi * gi;
+            double mh = rm[i] / (1 - pow(b1, t)), vh = rv[i] / (1 - pow(b2, t));
+            rp[i] -= (double)lr * (mh / (sqrt(vh) + eps) + (double)wd * rp[i]);
+        }
+    /* measured worst: p 4.5e-8, m 9.3e-9, v 5.8e-11 */
+    expect_close_arr_d("adamw p after 2 steps", get_f(dp, N), rp, N, 5e-7, 1e-6);
+    expect_close_arr_d("adamw m after 2 steps", get_f(dm, N), rm, N, 1e-7, 1e-5);
+    expect_close_arr_d("adamw v after 2 steps", get_f(dv, N), rv, N, 1e-8, 1e-5);
+}
+
+/* ---- one residual MLP block: y = x + W2 gelu(W1 LN(x) + b1) + b2 (weights stored out x in) ----------------- */
+
+enum { BN = 4, BH = 8, BF = 32 };
+
+typedef struct {
+    double *x, *g, *b, *W1, *b1, *W2, *b2, *w;
+    double ln[BN * BH], a[BN * BF], y[BN * BH];
+} mlp_ud;
+
+static void mlp_fwd_d(mlp_ud *u) {
+    layernorm_d(u->ln, NULL, NULL, u->x, u->g, u->b, BN, BH);
+    gemm_d(0, 1, BN, BF, BH, 1, u->ln, BH, u->W1, BH, 0, u->a, BF);
+    for (int i = 0; i < BN * BF; i++) u->a[i] = gelu_d(u->a[i] + u->b1[i % BF]);
+    for (int i = 0; i < BN * BH; i++) u->y[i] = u->x[i] + u->b2[i % BH];
+    gemm_d(0, 1, BN, BH, BF, 1, u->a, BF, u->W2, BF, 1, u->y, BH);
+}
+
+static double mlp_loss(void *p) {
+    mlp_ud *u = p;
+    mlp_fwd_d(u);
+    return dot_d(u->y, u->w, BN * BH);
+}
+
+Test(kernels, mlp_block_backward) {
+    tu_rng r = {29};
+    float *x = rand_f(&r, BN * BH, -1, 1), *g = rand_f(&r, BH, 0.5, 1.5), *b = rand_f(&r, BH, -0.2, 0.2);
+    float *W1 = rand_f(&r, BF * BH, -0.5, 0.5), *b1 = rand_f(&r, BF, -0.2, 0.2);
+    float *W2 = rand_f(&r, BH * BF, -0.2, 0.2), *b2 = rand_f(&r, BH, -0.2, 0.2);
+    float *w = rand_f(&r, BN * BH, -1, 1);
+
+    /* forward, composed from the kernels as the model does */
+    float *dx = dev_f(x, BN * BH), *dg = dev_f(g, BH), *dW1 = dev_f(W1, BF * BH), *dW2 = dev_f(W2, BH * BF);
+    float *ln = dev_f(NULL, BN * BH), *mean = dev_f(NULL, BN), *rstd = dev_f(NULL, BN);
+    float *a = dev_f(NULL, BN * BF), *z = dev_f(NULL, BN * BF), *y = dev_f(NULL, BN * BH);
+    K->layernorm_fwd(C, ln, mean, rstd, dx, dg, dev_f(b, BH), BN, BH);
+    K->gemm(C, 0, 1, BN, BF, BH, 1.0f, ln, BH, dW1, BH, 0.0f, a, BF);
+    K->bias_add(C, a, dev_f(b1, BF), BN, BF);
+    K->gelu_fwd(C, z, a, BN * BF);
+    K->copy(C, y, dx, BN * BH * sizeof(float));
+    K->gemm(C, 0, 1, BN, BH, BF, 1.0f, z, BF, dW2, BF, 1.0f, y, BH);
+    K->bias_add(C, y, dev_f(b2, BH), BN, BH);
+
+    mlp_ud u = {to_d(x, BN * BH), to_d(g, BH), to_d(b, BH), to_d(W1, BF * BH), to_d(b1, BF), to_d(W2, BH * BF),
+                to_d(b2, BH), to_d(w, BN * BH), {0}, {0}, {0}};
+    mlp_fwd_d(&u);
+    /* measured worst 1.3e-7 */
+    expect_close_arr_d("mlp block forward y", get_f(y, BN * BH), u.y, BN * BH, 2e-6, 1e-5);
+
+    /* backward, dy = w; weight gradients accumulate into zeroed buffers */
+    float *dy = dev_f(w, BN * BH);
+    float *gx = dev_f(NULL, BN * BH), *gxln = dev_f(NULL, BN * BH), *gg = dev_f(NULL, BH), *gb = dev_f(NULL, BH);
+    float *gW1 = dev_f(NULL, BF * BH), *gb1 = dev_f(NULL, BF), *gW2 = dev_f(NULL, BH * BF), *gb2 = dev_f(NULL, BH);
+    float *gz = dev_f(NULL, BN * BF), *ga = dev_f(NULL, BN * BF), *gln = dev_f(NULL, BN * BH);
+    K->copy(C, gx, dy, BN * BH * sizeof(float)); /* the residual path */
+    K->gemm(C, 0, 0, BN, BF, BH, 1.0f, dy, BH, dW2, BF, 0.0f, gz, BF);
+    K->gemm(C, 1, 0, BH, BF, BN, 1.0f, dy, BH, z, BF, 1.0f, gW2, BF);
+    K->bias_grad(C, gb2, dy, BN, BH);
+    K->gelu_bwd(C, ga, a, gz, BN * BF);
+    K->gemm(C, 0, 0, BN, BH, BF, 1.0f, ga, BF, dW1, BH, 0.0f, gln, BH);
+    K->gemm(C, 1, 0, BF, BH, BN, 1.0f, ga, BF, ln, BH, 1.0f, gW1, BH);
+    K->bias_grad(C, gb1, ga, BN, BF);
+    K->layernorm_bwd(C, gxln, gg, gb, gln, dx, mean, rstd, dg, BN, BH);
+    K->axpy(C, gx, 1.0f, gxln, BN * BH);
+
+    struct {
+        const char *name;
+        double *param;
+        float *grad;
+        int n;
+    } checks[] = {
+        {"mlp block dx", u.x, gx, BN * BH},   {"mlp block dln_g", u.g, gg, BH},  {"mlp block dln_b", u.b, gb, BH},
+        {"mlp block dW1", u.W1, gW1, BF * BH}, {"mlp block db1", u.b1, gb1, BF}, {"mlp block dW2", u.W2, gW2, BH * BF},
+        {"mlp block db2", u.b2, gb2, BH},
+    };
+    for (size_t c = 0; c < sizeof checks / sizeof checks[0]; c++) {
+        double *fd = hd(checks[c].n);
+        fd_grad(checks[c].param, checks[c].n, mlp_loss, &u, fd);
+        /* measured worst over all seven: 2.9e-7 (dW2); 5e-6 leaves room for larger blocks on other backends */
+        expect_close_arr_d(checks[c].name, get_f(checks[c].grad, checks[c].n), fd, checks[c].n, 5e-6, 1e-5);
+    }
+}
+
+/* ---- the backend registry ----------------------------------------------------------------------------------- */
+
+
+Test(registry, open_errors) {
+    char err[256] = "";
+    cr_expect_null(pp__backend_open("tpu", 0, 1, err, sizeof err));
+    cr_expect_str_eq(err, "unknown backend 'tpu': use cpu or cuda");
+    pp_backend *cuda = pp__backend_open("cuda", 0, 1, err, sizeof err);
+    if (cuda)
+        pp__backend_close(cuda);
+    else
+        cr_expect(strncmp(err, "cuda backend not compiled in", 28) == 0 || strncmp(err, "no CUDA device", 14) == 0,
+                  "opening cuda failed with an unexpected reason: %s", err);
+    pp_backend *cpu = pp__backend_open("cpu", 1, 2, err, sizeof err);
+    cr_assert_not_null(cpu, "cpu backend did not open: %s", err);
+    cr_expect_str_eq(cpu->ops->name, "cpu");
+    pp__backend_close(cpu);
+}
+
+Test(registry, missing_ops) {
+    char buf[256];
+    cr_expect_eq(pp__backend_missing_ops(&pp__backend_cpu_ops, buf, sizeof buf), 0, "cpu backend misses: %s", buf);
+    cr_expect_str_eq(buf, "");
+    pp_backend_ops partial = pp__backend_cpu_ops;
+    partial.gemm = NULL;
+    partial.adamw = NULL;
+    partial.timer_epoch = NULL; /* optional: not counted */
+    cr_expect_eq(pp__backend_missing_ops(&partial, buf, sizeof buf), 2);
+    cr_expect_str_eq(buf, "gemm, adamw");
+    cr_expect_eq(pp__backend_missing_ops(&partial, buf, 6), 2, "a short buffer still counts every slot");
+    cr_expect_str_eq(buf, "gemm,");
+}
+
+Test(registry, describe_all) {
+    char text[2048] = "";
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    cr_assert_not_null(f);
+    pp__backend_describe_all(f);
+    fclose(f);
+    cr_expect(strstr(text, "cpu   usable: OpenBLAS") != NULL, "describe_all says: %s", text);
+    cr_expect(strstr(text, "all 22 ops filled") != NULL, "describe_all says: %s", text);
+}

@@ -1,0 +1,446 @@
+/* test_report.c: the grader's report writers on hand-made results (full marks, a failed check, a timeout
+ * whose output needs escaping): terminal progress and summary lines, the demo table, and the JSON, JUnit XML
+ * and Gradescope files read back. */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence. */
+#define TAIL "step 1 <&>\"'\nstep 2 \033[31mred\033[0m\n"
+
+static pp_check check(const char *name, double max, int passed, const char *msg) {
+    pp_check c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.name, sizeof c.name, "%s", name);
+    c.max = max;
+    c.points = passed ? max : 0;
+    c.passed = passed;
+    snprintf(c.msg, sizeof c.msg, "%s", msg);
+    return c;
+}
+
+static void base(pp_test_result *r, const char *lab, int P, int M, int v, unsigned seed) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->cfg.lab, sizeof r->cfg.lab, "%s", lab);
+    r->cfg.P = P;
+    r->cfg.M = M;
+    r->cfg.v = v;
+    r->cfg.steps = 1;
+    r->cfg.seed = seed;
+    r->cfg.layers = 8;
+    r->cfg.time_limit_s = 10;
+    if (v > 1)
+        snprintf(r->name, sizeof r->name, "%s P=%d M=%d v=%d seed=%u", lab, P, M, v, seed);
+    else
+        snprintf(r->name, sizeof r->name, "%s P=%d M=%d seed=%u", lab, P, M, seed);
+    r->status = PP_OK;
+    r->grad_err = NAN;
+    r->bubble = NAN;
+}
+
+static void add(pp_test_result *r, pp_check c) {
+    r->checks[r->nchecks++] = c;
+    r->score += c.points;
+    r->max += c.max;
+}
+
+/* r[0] gpipe full marks, r[1] 1f1b with a failed gradients check, r[2] interleaved timed out with output,
+ * r[3] warm-up full marks. Totals: 10 + 6 + 0 + 5 = 21 of 35. */
+static void make_results(pp_test_result r[4]) {
+    base(&r[0], "gpipe", 4, 8, 1, 3);
+    add(&r[0], check("gradients", 4, 1, "rel err 1.2e-07 <= 1e-05"));
+    add(&r[0], check("bubble", 3, 1, "0.2727 == 0.2727"));
+    add(&r[0], check("peak stashes", 3, 1, "8 8 8 8 within 8 8 8 8"));
+    r[0].bubble = r[0].theory = 3.0 / 11.0;
+    for (int i = 0; i < 4; i++) r[0].peak[i] = r[0].peak_bound[i] = 8;
+    r[0].grad_err = 1.2e-7;
+    r[0].seconds = 0.12;
+
+    base(&r[1], "1f1b", 4, 8, 1, 1);
+    add(&r[1], check("gradients", 4, 0,
+                     "expected rel err <= 1e-05, got 0.125 on rank 2 W1\nhint: is the loss scaled by 1/M?"));
+    add(&r[1], check("bubble", 3, 1, "0.2727 == 0.2727"));
+    add(&r[1], check("peak stashes", 3, 1, "4 3 2 1 within 4 3 2 1"));
+    r[1].bubble = r[1].theory = 3.0 / 11.0;
+    for (int i = 0; i < 4; i++) r[1].peak[i] = r[1].peak_bound[i] = 4 - i;
+    r[1].grad_err = 0.125;
+    r[1].seconds = 0.2;
+
+    base(&r[2], "interleaved", 4, 8, 2, 2);
+    r[2].status = PP_ERR_TIMEOUT;
+    r[2].timed_out = 1;
+    r[2].max = 10;
+    r[2].theory = 0.1579;
+    r[2].seconds = 10.05;
+    snprintf(r[2].error, sizeof r[2].error, "no progress for 10.0 s: rank 1 waits in recv(mb 3)\nrank 2 waits in "
+                                            "send(mb 4)");
+    snprintf(r[2].output_tail, sizeof r[2].output_tail, "%s", TAIL);
+
+    base(&r[3], "warmup", 4, 8, 1, 0);
+    snprintf(r[3].cfg.part, sizeof r[3].cfg.part, "bubble");
+    snprintf(r[3].name, sizeof r[3].name, "warmup bubble");
+    add(&r[3], check("bubble formula", 5, 1, "ok"));
+    r[3].seconds = 0.01;
+}
+
+/* Runs one terminal writer into a string the caller frees. */
+#define CAPTURE(var, call)                                                                                      \
+    char *var = NULL;                                                                                           \
+    do {                                                                                                        \
+        size_t len_;                                                                                            \
+        FILE *out = open_memstream(&var, &len_);                                                                \
+        cr_assert(out != NULL);                                                                                 \
+        call;                                                                                                   \
+        fclose(out);                                                                                            \
+    } while (0)
+
+static int count(const char *hay, const char *needle) {
+    int k = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + strlen(needle), needle)) k++;
+    return k;
+}
+
+static void tmp_path(char *buf, size_t len) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(buf, len, "%s/pplab-report-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(buf);
+    cr_assert(fd >= 0, "cannot create a temporary file %s", buf);
+    close(fd);
+}
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f != NULL, "report %s was not written", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    cr_assert(fread(s, 1, (size_t)n, f) == (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+Test(report, progress_full_marks, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(s, pp__report_progress(out, &r[0], 3, 52, 0));
+    cr_expect(strncmp(s, "[ 3/52] gpipe P=4 M=8 seed=3 ....", 33) == 0, "got: %s", s);
+    cr_expect(strstr(s, " 10/10  ok  (0.12 s)\n") != NULL, "got: %s", s);
+    cr_expect(count(s, "\n") == 1, "a passed test takes one line; got: %s", s);
+    cr_expect(strchr(s, '\033') == NULL, "colour without color set: %s", s);
+    free(s);
+}
+
+Test(report, progress_names_line_up, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(a, pp__report_progress(out, &r[0], 1, 4, 0));
+    CAPTURE(b, pp__report_progress(out, &r[3], 4, 4, 0));
+    cr_expect(strstr(a, "  ok") - a == strstr(b, "  ok") - b, "scores not aligned:\n%s%s", a, b);
+    free(a);
+    free(b);
+}
+
+Test(report, progress_failed_check, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(s, pp__report_progress(out, &r[1], 2, 4, 0));
+    cr_expect(strstr(s, "6/10  FAIL  (0.20 s)\n") != NULL, "got: %s", s);
+    cr_expect(strstr(s, "\n    - gradients (0/4): expected rel err <= 1e-05, got 0.125 on rank 2 W1\n"
+                        "      hint: is the loss scaled by 1/M?\n") != NULL,
+              "got: %s", s);
+    cr_expect(strstr(s, "bubble") == NULL, "passed checks are not listed: %s", s);
+    cr_expect(strstr(s, "run:") == NULL, "the run completed: %s", s);
+    free(s);
+}
+
+Test(report, progress_timeout_with_output, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(s, pp__report_progress(out, &r[2], 3, 4, 0));
+    cr_expect(strstr(s, "0/10  FAIL") != NULL, "got: %s", s);
+    cr_expect(strstr(s, "\n    run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\n      rank 2 waits in "
+                        "send(mb 4)\n") != NULL,
+              "got: %s", s);
+    cr_expect(strstr(s, "\n    output (last lines):\n      step 1 <&>\"'\n      step 2 ?[31mred?[0m\n") != NULL,
+              "got: %s", s);
+    cr_expect(strchr(s, '\033') == NULL, "the student's escape sequences reach the terminal: %s", s);
+    free(s);
+    snprintf(r[2].output_tail, sizeof r[2].output_tail, "bad \xff byte");
+    CAPTURE(t, pp__report_progress(out, &r[2], 3, 4, 0));
+    cr_expect(strstr(t, "      bad ? byte\n") != NULL, "invalid UTF-8 reaches the terminal: %s", t);
+    free(t);
+}
+
+Test(report, progress_timeout_without_error_text, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    r[2].error[0] = '\0';
+    CAPTURE(s, pp__report_progress(out, &r[2], 3, 4, 0));
+    cr_expect(strstr(s, "    run: timed out after 10.0 s") != NULL, "got: %s", s);
+    free(s);
+}
+
+Test(report, progress_colour, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(a, pp__report_progress(out, &r[0], 1, 4, 1));
+    CAPTURE(b, pp__report_progress(out, &r[2], 3, 4, 1));
+    cr_expect(strstr(a, "\033[32mok\033[0m") != NULL, "got: %s", a);
+    cr_expect(strstr(b, "\033[31mFAIL\033[0m") != NULL, "got: %s", b);
+    cr_expect(strstr(b, "\033[33mrun:\033[0m") != NULL, "got: %s", b);
+    free(a);
+    free(b);
+}
+
+Test(report, summary_not_full_marks, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(s, pp__report_summary(out, r, 4, 0));
+    const char *w = strstr(s, "  warmup "), *g = strstr(s, "  gpipe "), *f = strstr(s, "  1f1b "),
+               *i = strstr(s, "  interleaved ");
+    cr_assert(w && g && f && i, "a lab is missing: %s", s);
+    cr_expect(w < g && g < f && f < i, "labs out of order: %s", s);
+    cr_expect(strstr(s, "naive") == NULL, "absent labs are not listed: %s", s);
+    cr_expect(strstr(w, "5/5") < g && strstr(g, "10/10") < f && strstr(f, "6/10") < i && strstr(i, "0/10"),
+              "wrong subtotals: %s", s);
+    cr_expect(strstr(s, "\nScore: 21/35\n") != NULL, "got: %s", s);
+    size_t n = strlen(s);
+    const char *last = "NOT FULL MARKS: 2 tests lost points\n";
+    cr_expect(n > strlen(last) && strcmp(s + n - strlen(last), last) == 0, "last line: %s", s);
+    free(s);
+}
+
+Test(report, summary_full_marks, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    r[1] = r[3];
+    CAPTURE(s, pp__report_summary(out, r, 2, 0));
+    cr_expect(strstr(s, "Score: 15/15\n") != NULL, "got: %s", s);
+    size_t n = strlen(s);
+    cr_expect(n >= 11 && strcmp(s + n - 11, "FULL MARKS\n") == 0 && strstr(s, "NOT") == NULL, "got: %s", s);
+    free(s);
+}
+
+Test(report, summary_one_loss_and_no_tests, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    CAPTURE(a, pp__report_summary(out, r, 2, 0));
+    cr_expect(strstr(a, "NOT FULL MARKS: 1 test lost points\n") != NULL, "got: %s", a);
+    CAPTURE(b, pp__report_summary(out, r, 0, 0));
+    cr_expect(strstr(b, "Score: 0/0\nNOT FULL MARKS: no tests ran\n") != NULL, "got: %s", b);
+    free(a);
+    free(b);
+}
+
+Test(report, table, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    r[3].cfg.P = 0; /* a warm-up part with no ranks */
+    CAPTURE(s, pp__report_table(out, r, 4));
+    cr_expect(s[0] == '#' && strstr(s, "peak stashes") && strstr(s, "grad err") && strstr(s, "bubble"),
+              "header: %s", s);
+    cr_expect(count(s, "\n") == 5, "one header and one line per test: %s", s);
+    cr_expect(strstr(s, "0.2727") && strstr(s, "8 8 8 8") && strstr(s, "1.2e-07") && strstr(s, "10/10"),
+              "gpipe row: %s", s);
+    cr_expect(strstr(s, "4 3 2 1") && strstr(s, "1.2e-01") && strstr(s, "6/10"), "1f1b row: %s", s);
+    /* Every row is as wide as the others, so the columns line up. */
+    char *save = NULL, *copy = strdup(s);
+    size_t width = 0;
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#') continue;
+        size_t w = strlen(line) - (strstr(line, "FAIL") ? 4 : 2);
+        if (!width) width = w;
+        cr_expect(w == width, "ragged row: '%s'", line);
+    }
+    free(copy);
+    free(s);
+}
+
+Test(report, table_long_peak_list, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    r[0].cfg.P = 16;
+    for (int i = 0; i < 16; i++) r[0].peak[i] = 16 - i;
+    CAPTURE(s, pp__report_table(out, r, 1));
+    cr_expect(strstr(s, "max 16") != NULL, "got: %s", s);
+    free(s);
+}
+
+Test(report, json, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_json(path, r, 4, "solutions", "cpu") == 0);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root != NULL, "not JSON: %s", text);
+    cr_expect(cJSON_GetObjectItem(root, "score")->valuedouble == 21);
+    cr_expect(cJSON_GetObjectItem(root, "max_score")->valuedouble == 35);
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "impl")->valuestring, "solutions");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "backend")->valuestring, "cpu");
+    cJSON *tests = cJSON_GetObjectItem(root, "tests");
+    cr_assert(cJSON_IsArray(tests) && cJSON_GetArraySize(tests) == 4);
+
+    cJSON *t0 = cJSON_GetArrayItem(tests, 0), *t1 = cJSON_GetArrayItem(tests, 1), *t2 = cJSON_GetArrayItem(tests, 2);
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "name")->valuestring, "gpipe P=4 M=8 seed=3");
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "lab")->valuestring, "gpipe");
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "status")->valuestring, "passed");
+    cJSON *cfg = cJSON_GetObjectItem(t0, "config");
+    cr_expect(cJSON_GetObjectItem(cfg, "P")->valueint == 4 && cJSON_GetObjectItem(cfg, "M")->valueint == 8 &&
+              cJSON_GetObjectItem(cfg, "v")->valueint == 1 && cJSON_GetObjectItem(cfg, "seed")->valueint == 3 &&
+              cJSON_GetObjectItem(cfg, "steps")->valueint == 1 && cJSON_GetObjectItem(cfg, "latency") &&
+              cJSON_GetObjectItem(cfg, "recompute"));
+    cr_expect(cJSON_GetObjectItem(t0, "score")->valuedouble == 10 &&
+              cJSON_GetObjectItem(t0, "max_score")->valuedouble == 10);
+    cr_expect(fabs(cJSON_GetObjectItem(t0, "bubble")->valuedouble - 3.0 / 11.0) < 1e-12);
+    cr_expect(cJSON_GetObjectItem(t0, "grad_err")->valuedouble == 1.2e-7);
+    cJSON *peaks = cJSON_GetObjectItem(t0, "peak_stashes");
+    cr_expect(cJSON_GetArraySize(peaks) == 4 && cJSON_GetArrayItem(peaks, 3)->valueint == 8);
+    cr_expect(cJSON_GetArraySize(cJSON_GetObjectItem(t0, "checks")) == 3);
+
+    cr_expect_str_eq(cJSON_GetObjectItem(t1, "status")->valuestring, "failed");
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(t1, "checks"), 0);
+    cr_expect_str_eq(cJSON_GetObjectItem(c0, "name")->valuestring, "gradients");
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(c0, "passed")));
+    cr_expect(cJSON_GetObjectItem(c0, "score")->valuedouble == 0 &&
+              cJSON_GetObjectItem(c0, "max_score")->valuedouble == 4);
+    cr_expect(strstr(cJSON_GetObjectItem(c0, "message")->valuestring, "1/M?") != NULL);
+
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(t2, "timed_out")));
+    cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(t2, "crashed")));
+    cr_expect(cJSON_IsNull(cJSON_GetObjectItem(t2, "bubble")), "NaN is written as null");
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, TAIL);
+    cr_expect(strstr(cJSON_GetObjectItem(t2, "error")->valuestring, "recv(mb 3)\nrank 2") != NULL);
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+Test(report, json_cleans_invalid_utf8, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    snprintf(r[2].output_tail, sizeof r[2].output_tail, "bad \xff byte, good \xc3\xa9, cut \xe2\x82");
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_json(path, r, 4, NULL, NULL) == 0);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root != NULL);
+    cJSON *t2 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "tests"), 2);
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, "bad ? byte, good \xc3\xa9, cut ??");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "impl")->valuestring, "");
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+Test(report, junit, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_junit(path, r, 4, "labs", "cpu") == 0);
+    char *x = slurp(path);
+    cr_expect(strncmp(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 50) == 0, "got: %s", x);
+    cr_expect(strstr(x, "tests=\"4\" failures=\"2\"") != NULL, "got: %s", x);
+    cr_expect(count(x, "<testsuite ") == 4 && count(x, "</testsuite>") == 4, "one suite per lab: %s", x);
+    cr_expect(count(x, "<testcase ") == 4 && count(x, "</testcase>") == 4, "got: %s", x);
+    cr_expect(count(x, "<failure ") == 2, "got: %s", x);
+    cr_expect(strstr(x, "<testcase name=\"gpipe P=4 M=8 seed=3\" classname=\"pplab.gpipe\" time=\"0.120\">") != NULL,
+              "got: %s", x);
+    cr_expect(strstr(x, "<system-out>step 1 &lt;&amp;&gt;&quot;&apos;\nstep 2 ?[31mred?[0m\n</system-out>") != NULL,
+              "output tail not escaped: %s", x);
+    cr_expect(strstr(x, "<&>") == NULL && strchr(x, '\033') == NULL, "raw markup or control character: %s", x);
+    cr_expect(strstr(x, "message=\"scored 6/10; failed: gradients (0/4)\" type=\"failed checks\">") != NULL,
+              "got: %s", x);
+    cr_expect(strstr(x, "type=\"timeout\">run: no progress for 10.0 s") != NULL, "got: %s", x);
+    cr_expect(strstr(x, "- gradients (0/4): expected rel err &lt;= 1e-05") != NULL, "got: %s", x);
+    /* The order of the suites follows the labs' order. */
+    cr_expect(strstr(x, "name=\"warmup\"") < strstr(x, "name=\"gpipe\""), "got: %s", x);
+    free(x);
+    unlink(path);
+}
+
+Test(report, junit_attribute_newlines, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    snprintf(r[1].name, sizeof r[1].name, "a\"b\tc\x01");
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_junit(path, r, 4, "x<y", "cpu") == 0);
+    char *x = slurp(path);
+    cr_expect(strstr(x, "name=\"a&quot;b&#9;c?\"") != NULL, "got: %s", x);
+    cr_expect(strstr(x, "value=\"x&lt;y\"") != NULL, "got: %s", x);
+    cr_expect(strstr(x, "message=\"scored 0/10; run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\"") != NULL,
+              "message keeps the error's first line only: %s", x);
+    free(x);
+    unlink(path);
+}
+
+static int has(cJSON *o, const char *k) { return cJSON_GetObjectItem(o, k) != NULL; }
+
+Test(report, gradescope, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_gradescope(path, r, 4, "labs", "cpu") == 0);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root != NULL, "not JSON: %s", text);
+    cr_expect(has(root, "score") && has(root, "execution_time") && has(root, "output") && has(root, "visibility") &&
+              has(root, "stdout_visibility") && has(root, "tests") && has(root, "leaderboard"));
+    cr_expect(cJSON_GetObjectItem(root, "score")->valuedouble == 21);
+    cr_expect(cJSON_GetObjectItem(root, "execution_time")->valuedouble == 11, "ceil(0.12 + 0.2 + 10.05 + 0.01)");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "visibility")->valuestring, "visible");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "stdout_visibility")->valuestring, "hidden");
+    const char *summary = cJSON_GetObjectItem(root, "output")->valuestring;
+    cr_expect(strstr(summary, "Score: 21/35") && strstr(summary, "NOT FULL MARKS: 2 tests lost points"),
+              "got: %s", summary);
+    cr_expect(strchr(summary, '\033') == NULL, "colour in a file: %s", summary);
+    cJSON *lb = cJSON_GetObjectItem(root, "leaderboard");
+    cr_expect(cJSON_IsArray(lb) && cJSON_GetArraySize(lb) == 0);
+    cJSON *tests = cJSON_GetObjectItem(root, "tests");
+    cr_assert(cJSON_GetArraySize(tests) == 4);
+    cJSON *t;
+    cJSON_ArrayForEach(t, tests) {
+        cr_expect(has(t, "name") && has(t, "score") && has(t, "max_score") && has(t, "status") && has(t, "output"));
+        cr_expect_str_eq(cJSON_GetObjectItem(t, "visibility")->valuestring, "visible");
+    }
+    cJSON *t0 = cJSON_GetArrayItem(tests, 0), *t1 = cJSON_GetArrayItem(tests, 1), *t2 = cJSON_GetArrayItem(tests, 2);
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "status")->valuestring, "passed");
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "output")->valuestring, "all 3 checks passed");
+    cr_expect_str_eq(cJSON_GetObjectItem(t1, "status")->valuestring, "failed");
+    cr_expect(cJSON_GetObjectItem(t1, "score")->valuedouble == 6 &&
+              cJSON_GetObjectItem(t1, "max_score")->valuedouble == 10);
+    cr_expect_str_eq(cJSON_GetObjectItem(t1, "output")->valuestring,
+                     "- gradients (0/4): expected rel err <= 1e-05, got 0.125 on rank 2 W1\n"
+                     "hint: is the loss scaled by 1/M?");
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring,
+                     "run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\nrank 2 waits in send(mb 4)\n"
+                     "output (last lines):\nstep 1 <&>\"'\nstep 2 \033[31mred\033[0m");
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+Test(report, unwritable_path_fails, .timeout = 10) {
+    cr_redirect_stderr();
+    pp_test_result r[4];
+    make_results(r);
+    const char *bad = "/nonexistent-pplab-dir/report.out";
+    cr_expect(pp__report_json(bad, r, 4, "labs", "cpu") == -1);
+    cr_expect(pp__report_junit(bad, r, 4, "labs", "cpu") == -1);
+    cr_expect(pp__report_gradescope(bad, r, 4, "labs", "cpu") == -1);
+    fflush(stderr);
+    cr_expect_stderr_neq_str("");
+}

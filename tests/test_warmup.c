@@ -1,0 +1,263 @@
+/* test_warmup.c: the warm-up lab's grader. The reference solution earns every point, the untouched handout
+ * earns none and returns at once, and deliberately wrong answers lose exactly the checks they should, with a
+ * message that says what was expected and what was seen. Also checks the answer keys themselves against the
+ * canonical orders (replayed bubble, stash count walked op by op). Runs with the project root as cwd. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "grade.h"
+#include "schedule.h"
+
+static const char *parts[] = {"bubble", "peaks", "orders", "partition"};
+
+/* Compiles src (with extra flags) into a shared object under a fresh temporary folder; so receives its path. */
+static void compile_so(const char *src, const char *flags, char *so, size_t len) {
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/pp-warmup-XXXXXX", tmp);
+    cr_assert(mkdtemp(dir), "cannot create a temporary folder under %s", tmp);
+    snprintf(so, len, "%s/warmup.so", dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "cc -std=c11 -O1 -fPIC -shared -Wall -Wextra -Wno-unused-parameter -Ilib %s -o '%s' '%s' -lm "
+             "> '%s/cc.log' 2>&1",
+             flags, so, src, dir);
+    int rc = system(cmd);
+    if (rc) {
+        char log[1024] = "";
+        snprintf(cmd, sizeof cmd, "%s/cc.log", dir);
+        FILE *f = fopen(cmd, "r");
+        if (f) log[fread(log, 1, sizeof log - 1, f)] = 0, fclose(f);
+        cr_assert_fail("compiling %s failed (run from the project root):\n%s", src, log);
+    }
+}
+
+/* Writes text into a temporary .c file and compiles it. */
+static void compile_text(const char *text, const char *flags, char *so, size_t len) {
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char src[512];
+    snprintf(src, sizeof src, "%s/pp-warmup-src-XXXXXX.c", tmp);
+    int fd = mkstemps(src, 2);
+    cr_assert(fd >= 0, "cannot create a temporary source file under %s", tmp);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    compile_so(src, flags, so, len);
+    unlink(src);
+}
+
+/* Removes a shared object made by compile_so and its folder. */
+static void drop_so(const char *so) {
+    char dir[600], log[640];
+    snprintf(dir, sizeof dir, "%s", so);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    snprintf(log, sizeof log, "%s/cc.log", dir);
+    unlink(so);
+    unlink(log);
+    rmdir(dir);
+}
+
+static void grade(const char *so, const char *part, pp_test_result *r) {
+    memset(r, 0, sizeof *r);
+    pp_test_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    snprintf(cfg.lab, sizeof cfg.lab, "warmup");
+    snprintf(cfg.part, sizeof cfg.part, "%s", part);
+    pp__warmup_grade(so, &cfg, r);
+}
+
+static const pp_check *find(const pp_test_result *r, const char *name) {
+    for (int i = 0; i < r->nchecks; i++)
+        if (!strcmp(r->checks[i].name, name)) return &r->checks[i];
+    cr_assert_fail("no check named '%s' in part %s", name, r->cfg.part);
+    return NULL;
+}
+
+static void expect_check(const pp_test_result *r, const char *name, int passed, const char *needle) {
+    const pp_check *c = find(r, name);
+    cr_expect_eq(c->passed, passed, "check '%s' should %s: %s", name, passed ? "pass" : "fail", c->msg);
+    cr_expect_eq(c->points, passed ? c->max : 0.0, "check '%s' earned %g of %g", name, c->points, c->max);
+    if (needle) cr_expect(strstr(c->msg, needle), "check '%s': message should contain \"%s\", got: %s", name, needle, c->msg);
+}
+
+Test(warmup, solution_full_marks, .timeout = 60) {
+    char so[600];
+    compile_so("solutions/00-warmup/warmup.c", "-Werror", so, sizeof so);
+    double total = 0;
+    for (int p = 0; p < 4; p++) {
+        pp_test_result r;
+        grade(so, parts[p], &r);
+        cr_expect_eq(r.status, PP_OK, "part %s: status %d (%s)", parts[p], r.status, r.error);
+        cr_expect_gt(r.max, 0, "part %s has no points", parts[p]);
+        cr_expect_eq(r.score, r.max, "part %s: %g of %g", parts[p], r.score, r.max);
+        for (int i = 0; i < r.nchecks; i++) cr_expect(r.checks[i].passed, "%s: %s", r.checks[i].name, r.checks[i].msg);
+        total += r.max;
+    }
+    cr_expect_eq(total, 20.0, "the warm-up is worth 20 points, got %g", total);
+    pp_test_result r;
+    grade(so, "partition", &r);
+    expect_check(&r, "partition optimal: 64-layer LM", 1, "slowest stage 18 is optimal");
+    drop_so(so);
+}
+
+/* The handout is the solution with its marked blocks removed: it must compile and score nothing, quickly. */
+Test(warmup, handout_scores_zero, .timeout = 60) {
+    char so[600];
+    compile_so("labs/00-warmup/warmup.c", "", so, sizeof so);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int p = 0; p < 4; p++) {
+        pp_test_result r;
+        grade(so, parts[p], &r);
+        cr_expect_gt(r.max, 0, "part %s has no points", parts[p]);
+        cr_expect_eq(r.score, 0, "the untouched handout earns %g points in part %s", r.score, parts[p]);
+        for (int i = 0; i < r.nchecks; i++)
+            cr_expect(!r.checks[i].passed, "untouched handout passes %s: %s", r.checks[i].name, r.checks[i].msg);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    cr_expect_lt(s, 2.0, "grading the untouched handout took %.2f s", s);
+    drop_so(so);
+}
+
+/* Wrong on purpose: the bubble misses the -1 in the denominator, 1F1B's order is GPipe's, 1F1B's peak ignores
+ * the rank, and the partition gives every stage 16 layers (valid, not optimal) or, with -DOVERLAP, overlaps. */
+static const char *wrong_src =
+    "#include <stdio.h>\n#include <string.h>\n"
+    "double pp_warmup_bubble(const char *s, int P, int M, int v) {\n"
+    "    if (!strcmp(s, \"naive\")) M = 1;\n"
+    "    if (strcmp(s, \"interleaved\")) v = 1;\n"
+    "    return (double)(P - 1) / (v * M + P);\n}\n"
+    "int pp_warmup_peak_stashes(const char *s, int P, int M, int v, int r) {\n"
+    "    if (!strcmp(s, \"gpipe\")) return M;\n"
+    "    if (!strcmp(s, \"1f1b\")) return P < M ? P : M;\n"
+    "    int w = 2 * (P - r - 1) + (v - 1) * P + 1;\n"
+    "    return w < v * M ? w : v * M;\n}\n"
+    "int pp_warmup_order(const char *s, int P, int M, int r, char *out, int cap) {\n"
+    "    int len = 0, n = 0;\n"
+    "    out[0] = 0;\n"
+    "    for (int k = 0; k < 2 * M; k++) {\n"
+    "        int w = snprintf(out + len, (size_t)(cap - len), \"%s%c%d\", k ? \" \" : \"\", k < M ? 'F' : 'B', k % M);\n"
+    "        if (w >= cap - len) { out[len] = 0; return -1; }\n"
+    "        len += w, n++;\n    }\n"
+    "    return n;\n}\n"
+    "int pp_warmup_partition(int n, const double *c, int P, int *first) {\n"
+    "    if (n < P) return -1;\n"
+    "    for (int s = 0; s <= P; s++) first[s] = s * n / P;\n"
+    "#ifdef OVERLAP\n"
+    "    first[2] = first[1] - 6;\n"
+    "#endif\n"
+    "    return 0;\n}\n";
+
+Test(warmup, wrong_bubble_fails_with_values, .timeout = 60) {
+    char so[600];
+    compile_text(wrong_src, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "bubble", &r);
+    cr_expect_eq(r.score, 0, "a wrong bubble formula earned %g", r.score);
+    expect_check(&r, "bubble gpipe", 0, "gpipe P=4 M=6 v=1: expected 0.333333, got 0.300000");
+    expect_check(&r, "bubble naive", 0, "expected 0.750000, got 0.600000");
+    expect_check(&r, "bubble interleaved", 0, "P=4 M=8 v=2: expected 0.157895");
+    drop_so(so);
+}
+
+Test(warmup, wrong_peaks_lose_only_1f1b, .timeout = 60) {
+    char so[600];
+    compile_text(wrong_src, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "peaks", &r);
+    expect_check(&r, "peaks gpipe", 1, NULL);
+    expect_check(&r, "peaks 1f1b", 0, "1f1b P=4 M=8 v=1 rank 1: expected 3, got 4");
+    expect_check(&r, "peaks interleaved", 1, "11 9 7 5");
+    drop_so(so);
+}
+
+Test(warmup, gpipe_order_for_1f1b_fails_at_first_difference, .timeout = 60) {
+    char so[600];
+    compile_text(wrong_src, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "orders", &r);
+    expect_check(&r, "orders gpipe P=4 M=8", 1, NULL);
+    expect_check(&r, "orders 1f1b P=4 M=8", 0, "rank 0 op 4: expected B0, got F4");
+    expect_check(&r, "orders 1f1b P=4 M=2", 0, "rank 3 op 1: expected B0, got F1");
+    expect_check(&r, "orders short buffer", 1, NULL);
+    cr_expect_eq(r.score, 2.0, "got %g", r.score);
+    drop_so(so);
+}
+
+Test(warmup, equal_layer_counts_are_valid_not_optimal, .timeout = 60) {
+    char so[600];
+    compile_text(wrong_src, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "partition", &r);
+    expect_check(&r, "partition valid", 1, NULL);
+    expect_check(&r, "partition optimal: 64-layer LM", 0,
+                 "expected the slowest stage to cost 18 (the optimum), got 20 (first = {0, 16, 32, 48, 64}");
+    expect_check(&r, "partition optimal: uneven", 0, "expected the slowest stage");
+    expect_check(&r, "partition optimal: deepening", 0, "expected the slowest stage");
+    expect_check(&r, "partition impossible", 1, NULL);
+    drop_so(so);
+}
+
+Test(warmup, overlapping_partition_is_invalid, .timeout = 60) {
+    char so[600];
+    compile_text(wrong_src, "-DOVERLAP", so, sizeof so);
+    pp_test_result r;
+    grade(so, "partition", &r);
+    cr_expect_eq(r.score, 0, "an invalid partition earned %g", r.score);
+    expect_check(&r, "partition valid", 0, "invalid partition: 64-layer LM");
+    expect_check(&r, "partition valid", 0, "stages overlap (first[2] = 10 < first[1] = 16)");
+    expect_check(&r, "partition optimal: 64-layer LM", 0, "not graded, the partition is invalid");
+    expect_check(&r, "partition impossible", 0, "not graded");
+    drop_so(so);
+}
+
+Test(warmup, missing_function_is_named, .timeout = 60) {
+    char so[600];
+    compile_text("double pp_warmup_bubble(const char *s, int P, int M, int v) { return 0; }\n", "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "orders", &r);
+    cr_expect_eq(r.nchecks, 4, "every check of the part is reported, got %d", r.nchecks);
+    cr_expect_eq(r.max, 5.0, "the part keeps its max, got %g", r.max);
+    expect_check(&r, "orders 1f1b P=4 M=8", 0, "does not define pp_warmup_order");
+    drop_so(so);
+}
+
+/* The answer keys: the closed-form bubble and peaks agree with the canonical orders replayed with F=1, B=2. */
+Test(warmup, answer_keys_match_canonical_orders) {
+    const struct { const char *s; int P, M, v; } cases[] = {
+        {"gpipe", 4, 6, 1}, {"gpipe", 4, 24, 1}, {"1f1b", 4, 8, 1}, {"1f1b", 8, 16, 1}, {"1f1b", 4, 2, 1},
+        {"interleaved", 4, 8, 2}, {"interleaved", 4, 16, 4}, {"interleaved", 2, 4, 3}, {"interleaved", 8, 16, 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_run_config c;
+        pp__config_defaults(&c);
+        c.schedule = cases[i].s, c.P = cases[i].P, c.M = cases[i].M, c.v = cases[i].v;
+        c.comm_latency = 0, c.edge_cost = 0;
+        pp_schedule s;
+        cr_assert_eq(pp__schedule_build(&s, c.schedule, c.P, c.M, c.v), 0);
+        pp_costs k;
+        double f[64], b[64];
+        for (int j = 0; j < c.P * c.v; j++) f[j] = 1, b[j] = 2;
+        k.f = f, k.b = b, k.latency = 0;
+        double replay = pp__schedule_bubble(&s, &k), theory = pp__theory_bubble(&c, NULL);
+        cr_expect(replay >= 0 && fabs(replay - theory) <= 1e-12, "%s P=%d M=%d v=%d: replay %.6f, formula %.6f",
+                  c.schedule, c.P, c.M, c.v, replay, theory);
+        for (int r = 0; r < c.P; r++) {
+            int live = 0, peak = 0;
+            for (int j = 0; j < s.n[r]; j++) {
+                live += s.ops[r][j].kind == 'F' ? 1 : -1;
+                if (live > peak) peak = live;
+            }
+            cr_expect_eq(peak, pp__theory_peak(&c, r), "%s P=%d M=%d v=%d rank %d: walked %d, bound %d", c.schedule,
+                         c.P, c.M, c.v, r, peak, pp__theory_peak(&c, r));
+        }
+        pp__schedule_free(&s);
+    }
+}

@@ -1,0 +1,102 @@
+/* testutil.h: small helpers shared by the Criterion suites: a seeded random generator and array comparisons
+ * that report the worst element (index, values, difference, allowance) when a check fails. Every comparison
+ * is |got - ref| <= atol + rtol * |ref|; NaN or inf where the reference is finite always fails. With
+ * `--verbose` each comparison also logs its worst difference, which is how the suites measure their noise. */
+#ifndef PP_TESTUTIL_H
+#define PP_TESTUTIL_H
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* splitmix64: tiny, seedable, identical on every platform. */
+typedef struct tu_rng {
+    uint64_t s;
+} tu_rng;
+
+static inline uint64_t tu_rng_next(tu_rng *r) {
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi). */
+static inline double tu_rng_uniform(tu_rng *r, double lo, double hi) {
+    return lo + (hi - lo) * (double)(tu_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Uniform integer in [0, n). */
+static inline int tu_rng_int(tu_rng *r, int n) { return (int)(tu_rng_next(r) % (uint64_t)n); }
+
+static inline void tu_fill_uniform(tu_rng *r, float *x, size_t n, double lo, double hi) {
+    for (size_t i = 0; i < n; i++) x[i] = (float)tu_rng_uniform(r, lo, hi);
+}
+
+/* What a comparison found: elements over tolerance, the worst one (largest |diff| / allowance), and the
+ * largest absolute difference (the measured noise). */
+typedef struct tu_cmp {
+    size_t bad, worst;
+    double got, ref, diff, allowed, max_abs;
+} tu_cmp;
+
+static inline tu_cmp tu__compare(const float *gotf, const double *gotd, const float *reff, const double *refd,
+                                 size_t n, double atol, double rtol) {
+    tu_cmp c = {0, 0, 0, 0, 0, 0, 0};
+    double worst_ratio = -1.0;
+    for (size_t i = 0; i < n; i++) {
+        double g = gotf ? (double)gotf[i] : gotd[i];
+        double r = reff ? (double)reff[i] : refd[i];
+        double diff = fabs(g - r);
+        double allowed = atol + rtol * fabs(r);
+        double ratio;
+        if (isnan(g) && isnan(r))
+            continue;
+        else if (!isfinite(diff))
+            ratio = INFINITY;
+        else
+            ratio = allowed > 0 ? diff / allowed : (diff > 0 ? INFINITY : 0.0);
+        if (!(diff <= allowed)) c.bad++;
+        if (isfinite(diff) && diff > c.max_abs) c.max_abs = diff;
+        if (ratio > worst_ratio) {
+            worst_ratio = ratio;
+            c.worst = i;
+            c.got = g;
+            c.ref = r;
+            c.diff = diff;
+            c.allowed = allowed;
+        }
+    }
+    return c;
+}
+
+static inline double tu__report(const char *what, tu_cmp c, size_t n, double atol, double rtol) {
+    cr_log_info("%s: max |diff| %.3g; worst vs tolerance at [%zu]: got %.9g ref %.9g (|diff| %.3g, allowed %.3g)",
+                what, c.max_abs, c.worst, c.got, c.ref, c.diff, c.allowed);
+    cr_expect(c.bad == 0,
+              "%s: %zu of %zu elements outside |got-ref| <= %g + %g*|ref|; worst at [%zu]: expected %.9g, "
+              "got %.9g (|diff| %.3g, allowed %.3g)",
+              what, c.bad, n, atol, rtol, c.worst, c.ref, c.got, c.diff, c.allowed);
+    return c.max_abs;
+}
+
+/* Expects got[i] close to ref[i] for every i (both float); returns the largest |got - ref|. */
+static inline double expect_close_arr(const char *what, const float *got, const float *ref, size_t n, double atol,
+                                      double rtol) {
+    return tu__report(what, tu__compare(got, NULL, ref, NULL, n, atol, rtol), n, atol, rtol);
+}
+
+/* Same, against a double-precision reference. */
+static inline double expect_close_arr_d(const char *what, const float *got, const double *ref, size_t n,
+                                        double atol, double rtol) {
+    return tu__report(what, tu__compare(got, NULL, NULL, ref, n, atol, rtol), n, atol, rtol);
+}
+
+/* One value. */
+static inline double expect_close(const char *what, double got, double ref, double atol, double rtol) {
+    return tu__report(what, tu__compare(NULL, &got, NULL, &ref, 1, atol, rtol), 1, atol, rtol);
+}
+
+#endif /* PP_TESTUTIL_H */
