@@ -183,9 +183,10 @@ handout: all
 bench: all
 	@$(BUILD)/pplab bench
 
+# CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
-	@$(MAKE) --no-print-directory SAN=1 all
-	@$(MAKE) --no-print-directory SAN=1 unit
+	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 all
+	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 unit
 
 clean:
 	rm -rf build build-asan dist out

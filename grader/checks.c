@@ -297,15 +297,17 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
         out->peak_bound[r] = pp__theory_peak(c, r);
         if (res->peak_stashes[r] > out->peak_bound[r] && peak_ok) peak_ok = 0, bad_r = r;
     }
+    char od[200] = "";
+    if (!peak_ok) order_diff(c, res, od, sizeof od);
     if (peak_ok)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
     else
-        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s%s%s",
                       bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r],
                       !strcmp(c->schedule, "1f1b") ? "warmup should be min(P-r-1, M) forwards, and each stash freed "
                       "right after its backward" : !strcmp(c->schedule, "interleaved") ? "warmup should be "
                       "min(2(P-r-1)+(v-1)P, vM) chunk-forwards, and each stash freed right after its backward"
-                      : "free each stash right after its backward");
+                      : "free each stash right after its backward", od[0] ? "; " : "", od);
     /* messages */
     int sent = 0;
     for (int r = 0; r < P; r++) sent += res->sent_msgs[r];

@@ -1,4 +1,6 @@
-/* cmd_run.c: `pplab run`: one schedule, one configuration; prints the bubble and the stash peaks. */
+/* cmd_run.c: `pplab run`: one schedule, one configuration; prints the bubble and the stash peaks.
+ * Started by mpirun or srun, every process runs one rank over the mpi transport and rank 0 alone prints. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include "plot.h"
 #include "schedule.h"
 #include "timeline.h"
+#include "transport.h"
 
 static const char *usage =
     "usage: pplab run [--impl labs|solutions|DIR] --schedule naive|gpipe|1f1b|interleaved --stages P\n"
@@ -20,6 +23,71 @@ static const char *usage =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n";
 
+/* Flags kept out of --help, for the test suites and for diagnosis:
+ *   --dump-grads FILE  writes every parameter's step-1 gradient, in the model's order, as records of a 32-byte
+ *                      NUL-padded name, int32 virtual stage, int32 count, then count float32 (host byte order),
+ *                      so two runs compare bitwise with cmp;
+ *   --deadline S       seconds a wait may block before a transport without exact detection (mpi) calls it a
+ *                      deadlock (default 10). */
+typedef struct run_hidden {
+    const char *dump_grads;
+} run_hidden;
+
+static int hidden_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
+    if (!strcmp(argv[*i], "--dump-grads")) {
+        h->dump_grads = pp__cli_value(argc, argv, i);
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--deadline")) {
+        const char *f = argv[*i];
+        o->cfg.deadline_s = pp__cli_num(f, pp__cli_value(argc, argv, i));
+        if (o->cfg.deadline_s <= 0) pp__cli_fail("run", "--deadline needs a number of seconds > 0");
+        return 1;
+    }
+    return 0;
+}
+
+static int grads_write(const pp_run_result *res, const char *path) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = 1;
+    for (int i = 0; i < res->nparams && ok; i++) {
+        const pp_param_result *p = &res->params[i];
+        char name[32] = {0};
+        snprintf(name, sizeof name, "%s", p->name);
+        int32_t head[2] = {p->vstage, p->count};
+        ok = fwrite(name, sizeof name, 1, f) == 1 && fwrite(head, sizeof head, 1, f) == 1 &&
+             fwrite(p->grad, sizeof(float), (size_t)p->count, f) == (size_t)p->count;
+    }
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* Under mpirun or srun: checks the launch (MPI compiled in, as many processes as stages) and switches the run
+ * to the mpi transport. Returns the process's rank (only rank 0 prints), or -1 when the launch is wrong (rank 0
+ * prints why).
+ * Rank 0 speaks for the job, exit status included: the other processes exit 0 even when the run failed, since
+ * the launcher kills the whole job at the first non-zero exit, which could stop rank 0 before its report is out;
+ * mpirun and srun still exit non-zero, from rank 0's status. */
+static int mpi_launch(pp_cli_run *o) {
+    int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
+    const char *launcher = pp__mpi_env_launcher();
+    if (!launcher || strcmp(o->cfg.transport, "threads")) return 0;
+    if (!pp__mpi_built()) {
+        if (me == 0)
+            fprintf(stderr, "pplab run: started by %s but this pplab was built without MPI: install libopenmpi-dev "
+                            "and rebuild, or run pplab without %s\n", launcher, launcher);
+        return -1;
+    }
+    if (np > 0 && np != o->cfg.P) {
+        if (me == 0)
+            fprintf(stderr, "pplab run: %s started %d processes but --stages is %d: use %s %d\n", launcher, np,
+                    o->cfg.P, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", o->cfg.P);
+        return -1;
+    }
+    o->cfg.transport = "mpi";
+    return me;
+}
+
 /* Width for the timeline: $COLUMNS, else 120 when stdout is not a terminal. */
 static int term_width(void) {
     const char *c = getenv("COLUMNS");
@@ -29,26 +97,36 @@ static int term_width(void) {
 
 int pp__cmd_run(int argc, char **argv) {
     pp_cli_run o = {.impl = "labs"};
+    run_hidden hid = {0};
     pp__config_defaults(&o.cfg);
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage, stdout);
             return 0;
         }
+        if (hidden_flag(&hid, &o, argc, argv, &i)) continue;
         if (!pp__cli_run_flag(&o, argc, argv, &i)) pp__cli_fail("run", "unknown flag '%s'", argv[i]);
     }
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    int me = mpi_launch(&o);
+    if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
+    /* compiled and loaded before the mpi transport calls MPI_Init: no fork() after it */
     pp_step_fn fn = (pp_step_fn)pp__impl_load(o.impl, lab, err, sizeof err);
     if (!fn) {
-        fprintf(stderr, "pplab run: %s\n", err);
-        return 1;
+        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
+        return me == 0;
     }
     pp__crash_install();
     pp_run_result res;
     pp__run(&o.cfg, fn, &res);
+    if (me > 0) {
+        /* rank 0 holds the gathered results and reports for every process */
+        pp__result_free(&res);
+        return 0;
+    }
     if (res.status != PP_OK) {
         if (res.status == PP_ERR_NODEVICE)
             fprintf(stderr, "%s\n", res.error);
@@ -58,6 +136,7 @@ int pp__cmd_run(int argc, char **argv) {
         return 1;
     }
     int P = o.cfg.P;
+    if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
         pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
@@ -72,6 +151,11 @@ int pp__cmd_run(int argc, char **argv) {
     int rc = 0;
     if (o.trace && pp__trace_write_csv(res.traces, P, o.trace)) {
         fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o.trace);
+        rc = 1;
+    }
+    if (hid.dump_grads && grads_write(&res, hid.dump_grads)) {
+        fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",
+                hid.dump_grads);
         rc = 1;
     }
     if (o.plot) {

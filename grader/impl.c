@@ -33,13 +33,16 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule) {
     return l && l->symbol ? l : NULL;
 }
 
-/* The folder holding build/ (where pplab itself lives) and the project root above it. */
+/* The build folder (the one holding libpp.so: pplab's own folder, or its parent for test binaries in
+ * build/tests/) and the project root above it. */
 static void exe_dirs(char *build, char *root, size_t len) {
-    char exe[PATH_MAX];
+    char exe[PATH_MAX], probe[PATH_MAX + 16];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
+    snprintf(probe, sizeof probe, "%s/libpp.so", exe);
+    if (access(probe, F_OK) != 0 && (slash = strrchr(exe, '/'))) *slash = 0;
     snprintf(build, len, "%s", exe);
     snprintf(root, len, "%s", exe);
     slash = strrchr(root, '/');

@@ -231,6 +231,9 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 
 /* ---- results ------------------------------------------------------------------------------------------- */
 
+/* Whether rank i runs in this process: all of them with threads, one under MPI. */
+static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
+
 static void collect_step0(pp_world *w, pp_run_result *res) {
     int P = w->P;
     res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
@@ -240,6 +243,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
     for (int i = 0; i < P; i++) {
+        if (!rank_is_local(w, i)) continue;
         pp_rank *r = &w->ranks[i];
         trace_read_timers(r);
         res->traces[i] = r->trace;
@@ -259,11 +263,13 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
 static void collect_params(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
     int S = c->P * c->v, n = 0;
-    for (int s = 0; s < S; s++) n += w->ranks[s % c->P].chunks[s / c->P].nparams;
+    for (int s = 0; s < S; s++)
+        if (rank_is_local(w, s % c->P)) n += w->ranks[s % c->P].chunks[s / c->P].nparams;
     res->params = pp__xcalloc((size_t)n, sizeof *res->params);
     res->nparams = n;
     int k = 0;
     for (int s = 0; s < S; s++) {
+        if (!rank_is_local(w, s % c->P)) continue;
         pp_rank *r = &w->ranks[s % c->P];
         int ch = s / c->P, base = 0;
         for (int j = 0; j < ch; j++) base += r->chunks[j].nparams;
@@ -302,7 +308,7 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
     w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);
     res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
     res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
-    int ready = 0;
+    int ready = 0, tp_up = 0;
     if (!w.tp) {
         res->status = PP_ERR_CONFIG;
         snprintf(res->error, sizeof res->error, "%s", err);
@@ -310,24 +316,38 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
         res->status = PP_ERR_CONFIG;
         snprintf(res->error, sizeof res->error, "%s", w.error[0] ? w.error : "transport setup failed");
     } else {
-        ready = 1;
+        ready = tp_up = 1;
         for (int i = 0; i < cfg->P && ready; i++)
-            if (rank_setup(&w, &w.ranks[i], i, err, sizeof err)) {
+            if (rank_is_local(&w, i) && rank_setup(&w, &w.ranks[i], i, err, sizeof err)) {
                 res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
                 snprintf(res->error, sizeof res->error, "%s", err);
                 ready = 0;
             }
+        /* under MPI (one rank per process) every process must start the steps, or none */
+        if (w.local_rank >= 0 && !pp__run_mpi_agree(&w, ready) && ready) {
+            res->status = PP_ERR_BACKEND;
+            snprintf(res->error, sizeof res->error,
+                     "another process could not set up its rank: see the messages of the other ranks");
+            ready = 0;
+        }
     }
     double t0 = pp__now();
     for (int step = 0; ready && step < cfg->steps; step++) {
         double wall0 = pp__now();
-        for (int i = 0; i < cfg->P; i++) rank_step_reset(&w.ranks[i], step, wall0);
-        run_threads_step(&w, fn);
-        if (!w.failed) w.tp->step_end(&w);
+        for (int i = 0; i < cfg->P; i++)
+            if (rank_is_local(&w, i)) rank_step_reset(&w.ranks[i], step, wall0);
+        if (w.local_rank >= 0)
+            rank_run_step(&w.ranks[w.local_rank], fn);
+        else
+            run_threads_step(&w, fn);
+        /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
+        if (!w.failed || w.local_rank >= 0) w.tp->step_end(&w);
         if (w.failed) break;
         float loss = 0;
         int count = 0;
-        for (int i = 0; i < cfg->P; i++) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
+        for (int i = 0; i < cfg->P; i++)
+            if (rank_is_local(&w, i)) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
+        if (w.local_rank >= 0) pp__run_mpi_loss(&w, &loss, &count);
         res->loss[step] = count ? loss / (float)count : 0.0f;
         if (step == 0) collect_step0(&w, res);
     }
@@ -337,11 +357,12 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
         snprintf(res->error, sizeof res->error, "%s", w.error);
     } else if (ready) {
         collect_params(&w, res);
+        if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
     }
     for (int i = 0; i < cfg->P; i++)
         if (w.ranks[i].cfg) rank_teardown(&w.ranks[i]);
-    if (w.tp && ready) w.tp->fini(&w);
+    if (tp_up) w.tp->fini(&w);
     free(w.ranks);
     pthread_mutex_destroy(&w.fail_lock);
     return res->status;

@@ -154,8 +154,27 @@ typedef struct pp_run_result {
 
 typedef void (*pp_step_fn)(pp_rank *r);
 
-/* Runs cfg->steps steps of fn on cfg->P ranks and fills res (zeroed first). Returns res->status. */
+/* Runs cfg->steps steps of fn on cfg->P ranks and fills res (zeroed first). Returns res->status.
+ * With cfg->transport "mpi" this process runs only its own rank (the transport's MPI rank) and every process
+ * must call it; rank 0's res is then the whole run's, as with threads, the others' hold only their rank. */
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
 void pp__result_free(pp_run_result *res);
+
+/* ---- one process per rank (runtime_mpi.c); collectives: every process calls them ---------------------- */
+
+/* 1 when ok is true on every process. */
+int pp__run_mpi_agree(pp_world *w, int ok);
+/* Sums a step's loss and loss count over the processes, in place. */
+void pp__run_mpi_loss(pp_world *w, float *loss_sum, int *count);
+/* Rank 0 gathers the other processes' step-1 counters, traces, gradients and weights into res (filled with
+ * its own rank's part by the runtime); on the others res keeps their own part. */
+void pp__run_mpi_merge(pp_world *w, pp_run_result *res);
+
+/* One-way latency in seconds of a tiny message (one float) through pp_send/pp_recv on `transport`, from a
+ * ping-pong of iters round trips between ranks 0 and 1 (P = 2). For "mpi" every one of the 2 processes of an
+ * `mpirun -np 2` calls it, once per process (MPI is finalized after it); the value is rank 0's, the other
+ * process gets -1. Returns -1 on failure. */
+double pp__bench_pingpong(const char *transport, int iters);
+double pp__bench_mpi_pingpong(int iters);
 
 #endif /* PP_RUNTIME_H */

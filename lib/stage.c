@@ -170,9 +170,12 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
 
 static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
     pp__rank_check(r);
+    if (!s)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass the stash pp_stage_forward gave you; did that forward run yet?",
+                       "%s: stash is NULL", api);
     pp_stash *it = r->stashes;
     while (it && it != s) it = it->next;
-    if (!s || !it)
+    if (!it)
         pp__rank_abort(r, PP_ERR_USAGE, "pass the stash pp_stage_forward gave you, on the same rank and step",
                        "%s: not a stash of this rank", api);
     if (s->state == STASH_FREED)

@@ -10,4 +10,22 @@ const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t e
 /* One line per compiled-in transport for `pplab info`. */
 void pp__transport_describe_all(FILE *out);
 
+/* ---- MPI launch and collectives (the mpi transport; plain C so callers need no mpi.h) ------------------ */
+
+/* The number of processes a launcher started this one with, read from the environment before MPI_Init:
+ * mpirun (OMPI_COMM_WORLD_SIZE), MPICH-style PMI (PMI_SIZE), srun (SLURM_STEP_NUM_TASKS when above 1). -1 when a
+ * launcher is evident but says no size (PMIx alone: the mpi transport checks after MPI_Init); 0 when none. */
+int pp__mpi_env_size(void);
+/* This process's rank from the same variables; 0 when there is no launcher. */
+int pp__mpi_env_rank(void);
+/* "mpirun" or "srun" (the launcher to name in messages), or NULL when there is none. */
+const char *pp__mpi_env_launcher(void);
+/* 1 when the mpi transport is compiled in. */
+int pp__mpi_built(void);
+/* Under the mpi transport's world w: sums v[0..n) over all processes, in place (no-op otherwise). */
+void pp__mpi_sum(pp_world *w, double *v, int n);
+/* Under the mpi transport's world w: gathers len bytes from every process on rank 0, which gets a malloc'd
+ * concatenation in rank order (the caller frees it) and each part's length in lens[0..P); NULL elsewhere. */
+void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens);
+
 #endif /* PP_TRANSPORT_H */

@@ -8,21 +8,21 @@ passed=0 failed=0 skipped=0 bad=()
 for t in "$@"; do
     name=$(basename "$t")
     log=$(mktemp)
-    "$t" --jobs 2 --short-filename >"$log" 2>&1
+    "$t" --jobs 2 --short-filename --verbose >"$log" 2>&1
     rc=$?
     synth=$(grep -a "Synthesis:" "$log" | tail -1)
     tested=$(sed -n 's/.*Tested: \([0-9]*\).*/\1/p' <<<"$synth")
     pass=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$synth")
     fail=$(sed -n 's/.*Failing: \([0-9]*\).*/\1/p' <<<"$synth")
     crash=$(sed -n 's/.*Crashing: \([0-9]*\).*/\1/p' <<<"$synth")
-    skip=$(grep -ac "SKIP" "$log" || true)
+    skip=$(grep -ac "^\[SKIP\]" "$log" || true)
     passed=$((passed + ${pass:-0})); failed=$((failed + ${fail:-0} + ${crash:-0})); skipped=$((skipped + skip))
     if [ $rc -ne 0 ] || [ -z "$synth" ]; then
-        bad+=("$name"); cat "$log"
+        bad+=("$name"); grep -av "^\[RUN \]\|^\[PASS\]" "$log"
         [ -z "$synth" ] && failed=$((failed + 1))
     else
-        printf '%-22s %s\n' "$name" "${synth#*Synthesis: }"
-        grep -a "SKIP" "$log" | sed 's/^/    /' | head -5
+        printf '%-22s %s%s\n' "$name" "${synth#*Synthesis: }" "$([ "$skip" -gt 0 ] && echo "| Skipped: $skip")"
+        grep -a "^\[SKIP\]" "$log" | sed 's/^/    /' | head -3
     fi
     rm -f "$log"
     : "${tested:=0}"

@@ -1,0 +1,640 @@
+/* comm_mpi.c: the `mpi` transport. One process per rank (under mpirun or srun); a boundary tensor travels as
+ * one MPI message (a small header: shape, dtype, the sender's call, the virtual time the data was ready; then
+ * the bytes, staged through host memory). Matching is MPI's own: (source, tag, communicator), oldest posted
+ * first, the same rule as the threads transport. Rendezvous mode sends with MPI_Issend, which completes only
+ * once the receiver has posted the matching receive, as NCCL; eager mode sends with MPI_Isend and lets the
+ * pp_send return at once (the packed copy belongs to the transport until the step ends).
+ *
+ * No process sees the others' queues, so deadlocks are found by deadline: a wait polls its requests with
+ * MPI_Test and gives up after cfg->deadline_s. Any failure (deadline, shape mismatch, misuse, pp_fail) is
+ * announced to every other process on a control communicator; each one leaves its step function at its next
+ * wait. step_end is collective: every process joins it, failed or not, drains what was never received (counted
+ * with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one report of the run, with
+ * each rank's last operation, which every process then shares.
+ *
+ * Also here: the plain collectives the runtime uses to merge results on rank 0 (declared in transport.h), so
+ * that no other file needs mpi.h. */
+#include <mpi.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "comm.h"
+#include "runtime.h"
+#include "tensor.h"
+#include "transport.h"
+
+/* What travels in front of the bytes of every message. */
+typedef struct mp_header {
+    int32_t rows, cols, dtype;
+    int32_t api;             /* index into api_names: the sender's call, for reports */
+    int32_t tag;             /* the pp tag (the MPI tag may be remapped) */
+    int32_t pad;
+    double ready;            /* virtual time the sent tensor was ready */
+} mp_header;
+
+static const char *const api_names[] = {"pp_send", "pp_isend"};
+
+/* Transport-private state of one request (pp_request.tp), kept on the context's list until the step ends. */
+typedef struct mp_req {
+    pp_request *req;
+    MPI_Request mq;
+    int active;              /* the MPI request has not completed yet */
+    size_t len;              /* header + payload bytes of buf */
+    unsigned char *buf;
+    struct mp_req *next;
+} mp_req;
+
+/* What this rank contributes to the run's report at step end. */
+enum { MP_RANK_OK = 0, MP_RANK_FAILED, MP_RANK_DEADLINE, MP_RANK_BAILED };
+
+#define MP_TEXT 4096
+#define MP_NOTICE_TAG 1
+#define MP_MAX_LEFTOVER_LINES 16
+
+typedef struct mp_report {
+    int32_t kind;            /* MP_RANK_* */
+    int32_t status;          /* pp_status of an own failure */
+    int32_t leftovers;       /* messages sent to this rank and never received */
+    int32_t pad;
+    char text[MP_TEXT];      /* the failure, or this rank's state line, then leftover lines */
+} mp_report;
+
+typedef struct mp_ctx {
+    MPI_Comm data;           /* boundary messages */
+    MPI_Comm ctl;            /* failure notices and the runtime's collectives */
+    int rank, size;
+    int tag_ub;
+    int owns_mpi;            /* this transport called MPI_Init, so it finalizes */
+    /* per step */
+    mp_req *reqs;            /* every request posted this step */
+    long *sent_to, *recv_from;
+    int notified;            /* this rank announced a failure to the others */
+    MPI_Request *notice_reqs;
+    int notice_status;
+    int *notice_from;        /* notices received, per sender */
+    int kind;                /* MP_RANK_* */
+    char state[512];         /* this rank's line for a deadlock report */
+} mp_ctx;
+
+static mp_ctx *ctx_of(pp_world *w) { return (mp_ctx *)w->tp_ctx; }
+
+/* Seconds on a monotonic clock (pp__now is in runtime.c; same clock). */
+static double now(void) { return pp__now(); }
+
+static const char *op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
+    char tb[32];
+    snprintf(buf, len, "%s(%s=%d, tag %s)", api, is_send ? "dst" : "src", peer, pp__tag_describe(tag, tb, sizeof tb));
+    return buf;
+}
+
+static const char *shape_describe(int rows, int cols, int dtype, char *buf, size_t len) {
+    pp_tensor t;
+    memset(&t, 0, sizeof t);
+    t.rows = rows;
+    t.cols = cols;
+    t.dtype = (pp_dtype)dtype;
+    return pp__tensor_describe(&t, buf, len);
+}
+
+static size_t text_add(char *buf, size_t cap, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t text_add(char *buf, size_t cap, size_t len, const char *fmt, ...) {
+    if (len >= cap - 1) return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + len, cap - len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return len;
+    len += (size_t)n;
+    return len > cap - 1 ? cap - 1 : len;
+}
+
+/* The MPI tag carrying pp tag `tag`: itself when the library's tag bound allows (Open MPI's ob1: 2^31-1),
+ * else a dense code (direction, virtual stage < 1024, micro-batch < 1024 in 21 bits; raw tags above them).
+ * -1 when this MPI cannot carry it. */
+static int mpi_tag(const mp_ctx *c, int tag) {
+    if (tag <= c->tag_ub) return tag;
+    int dir, mb, vs;
+    if (pp__tag_split(tag, &dir, &mb, &vs)) {
+        if (mb < 1024 && vs < 1024) return (dir << 20) | (vs << 10) | mb;
+        return -1;
+    }
+    long raw = (1L << 21) + tag;
+    return raw <= c->tag_ub ? (int)raw : -1;
+}
+
+/* ---- failure notices --------------------------------------------------------------------------------- */
+
+/* Tells every other process that the run failed (once per step), so they stop waiting at their next poll. */
+static void notify_others(mp_ctx *c, pp_status st) {
+    if (c->notified || c->size < 2) return;
+    c->notified = 1;
+    c->notice_status = (int)st;
+    c->notice_reqs = pp__xcalloc((size_t)c->size, sizeof *c->notice_reqs);
+    for (int q = 0; q < c->size; q++) {
+        c->notice_reqs[q] = MPI_REQUEST_NULL;
+        if (q != c->rank) MPI_Isend(&c->notice_status, 1, MPI_INT, q, MP_NOTICE_TAG, c->ctl, &c->notice_reqs[q]);
+    }
+}
+
+/* Receives the failure notices that have arrived; returns 1 if any did. */
+static int poll_notices(mp_ctx *c) {
+    int got = 0;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, MP_NOTICE_TAG, c->ctl, &flag, &st);
+        if (!flag) return got;
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, MP_NOTICE_TAG, c->ctl, MPI_STATUS_IGNORE);
+        c->notice_from[st.MPI_SOURCE]++;
+        got = 1;
+    }
+}
+
+/* ---- posting and completing -------------------------------------------------------------------------- */
+
+static mp_req *req_track(mp_ctx *c, pp_request *req, size_t len) {
+    mp_req *m = pp__xcalloc(1, sizeof *m);
+    m->req = req;
+    m->len = len;
+    m->buf = pp__xmalloc(len);
+    m->mq = MPI_REQUEST_NULL;
+    m->next = c->reqs;
+    c->reqs = m;
+    req->tp = m;
+    return m;
+}
+
+/* Posts a send (header + bytes packed into one buffer) or a receive of the expected shape. A tag this MPI cannot
+ * carry aborts the posting rank. */
+static void mpi_post(pp_world *w, pp_request *req) {
+    mp_ctx *c = ctx_of(w);
+    pp_rank *r = &w->ranks[req->rank];
+    req->done = 0;
+    req->next = NULL;
+    int mtag = mpi_tag(c, req->tag);
+    if (mtag < 0) {
+        char tb[32];
+        pp__rank_abort(r, PP_ERR_USAGE, "use pp_tag() with micro-batches and virtual stages below 1024",
+                       "%s: tag %s does not fit this MPI's tag range (MPI_TAG_UB = %d)", req->api,
+                       pp__tag_describe(req->tag, tb, sizeof tb), c->tag_ub);
+    }
+    pp_tensor *t = req->t;
+    mp_req *m = req_track(c, req, sizeof(mp_header) + t->bytes);
+    if (req->is_send) {
+        mp_header h = {.rows = t->rows, .cols = t->cols, .dtype = (int32_t)t->dtype,
+                       .api = req->api && !strcmp(req->api, "pp_isend") ? 1 : 0, .tag = req->tag,
+                       .ready = t->ready};
+        memcpy(m->buf, &h, sizeof h);
+        if (t->bytes) pp__tensor_to_host(t, m->buf + sizeof h);
+        int rc = w->cfg->eager ? MPI_Isend(m->buf, (int)m->len, MPI_BYTE, req->peer, mtag, c->data, &m->mq)
+                               : MPI_Issend(m->buf, (int)m->len, MPI_BYTE, req->peer, mtag, c->data, &m->mq);
+        if (rc != MPI_SUCCESS)
+            pp__rank_abort(r, PP_ERR_BACKEND, "check the MPI installation (ompi_info) and the launcher's log",
+                           "%s: MPI refused the send (error %d)", req->api, rc);
+        m->active = 1;
+        c->sent_to[req->peer]++;
+        if (w->cfg->eager) {
+            /* the packed copy is the transport's: the caller may reuse its tensor now */
+            req->msg_ready = t->ready;
+            req->done = 1;
+        }
+    } else {
+        int rc = MPI_Irecv(m->buf, (int)m->len, MPI_BYTE, req->peer, mtag, c->data, &m->mq);
+        if (rc != MPI_SUCCESS)
+            pp__rank_abort(r, PP_ERR_BACKEND, "check the MPI installation (ompi_info) and the launcher's log",
+                           "%s: MPI refused the receive (error %d)", req->api, rc);
+        m->active = 1;
+    }
+}
+
+/* A receive completed with status st: checks the sender's header against the expected tensor and unpacks it.
+ * A mismatch aborts this rank naming both ranks and both ops. */
+static void recv_finish(pp_world *w, mp_ctx *c, pp_request *req, mp_req *m, const MPI_Status *st, int rc) {
+    pp_rank *r = &w->ranks[req->rank];
+    c->recv_from[req->peer]++;
+    char mine[96], theirs[96], want[48], got[48];
+    op_describe(req->api, 0, req->peer, req->tag, mine, sizeof mine);
+    pp__tensor_describe(req->t, want, sizeof want);
+    int count = 0;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    if (rc == MPI_ERR_TRUNCATE || (rc == MPI_SUCCESS && (size_t)count < sizeof(mp_header))) {
+        op_describe("pp_send", 1, req->rank, req->tag, theirs, sizeof theirs);
+        pp__rank_abort(r, PP_ERR_SHAPE,
+                       "send exactly the tensor the receiver expects: pp_recv() receives one activation "
+                       "(micro-batch size x seq rows, hidden columns), forward or backward",
+                       "rank %d %s sent %d bytes but rank %d %s expects %s (%zu bytes)", req->peer, theirs,
+                       count > (int)sizeof(mp_header) ? count - (int)sizeof(mp_header) : count, req->rank, mine,
+                       want, req->t->bytes);
+    }
+    if (rc != MPI_SUCCESS)
+        pp__rank_abort(r, PP_ERR_BACKEND, "check the MPI installation (ompi_info) and the launcher's log",
+                       "%s: MPI failed the receive (error %d)", req->api, rc);
+    mp_header h;
+    memcpy(&h, m->buf, sizeof h);
+    if (h.rows != req->t->rows || h.cols != req->t->cols || h.dtype != (int32_t)req->t->dtype) {
+        op_describe(api_names[h.api == 1], 1, req->rank, h.tag, theirs, sizeof theirs);
+        pp__rank_abort(r, PP_ERR_SHAPE,
+                       "send exactly the tensor the receiver expects: pp_recv() receives one activation "
+                       "(micro-batch size x seq rows, hidden columns), forward or backward",
+                       "rank %d %s sent %s but rank %d %s expects %s", req->peer, theirs,
+                       shape_describe(h.rows, h.cols, h.dtype, got, sizeof got), req->rank, mine, want);
+    }
+    if (req->t->bytes) pp__tensor_from_host(req->t, m->buf + sizeof h);
+    req->msg_ready = h.ready;
+}
+
+/* Tests one request; completes it (and its pp_request) when MPI says it is done. */
+static void req_test(pp_world *w, mp_ctx *c, pp_request *req) {
+    mp_req *m = req->tp;
+    if (!m || !m->active) return;
+    int flag = 0;
+    MPI_Status st;
+    memset(&st, 0, sizeof st);
+    int rc = MPI_Test(&m->mq, &flag, &st);
+    if (!flag && rc == MPI_SUCCESS) return;
+    m->active = 0;
+    if (req->is_send) {
+        req->msg_ready = req->t->ready;
+    } else {
+        recv_finish(w, c, req, m, &st, rc);
+    }
+    req->done = 1;
+}
+
+/* Records why this rank stopped and leaves its step function. */
+static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, double waited) {
+    const char *what = w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait";
+    c->kind = kind;
+    if (kind == MP_RANK_DEADLINE)
+        snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s", r, what, waited);
+    else
+        snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s when the run failed", r, what, waited);
+    pp__rank_bail(&w->ranks[r]);
+}
+
+/* Polls rank r's n requests until all are done. Tight polling first (a neighbour usually answers within
+ * microseconds), then yielding, then short sleeps: with more processes than cores the partner may need this
+ * very core. Leaves through pp__rank_bail when the run failed anywhere or the deadline passed. */
+static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
+    mp_ctx *c = ctx_of(w);
+    double t0 = now(), deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
+    for (unsigned it = 0;; it++) {
+        int left = 0;
+        for (int k = 0; k < n; k++) {
+            if (!reqs[k]->done) req_test(w, c, reqs[k]);
+            left += !reqs[k]->done;
+        }
+        if (!left) return;
+        if (w->failed) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
+        if (it % 16 == 0 && poll_notices(c)) {
+            pp__world_fail(w, PP_ERR_DEADLOCK, "the run failed on another rank");
+            stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
+        }
+        if (it < 256) continue;
+        double t = now() - t0;
+        if (t > deadline) {
+            char line[512];
+            snprintf(line, sizeof line, "rank %d blocked in %s for %.1f s", r,
+                     w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait", t);
+            c->kind = MP_RANK_DEADLINE;
+            pp__world_fail(w, PP_ERR_DEADLOCK, line);
+            stop_waiting(w, c, r, MP_RANK_DEADLINE, t);
+        }
+        if (t < 0.002) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* The line a deadlock report shows for a rank that left its step function normally. */
+static void mpi_rank_exit(pp_world *w, int r) {
+    mp_ctx *c = ctx_of(w);
+    if (!w->failed) snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
+}
+
+/* A local failure (misuse, mismatch, pp_fail, deadline) is announced to the other processes; a failure this
+ * rank learnt from a notice is not announced again. */
+static void mpi_wake_all(pp_world *w) {
+    mp_ctx *c = ctx_of(w);
+    if (!c) return;
+    int from_notice = 0;
+    for (int q = 0; q < c->size; q++) from_notice |= c->notice_from[q] > 0;
+    if (from_notice && c->kind != MP_RANK_DEADLINE) {
+        c->kind = MP_RANK_BAILED;
+        return;
+    }
+    if (c->kind == MP_RANK_OK) c->kind = MP_RANK_FAILED;
+    notify_others(c, w->status);
+}
+
+/* ---- step end ---------------------------------------------------------------------------------------- */
+
+/* Waits for MPI request q, polling, up to limit seconds; on expiry this process cannot continue: it says so
+ * and aborts the job (a peer died or hangs outside any wait). */
+static void wait_or_abort(mp_ctx *c, MPI_Request *q, double limit, const char *what) {
+    double t0 = now();
+    for (unsigned it = 0;; it++) {
+        int flag = 0;
+        MPI_Test(q, &flag, MPI_STATUS_IGNORE);
+        if (flag) return;
+        poll_notices(c);
+        if (it < 256) continue;
+        if (now() - t0 > limit) {
+            fprintf(stderr,
+                    "pplab: rank %d: the other processes did not reach %s within %.0f s: aborting the job\n"
+                    "HINT: one process hangs outside pplab's waits or died; run it alone or under a debugger\n",
+                    c->rank, what, limit);
+            fflush(stderr);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Rank 0: the run's one report from every rank's contribution. Returns the status (PP_OK when clean). */
+static pp_status compose(const mp_ctx *c, const mp_report *all, double deadline, char *out, size_t cap) {
+    size_t len = 0;
+    out[0] = 0;
+    for (int q = 0; q < c->size; q++)
+        if (all[q].kind == MP_RANK_FAILED) {
+            /* the rank's own failure (misuse, mismatch, pp_fail) is the cause; the others only followed */
+            text_add(out, cap, len, "%s", all[q].text);
+            return (pp_status)all[q].status;
+        }
+    int deadlines = 0, sends = 0, blocked = 0;
+    for (int q = 0; q < c->size; q++) {
+        deadlines += all[q].kind == MP_RANK_DEADLINE;
+        if (all[q].kind == MP_RANK_DEADLINE || all[q].kind == MP_RANK_BAILED) {
+            blocked++;
+            sends += strstr(all[q].text, "blocked in pp_send(") != NULL;
+        }
+    }
+    if (deadlines) {
+        len = text_add(out, cap, len,
+                       "deadlock: a rank waited %.1f s (the deadline) for an operation that never completed; "
+                       "each rank's last operation:\n", deadline);
+        for (int q = 0; q < c->size; q++) len = text_add(out, cap, len, "  %s\n", all[q].text);
+        if (blocked > 1 && sends == blocked)
+            text_add(out, cap, len, "HINT: every blocked rank is in a send (rendezvous, as NCCL): let one of them "
+                                    "receive first, or use pp_group_start/pp_group_end or pp_isend/pp_irecv");
+        else
+            text_add(out, cap, len, "HINT: check that every pp_send has a pp_recv with the same ranks and tag, "
+                                    "posted in an order that lets one side finish first (a rank that returned "
+                                    "cannot answer)");
+        return PP_ERR_DEADLOCK;
+    }
+    int leftovers = 0;
+    for (int q = 0; q < c->size; q++)
+        if (all[q].leftovers) {
+            leftovers += all[q].leftovers;
+            len = text_add(out, cap, len, "%s", all[q].text);
+        }
+    if (leftovers) {
+        text_add(out, cap, len, "HINT: every pp_send needs a pp_recv on the destination with the same source and "
+                                "tag in the same step (and vice versa): check loop bounds and tags");
+        return PP_ERR_UNCONSUMED;
+    }
+    return PP_OK;
+}
+
+/* Collective: every process calls it once per step, failed or not. Cancels receives left posted, drains the
+ * messages nobody received (reporting them when the step otherwise succeeded), completes every send, agrees
+ * on the outcome (rank 0 writes the report, every process gets it) and resets the step. Returns 0 when clean. */
+static int mpi_step_end(pp_world *w) {
+    mp_ctx *c = ctx_of(w);
+    int P = c->size;
+    double deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
+    MPI_Request bar;
+    MPI_Ibarrier(c->ctl, &bar);
+    wait_or_abort(c, &bar, 2 * deadline + 5, "the end of the step");
+
+    /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
+    for (mp_req *m = c->reqs; m; m = m->next)
+        if (m->active && !m->req->is_send) {
+            MPI_Status st;
+            MPI_Cancel(&m->mq);
+            MPI_Wait(&m->mq, &st);
+            int cancelled = 0;
+            MPI_Test_cancelled(&st, &cancelled);
+            if (!cancelled) c->recv_from[m->req->peer]++;
+            m->active = 0;
+        }
+
+    /* messages sent to this rank that no receive consumed: exactly sent - received, so drain them for sure */
+    long *expect = pp__xcalloc((size_t)P, sizeof *expect);
+    MPI_Alltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl);
+    int any_failed = w->failed, all_failed = 0;
+    MPI_Allreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl);
+    mp_report *mine = pp__xcalloc(1, sizeof *mine);
+    size_t len = 0;
+    for (int q = 0; q < P; q++)
+        for (long k = c->recv_from[q]; k < expect[q]; k++) {
+            MPI_Message msg;
+            MPI_Status st;
+            int count = 0;
+            MPI_Mprobe(q, MPI_ANY_TAG, c->data, &msg, &st);
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            unsigned char *buf = pp__xmalloc(count > 0 ? (size_t)count : 1);
+            MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            if (!all_failed && (size_t)count >= sizeof(mp_header)) {
+                mp_header h;
+                memcpy(&h, buf, sizeof h);
+                char op[96], sz[48];
+                if (mine->leftovers++ < MP_MAX_LEFTOVER_LINES)
+                    len = text_add(mine->text, sizeof mine->text, len, "message never received: rank %d %s, %s\n",
+                                   q, op_describe(api_names[h.api == 1], 1, c->rank, h.tag, op, sizeof op),
+                                   shape_describe(h.rows, h.cols, h.dtype, sz, sizeof sz));
+            }
+            free(buf);
+        }
+    free(expect);
+    /* every send is matched now */
+    for (mp_req *m = c->reqs; m; m = m->next)
+        if (m->active) {
+            MPI_Wait(&m->mq, MPI_STATUS_IGNORE);
+            m->active = 0;
+        }
+
+    /* failure notices: receive the ones still in flight, complete our own */
+    int *notified = pp__xcalloc((size_t)P, sizeof *notified);
+    MPI_Allgather(&c->notified, 1, MPI_INT, notified, 1, MPI_INT, c->ctl);
+    for (int q = 0; q < P; q++)
+        if (q != c->rank && notified[q] && !c->notice_from[q]) {
+            int v;
+            MPI_Recv(&v, 1, MPI_INT, q, MP_NOTICE_TAG, c->ctl, MPI_STATUS_IGNORE);
+        }
+    free(notified);
+    if (c->notice_reqs) MPI_Waitall(P, c->notice_reqs, MPI_STATUSES_IGNORE);
+
+    /* this rank's part of the report */
+    if (w->failed) {
+        mine->kind = c->kind;
+        mine->status = (int32_t)w->status;
+        if (c->kind == MP_RANK_FAILED)
+            snprintf(mine->text, sizeof mine->text, "%s", w->error);
+        else
+            snprintf(mine->text, sizeof mine->text, "%s", c->state[0] ? c->state : "stopped");
+    } else if (!mine->leftovers) {
+        mine->kind = MP_RANK_OK;
+        snprintf(mine->text, sizeof mine->text, "%s", c->state);
+    }
+    if (w->failed && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
+    mp_report *all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
+    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl);
+    struct {
+        int32_t status;
+        char text[sizeof w->error];
+    } *out = pp__xcalloc(1, sizeof *out);
+    if (c->rank == 0) out->status = (int32_t)compose(c, all, deadline, out->text, sizeof out->text);
+    MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl);
+    if (out->status != PP_OK) {
+        w->failed = 1;
+        w->status = (pp_status)out->status;
+        snprintf(w->error, sizeof w->error, "%s", out->text);
+    }
+    free(out);
+    free(all);
+    free(mine);
+
+    /* reset for the next step */
+    for (mp_req *m = c->reqs, *n; m; m = n) {
+        n = m->next;
+        m->req->tp = NULL;
+        free(m->buf);
+        free(m);
+    }
+    c->reqs = NULL;
+    memset(c->sent_to, 0, (size_t)P * sizeof *c->sent_to);
+    memset(c->recv_from, 0, (size_t)P * sizeof *c->recv_from);
+    memset(c->notice_from, 0, (size_t)P * sizeof *c->notice_from);
+    free(c->notice_reqs);
+    c->notice_reqs = NULL;
+    c->notified = 0;
+    c->kind = MP_RANK_OK;
+    c->state[0] = 0;
+    return w->failed ? -1 : 0;
+}
+
+/* ---- setup ------------------------------------------------------------------------------------------- */
+
+static int mpi_init(pp_world *w) {
+    int inited = 0, finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) {
+        snprintf(w->error, sizeof w->error,
+                 "MPI was already finalized in this process: the mpi transport runs once per process (start a "
+                 "new mpirun for each run)");
+        return -1;
+    }
+    MPI_Initialized(&inited);
+    int owns = 0;
+    if (!inited) {
+        int provided = 0;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            snprintf(w->error, sizeof w->error,
+                     "MPI_Init failed: start pplab with mpirun -np P (or srun) and check the MPI installation");
+            return -1;
+        }
+        owns = 1;
+    }
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size != w->P) {
+        const char *launcher = pp__mpi_env_launcher();
+        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages is %d: use %s %d",
+                 launcher ? launcher : "mpirun", size, w->P,
+                 launcher && !strcmp(launcher, "srun") ? "srun -n" : "mpirun -np", w->P);
+        if (owns) MPI_Finalize();
+        return -1;
+    }
+    mp_ctx *c = pp__xcalloc(1, sizeof *c);
+    c->rank = rank;
+    c->size = size;
+    c->owns_mpi = owns;
+    int *ub = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    c->tag_ub = flag && ub ? *ub : 32767; /* 32767: the least the MPI standard guarantees */
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->data);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl);
+    /* a receive shorter than the message must come back as an error we can report, not abort the job */
+    MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
+    c->sent_to = pp__xcalloc((size_t)size, sizeof *c->sent_to);
+    c->recv_from = pp__xcalloc((size_t)size, sizeof *c->recv_from);
+    c->notice_from = pp__xcalloc((size_t)size, sizeof *c->notice_from);
+    w->tp_ctx = c;
+    w->local_rank = rank;
+    return 0;
+}
+
+static void mpi_fini(pp_world *w) {
+    mp_ctx *c = ctx_of(w);
+    if (!c) return;
+    MPI_Comm_free(&c->data);
+    MPI_Comm_free(&c->ctl);
+    free(c->sent_to);
+    free(c->recv_from);
+    free(c->notice_from);
+    int owns = c->owns_mpi;
+    free(c);
+    w->tp_ctx = NULL;
+    /* after this, fork() (gnuplot, compilers) is safe again */
+    if (owns) MPI_Finalize();
+}
+
+/* The mpi transport (see comm.h for each op's contract). The world owns the context from init to fini; the
+ * transport owns each request's packed buffer (pp_request.tp) until step_end. */
+const pp_transport_ops pp__transport_mpi = {
+    .name = "mpi",
+    .init = mpi_init,
+    .post = mpi_post,
+    .wait = mpi_wait,
+    .rank_exit = mpi_rank_exit,
+    .step_end = mpi_step_end,
+    .wake_all = mpi_wake_all,
+    .fini = mpi_fini,
+};
+
+/* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */
+
+void pp__mpi_sum(pp_world *w, double *v, int n) {
+    mp_ctx *c = w->tp == &pp__transport_mpi ? ctx_of(w) : NULL;
+    if (!c || n <= 0) return;
+    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->ctl);
+}
+
+void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
+    mp_ctx *c = w->tp == &pp__transport_mpi ? ctx_of(w) : NULL;
+    if (!c) return NULL;
+    int P = c->size, mylen = (int)len;
+    PP_ASSERT(len < (size_t)1 << 30);
+    int *counts = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *counts) : NULL;
+    MPI_Gather(&mylen, 1, MPI_INT, counts, 1, MPI_INT, 0, c->ctl);
+    int *displs = NULL;
+    unsigned char *all = NULL;
+    if (c->rank == 0) {
+        displs = pp__xcalloc((size_t)P, sizeof *displs);
+        size_t total = 0;
+        for (int q = 0; q < P; q++) {
+            displs[q] = (int)total;
+            total += (size_t)counts[q];
+            lens[q] = (size_t)counts[q];
+        }
+        PP_ASSERT(total < (size_t)1 << 31);
+        all = pp__xmalloc(total ? total : 1);
+    }
+    MPI_Gatherv(buf, mylen, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, c->ctl);
+    free(counts);
+    free(displs);
+    return all;
+}

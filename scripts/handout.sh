@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds dist/pplab-handout.tar.gz, the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
+# scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ — without solutions/, without
+# the grader's own tests (they hold broken solutions and the solutions' expectations), and without any
+# solution marker.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/mklabs.sh
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+dest="$stage/pplab"
+mkdir -p "$dest"
+git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts labs \
+    | xargs -0 -I{} cp --parents {} "$dest"/
+marker='//>''> solution'   # split so this script does not match itself
+if grep -rIl -e "$marker" "$dest" >/dev/null; then
+    echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest" | head -3)" >&2
+    exit 1
+fi
+mkdir -p dist
+tar -C "$stage" -czf dist/pplab-handout.tar.gz pplab
+echo "dist/pplab-handout.tar.gz: $(tar -tzf dist/pplab-handout.tar.gz | wc -l) files, no solutions/"

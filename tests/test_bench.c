@@ -1,0 +1,70 @@
+/* test_bench.c: `pplab bench` as a user runs it: the smoke run (`all --quick`) exits 0 and prints the three
+ * tables, each with its column header and its conclusion line, and bad flags end in one line with exit 2.
+ * Timings are never asserted: they depend on how busy the machine is. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs `<folder of this binary>/../pplab ARGS` (stdout and stderr together); returns the exit status, output in
+ * out (truncated to len). */
+static int pplab(char *out, size_t len, const char *args) {
+    char exe[1024], cmd[1400];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe");
+    exe[n] = 0;
+    *strrchr(exe, '/') = 0;
+    snprintf(cmd, sizeof cmd, "'%s/../pplab' %s 2>&1", exe, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "cannot start %s", cmd);
+    size_t got = 0, r;
+    while (got + 1 < len && (r = fread(out + got, 1, len - 1 - got, p)) > 0) got += r;
+    out[got] = 0;
+    char drain[4096];
+    while (fread(drain, 1, sizeof drain, p) > 0) continue;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count(const char *hay, const char *needle) {
+    int k = 0;
+    for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle)) k++;
+    return k;
+}
+
+/* The quick run takes well under 20 s on an idle 2-core machine; the limit leaves room for a busy one. */
+Test(bench, quick_all_prints_three_tables, .timeout = 180) {
+    static char buf[1 << 16];
+    int rc = pplab(buf, sizeof buf, "bench all --quick");
+    cr_assert_eq(rc, 0, "pplab bench all --quick exited %d:\n%s", rc, buf);
+    const char *headers[] = {"# comm: pp_send/pp_recv ping-pong", "# gemm: cpu backend gemm slot",
+                             "# pipeline: reference GPipe"};
+    for (int i = 0; i < 3; i++) cr_expect(strstr(buf, headers[i]), "missing table header '%s':\n%s", headers[i], buf);
+    /* the column-header lines of each table */
+    cr_expect(strstr(buf, "round-trip") && strstr(buf, "memcpy"), "comm columns missing:\n%s", buf);
+    cr_expect(strstr(buf, "direct") && strstr(buf, "(GFLOP/s)"), "gemm columns missing:\n%s", buf);
+    cr_expect(strstr(buf, "wall ratio") && strstr(buf, "cpu ratio"), "pipeline columns missing:\n%s", buf);
+    cr_expect_eq(count(buf, "# conclusion:"), 3, "expected 3 conclusion lines, saw %d:\n%s",
+                 count(buf, "# conclusion:"), buf);
+    cr_expect(strstr(buf, "rendezvous") && strstr(buf, "eager"), "both comm modes expected:\n%s", buf);
+}
+
+Test(bench, one_benchmark_only, .timeout = 60) {
+    static char buf[1 << 14];
+    int rc = pplab(buf, sizeof buf, "bench gemm --quick");
+    cr_assert_eq(rc, 0, "pplab bench gemm --quick exited %d:\n%s", rc, buf);
+    cr_expect(strstr(buf, "# gemm:"), "gemm table missing:\n%s", buf);
+    cr_expect(!strstr(buf, "# comm:") && !strstr(buf, "# pipeline:"), "only the gemm table expected:\n%s", buf);
+}
+
+Test(bench, bad_flags_fail_in_one_line, .timeout = 20) {
+    const char *bad[] = {"bench --fast", "bench network", "bench comm gemm"};
+    for (int i = 0; i < 3; i++) {
+        char buf[1024];
+        int rc = pplab(buf, sizeof buf, bad[i]);
+        cr_expect_eq(rc, 2, "'pplab %s' should exit 2, got %d:\n%s", bad[i], rc, buf);
+        cr_expect_eq(count(buf, "\n"), 1, "'pplab %s' should print one line:\n%s", bad[i], buf);
+        cr_expect(strstr(buf, "pplab bench:"), "'pplab %s' should name the command:\n%s", bad[i], buf);
+    }
+}

@@ -1,0 +1,119 @@
+/* test_cli.c: the command-line contract scripts and CI rely on, checked on the real binary: exact result
+ * lines, timelines, errors for bad input, the no-GPU message, exit codes. Tests run from the project root. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs `build/pplab ARGS` (stdout and stderr together); returns the exit status, output in out. */
+static int pplab(char *out, size_t len, const char *args) {
+    char exe[PATH_MAX], cmd[PATH_MAX + 1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    *strrchr(exe, '/') = 0; /* build/tests */
+    *strrchr(exe, '/') = 0; /* build */
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s/pplab' %s 2>&1", exe, args);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p != NULL);
+    size_t got = fread(out, 1, len - 1, p);
+    out[got] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static char buf[1 << 16];
+
+TestSuite(cli, .timeout = 60);
+
+Test(cli, gpipe_seed_example_lines) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 4 --microbatches 6 --timeline"), 0, "%s", buf);
+    cr_expect(strstr(buf, "\nbubble: 0.3333 (theory 0.3333)\npeak stashes: 6 6 6 6\n") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "GPU 0: F0 F1 F2 F3 F4 F5") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "GPU 3:") != NULL, "%s", buf);
+}
+
+Test(cli, forward_only_staircase) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 4 --microbatches 6 --timeline --forward-only"), 0, "%s", buf);
+    cr_expect(strstr(buf, "GPU 0: F0 F1 F2 F3 F4 F5 .  .  .\n") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "GPU 3: .  .  .  F0 F1 F2 F3 F4 F5\n") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "Idle fraction: 33%") != NULL, "%s", buf);
+}
+
+Test(cli, bubble_at_24_and_1_microbatches) {
+    pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 4 --microbatches 24");
+    cr_expect(strstr(buf, "bubble: 0.1111 (theory 0.1111)\npeak stashes: 24 24 24 24\n") != NULL, "%s", buf);
+    pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 4 --microbatches 1");
+    cr_expect(strstr(buf, "bubble: 0.7500 (theory 0.7500)\npeak stashes: 1 1 1 1\n") != NULL, "%s", buf);
+}
+
+Test(cli, interleaved_contract_lines) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule interleaved --stages 4 --microbatches 8 --chunks 2"), 0, "%s", buf);
+    cr_expect_str_eq(buf, "bubble: 0.1579 (theory 0.1579)\npeak stashes: 11 9 7 5\n");
+}
+
+Test(cli, onef1b_peaks) {
+    pplab(buf, sizeof buf, "run --impl solutions --schedule 1f1b --stages 4 --microbatches 8");
+    cr_expect_str_eq(buf, "bubble: 0.2727 (theory 0.2727)\npeak stashes: 4 3 2 1\n");
+}
+
+Test(cli, trace_csv_header_and_rows) {
+    char path[] = "/tmp/pplab-trace-XXXXXX", args[256];
+    close(mkstemp(path));
+    snprintf(args, sizeof args, "run --impl solutions --schedule gpipe --stages 2 --microbatches 2 --trace %s", path);
+    cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    char line[512];
+    cr_assert(fgets(line, sizeof line, f));
+    cr_expect(strstr(line, "rank,op,microbatch,chunk") == line, "%s", line);
+    cr_expect(strstr(line, "virtual_start,virtual_end") != NULL, "%s", line);
+    int rows = 0, f_rows = 0;
+    while (fgets(line, sizeof line, f)) rows++, f_rows += strstr(line, ",F,") != NULL;
+    fclose(f);
+    unlink(path);
+    cr_expect_eq(f_rows, 4, "2 ranks x 2 micro-batches forwards, got %d", f_rows);
+    cr_expect_eq(rows, 4 + 4 + 4 + 4, "F, B, SEND and RECV rows, got %d", rows);
+}
+
+Test(cli, cuda_without_gpu_says_so) {
+    int rc = pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 2 --microbatches 2 --backend cuda");
+    if (rc == 0) cr_skip_test("a CUDA device is present here: the no-device message cannot be provoked");
+    cr_expect_neq(rc, 0);
+    cr_expect(strstr(buf, "no CUDA device") == buf || strstr(buf, "cuda backend not compiled in") != NULL, "%s", buf);
+}
+
+Test(cli, bad_input_gets_one_clear_line) {
+    static const struct { const char *args, *needle; } cases[] = {
+        {"run --stages x", "--stages needs an integer"},
+        {"run --schedule gpipe --stages 4 --microbatches 6 --bogus", "unknown flag '--bogus'"},
+        {"run --schedule pipedream", "unknown schedule 'pipedream'"},
+        {"run --schedule interleaved --stages 4 --microbatches 6 --chunks 2", "multiple of the stage count"},
+        {"run --schedule gpipe --stages 4 --microbatches 6 --layers 6", "--layers 6 must be a positive multiple"},
+        {"run --schedule naive --stages 4 --microbatches 3", "use --microbatches 1"},
+        {"run --schedule gpipe --stages 2 --chunks 2", "needs --schedule interleaved"},
+        {"run --impl /nonexistent --schedule gpipe", "--impl /nonexistent: no such folder"},
+        {"grade --lab pipedream", "unknown lab 'pipedream'"},
+        {"frobnicate", "unknown command 'frobnicate'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int rc = pplab(buf, sizeof buf, cases[i].args);
+        cr_expect_neq(rc, 0, "'%s' must fail", cases[i].args);
+        cr_expect(strstr(buf, cases[i].needle) != NULL, "'%s': expected '%s' in: %s", cases[i].args, cases[i].needle, buf);
+        cr_expect(strchr(buf, '\n') == buf + strlen(buf) - 1, "'%s': one line only: %s", cases[i].args, buf);
+    }
+}
+
+Test(cli, info_lists_backends_and_transports) {
+    cr_assert_eq(pplab(buf, sizeof buf, "info"), 0);
+    cr_expect(strstr(buf, "cpu   usable") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "threads") != NULL, "%s", buf);
+}
+
+Test(cli, grade_labs_exits_one_with_zero_score) {
+    int rc = pplab(buf, sizeof buf, "grade --impl labs --lab gpipe --quiet");
+    cr_expect_eq(rc, 1, "%s", buf);
+    cr_expect(strstr(buf, "Score: 0/") != NULL, "%s", buf);
+}

@@ -1,0 +1,208 @@
+/* test_grader.c: proves the grader. Each deliberately broken implementation under tests/broken/ must lose the
+ * right points with the right message; the reference solutions must keep them; the gradient threshold must sit
+ * between fp32 noise and the smallest real mistake. Tests run from the project root. */
+#include <criterion/criterion.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checks.h"
+#include "configs.h"
+#include "impl.h"
+#include "runner.h"
+
+/* Grades one configuration of `lab` from implementation folder `impl`. */
+static void grade(const char *impl, const char *lab, int P, int M, int v, pp_test_result *out) {
+    char dir[PATH_MAX], so[PATH_MAX], err[4096];
+    cr_assert_eq(pp__impl_dir(impl, dir, sizeof dir), 0, "no implementation folder %s", impl);
+    int built = pp__impl_build(dir, pp__lab_find(lab), so, sizeof so, err, sizeof err) == 0;
+    pp_test_config c = {.P = P, .M = M, .v = v, .steps = 2, .seed = 7, .time_limit_s = 20};
+    snprintf(c.lab, sizeof c.lab, "%s", lab);
+    pp__runner_test(&c, built ? so : NULL, err, "cpu", out);
+}
+
+static const pp_check *check_named(const pp_test_result *r, const char *name) {
+    for (int i = 0; i < r->nchecks; i++)
+        if (!strcmp(r->checks[i].name, name)) return &r->checks[i];
+    cr_assert_fail("no check named '%s' in %s", name, r->name);
+    return NULL;
+}
+
+/* The check failed and its message contains `needle`. */
+static void expect_failed_with(const pp_test_result *r, const char *check, const char *needle) {
+    const pp_check *c = check_named(r, check);
+    cr_expect(!c->passed, "%s: check '%s' should fail", r->name, check);
+    cr_expect(c->points == 0, "%s: check '%s' should score 0, scored %g", r->name, check, c->points);
+    cr_expect(strstr(c->msg, needle) != NULL, "%s: '%s' message lacks '%s': %s", r->name, check, needle, c->msg);
+}
+
+static void expect_run_error(const pp_test_result *r, pp_status st, const char *needle) {
+    cr_expect_eq(r->status, st, "%s: status %s, expected %s (error: %s)", r->name, pp__status_name(r->status),
+                 pp__status_name(st), r->error);
+    cr_expect(strstr(r->error, needle) != NULL, "%s: error lacks '%s': %s", r->name, needle, r->error);
+    cr_expect_eq(r->score, 0, "%s: a failed run scores 0, got %g", r->name, r->score);
+    cr_expect_gt(r->max, 0, "%s: max score still counted", r->name);
+}
+
+TestSuite(grader, .timeout = 120);
+
+Test(grader, solutions_full_marks_on_each_lab) {
+    static const struct { const char *lab; int P, M, v; } cases[] = {
+        {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_result r;
+        grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+        cr_expect_eq(r.status, PP_OK);
+    }
+}
+
+Test(grader, untouched_lab_scores_zero) {
+    pp_test_result r;
+    grade("labs", "1f1b", 4, 8, 1, &r);
+    cr_expect_eq(r.score, 0, "the untouched handout scored %g", r.score);
+    cr_expect_lt(r.seconds, 5, "the untouched handout took %.1f s", r.seconds);
+    expect_failed_with(&r, "gradients", "all-zero gradients");
+}
+
+Test(grader, missing_loss_scaling_is_diagnosed_as_mx) {
+    pp_test_result r;
+    grade("tests/broken/no-scale", "gpipe", 4, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "4.00x the reference");
+    expect_failed_with(&r, "gradients", "1/M");
+    expect_failed_with(&r, "bubble", "not graded");
+    cr_expect_eq(r.score, 0);
+}
+
+Test(grader, skipped_last_microbatch_is_named) {
+    pp_test_result r;
+    grade("tests/broken/skip-last", "gpipe", 4, 6, 1, &r);
+    expect_failed_with(&r, "gradients", "micro-batch 5 is missing");
+    cr_expect_eq(r.score, 0);
+}
+
+Test(grader, microbatch_run_twice_is_named) {
+    pp_test_result r;
+    grade("tests/broken/twice", "gpipe", 3, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "micro-batch 0 counted 2.00 times");
+}
+
+Test(grader, gradients_zeroed_between_microbatches) {
+    pp_test_result r;
+    grade("tests/broken/zero-between", "gpipe", 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "zeroed between micro-batches");
+}
+
+Test(grader, stash_freed_before_backward) {
+    pp_test_result r;
+    grade("tests/broken/stash-freed-early", "gpipe", 4, 4, 1, &r);
+    expect_run_error(&r, PP_ERR_USAGE, "freed before its backward");
+}
+
+Test(grader, recv_from_wrong_peer_deadlocks_with_report) {
+    pp_test_result r;
+    grade("tests/broken/wrong-peer", "gpipe", 4, 4, 1, &r);
+    expect_run_error(&r, PP_ERR_DEADLOCK, "rank 2 blocked in pp_recv(src=0");
+    cr_expect(strstr(r.error, "rank 1 blocked in pp_send(dst=2") != NULL, "%s", r.error);
+}
+
+Test(grader, blocking_1f1b_deadlock_shows_the_cycle) {
+    pp_test_result r;
+    grade("tests/broken/blocking-1f1b", "1f1b", 4, 8, 1, &r);
+    expect_run_error(&r, PP_ERR_DEADLOCK, "cycle: rank 2 -> rank 3 -> rank 2");
+    cr_expect(strstr(r.error, "HINT:") != NULL, "%s", r.error);
+    cr_expect_lt(r.seconds, 5, "a deadlock must be reported at once, took %.1f s", r.seconds);
+}
+
+Test(grader, gpipe_sized_warmup_in_1f1b_loses_the_memory_points) {
+    pp_test_result r;
+    grade("tests/broken/gpipe-warmup-1f1b", "1f1b", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "the gradients are right: %s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "stash peak", "rank 0 held 8 stashes at once, the 1f1b bound is 4");
+    cr_expect_eq(r.score, r.max - PP_PTS_PEAK);
+}
+
+Test(grader, wrong_interleaved_chunk_order) {
+    pp_test_result r;
+    grade("tests/broken/chunk-order", "interleaved", 4, 8, 2, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    /* breadth-first happens to keep the bubble at P=4, M=8, v=2; the memory gives it away, with the order */
+    expect_failed_with(&r, "stash peak", "rank 0 held 16 stashes at once, the interleaved bound is 11");
+    expect_failed_with(&r, "stash peak", "rank 0 op 4: the canonical order runs F mb0 chunk 1");
+}
+
+Test(grader, optimizer_stepped_per_microbatch) {
+    pp_test_result r;
+    grade("tests/broken/optimizer-per-mb", "gpipe", 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "called pp_optimizer_step 4 times");
+}
+
+Test(grader, stage_never_updated) {
+    pp_test_result r;
+    grade("tests/broken/no-optimizer", "gpipe", 4, 4, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed);
+    expect_failed_with(&r, "weights and loss after K steps", "rank 3 called pp_optimizer_step 0 times");
+}
+
+Test(grader, fake_score_on_stdout_is_ignored_and_captured) {
+    pp_test_result r;
+    grade("tests/broken/fake-score", "gpipe", 2, 2, 1, &r);
+    cr_expect_eq(r.score, 0, "a printed score must not count, got %g", r.score);
+    cr_expect(strstr(r.output_tail, "FULL MARKS") != NULL, "the student's output is captured: %s", r.output_tail);
+}
+
+Test(grader, segfault_is_a_reported_crash) {
+    pp_test_result r;
+    grade("tests/broken/segfault", "gpipe", 2, 2, 1, &r);
+    cr_expect(r.crashed);
+    expect_run_error(&r, PP_ERR_CRASH, "crashed");
+    cr_expect(strstr(r.output_tail, "rank 1 crashed with SIGSEGV") != NULL, "%s", r.output_tail);
+}
+
+Test(grader, endless_loop_hits_the_time_limit) {
+    char dir[PATH_MAX], so[PATH_MAX], err[4096];
+    pp__impl_dir("tests/broken/endless-loop", dir, sizeof dir);
+    cr_assert_eq(pp__impl_build(dir, pp__lab_find("gpipe"), so, sizeof so, err, sizeof err), 0, "%s", err);
+    pp_test_config c = {.lab = "gpipe", .P = 2, .M = 2, .v = 1, .steps = 1, .seed = 1, .time_limit_s = 1.5};
+    pp_test_result r;
+    pp__runner_test(&c, so, NULL, "cpu", &r);
+    cr_expect(r.timed_out);
+    cr_expect_lt(r.seconds, 4, "killed after %.1f s", r.seconds);
+    expect_run_error(&r, PP_ERR_TIMEOUT, "no result after 2 s");
+}
+
+Test(grader, compile_error_is_reported_with_the_compiler_message) {
+    pp_test_result r;
+    grade("tests/broken/compile-error", "gpipe", 2, 2, 1, &r);
+    expect_run_error(&r, PP_ERR_COMPILE, "compile error");
+    cr_expect(strstr(r.error, "error:") != NULL, "the compiler's own message is shown: %s", r.error);
+}
+
+/* The threshold separates fp32 noise (solutions at the largest M of the default set) from the smallest real
+ * mistake (one micro-batch skipped at that M) with at least 10x margin on each side. */
+Test(grader, gradient_threshold_separates_noise_from_the_smallest_mistake) {
+    pp_test_result good, bad;
+    grade("solutions", "gpipe", 8, 32, 1, &good);
+    grade("tests/broken/skip-last", "gpipe", 8, 32, 1, &bad);
+    cr_log_info("fp32 noise %.2e, one skipped micro-batch of 32: %.2e, threshold %.0e", good.grad_err,
+                bad.grad_err, PP_GRAD_RTOL);
+    cr_expect_lt(good.grad_err * 10, PP_GRAD_RTOL, "noise %.2e too close to the threshold", good.grad_err);
+    cr_expect_gt(bad.grad_err, PP_GRAD_RTOL * 10, "a skipped micro-batch (%.2e) too close to the threshold",
+                 bad.grad_err);
+}
+
+Test(grader, config_file_errors_name_the_line) {
+    char path[] = "/tmp/pplab-cfg-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# hidden tests\ngpipe P=4 M=8 seed=3\ninterleaved P=4 M=6 v=2\n");
+    fclose(f);
+    pp_test_config *cfgs = NULL;
+    int n = 0;
+    char err[512];
+    cr_expect_eq(pp__configs_load(path, "all", &cfgs, &n, err, sizeof err), -1);
+    cr_expect(strstr(err, ":3: interleaved 1F1B needs the micro-batch count to be a multiple") != NULL, "%s", err);
+    unlink(path);
+    free(cfgs);
+}
