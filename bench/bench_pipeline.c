@@ -75,10 +75,10 @@ int pp__bench_pipeline(const pp_bench_opts *o) {
     printf("# pipeline: reference GPipe on P=%d thread ranks vs the same step on 1 rank, median of %d steps each\n",
            P, reps);
     if (!gpipe) {
-        char *nl = strchr(err, '\n');
-        if (nl) *nl = 0;
-        printf("# pipeline: cannot load the reference GPipe step (%s): run pplab from a built source tree\n",
-               lab ? err : "no gpipe lab");
+        for (char *c = err; *c; c++)
+            if (*c == '\n') *c = ' '; /* a compiler's message, on the table's one line */
+        printf("# pipeline: cannot load the reference GPipe step, which this benchmark runs (check that `make` "
+               "builds solutions/02-gpipe): %s\n", lab ? err : "no gpipe lab");
         return -1;
     }
     pp_run_config d;

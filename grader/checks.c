@@ -210,13 +210,32 @@ static void order_diff(const pp_run_config *c, const pp_run_result *res, char *m
 
 /* ---- all checks ---------------------------------------------------------------------------------------- */
 
+static const char *const gate_names[] = {"weights and loss after K steps", "one F and one B per micro-batch and stage",
+                                         "bubble", "stash peak", "boundary messages"};
+static const double gate_pts[] = {PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
+
+/* Every check after the gradients, at zero: their points are gated on the gradients being right. */
+static void add_gated(const pp_run_config *c, pp_test_result *out, const char *why) {
+    for (size_t i = 0; i < sizeof gate_names / sizeof *gate_names; i++)
+        pp__check_add(out, gate_names[i], gate_pts[i], 0, "not graded: %s", why);
+    if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: %s", why);
+}
+
+int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
+    for (int i = 0; i < res->nparams; i++)
+        for (int k = 0; k < res->params[i].count; k++)
+            if (res->params[i].grad[k] != 0) return 0;
+    out->grad_err = 1;
+    pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients on every rank: no backward added to them "
+                  "(does the step function run pp_stage_backward for every micro-batch?)");
+    add_gated(c, out, "the gradients must be right first");
+    return 1;
+}
+
 void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
                     const pp_reference *ref, pp_test_result *out) {
     char msg[600];
     int P = c->P;
-    double gate_msg_pts[] = {PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
-    const char *gate_names[] = {"weights and loss after K steps", "one F and one B per micro-batch and stage",
-                                "bubble", "stash peak", "boundary messages"};
     /* gradients */
     double worst = 0;
     int worst_i = 0, names_ok = res->nparams == ref->nparams;
@@ -245,9 +264,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                       res->params[worst_i].name, worst, PP_GRAD_RTOL);
     }
     if (!grads_ok) {
-        for (size_t i = 0; i < sizeof gate_names / sizeof *gate_names; i++)
-            pp__check_add(out, gate_names[i], gate_msg_pts[i], 0, "not graded: the gradients must be right first");
-        if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: the gradients must be right first");
+        add_gated(c, out, "the gradients must be right first");
         return;
     }
     /* weights and loss after K steps */
@@ -336,12 +353,10 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
 }
 
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, pp_test_result *out) {
-    const char *names[] = {"gradients", "weights and loss after K steps", "one F and one B per micro-batch and stage",
-                           "bubble", "stash peak", "boundary messages"};
-    double pts[] = {PP_PTS_GRADS, PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        pp__check_add(out, names[i], pts[i], 0, "not graded: the run failed (%s)", pp__status_str(st));
-    if (c && c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: the run failed");
+    char why[96];
+    snprintf(why, sizeof why, "the run failed (%s)", pp__status_str(st));
+    pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "not graded: %s", why);
+    add_gated(c, out, why);
     out->status = st;
     snprintf(out->error, sizeof out->error, "%s", error);
 }

@@ -31,6 +31,10 @@ double pp__rel_err(const float *got, const float *ref, int n);
 void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
                     const pp_reference *ref, pp_test_result *out);
 
+/* When every gradient of res is zero (an untouched handout), adds the failed checks at once, without the cost of
+ * a reference run, and returns 1; else returns 0 and adds nothing. */
+int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out);
+
 /* Adds the checks of a run that did not complete (all zero) and records its status and error. */
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, pp_test_result *out);
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -16,10 +17,12 @@
 static const char *usage =
     "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|warmup|naive|gpipe|1f1b|interleaved]\n"
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
-    "                   [--gradescope F] [--table] [--quiet]\n"
+    "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
     "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
     "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
+    "--plots DIR draws each run's timeline above the canonical one into DIR/<test>.png.\n"
+    "--jobs N runs N tests at once (default: one per CPU); each keeps its own time limit.\n"
     "Exit status 0 iff full marks.\n";
 
 static int fail_usage(const char *fmt, const char *arg) {
@@ -30,18 +33,23 @@ static int fail_usage(const char *fmt, const char *arg) {
 }
 
 int pp__cmd_grade(int argc, char **argv) {
-    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL;
-    int only_config = 0, table = 0, quiet = 0;
+    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL;
+    int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 2; i < argc; i++) {
         const char *f = argv[i];
 #define VAL() (i + 1 < argc ? argv[++i] : NULL)
         const char **slot = !strcmp(f, "--impl") ? &impl : !strcmp(f, "--lab") ? &lab : !strcmp(f, "--backend") ? &backend
                           : !strcmp(f, "--json") ? &json : !strcmp(f, "--junit") ? &junit
-                          : !strcmp(f, "--gradescope") ? &gs : !strcmp(f, "--config") ? &cfgfile : NULL;
+                          : !strcmp(f, "--gradescope") ? &gs : !strcmp(f, "--config") ? &cfgfile
+                          : !strcmp(f, "--plots") ? &plots : NULL;
         if (slot) {
             const char *v = VAL();
             if (!v) return fail_usage("%s needs a value", f);
             *slot = v;
+        } else if (!strcmp(f, "--jobs") || !strcmp(f, "-j")) {
+            const char *v = VAL();
+            jobs = v ? atoi(v) : 0;
+            if (jobs < 1 || jobs > 64) return fail_usage("%s needs a number of tests to run at once, 1..64", f);
         } else if (!strcmp(f, "--only-config")) only_config = 1;
         else if (!strcmp(f, "--table")) table = 1;
         else if (!strcmp(f, "--quiet")) quiet = 1;
@@ -82,19 +90,31 @@ int pp__cmd_grade(int argc, char **argv) {
         if (!used) continue;
         built[l] = pp__impl_build(dir, &pp__labs[l], so[l], sizeof so[l], build_err[l], sizeof build_err[l]) == 0 ? 1 : -1;
     }
+    if (plots) {
+        mkdir(plots, 0755);
+        pp__runner_set_plot_dir(plots);
+    }
     /* `pplab grade | head` must still write the report files */
     signal(SIGPIPE, SIG_IGN);
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
     if (!quiet) printf("grading %s (%s) on %s: %d tests\n", impl, dir, backend, n);
+    /* `jobs` tests in flight at once; results are reported in configuration order */
+    pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
+    int started = 0;
     for (int i = 0; i < n; i++) {
-        int l = (int)(pp__lab_find(cfgs[i].lab) - pp__labs);
-        pp__runner_test(&cfgs[i], built[l] > 0 ? so[l] : NULL, build_err[l], backend, &res[i]);
+        for (; started < n && started < i + jobs; started++) {
+            int l = (int)(pp__lab_find(cfgs[started].lab) - pp__labs);
+            job[started] = pp__runner_start(&cfgs[started], built[l] > 0 ? so[l] : NULL, build_err[l], backend,
+                                            &res[started]);
+        }
+        pp__runner_finish(job[i], &res[i]);
         if (!quiet) {
             pp__report_progress(stdout, &res[i], i + 1, n, color);
             fflush(stdout);
         }
     }
+    free(job);
     if (table) pp__report_table(stdout, res, n);
     pp__report_summary(stdout, res, n, color);
     int rc = 0;

@@ -15,8 +15,35 @@
 #include "configs.h"
 #include "crash.h"
 #include "impl.h"
+#include "plot.h"
+#include "schedule.h"
 
 /* ---- in the child -------------------------------------------------------------------------------------- */
+
+static const char *plot_dir;
+
+void pp__runner_set_plot_dir(const char *dir) { plot_dir = dir; }
+
+/* The student's timeline above the canonical one, as plot_dir/<test name>.png. */
+static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const char *name) {
+    pp_schedule s;
+    pp_costs k;
+    if (pp__schedule_build(&s, rc->schedule, rc->P, rc->M, rc->v)) return;
+    pp__costs_from_config(&k, rc);
+    pp_trace *ideal = pp__xcalloc((size_t)rc->P, sizeof *ideal);
+    if (pp__schedule_trace(&s, &k, ideal) >= 0) {
+        char prefix[1024];
+        int n = snprintf(prefix, sizeof prefix, "%s/", plot_dir);
+        for (const char *p = name; *p && n < (int)sizeof prefix - 1; p++)
+            prefix[n++] = (*p == ' ' || *p == '=') ? (*p == ' ' ? '_' : '-') : *p;
+        prefix[n] = 0;
+        pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix);
+    }
+    for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);
+    free(ideal);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+}
 
 static void child_grade(const pp_test_config *tc, const char *so_path, const char *backend, pp_test_result *out) {
     if (!strcmp(tc->lab, "warmup")) {
@@ -40,6 +67,15 @@ static void child_grade(const pp_test_config *tc, const char *so_path, const cha
         return;
     }
     out->bubble = res.bubble;
+    if (plot_dir) {
+        char name[96];
+        pp__config_name(tc, name, sizeof name);
+        plot_pair(&rc, &res, name);
+    }
+    if (pp__checks_zero_grads(&rc, &res, out)) {
+        pp__result_free(&res);
+        return;
+    }
     int have_plain = 0;
     if (rc.recompute) {
         pp_run_config rc2 = rc;
@@ -114,29 +150,42 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
     }
 }
 
-void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *build_err, const char *backend,
-                     pp_test_result *out) {
+/* A test in flight. */
+struct pp_runner_job {
+    pp_test_config tc;
+    pid_t pid;
+    int fd;
+    char cap[32];
+    uint64_t token;
+    double t0;
+};
+
+pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, const char *build_err,
+                                const char *backend, pp_test_result *out) {
     memset(out, 0, sizeof *out);
     out->cfg = *tc;
     pp__config_name(tc, out->name, sizeof out->name);
     if (!so_path) {
         fail_whole(out, tc, PP_ERR_COMPILE, build_err ? build_err : "the implementation did not build");
-        return;
+        return NULL;
     }
-    char cap[] = "/tmp/pplab-output-XXXXXX";
-    int capfd = mkstemp(cap);
+    pp_runner_job *j = pp__xcalloc(1, sizeof *j);
+    j->tc = *tc;
+    snprintf(j->cap, sizeof j->cap, "/tmp/pplab-output-XXXXXX");
+    int capfd = mkstemp(j->cap);
     int fds[2];
     if (capfd < 0 || pipe(fds)) {
         fail_whole(out, tc, PP_ERR_IO, "cannot create the capture file or pipe: check /tmp");
-        if (capfd >= 0) close(capfd), unlink(cap);
-        return;
+        if (capfd >= 0) close(capfd), unlink(j->cap);
+        free(j);
+        return NULL;
     }
-    uint64_t token = new_token();
-    double t0 = pp__now();
+    j->token = new_token();
+    j->t0 = pp__now();
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
+    j->pid = fork();
+    if (j->pid == 0) {
         close(fds[0]);
         dup2(capfd, 1);
         dup2(capfd, 2);
@@ -145,45 +194,52 @@ void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *
         pp_test_result *r = pp__xcalloc(1, sizeof *r);
         r->cfg = *tc;
         child_grade(tc, so_path, backend, r);
-        r->token = token;
+        r->token = j->token;
         fflush(stdout);
         _exit(write_all(fds[1], r, sizeof *r) ? 3 : 0);
     }
     close(fds[1]);
     close(capfd);
+    j->fd = fds[0];
+    return j;
+}
+
+void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
+    if (!j) return;
+    const pp_test_config *tc = &j->tc;
     pp_test_result *got = pp__xcalloc(1, sizeof *got);
     size_t have = 0;
     int timed_out = 0;
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    while (pid > 0 && have < sizeof *got) {
-        int left_ms = (int)((t0 + limit - pp__now()) * 1000);
+    while (j->pid > 0 && have < sizeof *got) {
+        int left_ms = (int)((j->t0 + limit - pp__now()) * 1000);
         if (left_ms <= 0) {
             timed_out = 1;
             break;
         }
-        struct pollfd p = {fds[0], POLLIN, 0};
+        struct pollfd p = {j->fd, POLLIN, 0};
         int k = poll(&p, 1, left_ms);
         if (k < 0 && errno == EINTR) continue;
         if (k == 0) continue;
-        ssize_t n = read(fds[0], (char *)got + have, sizeof *got - have);
+        ssize_t n = read(j->fd, (char *)got + have, sizeof *got - have);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         have += (size_t)n;
     }
-    if (timed_out && pid > 0) kill(pid, SIGKILL);
+    if (timed_out && j->pid > 0) kill(j->pid, SIGKILL);
     int status = 0;
-    if (pid > 0) waitpid(pid, &status, 0);
-    close(fds[0]);
-    out->seconds = pp__now() - t0;
+    if (j->pid > 0) waitpid(j->pid, &status, 0);
+    close(j->fd);
+    out->seconds = pp__now() - j->t0;
     char msg[400];
-    if (pid < 0) {
+    if (j->pid < 0) {
         fail_whole(out, tc, PP_ERR_IO, "cannot fork a test process: too many processes?");
     } else if (timed_out) {
         out->timed_out = 1;
         snprintf(msg, sizeof msg, "no result after %.0f s: an endless loop, or a rank spinning without calling "
                  "pplab (a blocked pp_recv/pp_send is reported as a deadlock instead)", limit);
         fail_whole(out, tc, PP_ERR_TIMEOUT, msg);
-    } else if (have == sizeof *got && got->token == token) {
+    } else if (have == sizeof *got && got->token == j->token) {
         double secs = out->seconds;
         char name[sizeof out->name];
         memcpy(name, out->name, sizeof name);
@@ -206,6 +262,12 @@ void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *
         fail_whole(out, tc, PP_ERR_CRASH, msg);
     }
     free(got);
-    read_tail(cap, out->output_tail, sizeof out->output_tail);
-    unlink(cap);
+    read_tail(j->cap, out->output_tail, sizeof out->output_tail);
+    unlink(j->cap);
+    free(j);
+}
+
+void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *build_err, const char *backend,
+                     pp_test_result *out) {
+    pp__runner_finish(pp__runner_start(tc, so_path, build_err, backend, out), out);
 }

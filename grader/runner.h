@@ -11,4 +11,16 @@
 void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *build_err, const char *backend,
                      pp_test_result *out);
 
+/* When dir is set, every test whose run completes also draws its timeline above the canonical one as
+ * dir/<test name>.png (gnuplot; the folder must exist). */
+void pp__runner_set_plot_dir(const char *dir);
+
+/* The same in two halves, so several tests can run at once: start forks the test's process and returns at
+ * once (NULL when there is nothing to wait for: out is already final), finish waits for it (within its time
+ * limit, counted from its start) and completes out. Each started job is finished exactly once. */
+typedef struct pp_runner_job pp_runner_job;
+pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, const char *build_err,
+                                const char *backend, pp_test_result *out);
+void pp__runner_finish(pp_runner_job *job, pp_test_result *out);
+
 #endif /* PP_RUNNER_H */

@@ -71,7 +71,8 @@ void pp__costs_free(pp_costs *k) {
     k->f = k->b = NULL;
 }
 
-double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy) {
+/* The replay behind pp__schedule_replay and pp__schedule_trace; traces (P of them) may be NULL. */
+static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_trace *traces) {
     int P = s->P, S = P * s->v, M = s->M;
     /* done times of F and B per (virtual stage, micro-batch); -1 = not yet */
     double *fdone = pp__xmalloc((size_t)(S * M) * sizeof *fdone), *bdone = pp__xmalloc((size_t)(S * M) * sizeof *bdone);
@@ -106,6 +107,11 @@ double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy
                 clock[r] = start + cost;
                 if (busy) busy[r] += cost;
                 (op.kind == 'F' ? fdone : bdone)[vs * M + op.mb] = clock[r];
+                if (traces) {
+                    pp_event e = {.rank = r, .op = op.kind == 'F' ? PP_OP_F : PP_OP_B, .mb = op.mb, .chunk = op.chunk,
+                                  .vstage = vs, .peer = -1, .tag = -1, .timer = -1, .vstart = start, .vend = clock[r]};
+                    pp__trace_add(&traces[r], &e);
+                }
                 if (clock[r] > makespan) makespan = clock[r];
                 next[r]++;
                 progress = 1;
@@ -119,6 +125,12 @@ double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy
 stuck:
     free(fdone), free(bdone), free(next), free(clock);
     return -1;
+}
+
+double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy) { return replay(s, k, busy, NULL); }
+
+double pp__schedule_trace(const pp_schedule *s, const pp_costs *k, pp_trace *traces) {
+    return replay(s, k, NULL, traces);
 }
 
 double pp__schedule_bubble(const pp_schedule *s, const pp_costs *k) {

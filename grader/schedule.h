@@ -38,6 +38,9 @@ void pp__costs_free(pp_costs *k);
  * between ranks adds the latency). Fills per-rank busy time (array of P, may be NULL) and returns the makespan,
  * or -1 if the lists cannot complete (an op waits on an op that never runs: a deadlock or a missing op). */
 double pp__schedule_replay(const pp_schedule *s, const pp_costs *k, double *busy);
+/* The same replay, appending each op (F/B with virtual start and end) to traces[r] (P empty traces): the ideal
+ * timeline a student's run is drawn beside. Returns the makespan, or -1. */
+double pp__schedule_trace(const pp_schedule *s, const pp_costs *k, pp_trace *traces);
 /* The bubble 1 - sum(busy)/(P*makespan) of a replay; -1 when it cannot complete. */
 double pp__schedule_bubble(const pp_schedule *s, const pp_costs *k);
 

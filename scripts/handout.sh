@@ -13,8 +13,8 @@ mkdir -p "$dest"
 git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts labs \
     | xargs -0 -I{} cp --parents {} "$dest"/
 marker='//>''> solution'   # split so this script does not match itself
-if grep -rIl -e "$marker" "$dest" >/dev/null; then
-    echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest" | head -3)" >&2
+if grep -rIl -e "$marker" "$dest/labs" >/dev/null; then
+    echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest/labs" | head -3)" >&2
     exit 1
 fi
 mkdir -p dist

@@ -117,3 +117,25 @@ Test(cli, grade_labs_exits_one_with_zero_score) {
     cr_expect_eq(rc, 1, "%s", buf);
     cr_expect(strstr(buf, "Score: 0/") != NULL, "%s", buf);
 }
+
+Test(cli, handout_has_labs_and_grader_but_no_solutions) {
+    int rc = system("bash scripts/handout.sh > /dev/null 2>&1");
+    cr_assert_eq(rc, 0, "scripts/handout.sh failed");
+    FILE *p = popen("tar -tzf dist/pplab-handout.tar.gz", "r");
+    cr_assert(p);
+    char line[512];
+    int labs = 0, grader = 0, solutions = 0, tests = 0;
+    while (fgets(line, sizeof line, p)) {
+        labs += strstr(line, "pplab/labs/02-gpipe/gpipe.c") != NULL;
+        grader += strstr(line, "pplab/grader/checks.c") != NULL;
+        solutions += strstr(line, "solutions/") != NULL;
+        tests += strstr(line, "pplab/tests/") != NULL;
+    }
+    pclose(p);
+    cr_expect_eq(labs, 1, "the handout holds the labs");
+    cr_expect_eq(grader, 1, "the handout holds the grader");
+    cr_expect_eq(solutions, 0, "the handout must not hold solutions/");
+    cr_expect_eq(tests, 0, "the handout must not hold the broken solutions under tests/");
+    rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/labs/*' | grep -q -e '//>''> solution' -e '//<''< solution'");
+    cr_expect_neq(rc, 0, "no solution marker may reach the handout");
+}

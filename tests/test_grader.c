@@ -62,7 +62,7 @@ Test(grader, untouched_lab_scores_zero) {
     grade("labs", "1f1b", 4, 8, 1, &r);
     cr_expect_eq(r.score, 0, "the untouched handout scored %g", r.score);
     cr_expect_lt(r.seconds, 5, "the untouched handout took %.1f s", r.seconds);
-    expect_failed_with(&r, "gradients", "all-zero gradients");
+    expect_failed_with(&r, "gradients", "all-zero gradients on every rank");
 }
 
 Test(grader, missing_loss_scaling_is_diagnosed_as_mx) {
