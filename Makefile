@@ -4,7 +4,7 @@
 #   make grade      grade labs/ (LAB=gpipe for one lab)           make plots   gnuplot figures into out/
 #   make handout    dist/pplab-handout.tar.gz                     make asan    everything under ASan + UBSan
 #   make bench      benchmarks                                    make info    what was detected
-# Knobs: NO_CUDA=1, NO_NCCL=1, NO_MPI=1, CUDA_HOME=..., CC=..., SAN=1 (same as make asan).
+# Knobs: NO_CUDA=1, NO_NCCL=1, NO_MPI=1, CUDA_HOME=..., CC=..., SAN=1 (same as make asan), V=1 (full commands).
 
 CC       ?= cc
 ifeq ($(CC),cc)
@@ -105,6 +105,15 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 RPATH := -Wl,-rpath,'$$ORIGIN'
+
+# Short lines unless V=1.
+ifeq ($(V),1)
+Q :=
+msg = @true
+else
+Q := @
+msg = @printf '  %-5s %s\n' $(1) $(2)
+endif
 DEPFLAGS = -MMD -MP
 
 .PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps
@@ -119,37 +128,45 @@ info:
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(call msg,CC,$<)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/obj/%.o: %.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(call msg,NVCC,$<)
+	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(LIB_OBJ) $(CLI_OBJ): $(FLAGS_STAMP)
 
 $(BUILD)/libpp.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libpp.so $(SANFLAGS) -o $@ $^ $(LIB_LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libpp.so $(SANFLAGS) -o $@ $^ $(LIB_LDLIBS)
 
 $(BUILD)/libpp.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/pplab: $(CLI_OBJ) $(BUILD)/libpp.so
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpp $(RPATH) $(CJSON_LIBS) $(LIB_LDLIBS)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpp $(RPATH) $(CJSON_LIBS) $(LIB_LDLIBS)
 
 # A lab implementation: one .c file per lab folder, compiled like any student would, against pp.h and libpp.
 IMPL_CFLAGS = -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter -Ilib $(SANFLAGS)
 $(BUILD)/impl/labs/%.so: labs/%/*.c lib/pp.h $(BUILD)/libpp.so
 	@mkdir -p $(dir $@)
-	$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
+	$(call msg,IMPL,$@)
+	$(Q)$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
 $(BUILD)/impl/solutions/%.so: solutions/%/*.c lib/pp.h $(BUILD)/libpp.so
 	@mkdir -p $(dir $@)
-	$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
+	$(call msg,IMPL,$@)
+	$(Q)$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
 
 # ---- tests ---------------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.so $(BUILD)/pplab tests/testutil.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -o $@ $< $(wildcard tests/util/*.c) \
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -o $@ $< $(wildcard tests/util/*.c) \
 	    $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) -L$(BUILD) -lpp $(RPATH) -Wl,-rpath,'$$ORIGIN/..' \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
 

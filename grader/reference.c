@@ -3,15 +3,6 @@
 
 #include <string.h>
 
-static void dims_of(const pp_run_config *c, pp_model_dims *d) {
-    d->vocab = c->vocab;
-    d->hidden = c->hidden;
-    d->ffn = 4 * c->hidden;
-    d->seq = c->seq;
-    d->layers = c->layers ? c->layers : c->P * c->v;
-    d->seed = c->seed;
-}
-
 /* Forward + backward of micro-batches [mb0, mb0+count) of `step` as one batch; gradients accumulate. */
 static void train_batch(pp_stage_model *m, const pp_run_config *c, int step, int mb0, int count, float *loss) {
     int per = c->mb_size * c->seq, rows = per * count;
@@ -36,24 +27,6 @@ static void train_batch(pp_stage_model *m, const pp_run_config *c, int step, int
     free(tgt);
 }
 
-static void optimizer_step(pp_stage_model *m, const pp_run_config *c, int t) {
-    const pp_backend_ops *o = m->be->ops;
-    for (int i = 0; i < m->nparams; i++) {
-        pp_param *p = &m->params[i];
-        int n = p->w->rows * p->w->cols;
-        if (c->optimizer == PP_OPT_SGD) {
-            o->sgd(m->be->ctx, p->w->data, p->g->data, c->lr, c->weight_decay, n);
-            continue;
-        }
-        if (!p->m) {
-            p->m = pp__tensor_new(m->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
-            p->v = pp__tensor_new(m->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
-        }
-        o->adamw(m->be->ctx, p->w->data, p->g->data, p->m->data, p->v->data, c->lr, 0.9f, 0.999f, 1e-8f,
-                 c->weight_decay, t, n);
-    }
-}
-
 static float *flatten_grads(pp_stage_model *m, size_t total) {
     float *g = pp__xmalloc(total * sizeof *g);
     size_t k = 0;
@@ -69,7 +42,7 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
     pp_backend *be = pp__backend_open("cpu", 0, 1, err, errlen);
     if (!be) return -1;
     pp_model_dims d;
-    dims_of(c, &d);
+    pp__config_model_dims(c, &d);
     pp_stage_model m;
     pp__stage_init(&m, &d, 0, d.layers, 1, 1, be);
     ref->nparams = m.nparams;
@@ -96,7 +69,7 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
                 p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
                 pp__tensor_to_host(m.params[i].g, p->grad);
             }
-        optimizer_step(&m, c, step + 1);
+        pp__stage_update(&m, c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, step + 1);
     }
     for (int i = 0; i < m.nparams; i++) {
         pp_param_result *p = &ref->params[i];

@@ -25,6 +25,15 @@ void pp__config_defaults(pp_run_config *c) {
     c->deadline_s = 10.0;
 }
 
+void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d) {
+    d->vocab = c->vocab;
+    d->hidden = c->hidden;
+    d->ffn = 4 * c->hidden;
+    d->seq = c->seq;
+    d->layers = c->layers ? c->layers : c->P * c->v;
+    d->seed = c->seed;
+}
+
 int pp__config_blocks_per_vstage(const pp_run_config *c) {
     int layers = c->layers ? c->layers : c->P * c->v;
     return layers / (c->P * c->v);

@@ -99,6 +99,23 @@ void pp__stage_zero_grad(pp_stage_model *s) {
     for (int i = 0; i < s->nparams; i++) s->be->ops->zero(s->be->ctx, s->params[i].g->data, s->params[i].g->bytes);
 }
 
+void pp__stage_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t) {
+    const pp_backend_ops *o = s->be->ops;
+    for (int i = 0; i < s->nparams; i++) {
+        pp_param *p = &s->params[i];
+        int n = p->w->rows * p->w->cols;
+        if (!adamw) {
+            o->sgd(s->be->ctx, p->w->data, p->g->data, lr, weight_decay, n);
+            continue;
+        }
+        if (!p->m) {
+            p->m = pp__tensor_new(s->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
+            p->v = pp__tensor_new(s->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
+        }
+        o->adamw(s->be->ctx, p->w->data, p->g->data, p->m->data, p->v->data, lr, 0.9f, 0.999f, 1e-8f, weight_decay, t, n);
+    }
+}
+
 static pp_param *block_param(pp_stage_model *s, int i, int k) { return &s->params[s->has_embed + i * P_PER_BLOCK + k]; }
 static pp_param *head_param(pp_stage_model *s, int k) {
     return &s->params[s->has_embed + s->nblocks * P_PER_BLOCK + k];

@@ -41,6 +41,10 @@ void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, 
 void pp__stage_free(pp_stage_model *s);
 void pp__stage_zero_grad(pp_stage_model *s);
 
+/* One optimizer update of every parameter from its gradient: SGD, or AdamW (betas 0.9/0.999, eps 1e-8) at
+ * step t >= 1, its moments made on first use. */
+void pp__stage_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t);
+
 /* Forward over n = rows tokens. Input: x (n x h) for an inner stage, or tokens (n x 1 i32) for a first
  * stage; targets (n x 1 i32) for a last stage (both on the stage's backend). Returns the output (n x h, or 1x1 mean loss) from arena and
  * fills *stash (malloc'd; free with pp__stash_release). */

@@ -54,15 +54,6 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
 
 /* ---- setup --------------------------------------------------------------------------------------------- */
 
-static void model_dims(const pp_run_config *c, pp_model_dims *d) {
-    d->vocab = c->vocab;
-    d->hidden = c->hidden;
-    d->ffn = 4 * c->hidden;
-    d->seq = c->seq;
-    d->layers = c->layers ? c->layers : c->P * c->v;
-    d->seed = c->seed;
-}
-
 static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen) {
     const pp_run_config *c = w->cfg;
     memset(r, 0, sizeof *r);
@@ -72,7 +63,7 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     r->be = pp__backend_open(c->backend, id, c->P, err, errlen);
     if (!r->be) return -1;
     pp_model_dims d;
-    model_dims(c, &d);
+    pp__config_model_dims(c, &d);
     int bpv = pp__config_blocks_per_vstage(c), S = c->P * c->v;
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
     for (int ch = 0; ch < c->v; ch++) {

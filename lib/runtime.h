@@ -36,6 +36,8 @@ typedef struct pp_run_config {
 void pp__config_defaults(pp_run_config *c);
 /* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
+/* The model shape of a run (L defaults to one block per virtual stage; the FFN is 4h). */
+void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
 /* Blocks per virtual stage: layers / (P * v). */
 int pp__config_blocks_per_vstage(const pp_run_config *c);
 

@@ -297,22 +297,6 @@ void pp_optimizer_step(pp_rank *r) {
     r->opt_calls++;
     r->opt_t++;
     const pp_run_config *c = r->cfg;
-    const pp_backend_ops *o = r->be->ops;
-    for (int ch = 0; ch < c->v; ch++) {
-        pp_stage_model *m = &r->chunks[ch];
-        for (int i = 0; i < m->nparams; i++) {
-            pp_param *p = &m->params[i];
-            int n = p->w->rows * p->w->cols;
-            if (c->optimizer == PP_OPT_SGD) {
-                o->sgd(r->be->ctx, p->w->data, p->g->data, c->lr, c->weight_decay, n);
-                continue;
-            }
-            if (!p->m) {
-                p->m = pp__tensor_new(r->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
-                p->v = pp__tensor_new(r->be, NULL, p->w->rows, p->w->cols, PP_F32, -1);
-            }
-            o->adamw(r->be->ctx, p->w->data, p->g->data, p->m->data, p->v->data, c->lr, 0.9f, 0.999f, 1e-8f,
-                     c->weight_decay, r->opt_t, n);
-        }
-    }
+    for (int ch = 0; ch < c->v; ch++)
+        pp__stage_update(&r->chunks[ch], c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, r->opt_t);
 }
