@@ -65,6 +65,7 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     else if (IS("--eager")) c->eager = 1;
     else if (IS("--recompute")) c->recompute = 1;
     else if (IS("--timeline")) o->timeline = 1;
+    else if (IS("--wall")) o->wall = 1;
     else if (IS("--forward-only")) o->forward_only = 1;
     else if (IS("--plot")) o->plot = VAL();
     else if (IS("--trace")) o->trace = VAL();

@@ -9,6 +9,7 @@ typedef struct pp_cli_run {
     pp_run_config cfg;
     const char *impl;          /* --impl: labs (default), solutions or a folder */
     int timeline, forward_only;
+    int wall;                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
 } pp_cli_run;

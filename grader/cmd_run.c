@@ -18,10 +18,12 @@ static const char *usage =
     "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b] [--steps K]\n"
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
-    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv]\n"
+    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
-    "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n";
+    "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
+    "replayed on the measured op durations (the fair prediction when stages share a device).\n";
 
 /* Flags kept out of --help, for the test suites and for diagnosis:
  *   --dump-grads FILE  writes every parameter's step-1 gradient, in the model's order, as records of a 32-byte
@@ -147,6 +149,20 @@ int pp__cmd_run(int argc, char **argv) {
     printf("peak stashes:");
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
+    if (o.wall || strcmp(o.cfg.backend, "cpu")) {
+        /* measured time: compare with the canonical schedule replayed on the measured op durations */
+        pp_schedule s;
+        pp_costs k;
+        double replay = -1;
+        if (pp__schedule_build(&s, o.cfg.schedule, P, o.cfg.M, o.cfg.v) == 0) {
+            pp__costs_from_trace(&k, res.traces, &o.cfg);
+            replay = pp__schedule_bubble(&s, &k);
+            pp__costs_free(&k);
+            pp__schedule_free(&s);
+        }
+        printf("wall bubble: %.4f (replay of measured op times %.4f, %s timing)\n", pp__trace_wall_bubble(res.traces, P),
+               replay, strcmp(o.cfg.backend, "cpu") ? "device" : "host");
+    }
     fflush(stdout);
     int rc = 0;
     if (o.trace && pp__trace_write_csv(res.traces, P, o.trace)) {

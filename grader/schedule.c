@@ -142,6 +142,41 @@ double pp__schedule_bubble(const pp_schedule *s, const pp_costs *k) {
     return span > 0 ? 1.0 - total / (s->P * span) : 0;
 }
 
+double pp__trace_wall_bubble(const pp_trace *traces, int P) {
+    double first = 1e300, last = -1e300, busy = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op > PP_OP_W) continue;
+            busy += e->wall_end - e->wall_start;
+            first = e->wall_start < first ? e->wall_start : first;
+            last = e->wall_end > last ? e->wall_end : last;
+        }
+    return last > first ? 1.0 - busy / (P * (last - first)) : 0;
+}
+
+void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_config *c) {
+    int S = c->P * c->v;
+    pp__costs_from_config(k, c);
+    int *nf = pp__xcalloc((size_t)S, sizeof *nf), *nb = pp__xcalloc((size_t)S, sizeof *nb);
+    for (int s = 0; s < S; s++) k->f[s] = k->b[s] = 0;
+    for (int r = 0; r < c->P; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op > PP_OP_W || e->vstage < 0 || e->vstage >= S) continue;
+            double d = e->wall_end - e->wall_start;
+            if (e->op == PP_OP_F) k->f[e->vstage] += d, nf[e->vstage]++;
+            else k->b[e->vstage] += d, nb[e->vstage] += e->op == PP_OP_B; /* W adds to its B */
+        }
+    for (int s = 0; s < S; s++) {
+        k->f[s] = nf[s] ? k->f[s] / nf[s] : 0;
+        k->b[s] = nb[s] ? k->b[s] / nb[s] : 0;
+    }
+    k->latency = 0;
+    free(nf);
+    free(nb);
+}
+
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     if (c->comm_latency == 0 && c->edge_cost == 0) {
         if (formula) *formula = 1;

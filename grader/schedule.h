@@ -44,6 +44,14 @@ double pp__schedule_trace(const pp_schedule *s, const pp_costs *k, pp_trace *tra
 /* The bubble 1 - sum(busy)/(P*makespan) of a replay; -1 when it cannot complete. */
 double pp__schedule_bubble(const pp_schedule *s, const pp_costs *k);
 
+/* Wall-clock bubble of a run: 1 - sum(compute wall time) / (P * wall span), the span running from the first
+ * compute op's start to the last one's end over all ranks. */
+double pp__trace_wall_bubble(const pp_trace *traces, int P);
+/* Costs measured in a run: the mean wall duration of the F ops and of the B (+W) ops of each virtual stage,
+ * latency 0. Replaying the canonical schedule with them is the fair prediction of the wall bubble when stages
+ * share a device or differ in speed. */
+void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_config *c);
+
 /* Theory for a run: the closed formula (P-1)/(vM+P-1) when latency and edge costs are zero, else the replay of
  * the canonical schedule. *formula is set to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
