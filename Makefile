@@ -1,7 +1,7 @@
 # pplab: a lab kit for pipeline-parallel training.
 #   make            libpp (build/libpp.so, build/libpp.a), build/pplab, the prebuilt lab implementations
 #   make test       Criterion suites + grader self-check          make demo    deps, build, grade, timelines, plots
-#   make grade      grade labs/ (LAB=gpipe for one lab)           make plots   gnuplot figures into out/
+#   make grade      grade labs/ (LAB=gpipe, GRADE_FLAGS="--junit r.xml")           make plots   gnuplot figures into out/
 #   make handout    dist/pplab-handout.tar.gz                     make asan    everything under ASan + UBSan
 #   make bench      benchmarks                                    make info    what was detected
 # Knobs: NO_CUDA=1, NO_NCCL=1, NO_MPI=1, CUDA_HOME=..., CC=..., SAN=1 (same as make asan), V=1 (full commands).
@@ -189,7 +189,7 @@ demo: deps
 	@bash scripts/demo.sh $(BUILD)
 
 grade: all
-	@$(BUILD)/pplab grade --impl labs --lab $(or $(LAB),all)
+	@$(BUILD)/pplab grade --impl labs --lab $(or $(LAB),all) $(GRADE_FLAGS)
 
 plots: all
 	@bash scripts/plots.sh $(BUILD) out

@@ -132,6 +132,8 @@ int pp__cmd_run(int argc, char **argv) {
     if (res.status != PP_OK) {
         if (res.status == PP_ERR_NODEVICE)
             fprintf(stderr, "%s\n", res.error);
+        else if (!strncmp(res.error, pp__status_str(res.status), strlen(pp__status_str(res.status))))
+            fprintf(stderr, "pplab run: %s\n", res.error); /* the message already names its kind */
         else
             fprintf(stderr, "pplab run: %s: %s\n", pp__status_str(res.status), res.error);
         pp__result_free(&res);

@@ -30,6 +30,7 @@ static const struct {
     {"interleaved", 2, 4, 4, 2, 57, 0, 0},  {"interleaved", 8, 8, 2, 2, 58, 0, 0},
     {"interleaved", 8, 16, 2, 2, 59, 0, 0}, {"interleaved", 4, 8, 2, 2, 60, 1.0, 0},
     {"interleaved", 3, 6, 2, 2, 61, 0, 0},  {"interleaved", 4, 12, 4, 2, 62, 0, 0},
+    {"interleaved", 2, 4, 3, 2, 63, 0.5, 0},
 };
 
 static const char *const warmup_parts[] = {"bubble", "peaks", "orders", "partition"};

@@ -47,7 +47,7 @@ static const char *request_describe(const pp_request *q, char *buf, size_t len) 
 static void check_peer(pp_rank *r, const char *api, int peer) {
     pp__rank_check(r);
     if (peer < 0 || peer >= r->cfg->P)
-        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; the previous stage of rank r is r-1",
+        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; virtual stage s lives on rank s mod P",
                        "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
 }
 
