@@ -203,7 +203,7 @@ bench: all
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
 	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 all
-	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 unit
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory SAN=1 NO_CUDA=1 unit
 
 clean:
 	rm -rf build build-asan dist out
