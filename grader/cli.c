@@ -40,6 +40,14 @@ const char *pp__cli_value(int argc, char **argv, int *i) {
     return argv[++*i];
 }
 
+void pp__cli_run_finish(pp_cli_run *o) {
+    if (!o->batch) return;
+    if (o->batch % o->cfg.M)
+        pp__cli_fail("run", "--batch %d is not divisible by --microbatches %d: pick a batch that splits into equal "
+                     "micro-batches, or set --microbatch-size", o->batch, o->cfg.M);
+    o->cfg.mb_size = o->batch / o->cfg.M;
+}
+
 int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     const char *f = argv[*i];
     pp_run_config *c = &o->cfg;
@@ -52,6 +60,7 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     else if (IS("--chunks")) c->v = pp__cli_int(f, VAL(), 1, 16);
     else if (IS("--layers")) c->layers = pp__cli_int(f, VAL(), 1, 4096);
     else if (IS("--microbatch-size")) c->mb_size = pp__cli_int(f, VAL(), 1, 4096);
+    else if (IS("--batch")) o->batch = pp__cli_int(f, VAL(), 1, 1 << 20);
     else if (IS("--hidden")) c->hidden = pp__cli_int(f, VAL(), 1, 65536);
     else if (IS("--seq")) c->seq = pp__cli_int(f, VAL(), 1, 65536);
     else if (IS("--vocab")) c->vocab = pp__cli_int(f, VAL(), 2, 1 << 20);
@@ -66,6 +75,7 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     else if (IS("--recompute")) c->recompute = 1;
     else if (IS("--timeline")) o->timeline = 1;
     else if (IS("--wall")) o->wall = 1;
+    else if (IS("--per-rank")) o->per_rank = 1;
     else if (IS("--forward-only")) o->forward_only = 1;
     else if (IS("--plot")) o->plot = VAL();
     else if (IS("--trace")) o->trace = VAL();

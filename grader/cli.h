@@ -9,7 +9,9 @@ typedef struct pp_cli_run {
     pp_run_config cfg;
     const char *impl;          /* --impl: labs (default), solutions or a folder */
     int timeline, forward_only;
-    int wall;                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
+    int batch;                 /* --batch B: micro-batch size B / M (0: use --microbatch-size) */
+    int wall;
+    int per_rank;              /* --per-rank: also print each rank's idle share */                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
 } pp_cli_run;
@@ -25,6 +27,8 @@ void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(p
 
 /* Parses one run flag at argv[*i] into o; returns 1 if it was one, 0 if not a run flag. */
 int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i);
+/* Settles flags that depend on each other once all are parsed (--batch over --microbatches); dies on a conflict. */
+void pp__cli_run_finish(pp_cli_run *o);
 
 int pp__cmd_run(int argc, char **argv);
 int pp__cmd_info(int argc, char **argv);

@@ -15,10 +15,10 @@
 
 static const char *usage =
     "usage: pplab run [--impl labs|solutions|DIR] --schedule naive|gpipe|1f1b|interleaved --stages P\n"
-    "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b] [--steps K]\n"
+    "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b | --batch B] [--steps K]\n"
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
-    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall]\n"
+    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall] [--per-rank]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
@@ -110,6 +110,7 @@ int pp__cmd_run(int argc, char **argv) {
         if (!pp__cli_run_flag(&o, argc, argv, &i)) pp__cli_fail("run", "unknown flag '%s'", argv[i]);
     }
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
+    pp__cli_run_finish(&o);
     char err[4096];
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     int me = mpi_launch(&o);
@@ -151,6 +152,11 @@ int pp__cmd_run(int argc, char **argv) {
     printf("peak stashes:");
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
+    if (o.per_rank) {
+        printf("bubble per rank:");
+        for (int r = 0; r < P; r++) printf(" %.4f", pp__trace_rank_bubble(res.traces, P, r));
+        printf("\n");
+    }
     if (o.wall || strcmp(o.cfg.backend, "cpu")) {
         /* measured time: compare with the canonical schedule replayed on the measured op durations */
         pp_schedule s;

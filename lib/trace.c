@@ -46,6 +46,11 @@ double pp__trace_bubble(const pp_trace *traces, int P) {
     return 1.0 - busy / (P * span);
 }
 
+double pp__trace_rank_bubble(const pp_trace *traces, int P, int r) {
+    double span = pp__trace_makespan(traces, P);
+    return span > 0 ? 1.0 - pp__trace_busy(&traces[r]) / span : 0;
+}
+
 int pp__trace_write_csv(const pp_trace *traces, int P, const char *path) {
     FILE *f = fopen(path, "w");
     if (!f) return -1;

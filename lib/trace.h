@@ -44,6 +44,9 @@ double pp__trace_makespan(const pp_trace *traces, int P);
 /* 1 - sum(busy) / (P * makespan); 0 when nothing ran. */
 double pp__trace_bubble(const pp_trace *traces, int P);
 
+/* Idle share of one rank over the whole run's makespan: 1 - busy_r / makespan (the run's bubble is their mean). */
+double pp__trace_rank_bubble(const pp_trace *traces, int P, int r);
+
 /* Writes all P traces as CSV with the header
  * rank,op,microbatch,chunk,vstage,peer,bytes,virtual_start,virtual_end,wall_start,wall_end. Returns 0 or -1. */
 int pp__trace_write_csv(const pp_trace *traces, int P, const char *path);
