@@ -123,7 +123,7 @@ yn = $(if $(filter 1,$(1)),found,missing)
 info:
 	@echo "pplab build ($(BUILD)):"
 	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))"
-	@echo "  nvcc       $(call yn,$(HAVE_NVCC))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(call yn,$(HAVE_NCCL))     MPI     $(call yn,$(HAVE_MPI))"
+	@echo "  nvcc       $(if $(NO_CUDA),off (NO_CUDA=1),$(call yn,$(HAVE_NVCC)))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(if $(NO_NCCL),off (NO_NCCL=1),$(call yn,$(HAVE_NCCL)))     MPI     $(if $(NO_MPI),off (NO_MPI=1),$(call yn,$(HAVE_MPI)))"
 	@echo "  backends   cpu$(if $(filter 1,$(HAVE_CUDA)), cuda)     transports threads$(if $(filter 1,$(HAVE_MPI)), mpi)$(if $(filter 1,$(HAVE_CUDA)), cuda-local)$(if $(filter 1,$(HAVE_NCCL)), nccl)"
 
 $(BUILD)/obj/%.o: %.c

@@ -68,7 +68,8 @@ static double pl_step(pp_step_fn fn, int P, int hidden, int layers, int M, doubl
 }
 
 int pp__bench_pipeline(const pp_bench_opts *o) {
-    const int P = 2, hidden = 256, layers = 8, M = 8, reps = o->quick ? 3 : 9;
+    /* --quick is a smoke run: a model a quarter the width keeps it to a second or two */
+    const int P = 2, hidden = o->quick ? 64 : 256, layers = 8, M = 8, reps = o->quick ? 3 : 9;
     char err[4096];
     const pp_lab_info *lab = pp__lab_find("gpipe");
     pp_step_fn gpipe = lab ? (pp_step_fn)pp__impl_load("solutions", lab, err, sizeof err) : NULL;

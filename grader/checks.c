@@ -304,8 +304,10 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     } else {
         char od[200];
         order_diff(c, res, od, sizeof od);
-        pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s)%s%s", res->bubble, theory,
-                      formula ? "formula" : "replay of the canonical schedule", od[0] ? "; " : "", od);
+        pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s): the schedule's idle "
+                      "time differs from the canonical %s order's, %s%s%s", res->bubble, theory,
+                      formula ? "formula" : "replay of the canonical schedule", c->schedule,
+                      res->bubble < theory ? "lower here, but the lab asks for that order" : "higher", od[0] ? "; " : "", od);
     }
     /* stash peak */
     int peak_ok = 1, bad_r = 0;
@@ -316,7 +318,14 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     }
     char od[200] = "";
     if (!peak_ok) order_diff(c, res, od, sizeof od);
-    if (peak_ok)
+    int unfreed_r = -1;
+    for (int r = 0; r < P; r++)
+        if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
+    if (peak_ok && unfreed_r >= 0)
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d never freed %d stash%s: call pp_stash_free after "
+                      "each backward, or the activation memory grows until the step ends", unfreed_r,
+                      res->unfreed_stashes[unfreed_r], res->unfreed_stashes[unfreed_r] == 1 ? "" : "es");
+    else if (peak_ok)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
     else
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s%s%s",
@@ -347,8 +356,9 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed");
         else
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
-                          "recomputation on, limit %zu KiB (stage inputs only): call pp_stash_checkpoint right after "
-                          "each forward when pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
+                          "recomputation on; its limit is %zu KiB (the inputs of all but one live stash, plus one "
+                          "stash rebuilt for its backward): call pp_stash_checkpoint right after each forward when "
+                          "pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
     }
 }
 

@@ -76,6 +76,7 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     else if (IS("--timeline")) o->timeline = 1;
     else if (IS("--wall")) o->wall = 1;
     else if (IS("--per-rank")) o->per_rank = 1;
+    else if (IS("--canonical")) o->canonical = 1;
     else if (IS("--forward-only")) o->forward_only = 1;
     else if (IS("--plot")) o->plot = VAL();
     else if (IS("--trace")) o->trace = VAL();

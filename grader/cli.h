@@ -11,7 +11,8 @@ typedef struct pp_cli_run {
     int timeline, forward_only;
     int batch;                 /* --batch B: micro-batch size B / M (0: use --microbatch-size) */
     int wall;
-    int per_rank;              /* --per-rank: also print each rank's idle share */                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
+    int per_rank;
+    int canonical;             /* --canonical: replay the ideal schedule instead of running an implementation */              /* --per-rank: also print each rank's idle share */                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
 } pp_cli_run;
@@ -33,6 +34,9 @@ void pp__cli_run_finish(pp_cli_run *o);
 int pp__cmd_run(int argc, char **argv);
 int pp__cmd_info(int argc, char **argv);
 int pp__cmd_grade(int argc, char **argv);
+/* `pplab grade-one`: one graded test on the mpi transport, started by `pplab grade --transport mpi` under
+ * mpirun (every process runs it; rank 0 writes the result). Not meant to be typed: its flags may change. */
+int pp__cmd_grade_one(int argc, char **argv);
 int pp__cmd_bench(int argc, char **argv);
 int pp__cmd_figures(int argc, char **argv);
 

@@ -13,16 +13,20 @@
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
+#include "transport.h"
 
 static const char *usage =
     "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|warmup|naive|gpipe|1f1b|interleaved]\n"
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
     "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
+    "                   [--transport threads|mpi]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
     "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
     "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
     "--plots DIR draws each run's timeline above the canonical one into DIR/<test>.png.\n"
     "--jobs N runs N tests at once (default: one per CPU); each keeps its own time limit.\n"
+    "--transport mpi runs each test as `mpirun -np P pplab grade-one ...` (one process per rank; deadlocks are\n"
+    "found by a deadline inside the time limit) instead of P threads in one process.\n"
     "Exit status 0 iff full marks.\n";
 
 static int fail_usage(const char *fmt, const char *arg) {
@@ -33,7 +37,8 @@ static int fail_usage(const char *fmt, const char *arg) {
 }
 
 int pp__cmd_grade(int argc, char **argv) {
-    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL;
+    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL,
+               *transport = "threads";
     int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     for (int i = 2; i < argc; i++) {
         const char *f = argv[i];
@@ -41,7 +46,7 @@ int pp__cmd_grade(int argc, char **argv) {
         const char **slot = !strcmp(f, "--impl") ? &impl : !strcmp(f, "--lab") ? &lab : !strcmp(f, "--backend") ? &backend
                           : !strcmp(f, "--json") ? &json : !strcmp(f, "--junit") ? &junit
                           : !strcmp(f, "--gradescope") ? &gs : !strcmp(f, "--config") ? &cfgfile
-                          : !strcmp(f, "--plots") ? &plots : NULL;
+                          : !strcmp(f, "--plots") ? &plots : !strcmp(f, "--transport") ? &transport : NULL;
         if (slot) {
             const char *v = VAL();
             if (!v) return fail_usage("%s needs a value", f);
@@ -65,6 +70,24 @@ int pp__cmd_grade(int argc, char **argv) {
     if (li) lab = li->name;
     if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) return fail_usage("unknown backend '%s': use cpu or cuda", backend);
     if (only_config && !cfgfile) return fail_usage("%s needs --config FILE", "--only-config");
+    /* under mpi this process stays free of MPI: each test is an mpirun of this very binary */
+    char exe[PATH_MAX];
+    if (strcmp(transport, "threads") && strcmp(transport, "mpi"))
+        return fail_usage("unknown transport '%s': use threads or mpi", transport);
+    if (!strcmp(transport, "mpi")) {
+        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (!pp__mpi_built())
+            return fail_usage("--transport %s: this pplab was built without MPI: install libopenmpi-dev and rebuild",
+                              transport);
+        if (system("command -v mpirun >/dev/null 2>&1") != 0)
+            return fail_usage("--transport %s: mpirun not found: install openmpi-bin (Open MPI)", transport);
+        if (k <= 0) return fail_usage("--transport %s: cannot find the pplab executable (/proc/self/exe)", transport);
+        exe[k] = 0;
+        if (pp__mpi_env_launcher())
+            return fail_usage("--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
+                              transport);
+        pp__runner_set_transport("mpi", exe);
+    }
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))
         return fail_usage("--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
@@ -98,7 +121,9 @@ int pp__cmd_grade(int argc, char **argv) {
     signal(SIGPIPE, SIG_IGN);
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
-    if (!quiet) printf("grading %s (%s) on %s: %d tests\n", impl, dir, backend, n);
+    if (!quiet)
+        printf("grading %s (%s) on %s%s: %d tests\n", impl, dir, backend,
+               strcmp(transport, "mpi") ? "" : ", one mpirun per test", n);
     /* `jobs` tests in flight at once; results are reported in configuration order */
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;

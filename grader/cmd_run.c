@@ -19,9 +19,11 @@ static const char *usage =
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
     "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall] [--per-rank]\n"
+    "                 [--canonical]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
     "replayed on the measured op durations (the fair prediction when stages share a device).\n";
 
@@ -97,6 +99,41 @@ static int term_width(void) {
     return w > 20 ? w : 120;
 }
 
+/* --canonical: the ideal schedule, replayed under the virtual clock without running any code: the picture to
+ * compare a run with, and what the warm-up asks students to draw before they have a schedule of their own. */
+static int run_canonical(const pp_cli_run *o) {
+    const pp_run_config *c = &o->cfg;
+    pp_schedule s;
+    pp_costs k;
+    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) pp__cli_fail("run", "no canonical order for %s", c->schedule);
+    pp__costs_from_config(&k, c);
+    pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
+    pp__schedule_trace(&s, &k, tr);
+    if (o->timeline)
+        pp__timeline_print(stdout, tr, c->P, c->v, o->forward_only, term_width(), isatty(1) && !getenv("NO_COLOR"));
+    printf("bubble: %.4f (theory %.4f)\n", pp__trace_bubble(tr, c->P), pp__theory_bubble(c, NULL));
+    printf("peak stashes:");
+    for (int r = 0; r < c->P; r++) {
+        int live = 0, peak = 0; /* a stash lives from its F to its B */
+        for (int i = 0; i < s.n[r]; i++) {
+            live += s.ops[r][i].kind == 'F' ? 1 : -1;
+            peak = live > peak ? live : peak;
+        }
+        printf(" %d", peak);
+    }
+    printf("\n");
+    int rc = 0;
+    if (o->trace && pp__trace_write_csv(tr, c->P, o->trace)) {
+        fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o->trace);
+        rc = 1;
+    }
+    for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
+    free(tr);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+    return rc;
+}
+
 int pp__cmd_run(int argc, char **argv) {
     pp_cli_run o = {.impl = "labs"};
     run_hidden hid = {0};
@@ -113,6 +150,7 @@ int pp__cmd_run(int argc, char **argv) {
     pp__cli_run_finish(&o);
     char err[4096];
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o.canonical) return run_canonical(&o);
     int me = mpi_launch(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
@@ -142,6 +180,11 @@ int pp__cmd_run(int argc, char **argv) {
     }
     int P = o.cfg.P;
     if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
+    int ops = 0;
+    for (int r = 0; r < P; r++) ops += res.traces[r].n;
+    if (!ops)
+        fprintf(stderr, "pplab run: no rank ran any operation: is %s still the untouched stub? (--impl solutions "
+                "runs the reference, --canonical draws the ideal schedule)\n", lab->symbol);
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
         pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
@@ -176,6 +219,8 @@ int pp__cmd_run(int argc, char **argv) {
     if (o.trace && pp__trace_write_csv(res.traces, P, o.trace)) {
         fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o.trace);
         rc = 1;
+    } else if (o.trace) {
+        fprintf(stderr, "pplab run: trace of step 1 written to %s (%d events)\n", o.trace, ops);
     }
     if (hid.dump_grads && grads_write(&res, hid.dump_grads)) {
         fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",

@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
     const char *cmd = argv[1];
     if (!strcmp(cmd, "run")) return pp__cmd_run(argc, argv);
     if (!strcmp(cmd, "grade")) return pp__cmd_grade(argc, argv);
+    if (!strcmp(cmd, "grade-one")) return pp__cmd_grade_one(argc, argv); /* hidden: pplab grade --transport mpi */
     if (!strcmp(cmd, "info")) return pp__cmd_info(argc, argv);
     if (!strcmp(cmd, "bench")) return pp__cmd_bench(argc, argv);
     if (!strcmp(cmd, "figures")) return pp__cmd_figures(argc, argv);

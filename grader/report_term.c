@@ -164,14 +164,7 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
         fprintf(out, " %7s  %s  (%.2f s)\n", score, word, r->seconds);
     if (ok) return;
 
-    for (int i = 0; i < nchecks_of(r); i++) {
-        const pp_check *c = &r->checks[i];
-        if (c->passed) continue;
-        char head[160];
-        snprintf(head, sizeof head, "    - %.*s (%s/%s): ", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
-                 pp__report_points(c->max, p2, sizeof p2));
-        print_lines(out, c->msg, sizeof c->msg, head, "      ");
-    }
+    /* the cause first: a failed run, else the failed checks; checks gated on an earlier failure in one line */
     if (run_failed(r)) {
         const char *label = color ? "    " C_YELLOW "run:" C_RESET " " : "    run: ";
         if (field_len(r->error, sizeof r->error) > 0) {
@@ -182,6 +175,24 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
             print_lines(out, fb, sizeof fb, label, "      ");
         }
     }
+    int gated = 0;
+    double gated_pts = 0;
+    for (int i = 0; i < nchecks_of(r); i++) {
+        const pp_check *c = &r->checks[i];
+        if (c->passed) continue;
+        if (!strncmp(c->msg, "not graded", 10)) {
+            gated++, gated_pts += c->max;
+            continue;
+        }
+        char head[160];
+        snprintf(head, sizeof head, "    - %.*s (%s/%s): ", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
+                 pp__report_points(c->max, p2, sizeof p2));
+        print_lines(out, c->msg, sizeof c->msg, head, "      ");
+    }
+    if (gated)
+        fprintf(out, "    - %d %scheck%s (%s points): not graded until %s\n", gated, gated < nchecks_of(r) ? "more " : "",
+                gated == 1 ? "" : "s", pp__report_points(gated_pts, p1, sizeof p1),
+                run_failed(r) ? "the run completes" : "the gradients are right");
     if (field_len(r->output_tail, sizeof r->output_tail) > 0) {
         fputs("    output (last lines):\n", out);
         print_lines(out, r->output_tail, sizeof r->output_tail, "      ", "      ");

@@ -1,13 +1,17 @@
-/* runner.c: fork, pipe, time limit and output capture around one graded test. */
+/* runner.c: fork, pipe, time limit and output capture around one graded test. With the mpi transport the
+ * forked child execs `mpirun ... pplab grade-one` instead (one mpirun per test: no fork() after MPI_Init), and
+ * rank 0 writes the result to a file the parent reads once mpirun has ended. */
 #include "runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +21,7 @@
 #include "impl.h"
 #include "plot.h"
 #include "schedule.h"
+#include "transport.h"
 
 /* ---- in the child -------------------------------------------------------------------------------------- */
 
@@ -45,26 +50,35 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
     pp__schedule_free(&s);
 }
 
-static void child_grade(const pp_test_config *tc, const char *so_path, const char *backend, pp_test_result *out) {
+int pp__runner_grade(const pp_test_config *tc, const char *so_path, const char *backend, const char *transport,
+                     double deadline_s, const pp_run_result *plain_given, pp_test_result *out) {
+    int mpi = !strcmp(transport, "mpi"), lead = !mpi || pp__mpi_env_rank() == 0;
     if (!strcmp(tc->lab, "warmup")) {
-        pp__warmup_grade(so_path, tc, out);
-        return;
+        if (lead) pp__warmup_grade(so_path, tc, out);
+        return lead;
     }
     const pp_lab_info *lab = pp__lab_find(tc->lab);
     char err[1024];
     pp_step_fn fn = (pp_step_fn)pp__impl_symbol(so_path, lab->symbol, err, sizeof err);
     pp_run_config rc;
     pp__config_to_run(tc, backend, &rc);
+    rc.transport = transport;
+    if (deadline_s > 0) rc.deadline_s = deadline_s;
     if (!fn) {
-        pp__checks_failed_run(&rc, PP_ERR_COMPILE, err, out);
-        return;
+        if (lead) pp__checks_failed_run(&rc, PP_ERR_COMPILE, err, out);
+        return lead;
     }
     pp_run_result res, plain = {0};
     pp__run(&rc, fn, &res);
+    if (!lead) {
+        /* rank 0 holds the gathered results and grades for every process */
+        pp__result_free(&res);
+        return 0;
+    }
     if (res.status != PP_OK) {
         pp__checks_failed_run(&rc, res.status, res.error, out);
         pp__result_free(&res);
-        return;
+        return 1;
     }
     out->bubble = res.bubble;
     if (plot_dir) {
@@ -74,13 +88,17 @@ static void child_grade(const pp_test_config *tc, const char *so_path, const cha
     }
     if (pp__checks_zero_grads(&rc, &res, out)) {
         pp__result_free(&res);
-        return;
+        return 1;
     }
-    int have_plain = 0;
-    if (rc.recompute) {
+    int have_plain = 0, own_plain = rc.recompute && !mpi;
+    if (own_plain) {
         pp_run_config rc2 = rc;
         rc2.recompute = 0;
         have_plain = pp__run(&rc2, fn, &plain) == PP_OK;
+    } else if (rc.recompute && plain_given) {
+        /* MPI initialises once per process: the run without recomputation was the previous mpirun's */
+        plain = *plain_given;
+        have_plain = 1;
     }
     pp_reference ref;
     if (pp__reference_run(&rc, 1, &ref, err, sizeof err)) {
@@ -90,7 +108,8 @@ static void child_grade(const pp_test_config *tc, const char *so_path, const cha
         pp__reference_free(&ref);
     }
     pp__result_free(&res);
-    if (rc.recompute) pp__result_free(&plain);
+    if (own_plain) pp__result_free(&plain);
+    return 1;
 }
 
 static int write_all(int fd, const void *buf, size_t n) {
@@ -105,6 +124,18 @@ static int write_all(int fd, const void *buf, size_t n) {
 }
 
 /* ---- in the parent ------------------------------------------------------------------------------------- */
+
+static const char *mpi_exe; /* pplab to start under mpirun; NULL: tests run in the forked child */
+
+int pp__runner_set_transport(const char *transport, const char *pplab_exe) {
+    if (!strcmp(transport, "threads")) {
+        mpi_exe = NULL;
+        return 0;
+    }
+    if (strcmp(transport, "mpi") || !pplab_exe) return -1;
+    mpi_exe = pplab_exe;
+    return 0;
+}
 
 static uint64_t new_token(void) {
     uint64_t t = 0;
@@ -154,11 +185,102 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
 struct pp_runner_job {
     pp_test_config tc;
     pid_t pid;
-    int fd;
+    int fd;                  /* the result pipe; -1 under mpirun (the result comes in a file) */
     char cap[32];
+    char res_path[32], plain_path[32]; /* under mpirun: rank 0's result, and the run without recomputation's */
     uint64_t token;
     double t0;
 };
+
+/* Seconds a wait may block under mpirun before the mpi transport calls it a deadlock: well inside the time
+ * limit, so that start-up (about a second), the report and, for recomputation, a second mpirun still fit. */
+static double mpi_deadline(const pp_test_config *tc) {
+    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    double d = 0.4 * limit / (tc->recompute ? 2 : 1);
+    return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
+}
+
+/* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. Strings
+ * live in buf; argv is NULL-terminated. */
+enum { MPI_ARGS = 48 };
+typedef struct mpi_cmd {
+    char buf[MPI_ARGS][320];
+    char *argv[MPI_ARGS + 1];
+    int n;
+} mpi_cmd;
+
+static void mpi_arg(mpi_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mpi_arg(mpi_cmd *c, const char *fmt, ...) {
+    PP_ASSERT(c->n < MPI_ARGS);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->buf[c->n], sizeof c->buf[c->n], fmt, ap);
+    va_end(ap);
+    c->argv[c->n] = c->buf[c->n];
+    c->argv[++c->n] = NULL;
+}
+
+static void mpi_cmd_build(mpi_cmd *c, const pp_runner_job *j, const char *so_path, const char *backend, int plain) {
+    const pp_test_config *t = &j->tc;
+    c->n = 0;
+    mpi_arg(c, "mpirun");
+    if (geteuid() == 0) mpi_arg(c, "--allow-run-as-root");
+    mpi_arg(c, "--oversubscribe");
+    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P);
+    mpi_arg(c, "%s", mpi_exe), mpi_arg(c, "grade-one");
+    mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
+    mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
+    mpi_arg(c, "--microbatches"), mpi_arg(c, "%d", t->M);
+    mpi_arg(c, "--chunks"), mpi_arg(c, "%d", t->v);
+    mpi_arg(c, "--steps"), mpi_arg(c, "%d", t->steps);
+    mpi_arg(c, "--seed"), mpi_arg(c, "%u", t->seed);
+    mpi_arg(c, "--latency"), mpi_arg(c, "%.17g", t->latency);
+    mpi_arg(c, "--recompute"), mpi_arg(c, "%d", t->recompute);
+    mpi_arg(c, "--layers"), mpi_arg(c, "%d", t->layers);
+    mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
+    mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);
+    mpi_arg(c, "--deadline"), mpi_arg(c, "%.17g", mpi_deadline(t));
+    mpi_arg(c, "--so"), mpi_arg(c, "%s", so_path);
+    mpi_arg(c, "--backend"), mpi_arg(c, "%s", backend);
+    mpi_arg(c, "--token"), mpi_arg(c, "%016" PRIx64, j->token);
+    if (plain) {
+        mpi_arg(c, "--plain-out"), mpi_arg(c, "%s", j->plain_path);
+        return;
+    }
+    mpi_arg(c, "--result"), mpi_arg(c, "%s", j->res_path);
+    if (t->recompute) mpi_arg(c, "--plain-in"), mpi_arg(c, "%s", j->plain_path);
+    if (plot_dir) mpi_arg(c, "--plots"), mpi_arg(c, "%s", plot_dir);
+}
+
+/* In the forked child: the run without recomputation first (when the test needs it), then the graded run,
+ * each one mpirun. The child leads its own process group, so the parent's kill(-pid) on timeout ends mpirun
+ * and every rank. */
+static void mpi_child(const pp_runner_job *j, const char *so_path, const char *backend) {
+    mpi_cmd *c = pp__xcalloc(1, sizeof *c);
+    if (j->tc.recompute) {
+        mpi_cmd_build(c, j, so_path, backend, 1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execvp(c->argv[0], c->argv);
+            _exit(127);
+        }
+        int st;
+        while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+    mpi_cmd_build(c, j, so_path, backend, 0);
+    execvp(c->argv[0], c->argv);
+    fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with --transport threads\n",
+            strerror(errno));
+    _exit(127);
+}
+
+static int temp_file(char *path, size_t len, const char *kind) {
+    snprintf(path, len, "/tmp/pplab-%s-XXXXXX", kind);
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
 
 pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, const char *build_err,
                                 const char *backend, pp_test_result *out) {
@@ -169,14 +291,21 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
         fail_whole(out, tc, PP_ERR_COMPILE, build_err ? build_err : "the implementation did not build");
         return NULL;
     }
+    /* the warm-up has no ranks: it runs in the forked child whatever the transport */
+    int mpi = mpi_exe && strcmp(tc->lab, "warmup");
     pp_runner_job *j = pp__xcalloc(1, sizeof *j);
     j->tc = *tc;
+    j->fd = -1;
     snprintf(j->cap, sizeof j->cap, "/tmp/pplab-output-XXXXXX");
     int capfd = mkstemp(j->cap);
-    int fds[2];
-    if (capfd < 0 || pipe(fds)) {
+    int fds[2] = {-1, -1};
+    int files_ok = !mpi || (temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
+                            (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0));
+    if (capfd < 0 || !files_ok || (!mpi && pipe(fds))) {
         fail_whole(out, tc, PP_ERR_IO, "cannot create the capture file or pipe: check /tmp");
         if (capfd >= 0) close(capfd), unlink(j->cap);
+        if (j->res_path[0]) unlink(j->res_path);
+        if (j->plain_path[0]) unlink(j->plain_path);
         free(j);
         return NULL;
     }
@@ -185,6 +314,16 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
     fflush(stdout);
     fflush(stderr);
     j->pid = fork();
+    if (j->pid == 0 && mpi) {
+        setpgid(0, 0);
+        /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) dup2(nul, 0), close(nul);
+        dup2(capfd, 1);
+        dup2(capfd, 2);
+        close(capfd);
+        mpi_child(j, so_path, backend);
+    }
     if (j->pid == 0) {
         close(fds[0]);
         dup2(capfd, 1);
@@ -193,25 +332,46 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
         pp__crash_install();
         pp_test_result *r = pp__xcalloc(1, sizeof *r);
         r->cfg = *tc;
-        child_grade(tc, so_path, backend, r);
+        pp__runner_grade(tc, so_path, backend, "threads", 0, NULL, r);
         r->token = j->token;
         fflush(stdout);
         _exit(write_all(fds[1], r, sizeof *r) ? 3 : 0);
     }
-    close(fds[1]);
+    if (mpi && j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
+    if (!mpi) close(fds[1]), j->fd = fds[0];
     close(capfd);
-    j->fd = fds[0];
     return j;
+}
+
+/* Waits for the child (mpirun) until the deadline t0 + limit; 1 when it exited (status set), 0 on timeout. */
+static int wait_until(pid_t pid, double t_end, int *status) {
+    for (;;) {
+        pid_t w = waitpid(pid, status, WNOHANG);
+        if (w == pid) return 1;
+        if (w < 0 && errno != EINTR) return 1;
+        if (pp__now() >= t_end) return 0;
+        usleep(5000);
+    }
+}
+
+/* Reads up to n bytes of path into dst; returns the count. */
+static size_t file_get(const char *path, void *dst, size_t n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t k = fread(dst, 1, n, f);
+    fclose(f);
+    return k;
 }
 
 void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     if (!j) return;
     const pp_test_config *tc = &j->tc;
+    int mpi = j->res_path[0] != 0;
     pp_test_result *got = pp__xcalloc(1, sizeof *got);
     size_t have = 0;
-    int timed_out = 0;
+    int timed_out = 0, status = 0;
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    while (j->pid > 0 && have < sizeof *got) {
+    while (!mpi && j->pid > 0 && have < sizeof *got) {
         int left_ms = (int)((j->t0 + limit - pp__now()) * 1000);
         if (left_ms <= 0) {
             timed_out = 1;
@@ -226,10 +386,17 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         if (n <= 0) break;
         have += (size_t)n;
     }
-    if (timed_out && j->pid > 0) kill(j->pid, SIGKILL);
-    int status = 0;
-    if (j->pid > 0) waitpid(j->pid, &status, 0);
-    close(j->fd);
+    if (mpi && j->pid > 0) {
+        timed_out = !wait_until(j->pid, j->t0 + limit, &status);
+        /* mpirun, its ranks and a pending run without recomputation: the whole group */
+        if (timed_out) kill(-j->pid, SIGKILL), kill(j->pid, SIGKILL);
+        else have = file_get(j->res_path, got, sizeof *got);
+    } else if (timed_out && j->pid > 0) {
+        kill(j->pid, SIGKILL);
+    }
+    if (j->pid > 0 && (!mpi || timed_out))
+        while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
+    if (j->fd >= 0) close(j->fd);
     out->seconds = pp__now() - j->t0;
     char msg[400];
     if (j->pid < 0) {
@@ -245,6 +412,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         memcpy(name, out->name, sizeof name);
         *out = *got;
         out->seconds = secs;
+        out->cfg = *tc;
         memcpy(out->name, name, sizeof name);
     } else if (WIFSIGNALED(status)) {
         out->crashed = 1;
@@ -256,6 +424,9 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         int sig = WEXITSTATUS(status) - 128;
         snprintf(msg, sizeof msg, "the test process crashed with signal %d (%s) in the schedule code", sig, strsignal(sig));
         fail_whole(out, tc, PP_ERR_CRASH, msg);
+    } else if (mpi && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+        fail_whole(out, tc, PP_ERR_IO, "mpirun could not be started: install openmpi-bin (Open MPI) or grade with "
+                   "--transport threads");
     } else {
         snprintf(msg, sizeof msg, "the test process exited (status %d) without a result: did the schedule call "
                  "exit()?", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -264,6 +435,8 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     free(got);
     read_tail(j->cap, out->output_tail, sizeof out->output_tail);
     unlink(j->cap);
+    if (j->res_path[0]) unlink(j->res_path);
+    if (j->plain_path[0]) unlink(j->plain_path);
     free(j);
 }
 

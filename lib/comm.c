@@ -51,10 +51,34 @@ static void check_peer(pp_rank *r, const char *api, int peer) {
                        "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
 }
 
-static void check_tag(pp_rank *r, const char *api, int tag) {
+/* A tag made by pp_tag() says which boundary a message crosses, so the pair of ranks it may travel between is
+ * known: catch a wrong peer or a wrong stage at the call, with the right answer, instead of as a deadlock. */
+static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int peer) {
+    char tb[32];
+    int dir, mb, vs, P = r->cfg->P, S = P * r->cfg->v;
     if (tag < 0)
         pp__rank_abort(r, PP_ERR_USAGE, "build tags with pp_tag(PP_FWD or PP_BWD, mb, receiving virtual stage)",
                        "%s: invalid tag %d", api, tag);
+    if (!pp__tag_split(tag, &dir, &mb, &vs)) return; /* a raw tag of the program's own: no topology to check */
+    pp__tag_describe(tag, tb, sizeof tb);
+    int from = dir == PP_FWD ? vs - 1 : vs + 1;
+    if (vs >= S || from < 0 || from >= S)
+        pp__rank_abort(r, PP_ERR_USAGE, dir == PP_FWD ? "the last virtual stage keeps its loss; the first one reads tokens"
+                                                        : "virtual stage 0 sends no gradient back; the last one starts from pp_loss_grad",
+                       "%s: tag %s names a boundary the model does not have (virtual stages 0..%d)", api, tb, S - 1);
+    if (mb >= r->cfg->M)
+        pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1", "%s: tag %s names micro-batch %d (M = %d)",
+                       api, tb, mb, r->cfg->M);
+    int me = r->id, sender = from % P, receiver = vs % P;
+    const char *what = dir == PP_FWD ? "activation" : "gradient";
+    if (is_send && (me != sender || peer != receiver))
+        pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
+                       "%s(dst=%d, tag %s): the %s of virtual stage %d (rank %d) for virtual stage %d goes to rank %d",
+                       api, peer, tb, what, from, sender, vs, receiver);
+    if (!is_send && (me != receiver || peer != sender))
+        pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
+                       "%s(src=%d, tag %s): virtual stage %d (rank %d) gets this %s from virtual stage %d on rank %d",
+                       api, peer, tb, vs, receiver, what, from, sender);
 }
 
 static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_tensor *t, const char *api) {
@@ -160,7 +184,7 @@ static pp_tensor *activation_new(pp_rank *r) {
 
 void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
     check_peer(r, "pp_send", dst);
-    check_tag(r, "pp_send", tag);
+    check_tag(r, "pp_send", tag, 1, dst);
     check_tensor(r, "pp_send", t);
     pp_request *q = request_new(r, 1, dst, tag, t, "pp_send");
     post(r, q);
@@ -172,7 +196,7 @@ void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
 
 pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
     check_peer(r, "pp_recv", src);
-    check_tag(r, "pp_recv", tag);
+    check_tag(r, "pp_recv", tag, 0, src);
     pp_tensor *t = activation_new(r);
     pp_request *q = request_new(r, 0, src, tag, t, "pp_recv");
     post(r, q);
@@ -185,7 +209,7 @@ pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
 
 pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
     check_peer(r, "pp_isend", dst);
-    check_tag(r, "pp_isend", tag);
+    check_tag(r, "pp_isend", tag, 1, dst);
     check_tensor(r, "pp_isend", t);
     pp_request *q = request_new(r, 1, dst, tag, t, "pp_isend");
     post(r, q);
@@ -194,7 +218,7 @@ pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
 
 pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
     check_peer(r, "pp_irecv", src);
-    check_tag(r, "pp_irecv", tag);
+    check_tag(r, "pp_irecv", tag, 0, src);
     if (!out) pp__rank_abort(r, PP_ERR_USAGE, "pass the address of a pp_tensor pointer", "pp_irecv: out is NULL");
     pp_tensor *t = activation_new(r);
     pp_request *q = request_new(r, 0, src, tag, t, "pp_irecv");

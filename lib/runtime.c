@@ -233,6 +233,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
     res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
+    res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
     for (int i = 0; i < P; i++) {
         if (!rank_is_local(w, i)) continue;
         pp_rank *r = &w->ranks[i];
@@ -244,6 +245,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
         res->peak_bytes[i] = r->peak_bytes;
         res->peak_single[i] = r->peak_single_bytes;
         res->sent_msgs[i] = r->sent_msgs;
+        res->unfreed_stashes[i] = r->live_stashes;
         res->dloss_calls_total += r->dloss_calls;
         res->loss_count += r->loss_count;
     }
@@ -371,5 +373,6 @@ void pp__result_free(pp_run_result *res) {
     free(res->peak_bytes);
     free(res->peak_single);
     free(res->sent_msgs);
+    free(res->unfreed_stashes);
     memset(res, 0, sizeof *res);
 }

@@ -145,6 +145,7 @@ typedef struct pp_run_result {
     size_t *peak_bytes;      /* per rank, step 1 */
     size_t *peak_single;     /* per rank, step 1: the largest single stash */
     int *sent_msgs;          /* per rank, step 1 */
+    int *unfreed_stashes;    /* per rank, step 1: stashes never passed to pp_stash_free */
     size_t act_bytes;        /* bytes of one boundary activation */
     pp_trace *traces;        /* per rank, step 1 */
     double bubble;           /* virtual, step 1 */

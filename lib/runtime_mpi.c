@@ -26,7 +26,7 @@ static void blob_put(blob *b, const void *src, size_t n) {
 
 /* One process's counters of step 1, in front of its trace and parameters. */
 typedef struct rank_head {
-    int32_t rank, opt_calls, peak_stashes, sent_msgs, dloss_calls, loss_count, ntrace, nparams;
+    int32_t rank, opt_calls, peak_stashes, sent_msgs, unfreed_stashes, dloss_calls, loss_count, ntrace, nparams;
     uint64_t peak_bytes, peak_single;
 } rank_head;
 
@@ -56,6 +56,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
                    .opt_calls = res->opt_calls[me],
                    .peak_stashes = res->peak_stashes[me],
                    .sent_msgs = res->sent_msgs[me],
+                   .unfreed_stashes = res->unfreed_stashes[me],
                    .dloss_calls = res->dloss_calls_total,
                    .loss_count = res->loss_count,
                    .ntrace = res->traces[me].n,
@@ -103,6 +104,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
         res->opt_calls[q] = rh.opt_calls;
         res->peak_stashes[q] = rh.peak_stashes;
         res->sent_msgs[q] = rh.sent_msgs;
+        res->unfreed_stashes[q] = rh.unfreed_stashes;
         res->peak_bytes[q] = (size_t)rh.peak_bytes;
         if (res->peak_single) res->peak_single[q] = (size_t)rh.peak_single;
         res->dloss_calls_total += rh.dloss_calls;

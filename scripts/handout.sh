@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds dist/pplab-handout.tar.gz, the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
-# scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ — without solutions/, without
-# the grader's own tests (they hold broken solutions and the solutions' expectations), and without any
-# solution marker.
+# scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) —
+# without solutions/, without the grader's own tests (they hold broken solutions and the solutions'
+# expectations), and without any solution marker. The working tree, labs/ included, is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/mklabs.sh
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 dest="$stage/pplab"
 mkdir -p "$dest"
-git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts labs \
-    | xargs -0 -I{} cp --parents {} "$dest"/
+git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts \
+    'labs/*.md' 'labs/*/*.md' | xargs -0 -I{} cp --parents {} "$dest"/
+bash scripts/mklabs.sh --out "$dest/labs"
 marker='//>''> solution'   # split so this script does not match itself
 if grep -rIl -e "$marker" "$dest/labs" >/dev/null; then
     echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest/labs" | head -3)" >&2

@@ -1,22 +1,44 @@
 #!/usr/bin/env bash
-# Generates the student handout sources labs/NN-name/*.c from solutions/ by deleting every block between a
-# "//>> solution" line and its "//<< solution" line. solutions/ is the single source; never edit labs/*.c by hand.
-#   scripts/mklabs.sh            regenerate labs/
-#   scripts/mklabs.sh --check    exit 1 (and name the file) if labs/ is out of date
+# Generates the student stubs from solutions/ by deleting every block that a solution-begin marker line opens
+# and a solution-end marker line closes (see any file under solutions/). solutions/ is the single source;
+# never edit a stub by hand in the kit.
+#   scripts/mklabs.sh              regenerate labs/ (maintainers, after changing solutions/)
+#   scripts/mklabs.sh --out DIR    write the stubs into DIR/NN-name/ instead (the pristine handout: the
+#                                  grader's self-check and the handout use it, so a student's labs/ is never touched)
+#   scripts/mklabs.sh --check      exit 1 if the committed labs/ differ from solutions/ without solution blocks
+#                                  (a student's uncommitted edits to labs/ are fine)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=write out=labs
+case "${1:-}" in
+    --out) out=${2:?--out needs a folder}; mkdir -p "$out" ;;
+    --check) mode=check ;;
+    "") ;;
+    *) echo "usage: scripts/mklabs.sh [--out DIR | --check]" >&2; exit 2 ;;
+esac
+if ! compgen -G "solutions/*/*.c" >/dev/null; then
+    echo "mklabs.sh: no solutions/ here (a student handout?): nothing to generate" >&2
+    [ "$mode" = check ] && exit 0
+    exit 1
+fi
+strip() { sed '/^[[:space:]]*\/\/>> solution/,/^[[:space:]]*\/\/<< solution/d' "$1"; }
 status=0
 for src in solutions/*/*.c; do
-    dst="labs/${src#solutions/}"
-    mkdir -p "$(dirname "$dst")"
-    out=$(sed '/^[[:space:]]*\/\/>> solution/,/^[[:space:]]*\/\/<< solution/d' "$src")
-    if [ "${1:-}" = "--check" ]; then
-        if ! diff -q <(printf '%s\n' "$out") "$dst" >/dev/null 2>&1; then
-            echo "labs/ is out of date: $dst differs from $src without its solution blocks (run scripts/mklabs.sh)" >&2
+    rel=${src#solutions/}
+    if [ "$mode" = check ]; then
+        # the committed stub when this is a git work tree, else the file itself
+        if git rev-parse --is-inside-work-tree >/dev/null 2>&1 && git cat-file -e "HEAD:labs/$rel" 2>/dev/null; then
+            have=$(git show "HEAD:labs/$rel")
+        else
+            have=$(cat "labs/$rel" 2>/dev/null || true)
+        fi
+        if [ "$(strip "$src")" != "$have" ]; then
+            echo "labs/$rel is out of date with $src: run scripts/mklabs.sh and commit" >&2
             status=1
         fi
     else
-        printf '%s\n' "$out" > "$dst"
+        mkdir -p "$out/$(dirname "$rel")"
+        strip "$src" > "$out/$rel"
     fi
 done
 exit $status

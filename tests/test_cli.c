@@ -8,6 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 /* Runs `build/pplab ARGS` (stdout and stderr together); returns the exit status, output in out. */
 static int pplab(char *out, size_t len, const char *args) {
     char exe[PATH_MAX], cmd[PATH_MAX + 1024];
@@ -113,7 +115,10 @@ Test(cli, info_lists_backends_and_transports) {
 }
 
 Test(cli, grade_labs_exits_one_with_zero_score) {
-    int rc = pplab(buf, sizeof buf, "grade --impl labs --lab gpipe --quiet");
+    char pristine[64], args[160];
+    cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
+    snprintf(args, sizeof args, "grade --impl %s --lab gpipe --quiet", pristine);
+    int rc = pplab(buf, sizeof buf, args);
     cr_expect_eq(rc, 1, "%s", buf);
     cr_expect(strstr(buf, "Score: 0/") != NULL, "%s", buf);
 }

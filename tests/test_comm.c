@@ -69,7 +69,10 @@ static pp_status run(const pp_run_config *c, pp_step_fn fn, pp_run_result *res) 
 #define ASSERT_HAS(res, text)                                                                                  \
     cr_assert(strstr((res).error, (text)) != NULL, "expected \"%s\" in the error, got:\n%s", (text), (res).error)
 
-#define T(dir, mb, vs) pp_tag((dir), (mb), (vs))
+/* Raw tags: these tests exercise the transport on its own, including exchanges no pipeline makes (both ranks
+ * sending forward, rings). Tags made by pp_tag() are also checked against the pipeline's topology (lib/comm.c);
+ * the last tests below cover that. */
+#define T(dir, mb, vs) ((dir) * 100000 + (mb) * 100 + (vs))
 
 /* ---- matching ---------------------------------------------------------------------------------------- */
 
@@ -487,4 +490,38 @@ Test(comm, ping_pong_latency, .timeout = 10) {
     /* generous: a loaded 2-core machine still answers within a millisecond; a lost wake-up would not */
     cr_expect_lt(g_rtt_us, 1000.0, "round trip %.1f us", g_rtt_us);
     pp__result_free(&res);
+}
+
+/* ---- tags from pp_tag() name a boundary: wrong peers and missing stages are refused at the call ----------- */
+
+static int g_case;
+
+static void step_topology(pp_rank *r) {
+    pp_tensor *t = act(r, 1.0f);
+    if (r->id != 0) return;
+    switch (g_case) {
+    case 0: pp_send(r, t, 2, pp_tag(PP_FWD, 0, 1)); break;    /* stage 1 lives on rank 1 */
+    case 1: pp_recv(r, 2, pp_tag(PP_BWD, 0, 0)); break;       /* stage 0's gradient comes from rank 1 */
+    case 2: pp_send(r, t, 1, pp_tag(PP_FWD, 0, 3)); break;    /* only 3 virtual stages */
+    default: pp_send(r, t, 1, pp_tag(PP_FWD, 7, 1)); break;   /* M = 2 */
+    }
+}
+
+Test(comm, pp_tag_topology_checked_at_the_call, .timeout = 10) {
+    static const char *want[] = {
+        "pp_send(dst=2, tag F mb0 vs1): the activation of virtual stage 0 (rank 0) for virtual stage 1 goes to rank 1",
+        "pp_recv(src=2, tag B mb0 vs0): virtual stage 0 (rank 0) gets this gradient from virtual stage 1 on rank 1",
+        "tag F mb0 vs3 names a boundary the model does not have (virtual stages 0..2)",
+        "tag F mb7 vs1 names micro-batch 7 (M = 2)"};
+    for (g_case = 0; g_case < 4; g_case++) {
+        pp_run_config c;
+        pp_run_result res;
+        config(&c, 3, 0);
+        c.M = 2;
+        run(&c, step_topology, &res);
+        cr_expect_eq(res.status, PP_ERR_USAGE, "case %d: status %d: %s", g_case, res.status, res.error);
+        cr_expect(strstr(res.error, want[g_case]) != NULL, "case %d: expected \"%s\" in:\n%s", g_case, want[g_case],
+                  res.error);
+        pp__result_free(&res);
+    }
 }

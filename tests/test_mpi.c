@@ -2,9 +2,12 @@
  * and the same run on the threads transport, and expects the same printed lines (plus rank 0's transport line),
  * the same virtual trace and bitwise-equal gradients: every rank computes the same stage on the same inputs,
  * so any difference is a transport bug, not noise. Also: a deadlocking order ends with each rank's last op at
- * its deadline instead of hanging, and a wrong process count is refused with the command to use. Skipped,
- * with the reason, where mpirun is missing or pplab was built without MPI. */
+ * its deadline instead of hanging, and a wrong process count is refused with the command to use. And
+ * `pplab grade --transport mpi` (one mpirun per test) gives the threads grades: the same points and messages for
+ * the solutions and for broken implementations. Skipped, with the reason, where mpirun is missing or pplab was
+ * built without MPI. */
 #include <criterion/criterion.h>
+#include <cjson/cJSON.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -231,5 +234,136 @@ Test(mpi, process_count_must_match_stages, .timeout = 60) {
     cr_expect(strstr(err, "pplab run: mpirun started 3 processes but --stages is 4: use mpirun -np 4"),
               "unexpected message: %s", err);
     free(err);
+    tmp_remove();
+}
+
+/* ---- pplab grade --transport mpi ---------------------------------------------------------------------- */
+
+/* A recomputation config (two mpiruns: with and without), a 1f1b one, an interleaved one. */
+static const char *grade_configs = "gpipe P=4 M=8 seed=20 recompute=1\n"
+                                   "1f1b P=4 M=8 steps=3 seed=35\n"
+                                   "interleaved P=4 M=8 v=2 seed=54\n";
+
+/* `pplab grade --impl impl --lab lab` over grade_configs on `transport`; the JSON report lands in
+ * <tmp>/<transport>.json. Returns the exit status and the wall seconds. */
+static int pplab_grade(const char *impl, const char *lab, const char *transport, double *secs) {
+    char cfg[PATH_MAX + 32], cmd[8 * PATH_MAX];
+    snprintf(cfg, sizeof cfg, "%s/configs.txt", g_tmp);
+    FILE *f = fopen(cfg, "w");
+    cr_assert(f, "cannot write %s", cfg);
+    fputs(grade_configs, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 120 '%s/pplab' grade --impl %s --lab %s --config "
+             "'%s' --only-config --transport %s --quiet --json '%s/%s.json' > '%s/%s.out' 2>&1",
+             g_root, g_build, impl, lab, cfg, transport, g_tmp, transport, g_tmp, transport);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = system(cmd);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (secs) *secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+static cJSON *json_of(const char *transport) {
+    char *text = out_of(transport, "json");
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "no JSON report from the %s grading; its output:\n%s", transport, out_of(transport, "out"));
+    free(text);
+    return root;
+}
+
+static double num_of(const cJSON *o, const char *key) {
+    const cJSON *x = cJSON_GetObjectItem(o, key);
+    return x ? x->valuedouble : -1;
+}
+
+static const char *str_of(const cJSON *o, const char *key) {
+    const cJSON *x = cJSON_GetObjectItem(o, key);
+    return x && cJSON_IsString(x) ? x->valuestring : "";
+}
+
+/* Same score per test and the same points and message per check; the run's own error text may differ (a
+ * deadlock is found exactly with threads, by deadline with mpi). */
+static void expect_same_grades(const cJSON *t, const cJSON *m) {
+    cr_expect_eq(num_of(m, "score"), num_of(t, "score"), "total score: mpi %g, threads %g", num_of(m, "score"),
+                 num_of(t, "score"));
+    const cJSON *tt = cJSON_GetObjectItem(t, "tests"), *mt = cJSON_GetObjectItem(m, "tests");
+    cr_assert_eq(cJSON_GetArraySize(mt), cJSON_GetArraySize(tt), "not the same number of tests");
+    for (int i = 0; i < cJSON_GetArraySize(tt); i++) {
+        const cJSON *a = cJSON_GetArrayItem(tt, i), *b = cJSON_GetArrayItem(mt, i);
+        cr_expect_str_eq(str_of(b, "name"), str_of(a, "name"));
+        cr_expect_eq(num_of(b, "score"), num_of(a, "score"), "%s: mpi %g points, threads %g", str_of(a, "name"),
+                     num_of(b, "score"), num_of(a, "score"));
+        cr_expect_str_eq(str_of(b, "status"), str_of(a, "status"), "%s: status differs", str_of(a, "name"));
+        const cJSON *ca = cJSON_GetObjectItem(a, "checks"), *cb = cJSON_GetObjectItem(b, "checks");
+        cr_expect_eq(cJSON_GetArraySize(cb), cJSON_GetArraySize(ca), "%s: check count differs", str_of(a, "name"));
+        for (int k = 0; k < cJSON_GetArraySize(ca) && k < cJSON_GetArraySize(cb); k++) {
+            const cJSON *x = cJSON_GetArrayItem(ca, k), *y = cJSON_GetArrayItem(cb, k);
+            cr_expect_eq(num_of(y, "score"), num_of(x, "score"), "%s, %s: points differ", str_of(a, "name"),
+                         str_of(x, "name"));
+            cr_expect_str_eq(str_of(y, "message"), str_of(x, "message"), "%s, %s: message differs",
+                             str_of(a, "name"), str_of(x, "name"));
+        }
+    }
+}
+
+/* Grades impl with both transports and expects the same grades; returns the mpi report (caller deletes). */
+static cJSON *compare_grades(const char *impl, const char *lab, int want_rc) {
+    double ts = 0, ms = 0;
+    int rc_t = pplab_grade(impl, lab, "threads", &ts);
+    int rc_m = pplab_grade(impl, lab, "mpi", &ms);
+    cr_expect_eq(rc_t, want_rc, "threads grading of %s exited %d", impl, rc_t);
+    cr_expect_eq(rc_m, want_rc, "mpi grading of %s exited %d; output:\n%s", impl, rc_m, out_of("mpi", "out"));
+    cJSON *t = json_of("threads"), *m = json_of("mpi");
+    expect_same_grades(t, m);
+    cJSON_Delete(t);
+    return m;
+}
+
+Test(mpi_grade, solutions_full_marks_as_with_threads, .timeout = 240) {
+    need_mpi();
+    cJSON *m = compare_grades("solutions", "all", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "solutions should score full marks under mpi");
+    /* the recomputation check compares against the second mpirun, without recomputation */
+    const cJSON *rec = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), 0), "checks");
+    const char *msg = str_of(cJSON_GetArrayItem(rec, cJSON_GetArraySize(rec) - 1), "message");
+    cr_expect(strstr(msg, "with recomputation") && strstr(msg, "KiB without"), "recomputation check: %s", msg);
+    cJSON_Delete(m);
+    tmp_remove();
+}
+
+Test(mpi_grade, missing_loss_scaling_loses_the_same_points, .timeout = 240) {
+    need_mpi();
+    cJSON *m = compare_grades("tests/broken/no-scale", "gpipe", 1);
+    cr_expect_eq(num_of(m, "score"), 0, "no-scale should score 0 on gpipe, got %g", num_of(m, "score"));
+    cJSON_Delete(m);
+    tmp_remove();
+}
+
+/* The deadlock is exact with threads and found by deadline under mpi: same points, and the report names each
+ * rank's blocked send well inside the time limit. */
+Test(mpi_grade, blocking_1f1b_deadlock_reported_by_deadline, .timeout = 240) {
+    need_mpi();
+    cJSON *m = compare_grades("tests/broken/blocking-1f1b", "1f1b", 1);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), 0);
+    cr_assert(t, "no 1f1b test in the report");
+    const char *err = str_of(t, "error");
+    cr_expect(strstr(err, "deadlock: a rank waited") && strstr(err, "rank 0 blocked in pp_send("),
+              "the 1f1b test should fail with the deadline's deadlock report, got: %s", err);
+    cr_expect(!cJSON_IsTrue(cJSON_GetObjectItem(t, "timed_out")), "the deadlock should not hit the time limit");
+    cr_expect(num_of(t, "seconds") < 9, "the deadlock took %.1f s to report (limit 10 s)", num_of(t, "seconds"));
+    cJSON_Delete(m);
+    tmp_remove();
+}
+
+Test(mpi_grade, segfault_is_a_reported_crash, .timeout = 240) {
+    need_mpi();
+    cJSON *m = compare_grades("tests/broken/segfault", "gpipe", 1);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), 0);
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(t, "crashed")), "a segfaulting rank should be reported as a crash");
+    cr_expect(strstr(str_of(t, "output"), "crashed with SIGSEGV"), "the rank's crash report should be captured: %s",
+              str_of(t, "output"));
+    cJSON_Delete(m);
     tmp_remove();
 }

@@ -12,6 +12,7 @@
 
 #include "grade.h"
 #include "schedule.h"
+#include "testutil.h"
 
 static const char *parts[] = {"bubble", "peaks", "orders", "partition"};
 
@@ -108,8 +109,10 @@ Test(warmup, solution_full_marks, .timeout = 60) {
 
 /* The handout is the solution with its marked blocks removed: it must compile and score nothing, quickly. */
 Test(warmup, handout_scores_zero, .timeout = 60) {
-    char so[600];
-    compile_so("labs/00-warmup/warmup.c", "", so, sizeof so);
+    char so[600], pristine[64], src[128];
+    cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
+    snprintf(src, sizeof src, "%s/00-warmup/warmup.c", pristine);
+    compile_so(src, "", so, sizeof so);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int p = 0; p < 4; p++) {

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /* splitmix64: tiny, seedable, identical on every platform. */
 typedef struct tu_rng {
@@ -97,6 +99,17 @@ static inline double expect_close_arr_d(const char *what, const float *got, cons
 /* One value. */
 static inline double expect_close(const char *what, double got, double ref, double atol, double rtol) {
     return tu__report(what, tu__compare(NULL, &got, NULL, &ref, 1, atol, rtol), 1, atol, rtol);
+}
+
+/* Generates the pristine student stubs (solutions/ without their solution blocks) into a fresh temporary
+ * folder and writes its path into dir: what "the untouched handout" means in tests, so a student's own labs/
+ * never decide a test. Returns 0 or -1. Run from the project root. */
+static inline int test_pristine_labs(char *dir, size_t len) {
+    char cmd[512];
+    snprintf(dir, len, "/tmp/pplab-pristine-XXXXXX");
+    if (!mkdtemp(dir)) return -1;
+    snprintf(cmd, sizeof cmd, "bash scripts/mklabs.sh --out '%s' >/dev/null 2>&1", dir);
+    return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif /* PP_TESTUTIL_H */
