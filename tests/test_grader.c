@@ -147,6 +147,14 @@ Test(grader, stage_never_updated) {
     expect_failed_with(&r, "weights and loss after K steps", "rank 3 called pp_optimizer_step 0 times");
 }
 
+Test(grader, stashes_never_freed_lose_the_memory_points) {
+    pp_test_result r;
+    grade("tests/broken/no-free", "gpipe", 4, 6, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed);
+    expect_failed_with(&r, "stash peak", "rank 0 never freed 6 stashes");
+    cr_expect_eq(r.score, r.max - PP_PTS_PEAK);
+}
+
 Test(grader, fake_score_on_stdout_is_ignored_and_captured) {
     pp_test_result r;
     grade("tests/broken/fake-score", "gpipe", 2, 2, 1, &r);
