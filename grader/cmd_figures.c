@@ -10,12 +10,16 @@
 
 int pp__cmd_figures(int argc, char **argv) {
     const char *impl = "solutions", *outdir = NULL;
+    int steps = 30, hidden = 0;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--impl") && i + 1 < argc) impl = argv[++i];
+        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = pp__cli_int("--steps", argv[++i], 2, 10000);
+        else if (!strcmp(argv[i], "--hidden") && i + 1 < argc) hidden = pp__cli_int("--hidden", argv[++i], 1, 65536);
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: pplab figures [--impl labs|solutions|DIR] OUTDIR\n"
+            printf("usage: pplab figures [--impl labs|solutions|DIR] [--steps K] [--hidden H] OUTDIR\n"
                    "Runs the sweeps (bubble vs M, bubble vs comm latency, peak stashes, loss curve, Gantt charts)\n"
-                   "with the implementation's schedules and renders each as OUTDIR/NAME.{dat,gp,png,svg}.\n");
+                   "with the implementation's schedules and renders each as OUTDIR/NAME.{dat,gp,png,svg}.\n"
+                   "--steps K: length of the loss curve (default 30); --hidden H: model width (default 64).\n");
             return 0;
         } else if (argv[i][0] == '-') pp__cli_fail("figures", "unknown flag '%s'", argv[i]);
         else if (outdir) pp__cli_fail("figures", "one output folder only (got '%s' and '%s')", outdir, argv[i]);
@@ -39,5 +43,7 @@ int pp__cmd_figures(int argc, char **argv) {
     /* one model for every schedule: a 1F1B stage is two blocks, an interleaved chunk one, so the latency sweep
      * compares the schedules at equal compute */
     base.layers = 8;
+    base.steps = steps;
+    if (hidden) base.hidden = hidden;
     return pp__figures_all(outdir, fn[0], fn[1], fn[2], &base) ? 1 : 0;
 }
