@@ -122,6 +122,11 @@ static int run_canonical(const pp_cli_run *o) {
         printf(" %d", peak);
     }
     printf("\n");
+    if (o->per_rank) {
+        printf("bubble per rank:");
+        for (int r = 0; r < c->P; r++) printf(" %.4f", pp__trace_rank_bubble(tr, c->P, r));
+        printf("\n");
+    }
     int rc = 0;
     if (o->trace && pp__trace_write_csv(tr, c->P, o->trace)) {
         fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o->trace);

@@ -108,7 +108,7 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
         if (hash) *hash = 0;
         char *tok = strtok(line, " \t\r\n");
         if (!tok) continue;
-        pp_test_config c = {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 1, .time_limit_s = 10};
+        pp_test_config c = {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 1, .time_limit_s = 10, .secret = 1};
         snprintf(c.lab, sizeof c.lab, "%s", tok);
         static const char *const labs[] = {"warmup", "naive", "gpipe", "1f1b", "interleaved"};
         int known = 0;

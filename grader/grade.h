@@ -27,7 +27,8 @@ typedef struct pp_test_config {
     double latency;
     int recompute;
     double time_limit_s;
-    int hidden;             /* 0: default */
+    int hidden;             /* hidden size of the model; 0: default */
+    int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
 } pp_test_config;
 
 typedef struct pp_test_result {

@@ -80,4 +80,9 @@ char *pp__report_utf8(const char *s, size_t max);
  * report (what, e.g. "JSON report"), the path and the reason. text stays the caller's. */
 int pp__report_write(const char *path, const char *text, const char *what);
 
+/* Adds string field key to a cJSON object from a buffer of max bytes that may be unterminated or hold invalid
+ * UTF-8 (student output). Returns 0, or -1 when out of memory. Shared by the JSON and Gradescope writers. */
+struct cJSON;
+int pp__report_add_text(struct cJSON *obj, const char *key, const char *s, size_t max);
+
 #endif /* PP_REPORT_H */

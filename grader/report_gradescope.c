@@ -7,14 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Adds a string that may be long, unterminated within max, or hold invalid UTF-8. */
-static int add_text(cJSON *obj, const char *key, const char *s, size_t max) {
-    char *clean = pp__report_utf8(s ? s : "", s ? max : 1);
-    if (!clean) return -1;
-    cJSON *item = cJSON_AddStringToObject(obj, key, clean);
-    free(clean);
-    return item ? 0 : -1;
-}
 
 /* The summary the terminal shows, without colour, preceded by what was graded. */
 static char *summary_text(const pp_test_result *r, int n, const char *impl, const char *backend) {
@@ -44,10 +36,11 @@ static cJSON *test_json(const pp_test_result *r) {
     } else {
         pp__report_failure_text(r, 1, text, sizeof text);
     }
-    int bad = add_text(o, "name", r->name, sizeof r->name) | !cJSON_AddNumberToObject(o, "score", r->score) |
+    int bad = pp__report_add_text(o, "name", r->name, sizeof r->name) | !cJSON_AddNumberToObject(o, "score", r->score) |
               !cJSON_AddNumberToObject(o, "max_score", r->max) |
-              add_text(o, "status", passed ? "passed" : "failed", 8) | add_text(o, "output", text, sizeof text) |
-              add_text(o, "visibility", "visible", 8);
+              pp__report_add_text(o, "status", passed ? "passed" : "failed", 8) | pp__report_add_text(o, "output", text, sizeof text) |
+              /* an instructor's hidden configurations show their results only once grades are published */
+              pp__report_add_text(o, "visibility", r->cfg.secret ? "after_published" : "visible", 16);
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -69,8 +62,8 @@ int pp__report_gradescope(const char *path, const pp_test_result *r, int n, cons
     if (!bad) {
         bad |= !cJSON_AddNumberToObject(root, "score", score) |
                !cJSON_AddNumberToObject(root, "execution_time", ceil(seconds)) |
-               add_text(root, "output", summary, strlen(summary)) | add_text(root, "visibility", "visible", 8) |
-               add_text(root, "stdout_visibility", "hidden", 7);
+               pp__report_add_text(root, "output", summary, strlen(summary)) | pp__report_add_text(root, "visibility", "visible", 8) |
+               pp__report_add_text(root, "stdout_visibility", "hidden", 7);
         tests = cJSON_AddArrayToObject(root, "tests");
         bad |= !tests;
     }

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Adds a string field from a fixed-size buffer that may be unterminated or hold invalid UTF-8. */
-static int add_text(cJSON *obj, const char *key, const char *s, size_t max) {
+int pp__report_add_text(cJSON *obj, const char *key, const char *s, size_t max) {
     char *clean = pp__report_utf8(s ? s : "", s ? max : 1);
     if (!clean) return -1;
     cJSON *item = cJSON_AddStringToObject(obj, key, clean);
     free(clean);
     return item ? 0 : -1;
 }
+
 
 static int add_num(cJSON *obj, const char *key, double x) { return cJSON_AddNumberToObject(obj, key, x) ? 0 : -1; }
 
@@ -25,7 +25,7 @@ static cJSON *config_json(const pp_test_config *c) {
     int bad = add_num(o, "P", c->P) | add_num(o, "M", c->M) | add_num(o, "v", c->v) | add_num(o, "steps", c->steps) |
               add_num(o, "seed", c->seed) | add_num(o, "latency", c->latency) |
               add_num(o, "recompute", c->recompute) | add_num(o, "layers", c->layers) |
-              add_text(o, "part", c->part, sizeof c->part);
+              pp__report_add_text(o, "part", c->part, sizeof c->part);
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -36,9 +36,9 @@ static cJSON *config_json(const pp_test_config *c) {
 static cJSON *check_json(const pp_check *c) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
-    int bad = add_text(o, "name", c->name, sizeof c->name) | add_num(o, "score", c->points) |
+    int bad = pp__report_add_text(o, "name", c->name, sizeof c->name) | add_num(o, "score", c->points) |
               add_num(o, "max_score", c->max) | add_bool(o, "passed", c->passed) |
-              add_text(o, "message", c->msg, sizeof c->msg);
+              pp__report_add_text(o, "message", c->msg, sizeof c->msg);
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -51,12 +51,12 @@ static cJSON *test_json(const pp_test_result *r) {
     if (!o) return NULL;
     int P = r->cfg.P < 0 ? 0 : r->cfg.P > PP_MAX_RANKS ? PP_MAX_RANKS : r->cfg.P;
     int nchecks = r->nchecks < 0 ? 0 : r->nchecks > PP_MAX_CHECKS ? PP_MAX_CHECKS : r->nchecks;
-    int bad = add_text(o, "name", r->name, sizeof r->name) | add_text(o, "lab", r->cfg.lab, sizeof r->cfg.lab);
+    int bad = pp__report_add_text(o, "name", r->name, sizeof r->name) | pp__report_add_text(o, "lab", r->cfg.lab, sizeof r->cfg.lab);
     cJSON *cfg = config_json(&r->cfg);
     bad |= !cfg || !cJSON_AddItemToObject(o, "config", cfg);
     bad |= add_num(o, "score", r->score) | add_num(o, "max_score", r->max) |
-           add_text(o, "status", pp__report_passed(r) ? "passed" : "failed", 8) |
-           add_text(o, "error", r->error, sizeof r->error) | add_bool(o, "timed_out", r->timed_out) |
+           pp__report_add_text(o, "status", pp__report_passed(r) ? "passed" : "failed", 8) |
+           pp__report_add_text(o, "error", r->error, sizeof r->error) | add_bool(o, "timed_out", r->timed_out) |
            add_bool(o, "crashed", r->crashed) | add_num(o, "bubble", r->bubble) | add_num(o, "theory", r->theory);
     cJSON *peaks = cJSON_CreateIntArray(r->peak, P), *bounds = cJSON_CreateIntArray(r->peak_bound, P);
     if (!peaks || !bounds) {
@@ -78,7 +78,7 @@ static cJSON *test_json(const pp_test_result *r) {
         }
         cJSON_AddItemToArray(checks, c);
     }
-    bad |= add_text(o, "output", r->output_tail, sizeof r->output_tail);
+    bad |= pp__report_add_text(o, "output", r->output_tail, sizeof r->output_tail);
     if (bad) {
         cJSON_Delete(o);
         return NULL;
@@ -97,8 +97,8 @@ int pp__report_json(const char *path, const pp_test_result *r, int n, const char
     cJSON *tests = NULL;
     if (root) {
         bad |= add_num(root, "score", score) | add_num(root, "max_score", max) |
-               add_text(root, "impl", impl, impl ? strlen(impl) : 0) |
-               add_text(root, "backend", backend, backend ? strlen(backend) : 0);
+               pp__report_add_text(root, "impl", impl, impl ? strlen(impl) : 0) |
+               pp__report_add_text(root, "backend", backend, backend ? strlen(backend) : 0);
         tests = cJSON_AddArrayToObject(root, "tests");
         bad |= !tests;
     }
