@@ -9,15 +9,7 @@
 #include "plot.h"
 #include "schedule.h"
 
-/* The full-batch reference losses come from the grader's reference trainer when it is part of the build:
- *   int pp__reference_losses(const pp_run_config *c, float *loss_per_step);   (grader/reference.h)
- * fills c->steps losses and returns 0, or -1. Without it the loss figure shows the pipeline's curve alone. */
-#if defined(__has_include)
-#if __has_include("reference.h")
 #include "reference.h"
-#define PP_FIGURES_HAVE_REFERENCE 1
-#endif
-#endif
 
 #define FIG_P 4
 #define FIG_M 8
@@ -217,7 +209,6 @@ static int fig_loss(const char *outdir, pp_step_fn onef1b, const pp_run_config *
     pp__result_free(&res);
     pp_plot_series ser[2] = {{"1F1B pipeline, P=4 M=8", x, y, K, PP_PLOT_POINTS, 1}, {NULL, NULL, NULL, 0, 0, 0}};
     int ns = 1, rc = 0;
-#ifdef PP_FIGURES_HAVE_REFERENCE
     float *ref = malloc((size_t)K * sizeof *ref);
     if (pp__reference_losses(&c, ref) == 0) {
         for (int i = 0; i < K; i++) yr[i] = ref[i];
@@ -227,7 +218,6 @@ static int fig_loss(const char *outdir, pp_step_fn onef1b, const pp_run_config *
         rc = -1;
     }
     free(ref);
-#endif
     char prefix[4096], title[128];
     path_in(prefix, sizeof prefix, outdir, "loss-curve");
     snprintf(title, sizeof title, "Training loss, %d SGD steps (pipeline and full batch see the same samples)", K);

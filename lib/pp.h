@@ -100,7 +100,9 @@ void pp_grad_zero(pp_rank *r);
 /* ---- messages ------------------------------------------------------------------------------------------ */
 
 /* The tag of a boundary message: direction, micro-batch and the virtual stage that RECEIVES it. A forward
- * message from virtual stage s goes to s+1 (tag pp_tag(PP_FWD, mb, s+1)); a backward one from s to s-1. */
+ * message from virtual stage s goes to s+1 (tag pp_tag(PP_FWD, mb, s+1)); a backward one from s to s-1.
+ * Because such a tag names its boundary, sends and receives check it: the peer must be the rank that owns the
+ * other side (virtual stage s lives on rank s mod P), and the stage and micro-batch must exist. */
 int pp_tag(pp_dir dir, int mb, int vstage);
 
 /* Sends t to rank dst. In rendezvous mode (the default, as NCCL) it returns only once dst has posted the

@@ -119,6 +119,7 @@ Test(cli, grade_labs_exits_one_with_zero_score) {
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     snprintf(args, sizeof args, "grade --impl %s --lab gpipe --quiet", pristine);
     int rc = pplab(buf, sizeof buf, args);
+    test_rm_tree(pristine);
     cr_expect_eq(rc, 1, "%s", buf);
     cr_expect(strstr(buf, "Score: 0/") != NULL, "%s", buf);
 }

@@ -63,6 +63,7 @@ Test(grader, untouched_lab_scores_zero) {
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     grade(pristine, "1f1b", 4, 8, 1, &r);
+    test_rm_tree(pristine);
     cr_expect_eq(r.score, 0, "the untouched handout scored %g", r.score);
     cr_expect_lt(r.seconds, 5, "the untouched handout took %.1f s", r.seconds);
     expect_failed_with(&r, "gradients", "all-zero gradients on every rank");

@@ -113,6 +113,7 @@ Test(warmup, handout_scores_zero, .timeout = 60) {
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     snprintf(src, sizeof src, "%s/00-warmup/warmup.c", pristine);
     compile_so(src, "", so, sizeof so);
+    test_rm_tree(pristine);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int p = 0; p < 4; p++) {

@@ -103,13 +103,20 @@ static inline double expect_close(const char *what, double got, double ref, doub
 
 /* Generates the pristine student stubs (solutions/ without their solution blocks) into a fresh temporary
  * folder and writes its path into dir: what "the untouched handout" means in tests, so a student's own labs/
- * never decide a test. Returns 0 or -1. Run from the project root. */
+ * never decide a test. Returns 0 or -1. Run from the project root; remove the folder with test_rm_tree(). */
 static inline int test_pristine_labs(char *dir, size_t len) {
     char cmd[512];
     snprintf(dir, len, "/tmp/pplab-pristine-XXXXXX");
     if (!mkdtemp(dir)) return -1;
     snprintf(cmd, sizeof cmd, "bash scripts/mklabs.sh --out '%s' >/dev/null 2>&1", dir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Removes a temporary folder a test made (and everything in it). */
+static inline void test_rm_tree(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
 }
 
 #endif /* PP_TESTUTIL_H */
