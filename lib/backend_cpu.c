@@ -1,6 +1,7 @@
 /* backend_cpu.c: the `cpu` backend: host memory (64-byte aligned, zero-filled) and the C kernels of
  * kernels/cpu, GEMM through OpenBLAS on one thread per rank. Always built; every op is synchronous. */
 #include <cblas.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +80,14 @@ static pthread_once_t cpu_blas_once = PTHREAD_ONCE_INIT;
 
 /* Ranks are threads (or processes) of their own: a BLAS thread pool per GEMM would oversubscribe the cores and
  * change the blocking, hence the summation order, with the core count. */
-static void cpu_blas_init(void) { openblas_set_num_threads(1); }
+static void cpu_blas_init(void) {
+    openblas_set_num_threads(1);
+    /* Activations and stashes are allocated and freed op after op. Served from the heap, a freed block is
+     * reused as is; served by mmap (glibc's default above 128 KiB), every allocation would fault its pages in
+     * afresh, which dominated large messages and wide models. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
 
 /* Opens a cpu backend instance for rank of nranks; never fails (err is untouched). Close with
  * pp__backend_cpu_close. */
