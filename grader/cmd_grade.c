@@ -29,6 +29,14 @@ static const char *usage =
     "found by a deadline inside the time limit) instead of P threads in one process.\n"
     "Exit status 0 iff full marks.\n";
 
+/* Ctrl-C or a CI cancel: end the tests in flight too (each runs in its own process group, out of the
+ * terminal's reach), then die of the same signal. */
+static void on_interrupt(int sig) {
+    pp__runner_abort_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 static int fail_usage(const char *fmt, const char *arg) {
     fprintf(stderr, "pplab grade: ");
     fprintf(stderr, fmt, arg);
@@ -53,8 +61,10 @@ int pp__cmd_grade(int argc, char **argv) {
             *slot = v;
         } else if (!strcmp(f, "--jobs") || !strcmp(f, "-j")) {
             const char *v = VAL();
-            jobs = v ? atoi(v) : 0;
-            if (jobs < 1 || jobs > 64) return fail_usage("%s needs a number of tests to run at once, 1..64", f);
+            char *end = NULL;
+            long x = v ? strtol(v, &end, 10) : 0;
+            if (!v || *end || x < 1 || x > 64) return fail_usage("%s needs a number of tests to run at once, 1..64", f);
+            jobs = (int)x;
         } else if (!strcmp(f, "--only-config")) only_config = 1;
         else if (!strcmp(f, "--table")) table = 1;
         else if (!strcmp(f, "--quiet")) quiet = 1;
@@ -119,6 +129,8 @@ int pp__cmd_grade(int argc, char **argv) {
     }
     /* `pplab grade | head` must still write the report files */
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
     if (!quiet)

@@ -120,32 +120,48 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
         }
         if (!strcmp(tok, "naive")) c.M = 1;
         while ((tok = strtok(NULL, " \t\r\n"))) {
+            char item[128], *end = NULL;
+            snprintf(item, sizeof item, "%s", tok); /* the whole key=value, for the message */
             char *eq = strchr(tok, '=');
-            char *end = NULL;
             if (!eq) goto bad;
             *eq = 0;
             const char *k = tok, *val = eq + 1;
             if (!strcmp(k, "part")) {
+                static const char *const parts[] = {"bubble", "peaks", "orders", "partition"};
+                int known = 0;
+                for (int i = 0; i < 4; i++) known |= !strcmp(val, parts[i]);
+                if (!known) goto bad;
                 snprintf(c.part, sizeof c.part, "%s", val);
                 continue;
             }
             double x = strtod(val, &end);
-            if (end == val || *end || x < 0) goto bad;
-            if (!strcmp(k, "P")) c.P = (int)x;
-            else if (!strcmp(k, "M")) c.M = (int)x;
-            else if (!strcmp(k, "v")) c.v = (int)x;
-            else if (!strcmp(k, "steps")) c.steps = (int)x;
-            else if (!strcmp(k, "seed")) c.seed = (unsigned)x;
-            else if (!strcmp(k, "latency")) c.latency = x;
-            else if (!strcmp(k, "recompute")) c.recompute = (int)x;
-            else if (!strcmp(k, "layers")) c.layers = (int)x;
-            else if (!strcmp(k, "hidden")) c.hidden = (int)x;
-            else if (!strcmp(k, "time")) c.time_limit_s = x;
+            int whole = x == (double)(long long)x;
+            if (end == val || *end || !(x >= 0)) goto bad;
+            /* integer keys take whole numbers in range; the time limit stays within ten minutes */
+#define INT_KEY(name, field, lo, hi)                                                                           \
+    else if (!strcmp(k, name)) {                                                                               \
+        if (!whole || x < (lo) || x > (hi)) goto bad;                                                          \
+        field = (int)x;                                                                                        \
+    }
+            if (0) {
+            }
+            INT_KEY("P", c.P, 1, 64)
+            INT_KEY("M", c.M, 1, 1024)
+            INT_KEY("v", c.v, 1, 16)
+            INT_KEY("steps", c.steps, 1, 1000)
+            INT_KEY("recompute", c.recompute, 0, 1)
+            INT_KEY("layers", c.layers, 0, 4096)
+            INT_KEY("hidden", c.hidden, 0, 65536)
+#undef INT_KEY
+            else if (!strcmp(k, "seed") && whole && x <= 2147483647.0) c.seed = (unsigned)x;
+            else if (!strcmp(k, "latency") && x <= 1e6) c.latency = x;
+            else if (!strcmp(k, "time") && x > 0 && x <= 600) c.time_limit_s = x;
             else goto bad;
             continue;
         bad:
-            snprintf(err, errlen, "%s:%d: cannot read '%s' (use key=value with keys P, M, v, steps, seed, latency, "
-                     "recompute, layers, hidden, time, part)", path, lineno, tok);
+            snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
+                     "seed 0..2^31-1, latency >= 0, recompute 0|1, layers, hidden, time 0..600 s, part "
+                     "bubble|peaks|orders|partition)", path, lineno, item);
             fclose(f);
             return -1;
         }

@@ -29,6 +29,8 @@ static void on_crash(int sig) {
         : "SIGABRT (abort)");
     put(pp__current_rank() >= 0 ? " in the schedule code\nHINT: check pointers and indices in your step function (run it under gdb or with make asan)\n"
                                 : "\n");
+    /* die of the signal itself, so a parent's waitpid sees a crash, not an exit status a program could choose */
+    raise(sig); /* SA_RESETHAND restored the default action, SA_NODEFER lets it through at once */
     _exit(128 + sig);
 }
 
@@ -38,6 +40,7 @@ void pp__crash_install(void) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_crash;
+        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
         sigaction(sigs[i], &sa, NULL);
     }
 }

@@ -3,7 +3,8 @@
 #define PP_CRASH_H
 
 /* Installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT that print
- * "pplab: rank R crashed with SIGSEGV (segmentation fault) in the schedule code" to stderr and exit with 128+sig. */
+ * "pplab: rank R crashed with SIGSEGV (segmentation fault) in the schedule code" to stderr, then die of the
+ * same signal (so a parent sees a crash, not an exit status). */
 void pp__crash_install(void);
 
 #endif /* PP_CRASH_H */

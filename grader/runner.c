@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "crash.h"
 #include "impl.h"
 #include "plot.h"
+#include "result_io.h"
 #include "schedule.h"
 #include "transport.h"
 
@@ -75,22 +77,7 @@ int pp__runner_grade(const pp_test_config *tc, const char *so_path, const char *
         pp__result_free(&res);
         return 0;
     }
-    if (res.status != PP_OK) {
-        pp__checks_failed_run(&rc, res.status, res.error, out);
-        pp__result_free(&res);
-        return 1;
-    }
-    out->bubble = res.bubble;
-    if (plot_dir) {
-        char name[96];
-        pp__config_name(tc, name, sizeof name);
-        plot_pair(&rc, &res, name);
-    }
-    if (pp__checks_zero_grads(&rc, &res, out)) {
-        pp__result_free(&res);
-        return 1;
-    }
-    int have_plain = 0, own_plain = rc.recompute && !mpi;
+    int have_plain = 0, own_plain = rc.recompute && !mpi && res.status == PP_OK;
     if (own_plain) {
         pp_run_config rc2 = rc;
         rc2.recompute = 0;
@@ -100,22 +87,71 @@ int pp__runner_grade(const pp_test_config *tc, const char *so_path, const char *
         plain = *plain_given;
         have_plain = 1;
     }
-    /* the micro-batches' own gradients only serve to diagnose wrong gradients: compute them only then */
-    pp_reference ref;
-    int failed = pp__reference_run(&rc, 0, &ref, err, sizeof err);
-    if (!failed && !pp__checks_grads_ok(&res, &ref)) {
-        pp__reference_free(&ref);
-        failed = pp__reference_run(&rc, 1, &ref, err, sizeof err);
-    }
-    if (failed) {
-        pp__checks_failed_run(&rc, PP_ERR_BACKEND, err, out);
-    } else {
-        pp__checks_run(&rc, &res, have_plain ? &plain : NULL, &ref, out);
-        pp__reference_free(&ref);
-    }
+    pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, out);
     pp__result_free(&res);
     if (own_plain) pp__result_free(&plain);
     return 1;
+}
+
+void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
+                      const pp_run_result *plain, pp_test_result *out) {
+    char err[1024];
+    if (res->status != PP_OK) {
+        pp__checks_failed_run(rc, res->status, res->error, out);
+        return;
+    }
+    out->bubble = res->bubble;
+    if (plot_dir) {
+        char name[96];
+        pp__config_name(tc, name, sizeof name);
+        plot_pair(rc, res, name);
+    }
+    if (pp__checks_zero_grads(rc, res, out)) return;
+    /* the micro-batches' own gradients only serve to diagnose wrong gradients: compute them only then */
+    pp_reference ref;
+    int failed = pp__reference_run(rc, 0, &ref, err, sizeof err);
+    if (!failed && !pp__checks_grads_ok(res, &ref)) {
+        pp__reference_free(&ref);
+        failed = pp__reference_run(rc, 1, &ref, err, sizeof err);
+    }
+    if (failed) {
+        pp__checks_failed_run(rc, PP_ERR_BACKEND, err, out);
+    } else {
+        pp__checks_run(rc, res, plain && plain->status == PP_OK ? plain : NULL, &ref, out);
+        pp__reference_free(&ref);
+    }
+}
+
+/* In the forked child of a threads test: runs the student's step function (and, for recomputation, the same
+ * run without it) and writes the raw results to the job's files. Grading happens in the parent, which never
+ * loads the student's code: what this process reports can only be what a run produced. */
+static int child_execute(const pp_test_config *tc, const char *so_path, const char *backend, uint64_t token,
+                         const char *res_path, const char *plain_path) {
+    const pp_lab_info *lab = pp__lab_find(tc->lab);
+    char err[1024];
+    pp_run_config rc;
+    pp__config_to_run(tc, backend, &rc);
+    pp_run_result res = {0};
+    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(so_path, lab->symbol, err, sizeof err);
+    if (!fn) {
+        res.status = PP_ERR_COMPILE;
+        res.P = rc.P, res.v = rc.v;
+        snprintf(res.error, sizeof res.error, "%s", err);
+    } else {
+        pp__run(&rc, fn, &res);
+    }
+    FILE *f = fopen(res_path, "wb");
+    int rc_w = !f || pp__result_write(f, token, rc.steps, &res) || fclose(f);
+    if (fn && rc.recompute && res.status == PP_OK) {
+        pp_run_result plain;
+        rc.recompute = 0;
+        pp__run(&rc, fn, &plain);
+        FILE *g = fopen(plain_path, "wb");
+        rc_w |= !g || pp__result_write(g, token, rc.steps, &plain) || fclose(g);
+        pp__result_free(&plain);
+    }
+    pp__result_free(&res);
+    return rc_w ? 3 : 0;
 }
 
 static int write_all(int fd, const void *buf, size_t n) {
@@ -187,11 +223,44 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
     }
 }
 
+/* Tests in flight, for pp__runner_abort_all (read from a signal handler: plain fixed-size storage). */
+#define MAX_INFLIGHT 64
+static volatile pid_t inflight_pid[MAX_INFLIGHT];
+static char inflight_files[MAX_INFLIGHT][3][32];
+
+static void inflight_set(pid_t pid, const char *a, const char *b, const char *c) {
+    for (int i = 0; i < MAX_INFLIGHT; i++)
+        if (!inflight_pid[i]) {
+            snprintf(inflight_files[i][0], 32, "%s", a);
+            snprintf(inflight_files[i][1], 32, "%s", b);
+            snprintf(inflight_files[i][2], 32, "%s", c);
+            inflight_pid[i] = pid;
+            return;
+        }
+}
+
+static void inflight_clear(pid_t pid) {
+    for (int i = 0; i < MAX_INFLIGHT; i++)
+        if (inflight_pid[i] == pid) inflight_pid[i] = 0;
+}
+
+void pp__runner_abort_all(void) {
+    for (int i = 0; i < MAX_INFLIGHT; i++) {
+        pid_t pid = inflight_pid[i];
+        if (!pid) continue;
+        kill(-pid, SIGKILL); /* each test leads its own process group: mpirun, ranks, anything it forked */
+        kill(pid, SIGKILL);
+        for (int k = 0; k < 3; k++)
+            if (inflight_files[i][k][0]) unlink(inflight_files[i][k]);
+    }
+}
+
 /* A test in flight. */
 struct pp_runner_job {
     pp_test_config tc;
     pid_t pid;
-    int fd;                  /* the result pipe; -1 under mpirun (the result comes in a file) */
+    int fd;                  /* the warm-up's result pipe; -1 when the result comes in files */
+    int raw;                 /* threads: the child reports raw results, this process grades them */
     char cap[32];
     char res_path[32], plain_path[32]; /* under mpirun: rank 0's result, and the run without recomputation's */
     uint64_t token;
@@ -298,16 +367,17 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
         return NULL;
     }
     /* the warm-up has no ranks: it runs in the forked child whatever the transport */
-    int mpi = mpi_exe && strcmp(tc->lab, "warmup");
+    int warmup = !strcmp(tc->lab, "warmup"), mpi = mpi_exe && !warmup;
     pp_runner_job *j = pp__xcalloc(1, sizeof *j);
     j->tc = *tc;
     j->fd = -1;
+    j->raw = !mpi && !warmup;
     snprintf(j->cap, sizeof j->cap, "/tmp/pplab-output-XXXXXX");
     int capfd = mkstemp(j->cap);
     int fds[2] = {-1, -1};
-    int files_ok = !mpi || (temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
-                            (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0));
-    if (capfd < 0 || !files_ok || (!mpi && pipe(fds))) {
+    int files_ok = warmup || (temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
+                              (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0));
+    if (capfd < 0 || !files_ok || (warmup && pipe(fds))) {
         fail_whole(out, tc, PP_ERR_IO, "cannot create the capture file or pipe: check /tmp");
         if (capfd >= 0) close(capfd), unlink(j->cap);
         if (j->res_path[0]) unlink(j->res_path);
@@ -331,11 +401,18 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
         mpi_child(j, so_path, backend);
     }
     if (j->pid == 0) {
-        close(fds[0]);
+        /* its own process group, so whatever the student's code starts ends with it (kill(-pid)) */
+        setpgid(0, 0);
         dup2(capfd, 1);
         dup2(capfd, 2);
         close(capfd);
+        /* a schedule printing without end must not fill the disk: the capture stops growing at 64 MiB */
+        struct rlimit fsize = {64 << 20, 64 << 20};
+        signal(SIGXFSZ, SIG_IGN);
+        setrlimit(RLIMIT_FSIZE, &fsize);
         pp__crash_install();
+        if (j->raw) _exit(child_execute(tc, so_path, backend, j->token, j->res_path, j->plain_path));
+        close(fds[0]);
         pp_test_result *r = pp__xcalloc(1, sizeof *r);
         r->cfg = *tc;
         pp__runner_grade(tc, so_path, backend, "threads", 0, NULL, r);
@@ -343,8 +420,9 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
         fflush(stdout);
         _exit(write_all(fds[1], r, sizeof *r) ? 3 : 0);
     }
-    if (mpi && j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
-    if (!mpi) close(fds[1]), j->fd = fds[0];
+    if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
+    if (j->pid > 0) inflight_set(j->pid, j->cap, j->res_path, j->plain_path);
+    if (warmup) close(fds[1]), j->fd = fds[0];
     close(capfd);
     return j;
 }
@@ -360,6 +438,46 @@ static int wait_until(pid_t pid, double t_end, int *status) {
     }
 }
 
+/* Reads the whole file at path (at most max bytes) into a malloc'd buffer; NULL when missing or too big. */
+static void *file_slurp(const char *path, size_t max, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    void *buf = size >= 0 && (size_t)size <= max ? pp__xmalloc((size_t)size + 1) : NULL;
+    *len = buf ? fread(buf, 1, (size_t)size, f) : 0;
+    fclose(f);
+    return buf;
+}
+
+/* A threads test that ended normally: parse its raw results and grade them here. */
+static void grade_raw(const pp_runner_job *j, pp_test_result *out) {
+    const pp_test_config *tc = &j->tc;
+    pp_run_config rc;
+    pp__config_to_run(tc, "cpu", &rc);
+    size_t len = 0, plen = 0;
+    void *buf = file_slurp(j->res_path, (size_t)1 << 30, &len), *pbuf = NULL;
+    pp_run_result res, plain;
+    int ok = buf && pp__result_read(buf, len, j->token, &rc, &res) == 0, have_plain = 0;
+    if (ok && tc->recompute && res.status == PP_OK) {
+        pbuf = file_slurp(j->plain_path, (size_t)1 << 30, &plen);
+        have_plain = pbuf && pp__result_read(pbuf, plen, j->token, &rc, &plain) == 0;
+    }
+    double secs = out->seconds;
+    if (!ok) {
+        fail_whole(out, tc, PP_ERR_CRASH, "the test process ended without a valid report of its run (did the "
+                   "schedule write to the grader's files or end the process?)");
+    } else {
+        pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, out);
+        pp__result_free(&res);
+        if (have_plain) pp__result_free(&plain);
+    }
+    out->seconds = secs;
+    free(buf);
+    free(pbuf);
+}
+
 /* Reads up to n bytes of path into dst; returns the count. */
 static size_t file_get(const char *path, void *dst, size_t n) {
     FILE *f = fopen(path, "rb");
@@ -372,12 +490,12 @@ static size_t file_get(const char *path, void *dst, size_t n) {
 void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     if (!j) return;
     const pp_test_config *tc = &j->tc;
-    int mpi = j->res_path[0] != 0;
+    int files = j->res_path[0] != 0; /* the result comes in files: raw (threads) or rank 0's (mpirun) */
     pp_test_result *got = pp__xcalloc(1, sizeof *got);
     size_t have = 0;
     int timed_out = 0, status = 0;
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    while (!mpi && j->pid > 0 && have < sizeof *got) {
+    while (!files && j->pid > 0 && have < sizeof *got) {
         int left_ms = (int)((j->t0 + limit - pp__now()) * 1000);
         if (left_ms <= 0) {
             timed_out = 1;
@@ -392,15 +510,16 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         if (n <= 0) break;
         have += (size_t)n;
     }
-    if (mpi && j->pid > 0) {
+    if (files && j->pid > 0) {
         timed_out = !wait_until(j->pid, j->t0 + limit, &status);
-        /* mpirun, its ranks and a pending run without recomputation: the whole group */
-        if (timed_out) kill(-j->pid, SIGKILL), kill(j->pid, SIGKILL);
-        else have = file_get(j->res_path, got, sizeof *got);
+        if (timed_out) kill(j->pid, SIGKILL);
+        else if (!j->raw) have = file_get(j->res_path, got, sizeof *got);
     } else if (timed_out && j->pid > 0) {
         kill(j->pid, SIGKILL);
     }
-    if (j->pid > 0 && (!mpi || timed_out))
+    /* the test's whole process group: mpirun and its ranks, or anything the student's code forked */
+    if (j->pid > 0) kill(-j->pid, SIGKILL), inflight_clear(j->pid);
+    if (j->pid > 0 && (!files || timed_out))
         while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
     if (j->fd >= 0) close(j->fd);
     out->seconds = pp__now() - j->t0;
@@ -412,6 +531,8 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         snprintf(msg, sizeof msg, "no result after %.0f s: an endless loop, or a rank spinning without calling "
                  "pplab (a blocked pp_recv/pp_send is reported as a deadlock instead)", limit);
         fail_whole(out, tc, PP_ERR_TIMEOUT, msg);
+    } else if (j->raw && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        grade_raw(j, out);
     } else if (have == sizeof *got && got->token == j->token) {
         double secs = out->seconds;
         char name[sizeof out->name];
@@ -425,12 +546,13 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         int sig = WTERMSIG(status);
         snprintf(msg, sizeof msg, "the test process crashed with signal %d (%s)", sig, strsignal(sig));
         fail_whole(out, tc, PP_ERR_CRASH, msg);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) >= 128) {
+    } else if (files && !j->raw && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
+        /* mpirun reports a rank killed by a signal as 128 + the signal */
         out->crashed = 1;
         int sig = WEXITSTATUS(status) - 128;
         snprintf(msg, sizeof msg, "the test process crashed with signal %d (%s) in the schedule code", sig, strsignal(sig));
         fail_whole(out, tc, PP_ERR_CRASH, msg);
-    } else if (mpi && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+    } else if (files && !j->raw && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
         fail_whole(out, tc, PP_ERR_IO, "mpirun could not be started: install openmpi-bin (Open MPI) or grade with "
                    "--transport threads");
     } else {

@@ -14,6 +14,16 @@
 void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *build_err, const char *backend,
                      pp_test_result *out);
 
+/* Grades a finished run against the full-batch reference (computed here) and the theory: the checks of
+ * grader/checks.c, and the timeline picture when a plot folder is set. plain is the same run without
+ * recomputation (recomputation configs only), else NULL. */
+void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
+                      const pp_run_result *plain, pp_test_result *out);
+
+/* Kills every test in flight (their whole process groups) and removes their temporary files. Only
+ * async-signal-safe calls: for SIGINT/SIGTERM handlers of the grading command. */
+void pp__runner_abort_all(void);
+
 /* When dir is set, every test whose run completes also draws its timeline above the canonical one as
  * dir/<test name>.png (gnuplot; the folder must exist). */
 void pp__runner_set_plot_dir(const char *dir);

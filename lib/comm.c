@@ -100,7 +100,6 @@ static void post(pp_rank *r, pp_request *q) {
         /* the tensor's producer may still be running on the device: the copy must see finished data */
         if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
         r->sent_msgs++;
-        r->sent_bytes += q->t->bytes;
     }
     r->world->tp->post(r->world, q);
 }
@@ -115,7 +114,7 @@ static int message_chunk(const pp_rank *r, const pp_request *q) {
 
 /* Completion bookkeeping: virtual time, trace. */
 static void finish(pp_rank *r, pp_request *q) {
-    double lat = r->cfg->comm_latency;
+    double lat = q->peer == r->id ? 0 : r->cfg->comm_latency; /* a message to itself crosses no link */
     int dir, mb = -1, vs = -1;
     if (!pp__tag_split(q->tag, &dir, &mb, &vs)) mb = -1;
     pp_event e = {.rank = r->id,
@@ -143,8 +142,10 @@ static void finish(pp_rank *r, pp_request *q) {
 
 static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     char buf[sizeof r->blocked_buf], one[96];
-    if (n == 1) {
-        request_describe(qs[0], buf, sizeof buf);
+    if (n == 1 && !strcmp(api, qs[0]->api)) {
+        request_describe(qs[0], buf, sizeof buf); /* a blocking call: "pp_send(dst=2, tag F mb3 vs2)" */
+    } else if (n == 1) {
+        snprintf(buf, sizeof buf, "%s(%s)", api, request_describe(qs[0], one, sizeof one)); /* pp_wait(pp_isend(...)) */
     } else {
         int len = snprintf(buf, sizeof buf, "%s(%d requests:", api, n);
         for (int i = 0; i < n && len < (int)sizeof buf; i++)

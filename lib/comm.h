@@ -35,7 +35,8 @@ int pp__tag_split(int tag, int *dir, int *mb, int *vstage);
 
 typedef struct pp_transport_ops {
     const char *name;
-    /* Sets up the transport for world w (called once, before any step). Returns 0 or dies with a message. */
+    /* Sets up the transport for world w (called once, before any step). Returns 0, or non-zero with the reason
+     * in w->error (the run then fails with it). */
     int (*init)(pp_world *w);
     /* Posts req (send or receive) for rank r. May complete it at once (a match with a posted peer request). On
      * a shape or dtype mismatch with the peer's request it aborts the run naming both ranks and both ops. */

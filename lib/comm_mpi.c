@@ -291,7 +291,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
             left += !reqs[k]->done;
         }
         if (!left) return;
-        if (w->failed) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
+        if (pp__world_failed(w)) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
         if (it % 16 == 0 && poll_notices(c)) {
             pp__world_fail(w, PP_ERR_DEADLOCK, "the run failed on another rank");
             stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
@@ -318,7 +318,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
 /* The line a deadlock report shows for a rank that left its step function normally. */
 static void mpi_rank_exit(pp_world *w, int r) {
     mp_ctx *c = ctx_of(w);
-    if (!w->failed) snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
+    if (!pp__world_failed(w)) snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
 }
 
 /* A local failure (misuse, mismatch, pp_fail, deadline) is announced to the other processes; a failure this
@@ -433,7 +433,7 @@ static int mpi_step_end(pp_world *w) {
     /* messages sent to this rank that no receive consumed: exactly sent - received, so drain them for sure */
     long *expect = pp__xcalloc((size_t)P, sizeof *expect);
     MPI_Alltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl);
-    int any_failed = w->failed, all_failed = 0;
+    int any_failed = pp__world_failed(w), all_failed = 0;
     MPI_Allreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl);
     mp_report *mine = pp__xcalloc(1, sizeof *mine);
     size_t len = 0;
@@ -477,7 +477,7 @@ static int mpi_step_end(pp_world *w) {
     if (c->notice_reqs) MPI_Waitall(P, c->notice_reqs, MPI_STATUSES_IGNORE);
 
     /* this rank's part of the report */
-    if (w->failed) {
+    if (pp__world_failed(w)) {
         mine->kind = c->kind;
         mine->status = (int32_t)w->status;
         if (c->kind == MP_RANK_FAILED)
@@ -488,7 +488,7 @@ static int mpi_step_end(pp_world *w) {
         mine->kind = MP_RANK_OK;
         snprintf(mine->text, sizeof mine->text, "%s", c->state);
     }
-    if (w->failed && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
+    if (pp__world_failed(w) && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
     mp_report *all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl);
     struct {
@@ -498,7 +498,7 @@ static int mpi_step_end(pp_world *w) {
     if (c->rank == 0) out->status = (int32_t)compose(c, all, deadline, out->text, sizeof out->text);
     MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl);
     if (out->status != PP_OK) {
-        w->failed = 1;
+        __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
         w->status = (pp_status)out->status;
         snprintf(w->error, sizeof w->error, "%s", out->text);
     }
@@ -522,7 +522,7 @@ static int mpi_step_end(pp_world *w) {
     c->notified = 0;
     c->kind = MP_RANK_OK;
     c->state[0] = 0;
-    return w->failed ? -1 : 0;
+    return pp__world_failed(w) ? -1 : 0;
 }
 
 /* ---- setup ------------------------------------------------------------------------------------------- */

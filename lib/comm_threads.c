@@ -407,7 +407,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
 /* Under the lock: if the world is deadlocked and nobody reported it yet, claims the report and returns it
  * (malloc'd; the caller fails the world with it after unlocking). */
 static char *detect(pp_world *w, tp_ctx *c) {
-    if (c->dead || w->failed || !is_deadlocked(c)) return NULL;
+    if (c->dead || pp__world_failed(w) || !is_deadlocked(c)) return NULL;
     __atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
     tp_text *t = pp__xcalloc(1, sizeof *t);
     report_deadlock(w, c, t);
@@ -448,7 +448,7 @@ static void threads_wait(pp_world *w, int r, pp_request **reqs, int n) {
     tr->reqs = reqs;
     tr->nreqs = n;
     for (;;) {
-        if (w->failed || c->dead) break;
+        if (pp__world_failed(w) || c->dead) break;
         if (!first_pending(tr)) break;
         if (!tr->blocked) {
             tr->blocked = 1;
@@ -468,7 +468,7 @@ static void threads_wait(pp_world *w, int r, pp_request **reqs, int n) {
         }
         pthread_cond_wait(&tr->cv, &c->mu);
     }
-    int failed = w->failed || c->dead;
+    int failed = pp__world_failed(w) || c->dead;
     tr->blocked = 0;
     tr->reqs = NULL;
     tr->nreqs = 0;
@@ -489,7 +489,7 @@ static void threads_rank_exit(pp_world *w, int r) {
      * to leave drops the queues (and eager buffers) while everything they point to still exists. */
     int all_exited = 1;
     for (int i = 0; i < c->P; i++) all_exited &= c->ranks[i].exited;
-    if (all_exited && (w->failed || c->dead)) state_reset(c);
+    if (all_exited && (pp__world_failed(w) || c->dead)) state_reset(c);
     pthread_mutex_unlock(&c->mu);
     if (msg) fail_deadlock(w, c, msg);
 }
@@ -499,7 +499,7 @@ static int threads_step_end(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     pthread_mutex_lock(&c->mu);
     char *msg = NULL;
-    if (!w->failed && (c->sends.head || c->recvs.head)) {
+    if (!pp__world_failed(w) && (c->sends.head || c->recvs.head)) {
         tp_text *t = pp__xcalloc(1, sizeof *t);
         int nsend = 0, nrecv = 0;
         for (const pp_request *s = c->sends.head; s; s = s->next) nsend++;
@@ -530,7 +530,7 @@ static int threads_step_end(pp_world *w) {
     }
     state_reset(c);
     pthread_mutex_unlock(&c->mu);
-    if (!msg) return w->failed ? -1 : 0;
+    if (!msg) return pp__world_failed(w) ? -1 : 0;
     pp__world_fail(w, PP_ERR_UNCONSUMED, msg);
     free(msg);
     return -1;

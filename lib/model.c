@@ -243,8 +243,10 @@ pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
     if (!st->has_acts) {
-        /* recomputation: the throwaway forward output goes to our own arena, freed with the stash */
-        (void)forward_acts(s, &st->own, st);
+        /* recomputation: the rebuilt activations stay in the stash; the stage output is not needed again */
+        pp_arena scratch = {0};
+        (void)forward_acts(s, &scratch, st);
+        pp__arena_clear(&scratch);
     }
     if (s->has_head) {
         st->dloss = dy;
@@ -263,9 +265,10 @@ pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
         a->dy = dy;
         a->dh1 = own(st, s->be, n, f);
         a->dln = own(st, s->be, n, h);
-        pp_tensor *da1 = own(st, s->be, n, f);
+        pp_tensor *da1 = pp__tensor_new(s->be, NULL, n, f, PP_F32, -1); /* scratch: the weight half never reads it */
         o->gemm(c, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
         o->gelu_bwd(c, a->dh1->data, a->h1->data, da1->data, n * f);
+        pp__tensor_free(da1);
         o->gemm(c, 0, 1, n, h, f, 1.0f, a->dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data, h);
         int inner = i > 0 || s->has_embed;
         pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new(s->be, arena, n, h, PP_F32, -1);

@@ -38,7 +38,9 @@ typedef struct pp_model_stash pp_model_stash;
  * stage holds it (the reference model and any partition agree bit for bit). Gradients start at zero. */
 void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be);
+/* Frees the stage's parameters, gradients and optimizer moments; s is zeroed and may be initialised again. */
 void pp__stage_free(pp_stage_model *s);
+/* Sets every gradient of the stage to zero (before a step: backwards only add to them). */
 void pp__stage_zero_grad(pp_stage_model *s);
 
 /* One optimizer update of every parameter from its gradient: SGD, or AdamW (betas 0.9/0.999, eps 1e-8) at
@@ -62,6 +64,7 @@ int pp__stash_needs_recompute(const pp_model_stash *st);
 void pp__stash_drop(pp_model_stash *st);
 /* Bytes the stash holds now. */
 size_t pp__stash_bytes(const pp_model_stash *st);
+/* Frees a stash and all it owns (not the stage input it refers to). NULL is fine. */
 void pp__stash_release(pp_model_stash *st);
 
 /* The tokens and next-token targets of micro-batch mb (global index) of step `step`: rows = mb_size * seq

@@ -21,10 +21,10 @@ double pp__now(void) {
 int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     int first = 0;
     pthread_mutex_lock(&w->fail_lock);
-    if (!w->failed) {
+    if (!pp__world_failed(w)) {
         w->status = st;
         snprintf(w->error, sizeof w->error, "%s", msg);
-        w->failed = 1;
+        __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
         first = 1;
     }
     pthread_mutex_unlock(&w->fail_lock);
@@ -32,10 +32,12 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     return first;
 }
 
+int pp__world_failed(const pp_world *w) { return __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE); }
+
 void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }
 
 void pp__rank_check(pp_rank *r) {
-    if (r->world->failed) pp__rank_bail(r);
+    if (pp__world_failed(r->world)) pp__rank_bail(r);
 }
 
 void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...) {
@@ -104,18 +106,16 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     pp__arena_clear(&r->arena);
     pp__trace_clear(&r->trace);
     r->step = step;
-    r->clock = r->busy = 0;
+    r->clock = 0;
     r->wall0 = wall0;
     r->live_bytes = r->peak_bytes = r->peak_single_bytes = 0;
     r->live_stashes = r->peak_stashes = 0;
     r->sent_msgs = 0;
-    r->sent_bytes = 0;
     r->blocked_in = NULL;
     r->opt_calls = 0;
     r->dloss_calls = 0;
     r->last_loss_sum = 0;
     r->loss_count = 0;
-    r->exited = 0;
     for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
     if (r->be->ops->timer_epoch) r->be->ops->timer_epoch(r->be->ctx);
 }
@@ -183,7 +183,6 @@ static void rank_run_step(pp_rank *r, pp_step_fn fn) {
         pp__rank_snapshot_grads(r);
     }
     if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
-    r->exited = 1;
     w->tp->rank_exit(w, r->id);
     tls_rank = -1;
 }
@@ -334,8 +333,8 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
         else
             run_threads_step(&w, fn);
         /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
-        if (!w.failed || w.local_rank >= 0) w.tp->step_end(&w);
-        if (w.failed) break;
+        if (!pp__world_failed(&w) || w.local_rank >= 0) w.tp->step_end(&w);
+        if (pp__world_failed(&w)) break;
         float loss = 0;
         int count = 0;
         for (int i = 0; i < cfg->P; i++)
@@ -345,7 +344,7 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
         if (step == 0) collect_step0(&w, res);
     }
     res->wall_s = pp__now() - t0;
-    if (w.failed) {
+    if (pp__world_failed(&w)) {
         res->status = w.status;
         snprintf(res->error, sizeof res->error, "%s", w.error);
     } else if (ready) {

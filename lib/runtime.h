@@ -21,7 +21,8 @@ typedef struct pp_run_config {
     int seq, hidden, vocab; /* model and data shape */
     int steps;              /* optimizer steps */
     double comm_latency;    /* virtual cost of one boundary message */
-    double edge_cost;       /* virtual cost of the embedding and of the head + loss (each), per forward */
+    double edge_cost;       /* virtual cost of the embedding and of the head + loss (each) in a forward; twice
+                               that in a whole backward, once in each of B and W when split */
     int eager;              /* 1: sends complete at once; 0: rendezvous (NCCL-like, the default) */
     int recompute;          /* ask schedules for activation recomputation */
     unsigned seed;
@@ -62,13 +63,13 @@ struct pp_rank {
     pp_arena arena;          /* tensors of the current step */
     int step;                /* 0-based */
     /* virtual clock */
-    double clock, busy;
+    double clock;
     pp_trace trace;          /* events of the current step */
     double wall0;            /* wall time the step began */
     /* activation stashes */
     pp_stash *stashes;
     size_t live_bytes, peak_bytes;
-    size_t peak_single_bytes;  /* the largest one stash ever got (during its backward, usually) */
+    size_t peak_single_bytes;  /* the largest one stash got, measured after each op (F, checkpoint, B, W) */
     int live_stashes, peak_stashes;
     /* messages */
     int in_group;
@@ -76,7 +77,6 @@ struct pp_rank {
     int ngroup, group_cap;
     pp_request *requests;    /* every request of the step, freed at its end */
     int sent_msgs;
-    size_t sent_bytes;
     const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)") */
     char blocked_buf[160];
     /* optimizer */
@@ -88,7 +88,6 @@ struct pp_rank {
     int loss_count;
     /* abort */
     jmp_buf abort_jmp;
-    int exited;
 };
 
 struct pp_world {
@@ -99,7 +98,7 @@ struct pp_world {
     const pp_transport_ops *tp;
     void *tp_ctx;
     pthread_mutex_t fail_lock;
-    volatile int failed;
+    int failed;              /* set once, atomically (release); read with pp__world_failed() */
     pp_status status;
     char error[4096];        /* the first failure's message (may hold several lines for deadlocks) */
 };
@@ -111,6 +110,8 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
 /* Records a failure without leaving (for transports detecting on behalf of several ranks). Returns 1 if this
  * was the first failure. */
 int pp__world_fail(pp_world *w, pp_status st, const char *msg);
+/* 1 once the run failed (an acquire load: safe from any rank thread without a lock). */
+int pp__world_failed(const pp_world *w);
 /* Leaves rank r's step function because the run already failed elsewhere. */
 void pp__rank_bail(pp_rank *r) __attribute__((noreturn));
 /* Bails out if the run failed; called at the entry of every pp.h function. */

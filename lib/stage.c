@@ -74,7 +74,6 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .vend = start + cost};
     pp__trace_add(&r->trace, &e);
     r->clock = start + cost;
-    r->busy += cost;
     return r->clock;
 }
 
@@ -179,8 +178,9 @@ static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
         pp__rank_abort(r, PP_ERR_USAGE, "pass the stash pp_stage_forward gave you, on the same rank and step",
                        "%s: not a stash of this rank", api);
     if (s->state == STASH_FREED)
-        pp__rank_abort(r, PP_ERR_USAGE, "free a stash only after its backward (pp_stage_backward, or both halves)",
-                       "%s: the stash of micro-batch %d, chunk %d was freed before its backward", api, s->mb, s->chunk);
+        pp__rank_abort(r, PP_ERR_USAGE, "free each stash once, after its backward (both halves when split); it cannot "
+                       "be used afterwards", "%s: the stash of micro-batch %d, chunk %d was already released by "
+                       "pp_stash_free", api, s->mb, s->chunk);
     return s;
 }
 

@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include "comm.h"
 
-/* The transport called name ("threads", "mpi"), or NULL with a one-line reason in err. */
+/* The transport called name ("threads", "mpi", "nccl"; NULL means threads), or NULL with a one-line reason in
+ * err when it is unknown or not compiled in. */
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen);
 /* One line per compiled-in transport for `pplab info`. */
 void pp__transport_describe_all(FILE *out);
