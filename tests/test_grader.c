@@ -163,6 +163,12 @@ Test(grader, fake_score_on_stdout_is_ignored_and_captured) {
     cr_expect(strstr(r.output_tail, "FULL MARKS") != NULL, "the student's output is captured: %s", r.output_tail);
 }
 
+Test(grader, forged_result_file_is_rejected) {
+    pp_test_result r;
+    grade("tests/broken/forge-result", "gpipe", 2, 2, 1, &r);
+    expect_run_error(&r, PP_ERR_CRASH, "without a valid report of its run");
+}
+
 Test(grader, segfault_is_a_reported_crash) {
     pp_test_result r;
     grade("tests/broken/segfault", "gpipe", 2, 2, 1, &r);
