@@ -41,6 +41,12 @@ const char *pp__cli_value(int argc, char **argv, int *i) {
 }
 
 void pp__cli_run_finish(pp_cli_run *o) {
+    /* a run is described by these three: no silent defaults for them */
+    if (!(o->given & PP_CLI_GIVEN_SCHEDULE))
+        pp__cli_fail("run", "--schedule is required: naive, gpipe, 1f1b or interleaved");
+    if (!(o->given & PP_CLI_GIVEN_STAGES)) pp__cli_fail("run", "--stages is required: the number of ranks P");
+    if (!(o->given & PP_CLI_GIVEN_MICROBATCHES))
+        pp__cli_fail("run", "--microbatches is required: the number of micro-batches M (1 for naive)");
     if (!o->batch) return;
     if (o->batch % o->cfg.M)
         pp__cli_fail("run", "--batch %d is not divisible by --microbatches %d: pick a batch that splits into equal "
@@ -54,9 +60,9 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
 #define IS(name) (!strcmp(f, name))
 #define VAL() pp__cli_value(argc, argv, i)
     if (IS("--impl")) o->impl = VAL();
-    else if (IS("--schedule")) c->schedule = VAL();
-    else if (IS("--stages")) c->P = pp__cli_int(f, VAL(), 1, 64);
-    else if (IS("--microbatches")) c->M = pp__cli_int(f, VAL(), 1, 1024);
+    else if (IS("--schedule")) c->schedule = VAL(), o->given |= PP_CLI_GIVEN_SCHEDULE;
+    else if (IS("--stages")) c->P = pp__cli_int(f, VAL(), 1, 64), o->given |= PP_CLI_GIVEN_STAGES;
+    else if (IS("--microbatches")) c->M = pp__cli_int(f, VAL(), 1, 1024), o->given |= PP_CLI_GIVEN_MICROBATCHES;
     else if (IS("--chunks")) c->v = pp__cli_int(f, VAL(), 1, 16);
     else if (IS("--layers")) c->layers = pp__cli_int(f, VAL(), 1, 4096);
     else if (IS("--microbatch-size")) c->mb_size = pp__cli_int(f, VAL(), 1, 4096);

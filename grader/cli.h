@@ -12,10 +12,13 @@ typedef struct pp_cli_run {
     int batch;                 /* --batch B: micro-batch size B / M (0: use --microbatch-size) */
     int wall;
     int per_rank;
-    int canonical;             /* --canonical: replay the ideal schedule instead of running an implementation */              /* --per-rank: also print each rank's idle share */                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
+    int canonical;
+    unsigned given;            /* which of --schedule, --stages, --microbatches were given (PP_CLI_GIVEN_*) */             /* --canonical: replay the ideal schedule instead of running an implementation */              /* --per-rank: also print each rank's idle share */                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
 } pp_cli_run;
+
+enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4 };
 
 /* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
 int pp__cli_int(const char *flag, const char *val, int lo, int hi);

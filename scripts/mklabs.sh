@@ -8,14 +8,15 @@
 #   scripts/mklabs.sh --check      exit 1 if the committed labs/ differ from solutions/ without solution blocks
 #                                  (a student's uncommitted edits to labs/ are fine)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 mode=write out=labs
 case "${1:-}" in
-    --out) out=${2:?--out needs a folder}; mkdir -p "$out" ;;
+    --out) mkdir -p "${2:?--out needs a folder}"; out=$(cd "$2" && pwd) ;; # relative to where it was run
     --check) mode=check ;;
     "") ;;
     *) echo "usage: scripts/mklabs.sh [--out DIR | --check]" >&2; exit 2 ;;
 esac
+cd "$(dirname "$0")/.."
+[ "$out" = labs ] && out=$PWD/labs
 if ! compgen -G "solutions/*/*.c" >/dev/null; then
     echo "mklabs.sh: no solutions/ here (a student handout?): nothing to generate" >&2
     [ "$mode" = check ] && exit 0

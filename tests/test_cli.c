@@ -96,7 +96,8 @@ Test(cli, bad_input_gets_one_clear_line) {
         {"run --schedule gpipe --stages 4 --microbatches 6 --layers 6", "--layers 6 must be a positive multiple"},
         {"run --schedule naive --stages 4 --microbatches 3", "use --microbatches 1"},
         {"run --schedule gpipe --stages 2 --chunks 2", "needs --schedule interleaved"},
-        {"run --impl /nonexistent --schedule gpipe", "--impl /nonexistent: no such folder"},
+        {"run --impl /nonexistent --schedule gpipe --stages 2 --microbatches 2", "--impl /nonexistent: no such folder"},
+        {"run --schedule gpipe --stages 4", "--microbatches is required"},
         {"grade --lab pipedream", "unknown lab 'pipedream'"},
         {"frobnicate", "unknown command 'frobnicate'"},
     };
