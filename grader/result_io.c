@@ -11,7 +11,9 @@
 
 /* ---- writing ------------------------------------------------------------------------------------------- */
 
-static void put(FILE *f, const void *p, size_t n) { fwrite(p, 1, n, f); }
+static void put(FILE *f, const void *p, size_t n) {
+    if (n) fwrite(p, 1, n, f); /* an empty trace has no array at all */
+}
 static void put_i(FILE *f, int64_t x) { put(f, &x, sizeof x); }
 static void put_d(FILE *f, double x) { put(f, &x, sizeof x); }
 
@@ -51,6 +53,7 @@ typedef struct reader {
 } reader;
 
 static void get(reader *r, void *dst, size_t n) {
+    if (!n) return;
     if (r->bad || (size_t)(r->end - r->p) < n) {
         r->bad = 1;
         memset(dst, 0, n);
