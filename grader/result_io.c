@@ -115,13 +115,7 @@ int pp__result_read(const void *buf, size_t len, uint64_t token, const pp_run_co
         get(&r, p->grad, (size_t)p->count * sizeof(float));
         get(&r, p->weight, (size_t)p->count * sizeof(float));
     }
-    res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
-    res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
-    res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
-    res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
-    res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
-    res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
-    res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
+    pp__result_alloc_ranks(res, P);
     for (int q = 0; q < P && !r.bad; q++) {
         res->opt_calls[q] = (int)get_i(&r, 0, INT32_MAX);
         res->peak_stashes[q] = (int)get_i(&r, 0, INT32_MAX);

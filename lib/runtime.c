@@ -224,8 +224,7 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 /* Whether rank i runs in this process: all of them with threads, one under MPI. */
 static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
 
-static void collect_step0(pp_world *w, pp_run_result *res) {
-    int P = w->P;
+void pp__result_alloc_ranks(pp_run_result *res, int P) {
     res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
     res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
     res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
@@ -233,6 +232,11 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
     res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
+}
+
+static void collect_step0(pp_world *w, pp_run_result *res) {
+    int P = w->P;
+    pp__result_alloc_ranks(res, P);
     for (int i = 0; i < P; i++) {
         if (!rank_is_local(w, i)) continue;
         pp_rank *r = &w->ranks[i];

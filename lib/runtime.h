@@ -163,6 +163,8 @@ typedef void (*pp_step_fn)(pp_rank *r);
  * must call it; rank 0's res is then the whole run's, as with threads, the others' hold only their rank. */
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
 void pp__result_free(pp_run_result *res);
+/* Allocates res's per-rank arrays (traces, counters, peaks) for P ranks, zeroed; freed by pp__result_free. */
+void pp__result_alloc_ranks(pp_run_result *res, int P);
 
 /* ---- one process per rank (runtime_mpi.c); collectives: every process calls them ---------------------- */
 
