@@ -37,13 +37,6 @@ static void on_interrupt(int sig) {
     raise(sig);
 }
 
-static int fail_usage(const char *fmt, const char *arg) {
-    fprintf(stderr, "pplab grade: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see: pplab grade --help)\n");
-    return 2;
-}
-
 int pp__cmd_grade(int argc, char **argv) {
     const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL,
                *transport = "threads";
@@ -57,13 +50,13 @@ int pp__cmd_grade(int argc, char **argv) {
                           : !strcmp(f, "--plots") ? &plots : !strcmp(f, "--transport") ? &transport : NULL;
         if (slot) {
             const char *v = VAL();
-            if (!v) return fail_usage("%s needs a value", f);
+            if (!v) pp__cli_fail("grade", "%s needs a value", f);
             *slot = v;
         } else if (!strcmp(f, "--jobs") || !strcmp(f, "-j")) {
             const char *v = VAL();
             char *end = NULL;
             long x = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || x < 1 || x > 64) return fail_usage("%s needs a number of tests to run at once, 1..64", f);
+            if (!v || *end || x < 1 || x > 64) pp__cli_fail("grade", "%s needs a number of tests to run at once, 1..64", f);
             jobs = (int)x;
         } else if (!strcmp(f, "--only-config")) only_config = 1;
         else if (!strcmp(f, "--table")) table = 1;
@@ -71,36 +64,36 @@ int pp__cmd_grade(int argc, char **argv) {
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             fputs(usage, stdout);
             return 0;
-        } else return fail_usage("unknown flag '%s'", f);
+        } else pp__cli_fail("grade", "unknown flag '%s'", f);
 #undef VAL
     }
     if (strcmp(lab, "all") && !pp__lab_find(lab))
-        return fail_usage("unknown lab '%s': use all, warmup, naive, gpipe, 1f1b or interleaved", lab);
+        pp__cli_fail("grade", "unknown lab '%s': use all, warmup, naive, gpipe, 1f1b or interleaved", lab);
     const pp_lab_info *li = pp__lab_find(lab);
     if (li) lab = li->name;
-    if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) return fail_usage("unknown backend '%s': use cpu or cuda", backend);
-    if (only_config && !cfgfile) return fail_usage("%s needs --config FILE", "--only-config");
+    if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) pp__cli_fail("grade", "unknown backend '%s': use cpu or cuda", backend);
+    if (only_config && !cfgfile) pp__cli_fail("grade", "%s needs --config FILE", "--only-config");
     /* under mpi this process stays free of MPI: each test is an mpirun of this very binary */
     char exe[PATH_MAX];
     if (strcmp(transport, "threads") && strcmp(transport, "mpi"))
-        return fail_usage("unknown transport '%s': use threads or mpi", transport);
+        pp__cli_fail("grade", "unknown transport '%s': use threads or mpi", transport);
     if (!strcmp(transport, "mpi")) {
         ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
         if (!pp__mpi_built())
-            return fail_usage("--transport %s: this pplab was built without MPI: install libopenmpi-dev and rebuild",
+            pp__cli_fail("grade", "--transport %s: this pplab was built without MPI: install libopenmpi-dev and rebuild",
                               transport);
         if (system("command -v mpirun >/dev/null 2>&1") != 0)
-            return fail_usage("--transport %s: mpirun not found: install openmpi-bin (Open MPI)", transport);
-        if (k <= 0) return fail_usage("--transport %s: cannot find the pplab executable (/proc/self/exe)", transport);
+            pp__cli_fail("grade", "--transport %s: mpirun not found: install openmpi-bin (Open MPI)", transport);
+        if (k <= 0) pp__cli_fail("grade", "--transport %s: cannot find the pplab executable (/proc/self/exe)", transport);
         exe[k] = 0;
         if (pp__mpi_env_launcher())
-            return fail_usage("--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
+            pp__cli_fail("grade", "--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
                               transport);
         pp__runner_set_transport("mpi", exe);
     }
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))
-        return fail_usage("--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
+        pp__cli_fail("grade", "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
 
     pp_test_config *cfgs = NULL;
     int n = only_config ? 0 : pp__configs_default(lab, !strcmp(backend, "cuda"), &cfgs);

@@ -36,12 +36,15 @@ const char *pp__tag_describe(int tag, char *buf, size_t len) {
     return buf;
 }
 
-/* "pp_send(dst=2, tag F mb3 vs2)" */
-static const char *request_describe(const pp_request *q, char *buf, size_t len) {
+const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
     char tb[32];
-    snprintf(buf, len, "%s(%s=%d, tag %s)", q->api, q->is_send ? "dst" : "src", q->peer,
-             pp__tag_describe(q->tag, tb, sizeof tb));
+    snprintf(buf, len, "%s(%s=%d, tag %s)", api, is_send ? "dst" : "src", peer, pp__tag_describe(tag, tb, sizeof tb));
     return buf;
+}
+
+const char *pp__request_describe(const pp_request *q, char *buf, size_t len) {
+    const char *api = q->api ? q->api : q->is_send ? "pp_send" : "pp_recv";
+    return pp__op_describe(api, q->is_send, q->peer, q->tag, buf, len);
 }
 
 static void check_peer(pp_rank *r, const char *api, int peer) {
@@ -143,13 +146,13 @@ static void finish(pp_rank *r, pp_request *q) {
 static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     char buf[sizeof r->blocked_buf], one[96];
     if (n == 1 && !strcmp(api, qs[0]->api)) {
-        request_describe(qs[0], buf, sizeof buf); /* a blocking call: "pp_send(dst=2, tag F mb3 vs2)" */
+        pp__request_describe(qs[0], buf, sizeof buf); /* a blocking call: "pp_send(dst=2, tag F mb3 vs2)" */
     } else if (n == 1) {
-        snprintf(buf, sizeof buf, "%s(%s)", api, request_describe(qs[0], one, sizeof one)); /* pp_wait(pp_isend(...)) */
+        snprintf(buf, sizeof buf, "%s(%s)", api, pp__request_describe(qs[0], one, sizeof one)); /* pp_wait(pp_isend(...)) */
     } else {
         int len = snprintf(buf, sizeof buf, "%s(%d requests:", api, n);
         for (int i = 0; i < n && len < (int)sizeof buf; i++)
-            len += snprintf(buf + len, sizeof buf - (size_t)len, " %s", request_describe(qs[i], one, sizeof one));
+            len += snprintf(buf + len, sizeof buf - (size_t)len, " %s", pp__request_describe(qs[i], one, sizeof one));
         if (len < (int)sizeof buf) snprintf(buf + len, sizeof buf - (size_t)len, ")");
     }
     memcpy(r->blocked_buf, buf, sizeof buf);

@@ -86,11 +86,6 @@ static mp_ctx *ctx_of(pp_world *w) { return (mp_ctx *)w->tp_ctx; }
 /* Seconds on a monotonic clock (pp__now is in runtime.c; same clock). */
 static double now(void) { return pp__now(); }
 
-static const char *op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
-    char tb[32];
-    snprintf(buf, len, "%s(%s=%d, tag %s)", api, is_send ? "dst" : "src", peer, pp__tag_describe(tag, tb, sizeof tb));
-    return buf;
-}
 
 static const char *shape_describe(int rows, int cols, int dtype, char *buf, size_t len) {
     pp_tensor t;
@@ -219,12 +214,12 @@ static void recv_finish(pp_world *w, mp_ctx *c, pp_request *req, mp_req *m, cons
     pp_rank *r = &w->ranks[req->rank];
     c->recv_from[req->peer]++;
     char mine[96], theirs[96], want[48], got[48];
-    op_describe(req->api, 0, req->peer, req->tag, mine, sizeof mine);
+    pp__op_describe(req->api, 0, req->peer, req->tag, mine, sizeof mine);
     pp__tensor_describe(req->t, want, sizeof want);
     int count = 0;
     MPI_Get_count(st, MPI_BYTE, &count);
     if (rc == MPI_ERR_TRUNCATE || (rc == MPI_SUCCESS && (size_t)count < sizeof(mp_header))) {
-        op_describe("pp_send", 1, req->rank, req->tag, theirs, sizeof theirs);
+        pp__op_describe("pp_send", 1, req->rank, req->tag, theirs, sizeof theirs);
         pp__rank_abort(r, PP_ERR_SHAPE,
                        "send exactly the tensor the receiver expects: pp_recv() receives one activation "
                        "(micro-batch size x seq rows, hidden columns), forward or backward",
@@ -238,7 +233,7 @@ static void recv_finish(pp_world *w, mp_ctx *c, pp_request *req, mp_req *m, cons
     mp_header h;
     memcpy(&h, m->buf, sizeof h);
     if (h.rows != req->t->rows || h.cols != req->t->cols || h.dtype != (int32_t)req->t->dtype) {
-        op_describe(api_names[h.api == 1], 1, req->rank, h.tag, theirs, sizeof theirs);
+        pp__op_describe(api_names[h.api == 1], 1, req->rank, h.tag, theirs, sizeof theirs);
         pp__rank_abort(r, PP_ERR_SHAPE,
                        "send exactly the tensor the receiver expects: pp_recv() receives one activation "
                        "(micro-batch size x seq rows, hidden columns), forward or backward",
@@ -452,7 +447,7 @@ static int mpi_step_end(pp_world *w) {
                 char op[96], sz[48];
                 if (mine->leftovers++ < MP_MAX_LEFTOVER_LINES)
                     len = text_add(mine->text, sizeof mine->text, len, "message never received: rank %d %s, %s\n",
-                                   q, op_describe(api_names[h.api == 1], 1, c->rank, h.tag, op, sizeof op),
+                                   q, pp__op_describe(api_names[h.api == 1], 1, c->rank, h.tag, op, sizeof op),
                                    shape_describe(h.rows, h.cols, h.dtype, sz, sizeof sz));
             }
             free(buf);

@@ -59,13 +59,6 @@ typedef struct tp_ctx {
 static tp_ctx *ctx_of(pp_world *w) { return (tp_ctx *)w->tp_ctx; }
 
 /* "pp_send(dst=1, tag F mb2 vs1)": the op as the student wrote it. */
-static const char *op_describe(const pp_request *q, char *buf, size_t len) {
-    char tag[32];
-    const char *api = q->api ? q->api : (q->is_send ? "pp_send" : "pp_recv");
-    snprintf(buf, len, "%s(%s=%d, tag %s)", api, q->is_send ? "dst" : "src", q->peer,
-             pp__tag_describe(q->tag, tag, sizeof tag));
-    return buf;
-}
 
 typedef struct tp_text {
     char buf[TP_REPORT_LEN];
@@ -194,8 +187,8 @@ static void threads_post(pp_world *w, pp_request *req) {
         const pp_tensor *st = s->tp ? (const pp_tensor *)s->tp : s->t;
         if (st->rows != v->t->rows || st->cols != v->t->cols || st->dtype != v->t->dtype) {
             char so[96], vo[96], sd[48], vd[48];
-            op_describe(s, so, sizeof so);
-            op_describe(v, vo, sizeof vo);
+            pp__request_describe(s, so, sizeof so);
+            pp__request_describe(v, vo, sizeof vo);
             pp__tensor_describe(st, sd, sizeof sd);
             pp__tensor_describe(v->t, vd, sizeof vd);
             int sr = s->rank, vr = v->rank;
@@ -279,7 +272,7 @@ static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path
             text_add(t, "  chain:");
             for (int k = 0; k < len; k++) text_add(t, " rank %d ->", path[k]);
             text_add(t, " rank %d (exited: its step function returned without the matching %s)\n", a,
-                     op_describe(&m, want, sizeof want));
+                     pp__request_describe(&m, want, sizeof want));
             if (!*saw_chain) {
                 *saw_chain = 1;
                 *chain_rank = a;
@@ -341,7 +334,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
         if (tr->exited || !tr->blocked) continue;
         char d[96];
         const char *what = w->ranks[i].blocked_in;
-        if (!what) what = op_describe(first_pending(tr), d, sizeof d);
+        if (!what) what = pp__request_describe(first_pending(tr), d, sizeof d);
         text_add(t, "  rank %d blocked in %s\n", i, what);
     }
 
@@ -375,7 +368,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
             if (near++ >= TP_MAX_NEAR_MISS) continue;
             char vd[96], sd[96];
             text_add(t, "  near miss: rank %d posted %s but rank %d posted %s\n", v->rank,
-                     op_describe(v, vd, sizeof vd), s->rank, op_describe(s, sd, sizeof sd));
+                     pp__request_describe(v, vd, sizeof vd), s->rank, pp__request_describe(s, sd, sizeof sd));
         }
     if (near > TP_MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - TP_MAX_NEAR_MISS);
 
@@ -511,7 +504,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96], sz[48];
-            text_add(t, "message never received: rank %d %s, %s\n", s->rank, op_describe(s, d, sizeof d),
+            text_add(t, "message never received: rank %d %s, %s\n", s->rank, pp__request_describe(s, d, sizeof d),
                      pp__tensor_describe(s->tp ? (const pp_tensor *)s->tp : s->t, sz, sizeof sz));
         }
         for (const pp_request *v = c->recvs.head; v && lines <= 16; v = v->next) {
@@ -520,7 +513,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96];
-            text_add(t, "receive never matched: rank %d %s\n", v->rank, op_describe(v, d, sizeof d));
+            text_add(t, "receive never matched: rank %d %s\n", v->rank, pp__request_describe(v, d, sizeof d));
         }
         text_add(t, "HINT: every pp_send needs a pp_recv on the destination with the same source and tag in the "
                     "same step (and vice versa): check loop bounds and tags");

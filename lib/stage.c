@@ -198,15 +198,17 @@ static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
     check_input(r, api, dy, vs == S - 1 ? 1 : r->cfg->hidden, "dy");
 }
 
-/* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). */
-static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy, int whole, double cost) {
+/* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). A half
+ * costs one forward of the stage; a stash dropped to its input first pays one more forward to rebuild it. */
+static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy, int whole) {
     check_stash(r, api, s);
     if (s->state != STASH_LIVE)
         pp__rank_abort(r, PP_ERR_USAGE, "run one backward per forward",
                        "%s: the backward of micro-batch %d, chunk %d already ran", api, s->mb, s->chunk);
     check_dy(r, api, s, dy);
     pp_stage_model *m = &r->chunks[s->chunk];
-    if (pp__stash_needs_recompute(s->ms)) cost += m->nblocks + edge_cost(r, m);
+    double forward = m->nblocks + edge_cost(r, m);
+    double cost = (whole ? 2 : 1) * forward + (pp__stash_needs_recompute(s->ms) ? forward : 0);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
@@ -224,15 +226,11 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
 }
 
 pp_tensor *pp_stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
-    check_stash(r, "pp_stage_backward", stash);
-    pp_stage_model *m = &r->chunks[stash->chunk];
-    return backward_input(r, "pp_stage_backward", stash, dy, 1, 2.0 * (m->nblocks + edge_cost(r, m)));
+    return backward_input(r, "pp_stage_backward", stash, dy, 1);
 }
 
 pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
-    check_stash(r, "pp_stage_backward_input", stash);
-    pp_stage_model *m = &r->chunks[stash->chunk];
-    return backward_input(r, "pp_stage_backward_input", stash, dy, 0, m->nblocks + edge_cost(r, m));
+    return backward_input(r, "pp_stage_backward_input", stash, dy, 0);
 }
 
 void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {

@@ -59,14 +59,6 @@ static pp_request nc_issued_mark;
 
 static nc_ctx *ctx_of(pp_world *w) { return (nc_ctx *)w->tp_ctx; }
 
-static const char *op_describe(const pp_request *q, char *buf, size_t len)
-{
-    char tag[32];
-    const char *api = q->api ? q->api : (q->is_send ? "pp_send" : "pp_recv");
-    snprintf(buf, len, "%s(%s=%d, tag %s)", api, q->is_send ? "dst" : "src", q->peer,
-             pp__tag_describe(q->tag, tag, sizeof tag));
-    return buf;
-}
 
 static void queue_push(nc_queue *q, pp_request *r)
 {
@@ -165,8 +157,8 @@ static void nccl_post(pp_world *w, pp_request *req)
     int bad_shape = s->t->rows != v->t->rows || s->t->cols != v->t->cols || s->t->dtype != v->t->dtype;
     if (bad_tag || bad_shape) {
         char so[96], vo[96], sd[48], vd[48];
-        op_describe(s, so, sizeof so);
-        op_describe(v, vo, sizeof vo);
+        pp__request_describe(s, so, sizeof so);
+        pp__request_describe(v, vo, sizeof vo);
         pp__tensor_describe(s->t, sd, sizeof sd);
         pp__tensor_describe(v->t, vd, sizeof vd);
         pthread_mutex_unlock(&c->mu);
@@ -247,7 +239,7 @@ static void nccl_wait(pp_world *w, int r, pp_request **reqs, int n)
         int timeout = !gone && pthread_cond_timedwait(&c->ranks[r].cv, &c->mu, &until) == ETIMEDOUT;
         if (gone || timeout) {
             char op[96];
-            op_describe(missing, op, sizeof op);
+            pp__request_describe(missing, op, sizeof op);
             int peer = missing->peer;
             pthread_mutex_unlock(&c->mu);
             if (gone)
@@ -294,7 +286,7 @@ static int nccl_step_end(pp_world *w)
                 bad++;
                 if (len < sizeof msg - 120)
                     len += (size_t)snprintf(msg + len, sizeof msg - len, " rank %d %s %s;", q->rank,
-                                            kind ? "receive" : "send", op_describe(q, op, sizeof op));
+                                            kind ? "receive" : "send", pp__request_describe(q, op, sizeof op));
             }
     if (bad) pp__world_fail(w, PP_ERR_UNCONSUMED, msg);
     for (int r = 0; r < P; r++) {
