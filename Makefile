@@ -30,6 +30,7 @@ have = $(if $(shell $(1) >/dev/null 2>&1 && echo y),1,0)
 HAVE_OPENBLAS  := $(call have,pkg-config --exists openblas)
 HAVE_CJSON     := $(call have,pkg-config --exists libcjson)
 HAVE_CRITERION := $(call have,pkg-config --exists criterion)
+HAVE_SECCOMP   := $(call have,pkg-config --exists libseccomp)
 HAVE_GNUPLOT   := $(call have,command -v gnuplot)
 HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/comm_mpi.c),$(call have,command -v mpicc),0))
 HAVE_NVCC      := $(if $(NO_CUDA),0,$(call have,test -x $(CUDA_HOME)/bin/nvcc))
@@ -46,18 +47,27 @@ endif
 ifneq ($(HAVE_CJSON),1)
 $(error cJSON not found: install it with 'apt-get install libcjson-dev' (or run make deps))
 endif
+ifneq ($(HAVE_SECCOMP),1)
+$(error libseccomp not found: install it with 'apt-get install libseccomp-dev' (or run make deps))
+endif
 endif
 
 BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
 BLAS_LIBS   := $(shell pkg-config --libs openblas)
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson)
+SECCOMP_LIBS := $(shell pkg-config --libs libseccomp)
 
 CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
-LIB_LDLIBS := $(BLAS_LIBS) $(LDLIBS_BASE)
+LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 
 # ---- sources -------------------------------------------------------------------------------------------
 LIB_SRC  := $(filter-out lib/comm_mpi.c,$(wildcard lib/*.c)) $(wildcard kernels/cpu/*.c)
+# The schedule driver: the program that holds a student's object, one process per rank. Never built with a
+# sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
+DRIVER_SRC := $(wildcard lib/driver/*.c) lib/chan.c lib/wire.c lib/tag.c lib/crash.c
+DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
@@ -97,14 +107,9 @@ CLI_SRC  := $(wildcard grader/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) -Igrader
 
-# Every lab is its own shared object, so a compile error in one lab never stops grading the others.
-lab_sos   = $(patsubst $(1)/%/,$(BUILD)/impl/$(1)/%.so,$(sort $(dir $(wildcard $(1)/*/*.c))))
-IMPL_SO   := $(call lab_sos,labs) $(call lab_sos,solutions)
-
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
-RPATH := -Wl,-rpath,'$$ORIGIN'
 
 # Short lines unless V=1.
 ifeq ($(V),1)
@@ -117,12 +122,12 @@ endif
 DEPFLAGS = -MMD -MP
 
 .PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps
-all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab $(IMPL_SO)
+all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/libppdriver.a $(BUILD)/pplab
 
 yn = $(if $(filter 1,$(1)),found,missing)
 info:
 	@echo "pplab build ($(BUILD)):"
-	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))"
+	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))     libseccomp $(call yn,$(HAVE_SECCOMP))"
 	@echo "  nvcc       $(if $(NO_CUDA),off (NO_CUDA=1),$(call yn,$(HAVE_NVCC)))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(if $(NO_NCCL),off (NO_NCCL=1),$(call yn,$(HAVE_NCCL)))     MPI     $(if $(NO_MPI),off (NO_MPI=1),$(call yn,$(HAVE_MPI)))"
 	@echo "  backends   cpu$(if $(filter 1,$(HAVE_CUDA)), cuda)     transports threads$(if $(filter 1,$(HAVE_MPI)), mpi)$(if $(filter 1,$(HAVE_CUDA)), cuda-local)$(if $(filter 1,$(HAVE_NCCL)), nccl)"
 
@@ -136,38 +141,49 @@ $(BUILD)/obj/%.o: %.cu
 	$(call msg,NVCC,$<)
 	$(Q)$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(LIB_OBJ) $(CLI_OBJ): $(FLAGS_STAMP)
+$(BUILD)/obj/driver/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$< [driver])
+	$(Q)$(CC) $(DRIVER_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/libpp.so: $(LIB_OBJ)
+$(LIB_OBJ) $(CLI_OBJ) $(DRIVER_OBJ): $(FLAGS_STAMP)
+
+# The functions of pp.h, one per line: what libpp.so exports and what pplab exports for --in-process objects.
+$(BUILD)/pp.syms: lib/pp.h
+	@mkdir -p $(dir $@)
+	$(Q)sed -n 's/^[a-z_ ]*[ *]\(pp_[a-z_0-9]*\)(.*/\1/p' $< | sort -u > $@
+$(BUILD)/libpp.map: $(BUILD)/pp.syms
+	$(Q){ echo '{ global:'; sed 's/$$/;/' $<; echo 'local: *; };'; } > $@
+$(BUILD)/pp.dynlist: $(BUILD)/pp.syms
+	$(Q){ echo '{'; sed 's/$$/;/' $<; echo '};'; } > $@
+
+# libpp.so exports exactly pp.h; everything else of the runtime stays inside it.
+$(BUILD)/libpp.so: $(LIB_OBJ) $(BUILD)/libpp.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libpp.so $(SANFLAGS) -o $@ $^ $(LIB_LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libpp.so -Wl,--version-script=$(BUILD)/libpp.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LIB_LDLIBS)
 
+# The internal archive: pplab, the tests and the benchmarks link the whole runtime from it.
 $(BUILD)/libpp.a: $(LIB_OBJ)
 	@rm -f $@
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/pplab: $(CLI_OBJ) $(BUILD)/libpp.so
-	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) -L$(BUILD) -lpp $(RPATH) $(CJSON_LIBS) $(LIB_LDLIBS)
+$(BUILD)/libppdriver.a: $(DRIVER_OBJ)
+	@rm -f $@
+	$(call msg,AR,$@)
+	$(Q)ar rcs $@ $^
 
-# A lab implementation: one .c file per lab folder, compiled like any student would, against pp.h and libpp.
-IMPL_CFLAGS = -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter -Ilib $(SANFLAGS)
-$(BUILD)/impl/labs/%.so: labs/%/*.c lib/pp.h $(BUILD)/libpp.so
-	@mkdir -p $(dir $@)
-	$(call msg,IMPL,$@)
-	$(Q)$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
-$(BUILD)/impl/solutions/%.so: solutions/%/*.c lib/pp.h $(BUILD)/libpp.so
-	@mkdir -p $(dir $@)
-	$(call msg,IMPL,$@)
-	$(Q)$(CC) $(IMPL_CFLAGS) -o $@ $(filter %.c,$^) -L$(BUILD) -lpp
+# pplab holds the runtime itself and exports pp.h, so that an object loaded with --in-process binds to it.
+$(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $(CLI_OBJ) $(LIB_OBJ) $(CJSON_LIBS) $(LIB_LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------------------------------
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.so $(BUILD)/pplab tests/testutil.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/libppdriver.a $(BUILD)/pplab tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -o $@ $< $(wildcard tests/util/*.c) \
-	    $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) -L$(BUILD) -lpp $(RPATH) -Wl,-rpath,'$$ORIGIN/..' \
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
+	    $(wildcard tests/util/*.c) $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
 
 test: deps

@@ -50,6 +50,7 @@ static double pingpong(size_t bytes, int eager, int rounds, int reps) {
     c.mb_size = 1;
     c.seq = (int)(bytes / 64);
     c.eager = eager;
+    c.uncapped = 1;
     c.steps = reps + 1;          /* the first step warms allocator and caches up and is dropped */
     g_pp.rounds = rounds;
     g_pp.warm = rounds / 10 + 1;

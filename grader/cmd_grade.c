@@ -13,13 +13,14 @@
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
+#include "spawn.h"
 #include "transport.h"
 
 static const char *usage =
     "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|warmup|naive|gpipe|1f1b|interleaved]\n"
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
     "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
-    "                   [--transport threads|mpi]\n"
+    "                   [--transport threads|mpi] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
     "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
     "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
@@ -27,6 +28,9 @@ static const char *usage =
     "--jobs N runs N tests at once (default: one per CPU); each keeps its own time limit.\n"
     "--transport mpi runs each test as `mpirun -np P pplab grade-one ...` (one process per rank; deadlocks are\n"
     "found by a deadline inside the time limit) instead of P threads in one process.\n"
+    "Every schedule runs sandboxed: one process per rank, as an unprivileged user when pplab is root, allowed only\n"
+    "pp.h and memory (seccomp); --memory-limit sets its address space (default 256 MiB). Where the machine refuses\n"
+    "seccomp or the uid switch, grading stops unless --unsafe-no-sandbox is given (trusted submissions only).\n"
     "Exit status 0 iff full marks.\n";
 
 /* Ctrl-C or a CI cancel: end the tests in flight too (each runs in its own process group, out of the
@@ -41,6 +45,8 @@ int pp__cmd_grade(int argc, char **argv) {
     const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL,
                *transport = "threads";
     int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    pp_sandbox sb;
+    pp__sandbox_defaults(&sb);
     for (int i = 2; i < argc; i++) {
         const char *f = argv[i];
 #define VAL() (i + 1 < argc ? argv[++i] : NULL)
@@ -58,6 +64,11 @@ int pp__cmd_grade(int argc, char **argv) {
             long x = v ? strtol(v, &end, 10) : 0;
             if (!v || *end || x < 1 || x > 64) pp__cli_fail("grade", "%s needs a number of tests to run at once, 1..64", f);
             jobs = (int)x;
+        } else if (!strcmp(f, "--memory-limit")) {
+            const char *v = VAL();
+            sb.memory_limit = (size_t)pp__cli_int(f, v ? v : "", 16, 1 << 20) << 20;
+        } else if (!strcmp(f, "--unsafe-no-sandbox")) {
+            sb.lockdown = 0, sb.drop_uid = 0;
         } else if (!strcmp(f, "--only-config")) only_config = 1;
         else if (!strcmp(f, "--table")) table = 1;
         else if (!strcmp(f, "--quiet")) quiet = 1;
@@ -107,14 +118,18 @@ int pp__cmd_grade(int argc, char **argv) {
         free(cfgs);
         return 2;
     }
-    /* Compile every lab involved first: nothing is forked or threaded yet. */
-    char so[5][PATH_MAX], build_err[5][2048];
-    int built[5] = {0};
+    /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
+    if (sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
+    pp__runner_set_sandbox(&sb);
+    /* Build every lab involved first: nothing is forked or threaded yet. */
+    pp_impl built[8];
+    pp_status build_st[8];
+    char build_err[8][2048];
     for (int l = 0; l < pp__nlabs; l++) {
         int used = 0;
+        build_st[l] = PP_OK;
         for (int i = 0; i < n; i++) used |= !strcmp(cfgs[i].lab, pp__labs[l].name);
-        if (!used) continue;
-        built[l] = pp__impl_build(dir, &pp__labs[l], so[l], sizeof so[l], build_err[l], sizeof build_err[l]) == 0 ? 1 : -1;
+        if (used) build_st[l] = pp__impl_build(dir, &pp__labs[l], &sb, &built[l], build_err[l], sizeof build_err[l]);
     }
     if (plots) {
         mkdir(plots, 0755);
@@ -127,16 +142,17 @@ int pp__cmd_grade(int argc, char **argv) {
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
     if (!quiet)
-        printf("grading %s (%s) on %s%s: %d tests\n", impl, dir, backend,
-               strcmp(transport, "mpi") ? "" : ", one mpirun per test", n);
+        printf("grading %s (%s) on %s%s: %d tests%s\n", impl, dir, backend,
+               strcmp(transport, "mpi") ? "" : ", one mpirun per test", n,
+               sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
     /* `jobs` tests in flight at once; results are reported in configuration order */
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;
     for (int i = 0; i < n; i++) {
         for (; started < n && started < i + jobs; started++) {
             int l = (int)(pp__lab_find(cfgs[started].lab) - pp__labs);
-            job[started] = pp__runner_start(&cfgs[started], built[l] > 0 ? so[l] : NULL, build_err[l], backend,
-                                            &res[started]);
+            job[started] = pp__runner_start(&cfgs[started], build_st[l] == PP_OK ? &built[l] : NULL, build_st[l],
+                                            build_err[l], backend, &res[started]);
         }
         pp__runner_finish(job[i], &res[i]);
         if (!quiet) {

@@ -1,5 +1,8 @@
 /* cmd_run.c: `pplab run`: one schedule, one configuration; prints the bubble and the stash peaks.
  * Started by mpirun or srun, every process runs one rank over the mpi transport and rank 0 alone prints. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +13,7 @@
 #include "impl.h"
 #include "plot.h"
 #include "schedule.h"
+#include "spawn.h"
 #include "timeline.h"
 #include "transport.h"
 
@@ -19,13 +23,15 @@ static const char *usage =
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
     "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall] [--per-rank]\n"
-    "                 [--canonical]\n"
+    "                 [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
     "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
-    "replayed on the measured op durations (the fair prediction when stages share a device).\n";
+    "replayed on the measured op durations (the fair prediction when stages share a device).\n"
+    "The schedule runs as grading runs it: one sandboxed process per rank (pp.h and memory only). --in-process\n"
+    "runs it inside pplab instead, unsandboxed, for gdb, ASan and printf debugging.\n";
 
 /* Flags kept out of --help, for the test suites and for diagnosis:
  *   --dump-grads FILE  writes every parameter's step-1 gradient, in the model's order, as records of a 32-byte
@@ -35,11 +41,27 @@ static const char *usage =
  *                      deadlock (default 10). */
 typedef struct run_hidden {
     const char *dump_grads;
+    int in_process;
+    pp_sandbox sb;
 } run_hidden;
 
-static int hidden_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
+/* Flags of `pplab run` alone: the hidden ones and how the schedule is run. */
+static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
     if (!strcmp(argv[*i], "--dump-grads")) {
         h->dump_grads = pp__cli_value(argc, argv, i);
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--in-process")) {
+        h->in_process = 1;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--unsafe-no-sandbox")) {
+        h->sb.lockdown = 0, h->sb.drop_uid = 0;
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--memory-limit")) {
+        const char *f = argv[*i];
+        h->sb.memory_limit = (size_t)pp__cli_int(f, pp__cli_value(argc, argv, i), 16, 1 << 20) << 20;
         return 1;
     }
     if (!strcmp(argv[*i], "--deadline")) {
@@ -139,16 +161,55 @@ static int run_canonical(const pp_cli_run *o) {
     return rc;
 }
 
+/* Builds the lab of --impl and sets prog up to run it: sandboxed drivers (the default, as grading runs it), or
+ * the shared object in this process (--in-process). Returns 0, or 1 once rank 0 said what went wrong. */
+static int start_program(const pp_cli_run *o, run_hidden *h, const pp_lab_info *lab, pp_program *prog, int me) {
+    char dir[PATH_MAX], err[4096];
+    if (pp__impl_dir(o->impl, dir, sizeof dir)) {
+        if (me == 0)
+            fprintf(stderr, "pplab run: --impl %s: no such folder (use labs, solutions or a folder with the labs' "
+                            "layout)\n", o->impl);
+        return 1;
+    }
+    if (!h->in_process && h->sb.lockdown && pp__sandbox_probe(&h->sb, err, sizeof err)) {
+        if (me == 0) fprintf(stderr, "pplab run: %s; or debug with --in-process\n", err);
+        return 1;
+    }
+    static pp_impl built;
+    if (pp__impl_build(dir, lab, &h->sb, &built, err, sizeof err) != PP_OK) {
+        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
+        return 1;
+    }
+    h->sb.exe_fd = -1;
+    if (h->in_process) {
+        if (!(prog->fn = (pp_step_fn)pp__impl_symbol(built.object, lab->symbol, err, sizeof err))) {
+            if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
+            return 1;
+        }
+        if (me == 0)
+            fprintf(stderr, "pplab run: --in-process: %s runs inside pplab, unsandboxed (for gdb, ASan and printf "
+                            "debugging; grading always sandboxes it)\n", lab->symbol);
+        return 0;
+    }
+    if ((h->sb.exe_fd = open(built.driver, O_RDONLY | O_CLOEXEC)) < 0) {
+        if (me == 0) fprintf(stderr, "pplab run: cannot open %s: %s\n", built.driver, strerror(errno));
+        return 1;
+    }
+    prog->sandbox = &h->sb;
+    return 0;
+}
+
 int pp__cmd_run(int argc, char **argv) {
     pp_cli_run o = {.impl = "labs"};
     run_hidden hid = {0};
+    pp__sandbox_defaults(&hid.sb);
     pp__config_defaults(&o.cfg);
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(usage, stdout);
             return 0;
         }
-        if (hidden_flag(&hid, &o, argc, argv, &i)) continue;
+        if (own_flag(&hid, &o, argc, argv, &i)) continue;
         if (!pp__cli_run_flag(&o, argc, argv, &i)) pp__cli_fail("run", "unknown flag '%s'", argv[i]);
     }
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
@@ -160,15 +221,13 @@ int pp__cmd_run(int argc, char **argv) {
     int me = mpi_launch(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
-    /* compiled and loaded before the mpi transport calls MPI_Init: no fork() after it */
-    pp_step_fn fn = (pp_step_fn)pp__impl_load(o.impl, lab, err, sizeof err);
-    if (!fn) {
-        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
-        return me == 0;
-    }
-    pp__crash_install();
+    /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
+    pp_program prog = {.symbol = lab->symbol};
+    if (start_program(&o, &hid, lab, &prog, me)) return me == 0;
+    pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
-    pp__run(&o.cfg, fn, &res);
+    pp__run_program(&o.cfg, &prog, &res);
+    if (hid.sb.exe_fd >= 0) close(hid.sb.exe_fd);
     if (me > 0) {
         /* rank 0 holds the gathered results and reports for every process */
         pp__result_free(&res);

@@ -1,6 +1,6 @@
 /* grade.h: what a graded test is, what it reports, and the pieces of the grader that produce it.
- * A test = (lab, configuration). It runs in a forked child with a time limit; the child sends back one
- * pp_test_result over a pipe, stamped with a per-run token, never through stdout. */
+ * A test = (lab, configuration). Its schedule runs in sandboxed drivers under a supervisor with a time limit
+ * (runner.h); only raw data comes back, in a file, and the grader computes every check and score itself. */
 #ifndef PP_GRADE_H
 #define PP_GRADE_H
 
@@ -32,7 +32,6 @@ typedef struct pp_test_config {
 } pp_test_config;
 
 typedef struct pp_test_result {
-    uint64_t token;         /* must equal the token the parent chose, or the result is rejected */
     char name[96];          /* "gpipe P=4 M=8 seed=3" */
     pp_test_config cfg;
     pp_status status;       /* PP_OK when the run itself completed */
@@ -54,7 +53,14 @@ typedef struct pp_test_result {
 pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* Grades the warm-up lab's part cfg->part from the shared object so_path (runs inside the forked child). */
-void pp__warmup_grade(const char *so_path, const pp_test_config *cfg, pp_test_result *out);
+typedef struct pp_sandbox pp_sandbox;
+typedef struct pp_wire pp_wire;
+
+/* The warm-up, in two halves. In the test's supervisor: starts a driver of the student's warm-up file (sb, whose
+ * exe_fd is open) and asks it every call part cfg->part makes, appending the answers to rec; returns PP_OK, or
+ * how the driver failed with one line in err. In the grader: replays the same calls on the recorded answers
+ * (len bytes at rec) and fills out with the part's checks and score. */
+pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, pp_wire *rec, char *err, size_t len);
+void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp_test_result *out);
 
 #endif /* PP_GRADE_H */

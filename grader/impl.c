@@ -1,10 +1,11 @@
-/* impl.c: compiles lab implementations on demand and loads them with dlopen. */
+/* impl.c: the labs, implementation folders, the build cache, and loading a build in-process. */
 #include "impl.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "compile.h"
+#include "spawn.h"
 
 const pp_lab_info pp__labs[] = {
     {"warmup", "00-warmup", NULL},
@@ -33,15 +37,14 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule) {
     return l && l->symbol ? l : NULL;
 }
 
-/* The build folder (the one holding libpp.so: pplab's own folder, or its parent for test binaries in
- * build/tests/) and the project root above it. */
-static void exe_dirs(char *build, char *root, size_t len) {
-    char exe[PATH_MAX], probe[PATH_MAX + 16];
+void pp__impl_dirs(char *build, char *root, size_t len) {
+    /* pplab's own folder, or its parent for test binaries in build/tests/ */
+    char exe[PATH_MAX], probe[PATH_MAX + 32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[n > 0 ? n : 0] = 0;
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
-    snprintf(probe, sizeof probe, "%s/libpp.so", exe);
+    snprintf(probe, sizeof probe, "%s/libppdriver.a", exe);
     if (access(probe, F_OK) != 0 && (slash = strrchr(exe, '/'))) *slash = 0;
     snprintf(build, len, "%s", exe);
     snprintf(root, len, "%s", exe);
@@ -60,7 +63,7 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
         if (!realpath(impl, dir)) return -1;
         return 0;
     }
-    exe_dirs(build, root, sizeof build);
+    pp__impl_dirs(build, root, sizeof build);
     /* "labs" and "solutions" also resolve from the project root, so pplab works from any folder */
     if (!strchr(impl, '/')) {
         char p[PATH_MAX + 64];
@@ -71,53 +74,80 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
     return -1;
 }
 
-static double mtime(const char *p) {
-    struct stat st;
-    if (stat(p, &st)) return -1;
-    return (double)st.st_mtim.tv_sec + 1e-9 * (double)st.st_mtim.tv_nsec;
-}
-
-/* Runs the compiler, capturing what it prints. */
-static int compile(const char *src, const char *out, const char *build, const char *root, char *err, size_t errlen) {
-    char cmd[4 * PATH_MAX + 512], log[PATH_MAX + 16];
-    snprintf(log, sizeof log, "%s.log", out);
-    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
-    const char *san =
-#if defined(__SANITIZE_ADDRESS__)
-        " -fsanitize=address,undefined -fno-omit-frame-pointer";
-#else
-        "";
-#endif
-    snprintf(cmd, sizeof cmd,
-             "%s -std=c11 -O1 -g -fPIC -shared -Wall -Wextra -Wno-unused-parameter%s -I'%s/lib' -o '%s' '%s' "
-             "-L'%s' -lpp -Wl,-rpath,'%s' > '%s' 2>&1",
-             cc, san, root, out, src, build, build, log);
-    int rc = system(cmd);
-    if (rc != 0) {
-        FILE *f = fopen(log, "r");
-        size_t n = 0;
-        int len = snprintf(err, errlen, "compile error in %s:\n", src);
-        if (f && len > 0 && (size_t)len < errlen) n = fread(err + len, 1, errlen - (size_t)len - 1, f);
-        if (len > 0 && (size_t)len < errlen) err[(size_t)len + n] = 0;
-        if (f) fclose(f);
-        unlink(log);
-        return -1;
+/* The whole of a small file (a source, pp.h, the driver library), or NULL. */
+static char *file_read(const char *path, size_t max, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = malloc(max + 1);
+    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
+    fclose(f);
+    if (!buf || n > max) {
+        free(buf);
+        return NULL;
     }
-    unlink(log);
-    return 0;
+    *len = n;
+    return buf;
 }
 
-int pp__impl_build(const char *dir, const pp_lab_info *lab, char *so_path, size_t pathlen, char *err,
-                   size_t errlen) {
-    char build[PATH_MAX], root[PATH_MAX], src[PATH_MAX + 128], outdir[2 * PATH_MAX + 64];
-    exe_dirs(build, root, sizeof build);
+static uint64_t fnv64(const void *p, size_t n) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* What a build is made from: the compiler, pp.h, the driver library and the file itself, byte for byte (a
+ * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
+static char *build_key(const char *src, const char *pp_h, const char *lib, size_t *len) {
+    size_t ns, nh, nl;
+    char *s = file_read(src, (size_t)1 << 20, &ns), *h = file_read(pp_h, (size_t)1 << 20, &nh),
+         *l = file_read(lib, (size_t)64 << 20, &nl);
+    char *key = NULL;
+    if (s && h && l) {
+        char head[256];
+        int k = snprintf(head, sizeof head, "pplab build 1\ncc %s\npp.h %016llx\ndriver %016llx\n",
+                         getenv("CC") ? getenv("CC") : "cc", (unsigned long long)fnv64(h, nh),
+                         (unsigned long long)fnv64(l, nl));
+        key = pp__xmalloc((size_t)k + ns);
+        memcpy(key, head, (size_t)k);
+        memcpy(key + k, s, ns);
+        *len = (size_t)k + ns;
+    }
+    free(s), free(h), free(l);
+    return key;
+}
+
+/* 1 when path holds exactly the n bytes of key. */
+static int same_file(const char *path, const char *key, size_t n) {
+    size_t m;
+    char *have = file_read(path, n, &m);
+    int same = have && m == n && !memcmp(have, key, n);
+    free(have);
+    return same;
+}
+
+static int write_file(const char *path, const void *buf, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(buf, 1, n, f) == n;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* The functions a lab's file provides, which stay visible in its build. */
+static const char *const warmup_fns[] = {"pp_warmup_bubble", "pp_warmup_peak_stashes", "pp_warmup_order",
+                                         "pp_warmup_partition"};
+
+pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
+                         size_t errlen) {
+    char build[PATH_MAX], root[PATH_MAX], src[PATH_MAX + 128], outdir[2 * PATH_MAX + 64], rel[128];
+    pp__impl_dirs(build, root, sizeof build);
     const char *file = !strcmp(lab->name, "warmup") ? "warmup" : !strcmp(lab->name, "1f1b") ? "onef1b" : lab->name;
     snprintf(src, sizeof src, "%s/%s/%s.c", dir, lab->folder, file);
-    if (mtime(src) < 0) {
+    snprintf(rel, sizeof rel, "%s/%s.c", lab->folder, file);
+    if (access(src, R_OK) != 0) {
         snprintf(err, errlen, "no implementation of lab %s: %s is missing", lab->name, src);
-        return -1;
+        return PP_ERR_COMPILE;
     }
-    /* labs/ and solutions/ of this project share the objects `make` prebuilt; other folders get their own */
+    /* labs/ and solutions/ of this project have their own folders; any other has one named by its path */
     const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     char rootdir[PATH_MAX + 64];
     snprintf(rootdir, sizeof rootdir, "%s/%s", root, base);
@@ -129,37 +159,56 @@ int pp__impl_build(const char *dir, const pp_lab_info *lab, char *so_path, size_
         snprintf(outdir, sizeof outdir, "%s/impl/other/%s-%08lx", build, base, h & 0xffffffffUL);
     }
     char mk[2 * PATH_MAX + 80];
-    snprintf(mk, sizeof mk, "mkdir -p '%s'", outdir);
-    if (system(mk) != 0) {
+    snprintf(mk, sizeof mk, "%s/impl", build);
+    mkdir(mk, 0755);
+    snprintf(mk, sizeof mk, "%s/impl/other", build);
+    mkdir(mk, 0755);
+    if (mkdir(outdir, 0755) && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: check the permissions of the build folder", outdir);
-        return -1;
+        return PP_ERR_IO;
     }
-    snprintf(so_path, pathlen, "%s/%s.so", outdir, lab->folder);
-    char lockp[PATH_MAX + 16];
-    snprintf(lockp, sizeof lockp, "%s.lock", so_path);
-    int fd = open(lockp, O_CREAT | O_RDWR, 0644);
+    snprintf(out->driver, sizeof out->driver, "%s/%s.drv", outdir, lab->folder);
+    snprintf(out->object, sizeof out->object, "%s/%s.so", outdir, lab->folder);
+    char keyp[PATH_MAX + 16], lockp[PATH_MAX + 16], pp_h[PATH_MAX + 16], lib[PATH_MAX + 32];
+    snprintf(keyp, sizeof keyp, "%s/%s.key", outdir, lab->folder);
+    snprintf(lockp, sizeof lockp, "%s/%s.lock", outdir, lab->folder);
+    snprintf(pp_h, sizeof pp_h, "%s/lib/pp.h", root);
+    snprintf(lib, sizeof lib, "%s/libppdriver.a", build);
+    size_t klen = 0;
+    char *key = build_key(src, pp_h, lib, &klen);
+    if (!key) {
+        snprintf(err, errlen, "cannot read %s, %s or %s (is the lab file over 1 MiB, or pplab not built?)", src,
+                 pp_h, lib);
+        return PP_ERR_IO;
+    }
+    int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
     if (fd < 0 || flock(fd, LOCK_EX)) {
         snprintf(err, errlen, "cannot lock %s: %s", lockp, strerror(errno));
         if (fd >= 0) close(fd);
-        return -1;
+        free(key);
+        return PP_ERR_IO;
     }
-    int rc = 0;
-    char header[PATH_MAX + 16];
-    snprintf(header, sizeof header, "%s/lib/pp.h", root);
-    double so_t = mtime(so_path);
-    if (so_t < mtime(src) || so_t < mtime(header)) {
-        char tmp[PATH_MAX + 32];
-        snprintf(tmp, sizeof tmp, "%s.tmp%d", so_path, (int)getpid());
-        rc = compile(src, tmp, build, root, err, errlen);
-        if (rc == 0 && rename(tmp, so_path)) {
-            snprintf(err, errlen, "cannot install %s: %s", so_path, strerror(errno));
-            rc = -1;
+    pp_status st = PP_OK;
+    if (!same_file(keyp, key, klen) || access(out->driver, X_OK) || access(out->object, R_OK)) {
+        char tdrv[PATH_MAX + 32], tobj[PATH_MAX + 32];
+        snprintf(tdrv, sizeof tdrv, "%s.tmp%d", out->driver, (int)getpid());
+        snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
+        const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
+        pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .driver_lib = lib, .keep = keep,
+                        .nkeep = lab->symbol ? 1 : 4, .require = lab->symbol != NULL, .sb = sb};
+        unlink(keyp); /* a build that fails leaves no key: the next one starts over */
+        st = pp__compile_lab(&c, tdrv, tobj, err, errlen);
+        if (st == PP_OK && (rename(tdrv, out->driver) || rename(tobj, out->object) || write_file(keyp, key, klen))) {
+            snprintf(err, errlen, "cannot install %s: %s", out->driver, strerror(errno));
+            st = PP_ERR_IO;
         }
-        unlink(tmp);
+        unlink(tdrv);
+        unlink(tobj);
     }
     flock(fd, LOCK_UN);
     close(fd);
-    return rc;
+    free(key);
+    return st;
 }
 
 void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t errlen) {
@@ -174,11 +223,14 @@ void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t
 }
 
 void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t errlen) {
-    char dir[PATH_MAX], so[PATH_MAX];
+    char dir[PATH_MAX];
     if (pp__impl_dir(impl, dir, sizeof dir)) {
         snprintf(err, errlen, "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
         return NULL;
     }
-    if (pp__impl_build(dir, lab, so, sizeof so, err, errlen)) return NULL;
-    return pp__impl_symbol(so, lab->symbol, err, errlen);
+    pp_sandbox sb;
+    pp__sandbox_defaults(&sb);
+    pp_impl built;
+    if (pp__impl_build(dir, lab, &sb, &built, err, errlen) != PP_OK) return NULL;
+    return pp__impl_symbol(built.object, lab->symbol, err, errlen);
 }

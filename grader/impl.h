@@ -1,9 +1,11 @@
-/* impl.h: finding, compiling and loading a lab implementation (labs/, solutions/ or any folder with the same
- * layout). Every lab is its own shared object, so one lab's compile error never stops the others. */
+/* impl.h: finding, building and loading a lab implementation (labs/, solutions/ or any folder with the same
+ * layout). Every lab is built on its own, so one lab's compile error never stops the others. */
 #ifndef PP_IMPL_H
 #define PP_IMPL_H
 
 #include <stddef.h>
+
+#include "error.h"
 
 /* The labs, in order: name used on the command line, folder, and the symbol of its step function. */
 typedef struct pp_lab_info {
@@ -23,16 +25,32 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule);
 /* Resolves an --impl value ("labs", "solutions" or a folder) to the folder holding the lab folders; 0 or -1. */
 int pp__impl_dir(const char *impl, char *dir, size_t len);
 
-/* Makes sure the shared object of `lab` from implementation folder `dir` is built and up to date, compiling it
- * (to a temporary name, renamed into place under a lock, so processes starting together never load a half-
- * written file) when it is missing or older than its source. Writes its path into so_path. Returns 0, or -1
- * with the reason (for a compile error: the compiler's message) in err. Must run before threads or MPI_Init. */
-int pp__impl_build(const char *dir, const pp_lab_info *lab, char *so_path, size_t pathlen, char *err, size_t errlen);
+/* A lab built from a student's file (grader/compile.c): the schedule driver that sandboxed runs execute, one
+ * process per rank, and the same code as a shared object for `pplab run --in-process`. */
+typedef struct pp_impl {
+    char driver[4096];
+    char object[4096];
+} pp_impl;
 
-/* Loads so_path and returns the address of `symbol`, or NULL with the reason in err. The object stays loaded. */
+typedef struct pp_sandbox pp_sandbox;
+
+/* Makes sure the build of `lab` from implementation folder dir is up to date: reused when the file, pp.h and
+ * the driver library are byte for byte those it was built from, else rebuilt (into temporary names renamed into
+ * place under a lock, so processes starting together never load a half-written file). sb says who compiles
+ * (its uid when root). Returns PP_OK, or PP_ERR_COMPILE / PP_ERR_SANDBOX / PP_ERR_IO with the reason in err (a
+ * compile error carries the compiler's message). Must run before threads or MPI_Init. */
+pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
+                         size_t errlen);
+
+/* Loads a built lab's shared object (in-process: its pp.h calls bind to this process's runtime) and returns
+ * the address of `symbol`, or NULL with the reason in err. The object stays loaded. */
 void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t errlen);
 
-/* Convenience: build + load the step function of `lab` from --impl value `impl`. */
+/* Convenience for in-process runs: build (with the default sandbox) and load the step function of `lab` from
+ * --impl value `impl`. */
 void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t errlen);
+
+/* The build folder (the one holding the driver library) and the project root above it. */
+void pp__impl_dirs(char *build, char *root, size_t len);
 
 #endif /* PP_IMPL_H */

@@ -1,35 +1,317 @@
-/* runner.c: fork, pipe, time limit and output capture around one graded test. With the mpi transport the
- * forked child execs `mpirun ... pplab grade-one` instead (one mpirun per test: no fork() after MPI_Init), and
- * rank 0 writes the result to a file the parent reads once mpirun has ended. */
+/* runner.c: one graded test: its supervisor (fork, subreaper, capture, time limit), the raw result file it
+ * writes, and the grading of that file in the grader's own process. */
 #include "runner.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <inttypes.h>
-#include <sys/resource.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checks.h"
 #include "configs.h"
 #include "crash.h"
-#include "impl.h"
 #include "plot.h"
-#include "result_io.h"
+#include "result.h"
 #include "schedule.h"
+#include "spawn.h"
 #include "transport.h"
+#include "wire.h"
 
-/* ---- in the child -------------------------------------------------------------------------------------- */
+#define RESULT_MAGIC 0x70706c6162726573ull /* "pplabres" */
+enum { KIND_RUN = 1, KIND_WARMUP = 2 };
 
 static const char *plot_dir;
+static const char *mpi_exe; /* pplab to start under mpirun; NULL: ranks are threads of the supervisor */
+static pp_sandbox sandbox;
+static int sandbox_set;
 
 void pp__runner_set_plot_dir(const char *dir) { plot_dir = dir; }
+
+void pp__runner_set_sandbox(const pp_sandbox *sb) {
+    sandbox = *sb;
+    sandbox_set = 1;
+}
+
+static const pp_sandbox *sandbox_get(void) {
+    if (!sandbox_set) pp__sandbox_defaults(&sandbox), sandbox_set = 1;
+    return &sandbox;
+}
+
+int pp__runner_set_transport(const char *transport, const char *pplab_exe) {
+    if (!strcmp(transport, "threads")) {
+        mpi_exe = NULL;
+        return 0;
+    }
+    if (strcmp(transport, "mpi") || !pplab_exe) return -1;
+    mpi_exe = pplab_exe;
+    return 0;
+}
+
+/* ---- result files --------------------------------------------------------------------------------------- */
+
+static void file_head(pp_wire *w, uint64_t token, int kind) {
+    pp__wire_u64(w, RESULT_MAGIC);
+    pp__wire_u64(w, token);
+    pp__wire_u32(w, (uint32_t)kind);
+}
+
+static int file_put(const char *path, const pp_wire *w) {
+    if (w->bad) return -1;
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    int ok = fwrite(w->p, 1, w->len, f) == w->len;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+/* The whole file at path (NULL when missing). Its size follows from the configuration, so no cap applies:
+ * any model the machine holds reaches the grader. */
+static unsigned char *file_get(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    struct stat st;
+    unsigned char *buf = fstat(fileno(f), &st) == 0 ? malloc((size_t)st.st_size + 1) : NULL;
+    *len = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
+    fclose(f);
+    return buf;
+}
+
+/* Opens a result file of kind: the reader is positioned after its head. 0, or -1 when it is not ours. */
+static int file_open(pp_wire_in *r, const unsigned char *buf, size_t len, uint64_t token, int kind) {
+    pp__wire_in_init(r, buf, len);
+    uint64_t magic = pp__wire_get_u64(r), tok = pp__wire_get_u64(r);
+    uint32_t k = pp__wire_get_u32(r, 0, 0xffffffffu);
+    return !r->bad && magic == RESULT_MAGIC && tok == token && (int)k == kind ? 0 : -1;
+}
+
+/* ---- in the supervisor (and in grade-one) --------------------------------------------------------------- */
+
+int pp__runner_execute(const pp_test_config *tc, const char *driver, const char *backend, const char *transport,
+                       double deadline_s, int plain, uint64_t token, const char *path) {
+    const pp_lab_info *lab = pp__lab_find(tc->lab);
+    pp_run_config rc;
+    pp__config_to_run(tc, backend, &rc);
+    rc.transport = transport;
+    if (deadline_s > 0) rc.deadline_s = deadline_s;
+    if (plain) rc.recompute = 0;
+    pp_sandbox sb = *sandbox_get();
+    sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    sb.exe_fd = open(driver, O_RDONLY | O_CLOEXEC);
+    pp_run_result res;
+    if (sb.exe_fd < 0) {
+        memset(&res, 0, sizeof res);
+        res.status = PP_ERR_IO;
+        res.P = rc.P, res.v = rc.v;
+        snprintf(res.error, sizeof res.error, "cannot open the schedule driver %s: %s", driver, strerror(errno));
+    } else {
+        pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
+        pp__run_program(&rc, &prog, &res);
+        close(sb.exe_fd);
+    }
+    int rc_w = 0;
+    if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) {
+        pp_wire w;
+        pp__wire_init(&w);
+        file_head(&w, token, KIND_RUN);
+        pp__result_encode(&w, &res, rc.steps);
+        rc_w = file_put(path, &w) ? 1 : 0;
+        pp__wire_free(&w);
+    }
+    pp__result_free(&res);
+    return rc_w;
+}
+
+/* The warm-up part's answers, asked of a driver of the student's warm-up file. */
+static int warmup_execute(const pp_test_config *tc, const char *driver, uint64_t token, const char *path) {
+    pp_sandbox sb = *sandbox_get();
+    sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    sb.exe_fd = open(driver, O_RDONLY | O_CLOEXEC);
+    pp_wire rec, w;
+    pp__wire_init(&rec);
+    char err[600] = "";
+    pp_status st = sb.exe_fd < 0 ? PP_ERR_IO : pp__warmup_record(tc, &sb, &rec, err, sizeof err);
+    if (sb.exe_fd < 0) snprintf(err, sizeof err, "cannot open the warm-up driver %s: %s", driver, strerror(errno));
+    else close(sb.exe_fd);
+    pp__wire_init(&w);
+    file_head(&w, token, KIND_WARMUP);
+    pp__wire_u32(&w, (uint32_t)st);
+    pp__wire_str(&w, err, sizeof err - 1);
+    pp__wire_u64(&w, rec.len);
+    pp__wire_put(&w, rec.p, rec.len);
+    int bad = file_put(path, &w);
+    pp__wire_free(&rec);
+    pp__wire_free(&w);
+    return bad ? 1 : 0;
+}
+
+/* Every process this one still has below it: killed, then reaped. A subreaper inherits the orphans of its
+ * descendants, so repeating until none is left reaches all of them, however deep they forked. Children listed
+ * in keep are left alone (the grader's other tests in flight). */
+static void reap_children(const pid_t *keep, int nkeep) {
+    pid_t me = getpid();
+    for (int round = 0; round < 1000; round++) {
+        DIR *d = opendir("/proc");
+        if (!d) return;
+        pid_t kids[256];
+        int n = 0;
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 256) {
+            char *end;
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0) continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            FILE *f = fopen(path, "r");
+            if (!f) continue;
+            size_t k = fread(buf, 1, sizeof buf - 1, f);
+            fclose(f);
+            buf[k] = 0;
+            char *close_paren = strrchr(buf, ')'); /* the name may hold spaces and parentheses */
+            long ppid;
+            char state;
+            if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2 || ppid != me) continue;
+            int kept = 0;
+            for (int i = 0; i < nkeep; i++) kept |= keep[i] == (pid_t)pid;
+            if (!kept) kids[n++] = (pid_t)pid;
+        }
+        closedir(d);
+        if (!n) return;
+        for (int i = 0; i < n; i++) kill(kids[i], SIGKILL);
+        for (int i = 0; i < n; i++)
+            while (waitpid(kids[i], NULL, 0) < 0 && errno == EINTR) {}
+    }
+}
+
+/* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. */
+enum { MPI_ARGS = 48 };
+typedef struct mpi_cmd {
+    char buf[MPI_ARGS][320];
+    char *argv[MPI_ARGS + 1];
+    int n;
+} mpi_cmd;
+
+static void mpi_arg(mpi_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void mpi_arg(mpi_cmd *c, const char *fmt, ...) {
+    PP_ASSERT(c->n < MPI_ARGS);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->buf[c->n], sizeof c->buf[c->n], fmt, ap);
+    va_end(ap);
+    c->argv[c->n] = c->buf[c->n];
+    c->argv[++c->n] = NULL;
+}
+
+/* Seconds a wait may block under mpirun before the mpi transport calls it a deadlock: well inside the time
+ * limit, so that start-up (about a second), the report and, for recomputation, a second mpirun still fit. */
+static double mpi_deadline(const pp_test_config *tc) {
+    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    double d = 0.4 * limit / (tc->recompute ? 2 : 1);
+    return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
+}
+
+static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const char *driver, const char *backend,
+                          const char *path, int plain) {
+    const pp_sandbox *sb = sandbox_get();
+    c->n = 0;
+    mpi_arg(c, "mpirun");
+    if (geteuid() == 0) mpi_arg(c, "--allow-run-as-root");
+    mpi_arg(c, "--oversubscribe");
+    mpi_arg(c, "-x"), mpi_arg(c, "PPLAB_TOKEN"); /* the token travels in the environment, not on a command line */
+    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P);
+    mpi_arg(c, "%s", mpi_exe), mpi_arg(c, "grade-one");
+    mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
+    mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
+    mpi_arg(c, "--microbatches"), mpi_arg(c, "%d", t->M);
+    mpi_arg(c, "--chunks"), mpi_arg(c, "%d", t->v);
+    mpi_arg(c, "--steps"), mpi_arg(c, "%d", t->steps);
+    mpi_arg(c, "--seed"), mpi_arg(c, "%u", t->seed);
+    mpi_arg(c, "--latency"), mpi_arg(c, "%.17g", t->latency);
+    mpi_arg(c, "--recompute"), mpi_arg(c, "%d", t->recompute);
+    mpi_arg(c, "--layers"), mpi_arg(c, "%d", t->layers);
+    mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
+    mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);
+    mpi_arg(c, "--deadline"), mpi_arg(c, "%.17g", mpi_deadline(t));
+    mpi_arg(c, "--driver"), mpi_arg(c, "%s", driver);
+    mpi_arg(c, "--backend"), mpi_arg(c, "%s", backend);
+    mpi_arg(c, "--memory-limit"), mpi_arg(c, "%zu", sb->memory_limit);
+    if (!sb->lockdown) mpi_arg(c, "--unsafe-no-sandbox");
+    mpi_arg(c, "--out"), mpi_arg(c, "%s", path);
+    if (plain) mpi_arg(c, "--plain");
+}
+
+/* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded. */
+static void mpi_execute(const pp_test_config *tc, const char *driver, const char *backend, uint64_t token,
+                        const char *res_path, const char *plain_path) {
+    char tok[32];
+    snprintf(tok, sizeof tok, "%016" PRIx64, token);
+    setenv("PPLAB_TOKEN", tok, 1);
+    mpi_cmd *c = pp__xcalloc(1, sizeof *c);
+    for (int plain = tc->recompute ? 1 : 0; plain >= 0; plain--) {
+        mpi_cmd_build(c, tc, driver, backend, plain ? plain_path : res_path, plain);
+        pid_t pid = fork();
+        if (pid == 0) {
+            /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
+            int nul = open("/dev/null", O_RDONLY);
+            if (nul >= 0) dup2(nul, 0), close(nul);
+            execvp(c->argv[0], c->argv);
+            fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with "
+                    "--transport threads\n", strerror(errno));
+            _exit(127);
+        }
+        int st = 0;
+        while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        reap_children(NULL, 0);
+        struct stat fs;
+        if (stat(plain ? plain_path : res_path, &fs) == 0 && fs.st_size > 0) continue;
+        /* no rank 0 report: say why in its place */
+        pp_run_result res;
+        memset(&res, 0, sizeof res);
+        res.P = tc->P, res.v = tc->v;
+        res.status = pid < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127) ? PP_ERR_IO : PP_ERR_CRASH;
+        if (res.status == PP_ERR_IO)
+            snprintf(res.error, sizeof res.error, "mpirun could not be started: install openmpi-bin (Open MPI) or "
+                     "grade with --transport threads");
+        else
+            snprintf(res.error, sizeof res.error, "mpirun ended (%s %d) before rank 0 reported the run: see the "
+                     "output", WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        pp_wire w;
+        pp__wire_init(&w);
+        file_head(&w, token, KIND_RUN);
+        pp__result_encode(&w, &res, tc->steps);
+        file_put(plain ? plain_path : res_path, &w);
+        pp__wire_free(&w);
+    }
+    free(c);
+}
+
+/* The body of a test's supervisor. */
+static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const char *driver, const char *backend,
+                                                uint64_t token, const char *res_path, const char *plain_path) {
+    int rc = 0;
+    if (!strcmp(tc->lab, "warmup")) {
+        rc = warmup_execute(tc, driver, token, res_path);
+    } else if (mpi_exe) {
+        mpi_execute(tc, driver, backend, token, res_path, plain_path);
+    } else {
+        rc = pp__runner_execute(tc, driver, backend, "threads", 0, 0, token, res_path);
+        if (tc->recompute) rc |= pp__runner_execute(tc, driver, backend, "threads", 0, 1, token, plain_path);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    reap_children(NULL, 0);
+    _exit(rc ? 3 : 0);
+}
+
+/* ---- in the grader ------------------------------------------------------------------------------------- */
 
 /* The student's timeline above the canonical one, as plot_dir/<test name>.png. */
 static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const char *name) {
@@ -52,52 +334,12 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
     pp__schedule_free(&s);
 }
 
-int pp__runner_grade(const pp_test_config *tc, const char *so_path, const char *backend, const char *transport,
-                     double deadline_s, const pp_run_result *plain_given, pp_test_result *out) {
-    int mpi = !strcmp(transport, "mpi"), lead = !mpi || pp__mpi_env_rank() == 0;
-    if (!strcmp(tc->lab, "warmup")) {
-        if (lead) pp__warmup_grade(so_path, tc, out);
-        return lead;
-    }
-    const pp_lab_info *lab = pp__lab_find(tc->lab);
-    char err[1024];
-    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(so_path, lab->symbol, err, sizeof err);
-    pp_run_config rc;
-    pp__config_to_run(tc, backend, &rc);
-    rc.transport = transport;
-    if (deadline_s > 0) rc.deadline_s = deadline_s;
-    if (!fn) {
-        if (lead) pp__checks_failed_run(&rc, PP_ERR_COMPILE, err, out);
-        return lead;
-    }
-    pp_run_result res, plain = {0};
-    pp__run(&rc, fn, &res);
-    if (!lead) {
-        /* rank 0 holds the gathered results and grades for every process */
-        pp__result_free(&res);
-        return 0;
-    }
-    int have_plain = 0, own_plain = rc.recompute && !mpi && res.status == PP_OK;
-    if (own_plain) {
-        pp_run_config rc2 = rc;
-        rc2.recompute = 0;
-        have_plain = pp__run(&rc2, fn, &plain) == PP_OK;
-    } else if (rc.recompute && plain_given) {
-        /* MPI initialises once per process: the run without recomputation was the previous mpirun's */
-        plain = *plain_given;
-        have_plain = 1;
-    }
-    pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, out);
-    pp__result_free(&res);
-    if (own_plain) pp__result_free(&plain);
-    return 1;
-}
-
 void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
                       const pp_run_result *plain, pp_test_result *out) {
     char err[1024];
     if (res->status != PP_OK) {
         pp__checks_failed_run(rc, res->status, res->error, out);
+        out->crashed = res->status == PP_ERR_CRASH;
         return;
     }
     out->bubble = res->bubble;
@@ -122,78 +364,23 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
     }
 }
 
-/* In the forked child of a threads test: runs the student's step function (and, for recomputation, the same
- * run without it) and writes the raw results to the job's files. Grading happens in the parent, which never
- * loads the student's code: what this process reports can only be what a run produced. */
-static int child_execute(const pp_test_config *tc, const char *so_path, const char *backend, uint64_t token,
-                         const char *res_path, const char *plain_path) {
-    const pp_lab_info *lab = pp__lab_find(tc->lab);
-    char err[1024];
-    pp_run_config rc;
-    pp__config_to_run(tc, backend, &rc);
-    pp_run_result res = {0};
-    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(so_path, lab->symbol, err, sizeof err);
-    if (!fn) {
-        res.status = PP_ERR_COMPILE;
-        res.P = rc.P, res.v = rc.v;
-        snprintf(res.error, sizeof res.error, "%s", err);
-    } else {
-        pp__run(&rc, fn, &res);
-    }
-    FILE *f = fopen(res_path, "wb");
-    int rc_w = !f || pp__result_write(f, token, rc.steps, &res) || fclose(f);
-    if (fn && rc.recompute && res.status == PP_OK) {
-        pp_run_result plain;
-        rc.recompute = 0;
-        pp__run(&rc, fn, &plain);
-        FILE *g = fopen(plain_path, "wb");
-        rc_w |= !g || pp__result_write(g, token, rc.steps, &plain) || fclose(g);
-        pp__result_free(&plain);
-    }
-    pp__result_free(&res);
-    return rc_w ? 3 : 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n) {
-    const char *p = buf;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return -1;
-        p += k, n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* ---- in the parent ------------------------------------------------------------------------------------- */
-
-static const char *mpi_exe; /* pplab to start under mpirun; NULL: tests run in the forked child */
-
-int pp__runner_set_transport(const char *transport, const char *pplab_exe) {
-    if (!strcmp(transport, "threads")) {
-        mpi_exe = NULL;
-        return 0;
-    }
-    if (strcmp(transport, "mpi") || !pplab_exe) return -1;
-    mpi_exe = pplab_exe;
-    return 0;
-}
-
 static uint64_t new_token(void) {
     uint64_t t = 0;
-    int fd = open("/dev/urandom", O_RDONLY);
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || read(fd, &t, sizeof t) != (ssize_t)sizeof t) t = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)time(NULL);
     if (fd >= 0) close(fd);
     return t | 1;
 }
 
-/* The last `max` bytes of the capture file, starting at a line boundary. */
-static void read_tail(const char *path, char *dst, size_t max) {
+/* The last `max` bytes of the capture file, starting at a line boundary; *size gets its size. */
+static void read_tail(const char *path, char *dst, size_t max, long *size_out) {
     dst[0] = 0;
+    *size_out = 0;
     FILE *f = fopen(path, "r");
     if (!f) return;
     fseek(f, 0, SEEK_END);
     long size = ftell(f), from = size > (long)max - 1 ? size - (long)max + 1 : 0;
+    *size_out = size;
     fseek(f, from, SEEK_SET);
     size_t n = fread(dst, 1, max - 1, f);
     dst[n] = 0;
@@ -226,14 +413,14 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
 /* Tests in flight, for pp__runner_abort_all (read from a signal handler: plain fixed-size storage). */
 #define MAX_INFLIGHT 64
 static volatile pid_t inflight_pid[MAX_INFLIGHT];
-static char inflight_files[MAX_INFLIGHT][3][32];
+static char inflight_files[MAX_INFLIGHT][3][40];
 
 static void inflight_set(pid_t pid, const char *a, const char *b, const char *c) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
         if (!inflight_pid[i]) {
-            snprintf(inflight_files[i][0], 32, "%s", a);
-            snprintf(inflight_files[i][1], 32, "%s", b);
-            snprintf(inflight_files[i][2], 32, "%s", c);
+            snprintf(inflight_files[i][0], 40, "%s", a);
+            snprintf(inflight_files[i][1], 40, "%s", b);
+            snprintf(inflight_files[i][2], 40, "%s", c);
             inflight_pid[i] = pid;
             return;
         }
@@ -248,7 +435,7 @@ void pp__runner_abort_all(void) {
     for (int i = 0; i < MAX_INFLIGHT; i++) {
         pid_t pid = inflight_pid[i];
         if (!pid) continue;
-        kill(-pid, SIGKILL); /* each test leads its own process group: mpirun, ranks, anything it forked */
+        kill(-pid, SIGKILL); /* each test leads its own process group: drivers, mpirun, ranks */
         kill(pid, SIGKILL);
         for (int k = 0; k < 3; k++)
             if (inflight_files[i][k][0]) unlink(inflight_files[i][k]);
@@ -259,95 +446,10 @@ void pp__runner_abort_all(void) {
 struct pp_runner_job {
     pp_test_config tc;
     pid_t pid;
-    int fd;                  /* the warm-up's result pipe; -1 when the result comes in files */
-    int raw;                 /* threads: the child reports raw results, this process grades them */
-    char cap[32];
-    char res_path[32], plain_path[32]; /* under mpirun: rank 0's result, and the run without recomputation's */
+    char cap[40], res_path[40], plain_path[40];
     uint64_t token;
     double t0;
 };
-
-/* Seconds a wait may block under mpirun before the mpi transport calls it a deadlock: well inside the time
- * limit, so that start-up (about a second), the report and, for recomputation, a second mpirun still fit. */
-static double mpi_deadline(const pp_test_config *tc) {
-    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    double d = 0.4 * limit / (tc->recompute ? 2 : 1);
-    return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
-}
-
-/* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. Strings
- * live in buf; argv is NULL-terminated. */
-enum { MPI_ARGS = 48 };
-typedef struct mpi_cmd {
-    char buf[MPI_ARGS][320];
-    char *argv[MPI_ARGS + 1];
-    int n;
-} mpi_cmd;
-
-static void mpi_arg(mpi_cmd *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void mpi_arg(mpi_cmd *c, const char *fmt, ...) {
-    PP_ASSERT(c->n < MPI_ARGS);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->buf[c->n], sizeof c->buf[c->n], fmt, ap);
-    va_end(ap);
-    c->argv[c->n] = c->buf[c->n];
-    c->argv[++c->n] = NULL;
-}
-
-static void mpi_cmd_build(mpi_cmd *c, const pp_runner_job *j, const char *so_path, const char *backend, int plain) {
-    const pp_test_config *t = &j->tc;
-    c->n = 0;
-    mpi_arg(c, "mpirun");
-    if (geteuid() == 0) mpi_arg(c, "--allow-run-as-root");
-    mpi_arg(c, "--oversubscribe");
-    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P);
-    mpi_arg(c, "%s", mpi_exe), mpi_arg(c, "grade-one");
-    mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
-    mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
-    mpi_arg(c, "--microbatches"), mpi_arg(c, "%d", t->M);
-    mpi_arg(c, "--chunks"), mpi_arg(c, "%d", t->v);
-    mpi_arg(c, "--steps"), mpi_arg(c, "%d", t->steps);
-    mpi_arg(c, "--seed"), mpi_arg(c, "%u", t->seed);
-    mpi_arg(c, "--latency"), mpi_arg(c, "%.17g", t->latency);
-    mpi_arg(c, "--recompute"), mpi_arg(c, "%d", t->recompute);
-    mpi_arg(c, "--layers"), mpi_arg(c, "%d", t->layers);
-    mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
-    mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);
-    mpi_arg(c, "--deadline"), mpi_arg(c, "%.17g", mpi_deadline(t));
-    mpi_arg(c, "--so"), mpi_arg(c, "%s", so_path);
-    mpi_arg(c, "--backend"), mpi_arg(c, "%s", backend);
-    mpi_arg(c, "--token"), mpi_arg(c, "%016" PRIx64, j->token);
-    if (plain) {
-        mpi_arg(c, "--plain-out"), mpi_arg(c, "%s", j->plain_path);
-        return;
-    }
-    mpi_arg(c, "--result"), mpi_arg(c, "%s", j->res_path);
-    if (t->recompute) mpi_arg(c, "--plain-in"), mpi_arg(c, "%s", j->plain_path);
-    if (plot_dir) mpi_arg(c, "--plots"), mpi_arg(c, "%s", plot_dir);
-}
-
-/* In the forked child: the run without recomputation first (when the test needs it), then the graded run,
- * each one mpirun. The child leads its own process group, so the parent's kill(-pid) on timeout ends mpirun
- * and every rank. */
-static void mpi_child(const pp_runner_job *j, const char *so_path, const char *backend) {
-    mpi_cmd *c = pp__xcalloc(1, sizeof *c);
-    if (j->tc.recompute) {
-        mpi_cmd_build(c, j, so_path, backend, 1);
-        pid_t pid = fork();
-        if (pid == 0) {
-            execvp(c->argv[0], c->argv);
-            _exit(127);
-        }
-        int st;
-        while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    }
-    mpi_cmd_build(c, j, so_path, backend, 0);
-    execvp(c->argv[0], c->argv);
-    fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with --transport threads\n",
-            strerror(errno));
-    _exit(127);
-}
 
 static int temp_file(char *path, size_t len, const char *kind) {
     snprintf(path, len, "/tmp/pplab-%s-XXXXXX", kind);
@@ -357,28 +459,26 @@ static int temp_file(char *path, size_t len, const char *kind) {
     return 0;
 }
 
-pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, const char *build_err,
-                                const char *backend, pp_test_result *out) {
+pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, pp_status build_st,
+                                const char *build_err, const char *backend, pp_test_result *out) {
     memset(out, 0, sizeof *out);
     out->cfg = *tc;
     pp__config_name(tc, out->name, sizeof out->name);
-    if (!so_path) {
-        fail_whole(out, tc, PP_ERR_COMPILE, build_err ? build_err : "the implementation did not build");
+    if (!impl) {
+        fail_whole(out, tc, build_st != PP_OK ? build_st : PP_ERR_COMPILE,
+                   build_err ? build_err : "the implementation did not build");
         return NULL;
     }
-    /* the warm-up has no ranks: it runs in the forked child whatever the transport */
-    int warmup = !strcmp(tc->lab, "warmup"), mpi = mpi_exe && !warmup;
+    /* the grader adopts what a killed supervisor leaves behind, and reaps it (see reap_orphans) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     pp_runner_job *j = pp__xcalloc(1, sizeof *j);
     j->tc = *tc;
-    j->fd = -1;
-    j->raw = !mpi && !warmup;
     snprintf(j->cap, sizeof j->cap, "/tmp/pplab-output-XXXXXX");
     int capfd = mkstemp(j->cap);
-    int fds[2] = {-1, -1};
-    int files_ok = warmup || (temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
-                              (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0));
-    if (capfd < 0 || !files_ok || (warmup && pipe(fds))) {
-        fail_whole(out, tc, PP_ERR_IO, "cannot create the capture file or pipe: check /tmp");
+    int files_ok = temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
+                   (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0);
+    if (capfd < 0 || !files_ok) {
+        fail_whole(out, tc, PP_ERR_IO, "cannot create the capture or result files: check /tmp");
         if (capfd >= 0) close(capfd), unlink(j->cap);
         if (j->res_path[0]) unlink(j->res_path);
         if (j->plain_path[0]) unlink(j->plain_path);
@@ -390,185 +490,146 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const char *so_path, c
     fflush(stdout);
     fflush(stderr);
     j->pid = fork();
-    if (j->pid == 0 && mpi) {
-        setpgid(0, 0);
-        /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) dup2(nul, 0), close(nul);
-        dup2(capfd, 1);
-        dup2(capfd, 2);
-        close(capfd);
-        mpi_child(j, so_path, backend);
-    }
     if (j->pid == 0) {
-        /* its own process group, so whatever the student's code starts ends with it (kill(-pid)) */
+        /* its own process group, a subreaper of everything below it, and its output in the capture file, which
+         * the drivers inherit as theirs */
         setpgid(0, 0);
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         dup2(capfd, 1);
         dup2(capfd, 2);
         close(capfd);
-        /* a schedule printing without end must not fill the disk: the capture stops growing at 64 MiB */
-        struct rlimit fsize = {64 << 20, 64 << 20};
-        signal(SIGXFSZ, SIG_IGN);
-        setrlimit(RLIMIT_FSIZE, &fsize);
-        pp__crash_install();
-        if (j->raw) _exit(child_execute(tc, so_path, backend, j->token, j->res_path, j->plain_path));
-        close(fds[0]);
-        pp_test_result *r = pp__xcalloc(1, sizeof *r);
-        r->cfg = *tc;
-        pp__runner_grade(tc, so_path, backend, "threads", 0, NULL, r);
-        r->token = j->token;
-        fflush(stdout);
-        _exit(write_all(fds[1], r, sizeof *r) ? 3 : 0);
+        pp__crash_install(pp__current_rank, NULL);
+        supervise(tc, impl->driver, backend, j->token, j->res_path, j->plain_path);
     }
     if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
     if (j->pid > 0) inflight_set(j->pid, j->cap, j->res_path, j->plain_path);
-    if (warmup) close(fds[1]), j->fd = fds[0];
     close(capfd);
     return j;
 }
 
-/* Waits for the child (mpirun) until the deadline t0 + limit; 1 when it exited (status set), 0 on timeout. */
+/* Waits for the supervisor until t_end; 1 when it exited (status set), 0 on timeout. */
 static int wait_until(pid_t pid, double t_end, int *status) {
     for (;;) {
         pid_t w = waitpid(pid, status, WNOHANG);
         if (w == pid) return 1;
         if (w < 0 && errno != EINTR) return 1;
         if (pp__now() >= t_end) return 0;
-        usleep(5000);
+        usleep(2000);
     }
 }
 
-/* Reads the whole file at path (at most max bytes) into a malloc'd buffer; NULL when missing or too big. */
-static void *file_slurp(const char *path, size_t max, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *buf = size >= 0 && (size_t)size <= max ? pp__xmalloc((size_t)size + 1) : NULL;
-    *len = buf ? fread(buf, 1, (size_t)size, f) : 0;
-    fclose(f);
-    return buf;
+/* Orphans of a killed supervisor came to this process (a subreaper): end them too, but not the supervisors
+ * of other tests still in flight. */
+static void reap_orphans(void) {
+    pid_t keep[MAX_INFLIGHT];
+    int n = 0;
+    for (int i = 0; i < MAX_INFLIGHT; i++)
+        if (inflight_pid[i]) keep[n++] = inflight_pid[i];
+    reap_children(keep, n);
 }
 
-/* A threads test that ended normally: parse its raw results and grade them here. */
-static void grade_raw(const pp_runner_job *j, pp_test_result *out) {
+/* The results of a run, read from the supervisor's file and graded here. */
+static void grade_run(const pp_runner_job *j, pp_test_result *out) {
     const pp_test_config *tc = &j->tc;
     pp_run_config rc;
     pp__config_to_run(tc, "cpu", &rc);
     size_t len = 0, plen = 0;
-    void *buf = file_slurp(j->res_path, (size_t)1 << 30, &len), *pbuf = NULL;
+    unsigned char *buf = file_get(j->res_path, &len), *pbuf = NULL;
     pp_run_result res, plain;
-    int ok = buf && pp__result_read(buf, len, j->token, &rc, &res) == 0, have_plain = 0;
+    pp_wire_in r;
+    int ok = buf && file_open(&r, buf, len, j->token, KIND_RUN) == 0 &&
+             pp__result_decode(&r, rc.P, rc.v, rc.steps, &res) == 0, have_plain = 0;
     if (ok && tc->recompute && res.status == PP_OK) {
-        pbuf = file_slurp(j->plain_path, (size_t)1 << 30, &plen);
-        have_plain = pbuf && pp__result_read(pbuf, plen, j->token, &rc, &plain) == 0;
+        pbuf = file_get(j->plain_path, &plen);
+        have_plain = pbuf && file_open(&r, pbuf, plen, j->token, KIND_RUN) == 0 &&
+                     pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
     }
-    double secs = out->seconds;
     if (!ok) {
-        fail_whole(out, tc, PP_ERR_CRASH, "the test process ended without a valid report of its run (did the "
-                   "schedule write to the grader's files or end the process?)");
+        fail_whole(out, tc, PP_ERR_IO, "the test's supervisor ended without a report of its run: this is a bug in "
+                   "pplab, or the machine ran out of memory or disk");
     } else {
         pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, out);
         pp__result_free(&res);
         if (have_plain) pp__result_free(&plain);
     }
-    out->seconds = secs;
     free(buf);
     free(pbuf);
 }
 
-/* Reads up to n bytes of path into dst; returns the count. */
-static size_t file_get(const char *path, void *dst, size_t n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    size_t k = fread(dst, 1, n, f);
-    fclose(f);
-    return k;
+/* The warm-up's recorded answers, graded here. */
+static void grade_warmup(const pp_runner_job *j, pp_test_result *out) {
+    size_t len = 0;
+    unsigned char *buf = file_get(j->res_path, &len);
+    pp_wire_in r;
+    if (!buf || file_open(&r, buf, len, j->token, KIND_WARMUP)) {
+        free(buf);
+        fail_whole(out, &j->tc, PP_ERR_IO, "the warm-up's supervisor ended without its answers: this is a bug in "
+                   "pplab, or the machine ran out of memory or disk");
+        return;
+    }
+    pp_status st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+    char err[600];
+    pp__wire_get_str(&r, err, sizeof err);
+    uint64_t n = pp__wire_get_u64(&r);
+    const void *rec = pp__wire_view(&r, n);
+    if (r.bad) {
+        fail_whole(out, &j->tc, PP_ERR_IO, "the warm-up's answers are malformed: this is a bug in pplab");
+    } else if (st != PP_OK) {
+        out->crashed = st == PP_ERR_CRASH;
+        fail_whole(out, &j->tc, st, err);
+    } else {
+        pp__warmup_grade(&j->tc, rec, (size_t)n, out);
+    }
+    free(buf);
 }
 
 void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     if (!j) return;
     const pp_test_config *tc = &j->tc;
-    int files = j->res_path[0] != 0; /* the result comes in files: raw (threads) or rank 0's (mpirun) */
-    pp_test_result *got = pp__xcalloc(1, sizeof *got);
-    size_t have = 0;
-    int timed_out = 0, status = 0;
+    int status = 0, timed_out = 0;
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    while (!files && j->pid > 0 && have < sizeof *got) {
-        int left_ms = (int)((j->t0 + limit - pp__now()) * 1000);
-        if (left_ms <= 0) {
-            timed_out = 1;
-            break;
-        }
-        struct pollfd p = {j->fd, POLLIN, 0};
-        int k = poll(&p, 1, left_ms);
-        if (k < 0 && errno == EINTR) continue;
-        if (k == 0) continue;
-        ssize_t n = read(j->fd, (char *)got + have, sizeof *got - have);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        have += (size_t)n;
-    }
-    if (files && j->pid > 0) {
+    if (j->pid > 0) {
         timed_out = !wait_until(j->pid, j->t0 + limit, &status);
-        if (timed_out) kill(j->pid, SIGKILL);
-        else if (!j->raw) have = file_get(j->res_path, got, sizeof *got);
-    } else if (timed_out && j->pid > 0) {
-        kill(j->pid, SIGKILL);
+        /* the test's whole process group: its drivers, mpirun and its ranks */
+        kill(-j->pid, SIGKILL);
+        if (timed_out)
+            while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
+        inflight_clear(j->pid);
+        reap_orphans();
     }
-    /* the test's whole process group: mpirun and its ranks, or anything the student's code forked */
-    if (j->pid > 0) kill(-j->pid, SIGKILL), inflight_clear(j->pid);
-    if (j->pid > 0 && (!files || timed_out))
-        while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
-    if (j->fd >= 0) close(j->fd);
     out->seconds = pp__now() - j->t0;
+    long cap_size = 0;
     char msg[400];
     if (j->pid < 0) {
         fail_whole(out, tc, PP_ERR_IO, "cannot fork a test process: too many processes?");
     } else if (timed_out) {
         out->timed_out = 1;
+        read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
+        int flooded = (size_t)cap_size >= sandbox_get()->output_limit && sandbox_get()->output_limit;
         snprintf(msg, sizeof msg, "no result after %.0f s: an endless loop, or a rank spinning without calling "
-                 "pplab (a blocked pp_recv/pp_send is reported as a deadlock instead)", limit);
+                 "pplab (a blocked pp_recv/pp_send is reported as a deadlock instead)%s", limit,
+                 flooded ? "; it had printed the whole output limit by then, so it was probably printing in a loop" : "");
         fail_whole(out, tc, PP_ERR_TIMEOUT, msg);
-    } else if (j->raw && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        grade_raw(j, out);
-    } else if (have == sizeof *got && got->token == j->token) {
-        double secs = out->seconds;
-        char name[sizeof out->name];
-        memcpy(name, out->name, sizeof name);
-        *out = *got;
-        out->seconds = secs;
-        out->cfg = *tc;
-        memcpy(out->name, name, sizeof name);
     } else if (WIFSIGNALED(status)) {
         out->crashed = 1;
-        int sig = WTERMSIG(status);
-        snprintf(msg, sizeof msg, "the test process crashed with signal %d (%s)", sig, strsignal(sig));
+        snprintf(msg, sizeof msg, "the test's supervisor died of signal %d (%s): this is a bug in pplab, or the "
+                 "machine ran out of memory", WTERMSIG(status), strsignal(WTERMSIG(status)));
         fail_whole(out, tc, PP_ERR_CRASH, msg);
-    } else if (files && !j->raw && WIFEXITED(status) && WEXITSTATUS(status) > 128) {
-        /* mpirun reports a rank killed by a signal as 128 + the signal */
-        out->crashed = 1;
-        int sig = WEXITSTATUS(status) - 128;
-        snprintf(msg, sizeof msg, "the test process crashed with signal %d (%s) in the schedule code", sig, strsignal(sig));
-        fail_whole(out, tc, PP_ERR_CRASH, msg);
-    } else if (files && !j->raw && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        fail_whole(out, tc, PP_ERR_IO, "mpirun could not be started: install openmpi-bin (Open MPI) or grade with "
-                   "--transport threads");
+    } else if (!strcmp(tc->lab, "warmup")) {
+        grade_warmup(j, out);
     } else {
-        snprintf(msg, sizeof msg, "the test process exited (status %d) without a result: did the schedule call "
-                 "exit()?", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        fail_whole(out, tc, PP_ERR_CRASH, msg);
+        grade_run(j, out);
     }
-    free(got);
-    read_tail(j->cap, out->output_tail, sizeof out->output_tail);
+    out->seconds = pp__now() - j->t0;
+    if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
     unlink(j->cap);
-    if (j->res_path[0]) unlink(j->res_path);
+    unlink(j->res_path);
     if (j->plain_path[0]) unlink(j->plain_path);
     free(j);
 }
 
-void pp__runner_test(const pp_test_config *tc, const char *so_path, const char *build_err, const char *backend,
-                     pp_test_result *out) {
-    pp__runner_finish(pp__runner_start(tc, so_path, build_err, backend, out), out);
+void pp__runner_test(const pp_test_config *tc, const pp_impl *impl, pp_status build_st, const char *build_err,
+                     const char *backend, pp_test_result *out) {
+    pp__runner_finish(pp__runner_start(tc, impl, build_st, build_err, backend, out), out);
 }

@@ -7,6 +7,7 @@
 #define PP_COMM_H
 
 #include <stddef.h>
+#include "tag.h"
 #include "tensor.h"
 
 typedef struct pp_world pp_world;
@@ -28,14 +29,10 @@ struct pp_request {
     double wall_post;        /* wall time (since the step began) at which it was posted */
 };
 
-/* A tag's parts, for messages: "F mb3 vs2". buf must hold 32 bytes. */
-const char *pp__tag_describe(int tag, char *buf, size_t len);
 /* "pp_send(dst=2, tag F mb3 vs2)": an operation as reports name it (buf should hold 96 bytes). */
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len);
 /* The same for a posted request (its api, or pp_send/pp_recv when unset). */
 const char *pp__request_describe(const pp_request *q, char *buf, size_t len);
-/* Splits a tag into direction, micro-batch and receiving virtual stage; returns 0 if it is not a pp_tag(). */
-int pp__tag_split(int tag, int *dir, int *mb, int *vstage);
 
 typedef struct pp_transport_ops {
     const char *name;

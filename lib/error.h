@@ -20,7 +20,9 @@
     X(PP_ERR_TIMEOUT, "timeout")                                                  \
     X(PP_ERR_CRASH, "crash")                                                      \
     X(PP_ERR_COMPILE, "compile error")                                            \
-    X(PP_ERR_IO, "I/O error")
+    X(PP_ERR_IO, "I/O error")                                                     \
+    X(PP_ERR_SANDBOX, "refused by the sandbox")                                   \
+    X(PP_ERR_LIMIT, "resource limit")
 
 typedef enum {
 #define PP__ENUM(name, msg) name,

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "server.h"
+#include "spawn.h"
 #include "transport.h"
 
 double pp__now(void) {
@@ -52,6 +54,18 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
         snprintf(full, sizeof full, "rank %d: %s", r->id, msg);
     pp__world_fail(r->world, st, full);
     pp__rank_bail(r);
+}
+
+void pp__rank_charge(pp_rank *r, pp_charge what, const char *api) {
+    const pp_run_config *c = r->cfg;
+    static const char *const names[] = {"forwards", "loss gradients", "messages"};
+    static const char *const needs[] = {"one per micro-batch and chunk", "one per micro-batch", "two per micro-batch and boundary"};
+    long cap = what == PP_CHARGE_FORWARD ? 4L * c->M * c->v + 64 : what == PP_CHARGE_LOSS_GRAD ? 4L * c->M + 64
+                                                                 : 16L * c->M * c->v + 256;
+    if (++r->made[what] > cap && !c->uncapped)
+        pp__rank_abort(r, PP_ERR_LIMIT, "look for a loop that never ends or runs the same micro-batch again",
+                       "%s: this step made more than %ld %s (a schedule needs %s): pplab stops it here", api, cap,
+                       names[what], needs[what]);
 }
 
 /* ---- setup --------------------------------------------------------------------------------------------- */
@@ -113,6 +127,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->sent_msgs = 0;
     r->blocked_in = NULL;
     r->opt_calls = 0;
+    memset(r->made, 0, sizeof r->made);
     r->dloss_calls = 0;
     r->last_loss_sum = 0;
     r->loss_count = 0;
@@ -284,13 +299,33 @@ static void collect_params(pp_world *w, pp_run_result *res) {
     }
 }
 
-pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
+/* One driver per rank this process runs (all of them with threads, its own under MPI), before the transport
+ * starts: MPI forbids fork() after MPI_Init. Returns 0, or -1 with the reason in err. */
+static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_server **srv, char *err, size_t len) {
+    int mpi = cfg->transport && !strcmp(cfg->transport, "mpi"), only = mpi ? pp__mpi_env_rank() : -1;
+    for (int i = 0; i < cfg->P; i++) {
+        if (only >= 0 && i != only) continue;
+        if (!(srv[i] = pp__server_start(cfg, prog->sandbox, prog->symbol, i, err, len))) return -1;
+    }
+    return 0;
+}
+
+pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res) {
     memset(res, 0, sizeof *res);
     res->P = cfg->P;
     res->v = cfg->v;
     char err[512];
     if (pp__config_check(cfg, err, sizeof err)) {
         res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return res->status;
+    }
+    pp_step_fn fn = prog->sandbox ? pp__server_step : prog->fn;
+    pp_server **srv = pp__xcalloc((size_t)cfg->P, sizeof *srv);
+    if (prog->sandbox && servers_start(cfg, prog, srv, err, sizeof err)) {
+        for (int i = 0; i < cfg->P; i++) pp__server_stop(srv[i], 0);
+        free(srv);
+        res->status = PP_ERR_SANDBOX;
         snprintf(res->error, sizeof res->error, "%s", err);
         return res->status;
     }
@@ -318,6 +353,8 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
                 res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
                 snprintf(res->error, sizeof res->error, "%s", err);
                 ready = 0;
+            } else if (rank_is_local(&w, i)) {
+                w.ranks[i].srv = srv[i];
             }
         /* under MPI (one rank per process) every process must start the steps, or none */
         if (w.local_rank >= 0 && !pp__run_mpi_agree(&w, ready) && ready) {
@@ -356,12 +393,20 @@ pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
     }
+    /* drivers end before the transport does: under MPI, a driver waiting on its rank must not outlive it */
+    for (int i = 0; i < cfg->P; i++) pp__server_stop(srv[i], res->status == PP_OK);
+    free(srv);
     for (int i = 0; i < cfg->P; i++)
         if (w.ranks[i].cfg) rank_teardown(&w.ranks[i]);
     if (tp_up) w.tp->fini(&w);
     free(w.ranks);
     pthread_mutex_destroy(&w.fail_lock);
     return res->status;
+}
+
+pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
+    pp_program prog = {.fn = fn};
+    return pp__run_program(cfg, &prog, res);
 }
 
 void pp__result_free(pp_run_result *res) {

@@ -31,6 +31,8 @@ typedef struct pp_run_config {
     pp_optimizer optimizer;
     float lr, weight_decay;
     double deadline_s;      /* transports without exact detection: a wait longer than this is a deadlock */
+    int uncapped;           /* 1: no caps on what a step makes (pp__rank_charge): for benchmarks that loop on
+                               purpose in this process, never for a student's schedule */
 } pp_run_config;
 
 /* The defaults every run starts from (P=2, M=4, v=1, gpipe, cpu, SGD...). */
@@ -53,6 +55,7 @@ struct pp_stash {
 };
 
 typedef struct pp_world pp_world;
+typedef struct pp_server pp_server;
 
 struct pp_rank {
     int id;
@@ -86,6 +89,10 @@ struct pp_rank {
     int dloss_calls;         /* pp_loss_grad calls this step */
     float last_loss_sum;     /* sum of micro-batch losses seen by this rank's last stage */
     int loss_count;
+    /* what this step made, against the caps that keep a runaway schedule from exhausting pplab's memory */
+    int made[3];             /* per pp_charge */
+    /* the driver serving this rank in a sandboxed run (server.c); NULL in-process */
+    pp_server *srv;
     /* abort */
     jmp_buf abort_jmp;
 };
@@ -158,10 +165,31 @@ typedef struct pp_run_result {
 
 typedef void (*pp_step_fn)(pp_rank *r);
 
-/* Runs cfg->steps steps of fn on cfg->P ranks and fills res (zeroed first). Returns res->status.
+typedef struct pp_sandbox pp_sandbox;
+
+/* What a run executes on each rank: a step function in this process (in-process: the library's own tests and
+ * benchmarks, `pplab run --in-process`), or, with a sandbox, the step function `symbol` of a driver executable,
+ * one process per rank (lib/server.c, lib/spawn.c). */
+typedef struct pp_program {
+    pp_step_fn fn;
+    const pp_sandbox *sandbox;
+    const char *symbol;
+} pp_program;
+
+/* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.
  * With cfg->transport "mpi" this process runs only its own rank (the transport's MPI rank) and every process
- * must call it; rank 0's res is then the whole run's, as with threads, the others' hold only their rank. */
+ * must call it; rank 0's res is then the whole run's, as with threads, the others' hold only their rank.
+ * Drivers start before the transport (MPI_Init), from the calling thread, which must outlive the run. */
+pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res);
+/* The same for an in-process step function. */
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
+
+/* What a pp.h call makes that costs the runtime memory. */
+typedef enum { PP_CHARGE_FORWARD = 0, PP_CHARGE_LOSS_GRAD, PP_CHARGE_MESSAGE } pp_charge;
+/* Counts one more of `what` on rank r this step and stops the run with PP_ERR_LIMIT once the step made far more
+ * than any schedule needs (forwards 4Mv + 64, loss gradients 4M + 64, posted messages 16Mv + 256): pplab's
+ * memory must not be at a schedule's mercy, in a sandboxed run or in-process. */
+void pp__rank_charge(pp_rank *r, pp_charge what, const char *api);
 void pp__result_free(pp_run_result *res);
 /* Allocates res's per-rank arrays (traces, counters, peaks) for P ranks, zeroed; freed by pp__result_free. */
 void pp__result_alloc_ranks(pp_run_result *res, int P);

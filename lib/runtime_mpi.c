@@ -1,39 +1,14 @@
 /* runtime_mpi.c: what a run does differently when every rank is its own process (the mpi transport): each
  * process collects its own rank's results as with threads, then rank 0 gathers the others' (traces, counters,
- * gradients and weights) so that its pp_run_result is the one a threads run gives. Also the ping-pong
+ * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. Also the ping-pong
  * benchmark that measures one message's latency through pp_send/pp_recv on any transport.
  * No MPI call here: the collectives are the transport's (transport.h). */
 #include <stdint.h>
 #include <string.h>
 
+#include "result.h"
 #include "runtime.h"
 #include "transport.h"
-
-/* A growing byte buffer. */
-typedef struct blob {
-    unsigned char *p;
-    size_t len, cap;
-} blob;
-
-static void blob_put(blob *b, const void *src, size_t n) {
-    if (b->len + n > b->cap) {
-        b->cap = 2 * (b->len + n) + 256;
-        b->p = pp__xrealloc(b->p, b->cap);
-    }
-    if (n) memcpy(b->p + b->len, src, n);
-    b->len += n;
-}
-
-/* One process's counters of step 1, in front of its trace and parameters. */
-typedef struct rank_head {
-    int32_t rank, opt_calls, peak_stashes, sent_msgs, unfreed_stashes, dloss_calls, loss_count, ntrace, nparams;
-    uint64_t peak_bytes, peak_single;
-} rank_head;
-
-typedef struct param_head {
-    char name[32];
-    int32_t vstage, rank, count, pad;
-} param_head;
 
 int pp__run_mpi_agree(pp_world *w, int ok) {
     double bad = ok ? 0 : 1;
@@ -51,111 +26,63 @@ void pp__run_mpi_loss(pp_world *w, float *loss_sum, int *count) {
 
 void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     int me = w->local_rank, P = w->P;
-    blob b = {0};
-    rank_head h = {.rank = me,
-                   .opt_calls = res->opt_calls[me],
-                   .peak_stashes = res->peak_stashes[me],
-                   .sent_msgs = res->sent_msgs[me],
-                   .unfreed_stashes = res->unfreed_stashes[me],
-                   .dloss_calls = res->dloss_calls_total,
-                   .loss_count = res->loss_count,
-                   .ntrace = res->traces[me].n,
-                   .nparams = res->nparams,
-                   .peak_bytes = res->peak_bytes[me],
-                   .peak_single = res->peak_single ? res->peak_single[me] : 0};
-    blob_put(&b, &h, sizeof h);
-    blob_put(&b, res->traces[me].ev, (size_t)h.ntrace * sizeof(pp_event));
-    for (int i = 0; i < res->nparams; i++) {
-        const pp_param_result *p = &res->params[i];
-        param_head ph;
-        memset(&ph, 0, sizeof ph);
-        snprintf(ph.name, sizeof ph.name, "%s", p->name);
-        ph.vstage = p->vstage;
-        ph.rank = p->rank;
-        ph.count = p->count;
-        blob_put(&b, &ph, sizeof ph);
-        blob_put(&b, p->weight, (size_t)p->count * sizeof(float));
-        blob_put(&b, p->grad, (size_t)p->count * sizeof(float));
-    }
+    pp_wire b;
+    pp__wire_init(&b);
+    pp__result_encode(&b, res, 0); /* the losses were summed over the processes already */
+    PP_ASSERT(!b.bad);
     size_t *lens = pp__xcalloc((size_t)P, sizeof *lens);
     unsigned char *all = pp__mpi_gather(w, b.p, b.len, lens);
-    free(b.p);
+    pp__wire_free(&b);
     if (me != 0 || !all) {
         free(lens);
         free(all);
         return;
     }
 
-    /* rank 0: every process's part, its own included, in rank order */
+    /* rank 0: every process's part, its own included, in rank order; each holds its rank's figures */
+    pp_run_result *part = pp__xcalloc((size_t)P, sizeof *part);
+    size_t off = 0;
+    int total = 0;
+    for (int q = 0; q < P; q++) {
+        pp_wire_in in;
+        pp__wire_in_init(&in, all + off, lens[q]);
+        off += lens[q];
+        PP_ASSERT(pp__result_decode(&in, P, w->cfg->v, 0, &part[q]) == 0);
+        total += part[q].nparams;
+    }
     for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
     free(res->params);
-    res->params = NULL;
-    res->nparams = 0;
     res->dloss_calls_total = res->loss_count = 0;
-    const unsigned char **parts = pp__xcalloc((size_t)P, sizeof *parts);
-    int total = 0;
-    size_t off = 0;
     for (int q = 0; q < P; q++) {
-        const unsigned char *at = all + off;
-        off += lens[q];
-        rank_head rh;
-        memcpy(&rh, at, sizeof rh);
-        PP_ASSERT(rh.rank == q);
-        res->opt_calls[q] = rh.opt_calls;
-        res->peak_stashes[q] = rh.peak_stashes;
-        res->sent_msgs[q] = rh.sent_msgs;
-        res->unfreed_stashes[q] = rh.unfreed_stashes;
-        res->peak_bytes[q] = (size_t)rh.peak_bytes;
-        if (res->peak_single) res->peak_single[q] = (size_t)rh.peak_single;
-        res->dloss_calls_total += rh.dloss_calls;
-        res->loss_count += rh.loss_count;
-        at += sizeof rh;
-        if (q != me) {
-            pp__trace_clear(&res->traces[q]);
-            for (int e = 0; e < rh.ntrace; e++) {
-                pp_event ev;
-                memcpy(&ev, at + (size_t)e * sizeof ev, sizeof ev);
-                pp__trace_add(&res->traces[q], &ev);
-            }
-        }
-        parts[q] = at + (size_t)rh.ntrace * sizeof(pp_event);
-        total += rh.nparams;
+        res->opt_calls[q] = part[q].opt_calls[q];
+        res->peak_stashes[q] = part[q].peak_stashes[q];
+        res->sent_msgs[q] = part[q].sent_msgs[q];
+        res->unfreed_stashes[q] = part[q].unfreed_stashes[q];
+        res->peak_bytes[q] = part[q].peak_bytes[q];
+        res->peak_single[q] = part[q].peak_single[q];
+        res->dloss_calls_total += part[q].dloss_calls_total;
+        res->loss_count += part[q].loss_count;
+        pp__trace_clear(&res->traces[q]);
+        res->traces[q] = part[q].traces[q];
+        part[q].traces[q] = (pp_trace){0};
     }
     /* parameters in the model's order: virtual stage by virtual stage, each from the rank that owns it */
-    res->params = pp__xcalloc((size_t)total, sizeof *res->params);
+    res->params = pp__xcalloc((size_t)total + 1, sizeof *res->params);
     int S = P * w->cfg->v, k = 0;
     for (int s = 0; s < S; s++) {
-        int q = s % P;
-        off = 0;
-        for (int i = 0; i < q; i++) off += lens[i];
-        const unsigned char *at = all + off;
-        rank_head rh;
-        memcpy(&rh, at, sizeof rh);
-        at = parts[q];
-        for (int i = 0; i < rh.nparams; i++) {
-            param_head ph;
-            memcpy(&ph, at, sizeof ph);
-            at += sizeof ph;
-            size_t bytes = (size_t)ph.count * sizeof(float);
-            if (ph.vstage == s) {
-                pp_param_result *p = &res->params[k++];
-                snprintf(p->name, sizeof p->name, "%s", ph.name);
-                p->vstage = ph.vstage;
-                p->rank = ph.rank;
-                p->count = ph.count;
-                p->weight = pp__xmalloc(bytes);
-                memcpy(p->weight, at, bytes);
-                p->grad = pp__xmalloc(bytes);
-                memcpy(p->grad, at + bytes, bytes);
+        pp_run_result *pq = &part[s % P];
+        for (int i = 0; i < pq->nparams; i++)
+            if (pq->params[i].vstage == s) {
+                res->params[k++] = pq->params[i];
+                pq->params[i].grad = pq->params[i].weight = NULL;
             }
-            at += 2 * bytes;
-        }
     }
     PP_ASSERT(k == total);
     res->nparams = total;
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
-    free(parts);
+    for (int q = 0; q < P; q++) pp__result_free(&part[q]);
+    free(part);
     free(lens);
     free(all);
 }
@@ -201,6 +128,7 @@ double pp__bench_pingpong(const char *transport, int iters) {
     c.vocab = 2;
     c.transport = transport;
     c.eager = 0;
+    c.uncapped = 1;
     bench_iters = iters > 0 ? iters : 1;
     bench_oneway = -1;
     pp_run_result res;

@@ -30,8 +30,6 @@ int pp_virtual_stage(const pp_rank *r, int chunk) {
     return chunk * r->cfg->P + r->id;
 }
 
-const char *pp_version(void) { return "0.1.0"; }
-
 void pp_fail(pp_rank *r, const char *fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -131,6 +129,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
                        "pp_stage_forward: virtual stage %d needs the activation of micro-batch %d from virtual stage %d",
                        vs, mb, vs - 1);
     if (x) check_input(r, "pp_stage_forward", x, c->hidden, "x");
+    pp__rank_charge(r, PP_CHARGE_FORWARD, "pp_stage_forward");
     pp_stage_model *m = &r->chunks[chunk];
     pp_tensor *tokens = NULL, *targets = NULL;
     if (m->has_embed || m->has_head) {
@@ -250,6 +249,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
 
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
     pp__rank_check(r);
+    pp__rank_charge(r, PP_CHARGE_LOSS_GRAD, "pp_loss_grad");
     pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, 1, PP_F32, r->id);
     pp__tensor_from_host(t, &scale);
     r->dloss_calls++;

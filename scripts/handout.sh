@@ -9,8 +9,10 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 dest="$stage/pplab"
 mkdir -p "$dest"
+# what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
 git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts \
-    'labs/*.md' 'labs/*/*.md' | xargs -0 -I{} cp --parents {} "$dest"/
+    'labs/*.md' 'labs/*/*.md' | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    xargs -0 -I{} cp --parents {} "$dest"/
 bash scripts/mklabs.sh --out "$dest/labs"
 marker='//>''> solution'   # split so this script does not match itself
 if grep -rIl -e "$marker" "$dest/labs" >/dev/null; then

@@ -484,6 +484,7 @@ Test(comm, ping_pong_latency, .timeout = 10) {
     c.seq = 1;
     c.hidden = 8;
     c.vocab = 8;
+    c.uncapped = 1; /* 2000 messages in one step, on purpose */
     run(&c, step_ping_pong, &res);
     ASSERT_OK(res);
     cr_log_info("threads transport: ping-pong round trip %.1f us (mean of 1000)", g_rtt_us);

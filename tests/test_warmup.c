@@ -10,67 +10,51 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
 #include "grade.h"
+#include "impl.h"
+#include "runner.h"
 #include "schedule.h"
 #include "testutil.h"
 
 static const char *parts[] = {"bubble", "peaks", "orders", "partition"};
 
-/* Compiles src (with extra flags) into a shared object under a fresh temporary folder; so receives its path. */
-static void compile_so(const char *src, const char *flags, char *so, size_t len) {
+/* Makes an implementation folder holding text as its 00-warmup/warmup.c (after the #define lines in defs);
+ * dir receives its path. Graded like any submission: built in the sandbox, run in a driver. */
+static void impl_from_text(const char *text, const char *defs, char *dir, size_t len) {
     const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char dir[512];
-    snprintf(dir, sizeof dir, "%s/pp-warmup-XXXXXX", tmp);
+    snprintf(dir, len, "%s/pp-warmup-XXXXXX", tmp);
     cr_assert(mkdtemp(dir), "cannot create a temporary folder under %s", tmp);
-    snprintf(so, len, "%s/warmup.so", dir);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "cc -std=c11 -O1 -fPIC -shared -Wall -Wextra -Wno-unused-parameter -Ilib %s -o '%s' '%s' -lm "
-             "> '%s/cc.log' 2>&1",
-             flags, so, src, dir);
-    int rc = system(cmd);
-    if (rc) {
-        char log[1024] = "";
-        snprintf(cmd, sizeof cmd, "%s/cc.log", dir);
-        FILE *f = fopen(cmd, "r");
-        if (f) log[fread(log, 1, sizeof log - 1, f)] = 0, fclose(f);
-        cr_assert_fail("compiling %s failed (run from the project root):\n%s", src, log);
-    }
-}
-
-/* Writes text into a temporary .c file and compiles it. */
-static void compile_text(const char *text, const char *flags, char *so, size_t len) {
-    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char src[512];
-    snprintf(src, sizeof src, "%s/pp-warmup-src-XXXXXX.c", tmp);
-    int fd = mkstemps(src, 2);
-    cr_assert(fd >= 0, "cannot create a temporary source file under %s", tmp);
-    FILE *f = fdopen(fd, "w");
+    char path[700];
+    snprintf(path, sizeof path, "%s/00-warmup", dir);
+    cr_assert_eq(mkdir(path, 0755), 0);
+    snprintf(path, sizeof path, "%s/00-warmup/warmup.c", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fputs(defs, f);
     fputs(text, f);
     fclose(f);
-    compile_so(src, flags, so, len);
-    unlink(src);
 }
 
-/* Removes a shared object made by compile_so and its folder. */
-static void drop_so(const char *so) {
-    char dir[600], log[640];
-    snprintf(dir, sizeof dir, "%s", so);
-    char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    snprintf(log, sizeof log, "%s/cc.log", dir);
-    unlink(so);
-    unlink(log);
-    rmdir(dir);
+/* The same from a file. */
+static void impl_from_file(const char *src, char *dir, size_t len) {
+    FILE *f = fopen(src, "r");
+    cr_assert(f, "cannot read %s (run from the project root)", src);
+    static char text[1 << 18];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    impl_from_text(text, "", dir, len);
 }
 
-static void grade(const char *so, const char *part, pp_test_result *r) {
-    memset(r, 0, sizeof *r);
+static void grade(const char *dir, const char *part, pp_test_result *r) {
     pp_test_config cfg;
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.lab, sizeof cfg.lab, "warmup");
     snprintf(cfg.part, sizeof cfg.part, "%s", part);
-    pp__warmup_grade(so, &cfg, r);
+    cfg.time_limit_s = 20;
+    test_grade_config(dir, &cfg, r);
 }
 
 static const pp_check *find(const pp_test_result *r, const char *name) {
@@ -89,7 +73,9 @@ static void expect_check(const pp_test_result *r, const char *name, int passed, 
 
 Test(warmup, solution_full_marks, .timeout = 60) {
     char so[600];
-    compile_so("solutions/00-warmup/warmup.c", "-Werror", so, sizeof so);
+    cr_expect_eq(system("cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -Ilib solutions/00-warmup/warmup.c"), 0,
+                 "the warm-up solution compiles without warnings");
+    impl_from_file("solutions/00-warmup/warmup.c", so, sizeof so);
     double total = 0;
     for (int p = 0; p < 4; p++) {
         pp_test_result r;
@@ -104,7 +90,7 @@ Test(warmup, solution_full_marks, .timeout = 60) {
     pp_test_result r;
     grade(so, "partition", &r);
     expect_check(&r, "partition optimal: 64-layer LM", 1, "slowest stage 18 is optimal");
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 /* The handout is the solution with its marked blocks removed: it must compile and score nothing, quickly. */
@@ -112,7 +98,7 @@ Test(warmup, handout_scores_zero, .timeout = 60) {
     char so[600], pristine[64], src[128];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     snprintf(src, sizeof src, "%s/00-warmup/warmup.c", pristine);
-    compile_so(src, "", so, sizeof so);
+    impl_from_file(src, so, sizeof so);
     test_rm_tree(pristine);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -126,8 +112,8 @@ Test(warmup, handout_scores_zero, .timeout = 60) {
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    cr_expect_lt(s, 2.0, "grading the untouched handout took %.2f s", s);
-    drop_so(so);
+    cr_expect_lt(s, 5.0, "grading the untouched handout took %.2f s", s);
+    test_rm_tree(so);
 }
 
 /* Wrong on purpose: the bubble misses the -1 in the denominator, 1F1B's order is GPipe's, 1F1B's peak ignores
@@ -161,30 +147,30 @@ static const char *wrong_src =
 
 Test(warmup, wrong_bubble_fails_with_values, .timeout = 60) {
     char so[600];
-    compile_text(wrong_src, "", so, sizeof so);
+    impl_from_text(wrong_src, "", so, sizeof so);
     pp_test_result r;
     grade(so, "bubble", &r);
     cr_expect_eq(r.score, 0, "a wrong bubble formula earned %g", r.score);
     expect_check(&r, "bubble gpipe", 0, "gpipe P=4 M=6 v=1: expected 0.333333, got 0.300000");
     expect_check(&r, "bubble naive", 0, "expected 0.750000, got 0.600000");
     expect_check(&r, "bubble interleaved", 0, "P=4 M=8 v=2: expected 0.157895");
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 Test(warmup, wrong_peaks_lose_only_1f1b, .timeout = 60) {
     char so[600];
-    compile_text(wrong_src, "", so, sizeof so);
+    impl_from_text(wrong_src, "", so, sizeof so);
     pp_test_result r;
     grade(so, "peaks", &r);
     expect_check(&r, "peaks gpipe", 1, NULL);
     expect_check(&r, "peaks 1f1b", 0, "1f1b P=4 M=8 v=1 rank 1: expected 3, got 4");
     expect_check(&r, "peaks interleaved", 1, "11 9 7 5");
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 Test(warmup, gpipe_order_for_1f1b_fails_at_first_difference, .timeout = 60) {
     char so[600];
-    compile_text(wrong_src, "", so, sizeof so);
+    impl_from_text(wrong_src, "", so, sizeof so);
     pp_test_result r;
     grade(so, "orders", &r);
     expect_check(&r, "orders gpipe P=4 M=8", 1, NULL);
@@ -192,12 +178,12 @@ Test(warmup, gpipe_order_for_1f1b_fails_at_first_difference, .timeout = 60) {
     expect_check(&r, "orders 1f1b P=4 M=2", 0, "rank 3 op 1: expected B0, got F1");
     expect_check(&r, "orders short buffer", 1, NULL);
     cr_expect_eq(r.score, 2.0, "got %g", r.score);
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 Test(warmup, equal_layer_counts_are_valid_not_optimal, .timeout = 60) {
     char so[600];
-    compile_text(wrong_src, "", so, sizeof so);
+    impl_from_text(wrong_src, "", so, sizeof so);
     pp_test_result r;
     grade(so, "partition", &r);
     expect_check(&r, "partition valid", 1, NULL);
@@ -206,12 +192,12 @@ Test(warmup, equal_layer_counts_are_valid_not_optimal, .timeout = 60) {
     expect_check(&r, "partition optimal: uneven", 0, "expected the slowest stage");
     expect_check(&r, "partition optimal: deepening", 0, "expected the slowest stage");
     expect_check(&r, "partition impossible", 1, NULL);
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 Test(warmup, overlapping_partition_is_invalid, .timeout = 60) {
     char so[600];
-    compile_text(wrong_src, "-DOVERLAP", so, sizeof so);
+    impl_from_text(wrong_src, "#define OVERLAP\n", so, sizeof so);
     pp_test_result r;
     grade(so, "partition", &r);
     cr_expect_eq(r.score, 0, "an invalid partition earned %g", r.score);
@@ -219,18 +205,18 @@ Test(warmup, overlapping_partition_is_invalid, .timeout = 60) {
     expect_check(&r, "partition valid", 0, "stages overlap (first[2] = 10 < first[1] = 16)");
     expect_check(&r, "partition optimal: 64-layer LM", 0, "not graded, the partition is invalid");
     expect_check(&r, "partition impossible", 0, "not graded");
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 Test(warmup, missing_function_is_named, .timeout = 60) {
     char so[600];
-    compile_text("double pp_warmup_bubble(const char *s, int P, int M, int v) { return 0; }\n", "", so, sizeof so);
+    impl_from_text("double pp_warmup_bubble(const char *s, int P, int M, int v) { return 0; }\n", "", so, sizeof so);
     pp_test_result r;
     grade(so, "orders", &r);
     cr_expect_eq(r.nchecks, 4, "every check of the part is reported, got %d", r.nchecks);
     cr_expect_eq(r.max, 5.0, "the part keeps its max, got %g", r.max);
     expect_check(&r, "orders 1f1b P=4 M=8", 0, "does not define pp_warmup_order");
-    drop_so(so);
+    test_rm_tree(so);
 }
 
 /* The answer keys: the closed-form bubble and peaks agree with the canonical orders replayed with F=1, B=2. */

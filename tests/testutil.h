@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,6 +112,21 @@ static inline int test_pristine_labs(char *dir, size_t len) {
     snprintf(cmd, sizeof cmd, "bash scripts/mklabs.sh --out '%s' >/dev/null 2>&1", dir);
     return system(cmd) == 0 ? 0 : -1;
 }
+
+/* Builds lab c->lab from implementation folder impl and grades configuration c, as pplab grade does (sandboxed
+ * drivers, the supervisor, the grading in this process). Only for suites that link the grader. */
+#ifdef PP_RUNNER_H
+#include "spawn.h"
+static inline void test_grade_config(const char *impl, const pp_test_config *c, pp_test_result *out) {
+    char dir[PATH_MAX], err[4096];
+    cr_assert_eq(pp__impl_dir(impl, dir, sizeof dir), 0, "no implementation folder %s", impl);
+    pp_sandbox sb;
+    pp__sandbox_defaults(&sb);
+    static pp_impl built;
+    pp_status st = pp__impl_build(dir, pp__lab_find(c->lab), &sb, &built, err, sizeof err);
+    pp__runner_test(c, st == PP_OK ? &built : NULL, st, err, "cpu", out);
+}
+#endif
 
 /* Removes a temporary folder a test made (and everything in it). */
 static inline void test_rm_tree(const char *dir) {

@@ -1,17 +1,19 @@
 /* crash.c: crash reports that name the rank. Only async-signal-safe calls in the handler. */
 #include "crash.h"
 
-#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+static int (*rank_of)(void);
+static void (*note_of)(int sig, const siginfo_t *info);
 
 static void put(const char *s) { (void)!write(2, s, strlen(s)); }
 
-static void on_crash(int sig) {
+static void on_crash(int sig, siginfo_t *info, void *uctx) {
+    (void)uctx;
     char num[16];
-    int r = pp__current_rank(), n = 0;
+    int r = rank_of ? rank_of() : -1, n = 0;
+    if (note_of) note_of(sig, info);
     put("pplab: ");
     if (r >= 0) {
         char tmp[16];
@@ -27,20 +29,23 @@ static void on_crash(int sig) {
     put(sig == SIGSEGV ? "SIGSEGV (segmentation fault)" : sig == SIGBUS ? "SIGBUS (bus error)"
         : sig == SIGFPE ? "SIGFPE (arithmetic error)" : sig == SIGILL ? "SIGILL (illegal instruction)"
         : "SIGABRT (abort)");
-    put(pp__current_rank() >= 0 ? " in the schedule code\nHINT: check pointers and indices in your step function (run it under gdb or with make asan)\n"
-                                : "\n");
+    put(n ? " in the schedule code\nHINT: check pointers and indices in your step function (pplab run "
+            "--in-process runs it under gdb or ASan)\n"
+          : "\n");
     /* die of the signal itself, so a parent's waitpid sees a crash, not an exit status a program could choose */
     raise(sig); /* SA_RESETHAND restored the default action, SA_NODEFER lets it through at once */
     _exit(128 + sig);
 }
 
-void pp__crash_install(void) {
+void pp__crash_install(int (*current_rank)(void), void (*note)(int sig, const siginfo_t *info)) {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    rank_of = current_rank;
+    note_of = note;
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_crash;
-        sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+        sa.sa_sigaction = on_crash;
+        sa.sa_flags = SA_SIGINFO | SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
         sigaction(sigs[i], &sa, NULL);
     }
 }

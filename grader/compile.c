@@ -1,0 +1,473 @@
+/* compile.c: the sandboxed build of compile.h. The parent prepares the private folder and waits (with the time
+ * limit) for a builder child, which drops its privileges, runs each tool and sends back one verdict: a status
+ * byte and a message. */
+#include "compile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "objcheck.h"
+#include "runtime.h"
+
+#define VERDICT_MAX 8192
+
+/* ---- files ---------------------------------------------------------------------------------------------- */
+
+/* The whole file at path, at most max bytes (NULL with errno EFBIG when larger). */
+static char *slurp(const char *path, size_t max, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = pp__xmalloc(max + 1);
+    size_t n = fread(buf, 1, max + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > max) {
+        free(buf);
+        errno = bad ? EIO : EFBIG;
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+static int spill(const char *path, const void *buf, size_t n, mode_t mode) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0) return -1;
+    const char *p = buf;
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += k, n -= (size_t)k;
+    }
+    return close(fd);
+}
+
+static int copy_file(const char *from, const char *to, mode_t mode) {
+    size_t n;
+    char *buf = slurp(from, (size_t)1 << 30, &n);
+    if (!buf) return -1;
+    int rc = spill(to, buf, n, mode);
+    free(buf);
+    return rc;
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static void rm_tree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static uid_t chown_uid;
+static gid_t chown_gid;
+static int chown_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return lchown(p, chown_uid, chown_gid);
+}
+
+/* ---- in the builder (the child, unprivileged) ----------------------------------------------------------- */
+
+typedef struct builder {
+    const pp_compile *c;
+    char *cc[8];             /* $CC split into words, then the tool's own arguments */
+    int ncc;
+    char *envp[5];
+    int verdict_fd;
+    char sysdirs[8][PATH_MAX];
+    int nsys;
+    char pp_h_real[PATH_MAX];
+} builder;
+
+static void __attribute__((noreturn)) verdict(builder *b, pp_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void verdict(builder *b, pp_status st, const char *fmt, ...) {
+    char msg[VERDICT_MAX];
+    msg[0] = (char)st;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg + 1, sizeof msg - 1, fmt, ap);
+    va_end(ap);
+    size_t len = 1 + (n < 0 ? 0 : (size_t)n < sizeof msg - 1 ? (size_t)n : sizeof msg - 2);
+    (void)!write(b->verdict_fd, msg, len);
+    _exit(0);
+}
+
+/* Runs argv (a NULL-terminated list) with stdout to out and stderr to errf (NULL: discarded). Returns the
+ * exit status, or -1 when it died of a signal (a limit) or could not start. */
+static int run(builder *b, char *const *argv, const char *out, const char *errf) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(errf ? errf : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (o < 0 || e < 0) _exit(126);
+        dup2(o, 1), dup2(e, 2);
+        execvpe(argv[0], argv, b->envp);
+        _exit(127);
+    }
+    int st;
+    if (pid < 0) return -1;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return -127;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The compiler ($CC, else cc) followed by args. */
+static int run_cc(builder *b, const char *const *args, const char *out, const char *errf) {
+    char *argv[64];
+    int n = 0;
+    for (int i = 0; i < b->ncc; i++) argv[n++] = b->cc[i];
+    for (int i = 0; args[i] && n < 63; i++) argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    return run(b, argv, out, errf);
+}
+
+/* The compiler's own #include <...> folders, from `cc -E -v`. */
+static void find_sysdirs(builder *b) {
+    const char *args[] = {"-E", "-v", "-x", "c", "/dev/null", "-o", "/dev/null", NULL};
+    if (run_cc(b, args, NULL, "sysdirs.txt") != 0) verdict(b, PP_ERR_IO, "the C compiler does not run (%s): "
+                                                           "install gcc, or set CC", b->cc[0]);
+    size_t n;
+    char *text = slurp("sysdirs.txt", 1 << 20, &n);
+    char *at = text ? strstr(text, "#include <...> search starts here:") : NULL;
+    for (char *line = at ? strchr(at, '\n') : NULL; line && b->nsys < 8; line = strchr(line + 1, '\n')) {
+        char dir[PATH_MAX];
+        if (sscanf(line + 1, " %4095[^\n]", dir) != 1 || !strncmp(dir, "End of search list", 18)) break;
+        if (realpath(dir, b->sysdirs[b->nsys])) b->nsys++;
+    }
+    free(text);
+}
+
+/* 1 when path (as the dependency pass named it) is pp.h or a system header. */
+static int header_allowed(const builder *b, const char *path) {
+    char real[PATH_MAX];
+    if (!realpath(path, real)) return 0;
+    if (!strcmp(real, b->pp_h_real)) return 1;
+    for (int i = 0; i < b->nsys; i++) {
+        size_t k = strlen(b->sysdirs[i]);
+        if (!strncmp(real, b->sysdirs[i], k) && real[k] == '/') return 1;
+    }
+    return 0;
+}
+
+/* The next file name of a make-style dependency list (backslash escapes, "$$"), or 0 at the end. */
+static int dep_next(const char **p, char *out, size_t cap) {
+    const char *s = *p;
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n') s++;
+        if (s[0] == '\\' && s[1] == '\n') s += 2;
+        else break;
+    }
+    if (!*s) return 0;
+    size_t n = 0;
+    while (*s && *s != ' ' && *s != '\t' && *s != '\n') {
+        if (s[0] == '\\' && s[1] == '\n') break;
+        char ch = *s++;
+        if (ch == '\\' && (*s == ' ' || *s == '\\' || *s == '#' || *s == ':')) ch = *s++;
+        else if (ch == '$' && *s == '$') s++;
+        if (n + 1 < cap) out[n++] = ch;
+    }
+    out[n] = 0;
+    *p = s;
+    return 1;
+}
+
+/* One more name the dependency pass listed: pp.h or a system header, or the build is refused. */
+static void dep_check(builder *b, const char *name) {
+    if (!strcmp(name, "pplab-deps:") || !strcmp(name, b->c->rel)) return;
+    if (!header_allowed(b, name))
+        verdict(b, PP_ERR_SANDBOX, "refused: %s includes \"%s\", which is neither pp.h nor a header of the C "
+                "compiler or library: a lab file is compiled alone and may include only those", b->c->rel, name);
+}
+
+/* The preprocessor flags of every pass: the same macros (__OPTIMIZE__, __PIC__) in each, so that the files the
+ * dependency pass saw are the files the compile reads. */
+#define PP_FLAGS "-std=c11", "-O1", "-fPIC", "-Iinc"
+
+static void check_dependencies(builder *b) {
+    /* -M -MG lists every header, found or not; -H names each one as it is opened, even when a later error
+     * stops the list. Neither pass's messages are ever read: they could quote another file. */
+    const char *args[] = {PP_FLAGS, "-M", "-MG", "-MT", "pplab-deps", "-H", b->c->rel, NULL};
+    run_cc(b, args, "deps.txt", "deps.err");
+    size_t n;
+    char name[PATH_MAX], *deps = slurp("deps.txt", 16 << 20, &n);
+    for (const char *p = deps; p && dep_next(&p, name, sizeof name);) dep_check(b, name);
+    free(deps);
+    char *opened = slurp("deps.err", 16 << 20, &n);
+    for (char *line = opened; line && *line;) {
+        char *eol = strchr(line, '\n');
+        if (eol) *eol = 0;
+        char *t = line;
+        while (*t == '.') t++;
+        if (t > line && *t == ' ') dep_check(b, t + 1);
+        line = eol ? eol + 1 : line + strlen(line);
+    }
+    free(opened);
+}
+
+/* Inline assembly in the student's own lines of the preprocessed source (macros from headers expand there
+ * too, so none hides behind one). */
+static void check_no_asm(builder *b) {
+    size_t n;
+    char *text = slurp("pre.i", 256 << 20, &n);
+    if (!text) return;
+    int mine = 0;
+    long line = 0;
+    for (char *s = text; *s;) {
+        char *eol = strchr(s, '\n');
+        if (!eol) eol = s + strlen(s);
+        if (*s == '#') {
+            /* a line marker: # <line> "<file>" flags */
+            long ln;
+            char file[PATH_MAX];
+            if (sscanf(s, "# %ld \"%4095[^\"]\"", &ln, file) == 2) mine = !strcmp(file, b->c->rel), line = ln - 1;
+        } else if (mine) {
+            for (char *t = s; t < eol;) {
+                if (*t == '"' || *t == '\'') {
+                    char q = *t++;
+                    while (t < eol && *t != q) t += (*t == '\\' && t + 1 < eol) ? 2 : 1;
+                    t++;
+                } else if (isalpha((unsigned char)*t) || *t == '_') {
+                    char *w = t;
+                    while (t < eol && (isalnum((unsigned char)*t) || *t == '_')) t++;
+                    size_t k = (size_t)(t - w);
+                    if ((k == 3 && !strncmp(w, "asm", 3)) || (k == 5 && !strncmp(w, "__asm", 5)) ||
+                        (k == 7 && !strncmp(w, "__asm__", 7)))
+                        verdict(b, PP_ERR_SANDBOX, "refused: %s:%ld uses inline assembly (%.*s), which a lab file "
+                                "never needs: write the schedule in plain C", b->c->rel, line, (int)k, w);
+                } else {
+                    t++;
+                }
+            }
+        }
+        if (*s != '#') line++;
+        s = *eol ? eol + 1 : eol;
+    }
+    free(text);
+}
+
+/* Assembler directives that read other files or make new directives. The compiler never emits them for C; only
+ * a string smuggled into the assembly (a section name, an asm label) can. */
+static void check_assembly(builder *b) {
+    static const char *const bad[] = {".incbin", ".include", ".macro", ".irp", ".irpc", ".rept", ".altmacro",
+                                      ".purgem"};
+    size_t n;
+    char *text = slurp("lab.s", 256 << 20, &n);
+    if (!text) verdict(b, PP_ERR_IO, "the compiler left no assembly for %s", b->c->rel);
+    for (char *s = text; *s; s++) {
+        /* at the start of a statement: after a newline or ';', blanks, and any labels */
+        if (s != text && s[-1] != '\n' && s[-1] != ';') continue;
+        char *t = s;
+        for (;;) {
+            while (*t == ' ' || *t == '\t') t++;
+            char *w = t;
+            while (*w && !strchr(" \t\n;:", *w)) w++;
+            if (*w == ':' && w > t) t = w + 1;
+            else break;
+        }
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            size_t k = strlen(bad[i]);
+            if (!strncasecmp(t, bad[i], k) && (!t[k] || strchr(" \t\n;", t[k])))
+                verdict(b, PP_ERR_SANDBOX, "refused: compiling %s produced the assembler directive %s (through a "
+                        "section name, an asm label or a string of assembly?), which could read other files into "
+                        "the build", b->c->rel, bad[i]);
+        }
+    }
+    free(text);
+}
+
+/* The compiler's messages, for a compile error; they can only quote pp.h, system headers and the file itself. */
+static void __attribute__((noreturn)) compile_failed(builder *b, const char *log, const char *what) {
+    size_t n = 0;
+    char *text = slurp(log, VERDICT_MAX * 4, &n);
+    verdict(b, PP_ERR_COMPILE, "%s %s:\n%s", what, b->c->src, text ? text : "(the compiler printed nothing)");
+}
+
+static void __attribute__((noreturn)) build(builder *b) {
+    const pp_compile *c = b->c;
+    if (!realpath("inc/pp.h", b->pp_h_real)) verdict(b, PP_ERR_IO, "the build folder lost inc/pp.h");
+    find_sysdirs(b);
+    check_dependencies(b);
+    /* the compile reads this preprocessed text, and nothing else: what was checked is what is built */
+    const char *cpp[] = {PP_FLAGS, "-E", "-Wall", "-Wextra", "-fdiagnostics-color=never", c->rel, "-o", "pre.i", NULL};
+    int rc = run_cc(b, cpp, NULL, "cc.log");
+    if (rc == -127) verdict(b, PP_ERR_IO, "the C compiler (%s) could not be started: install gcc, or set CC", b->cc[0]);
+    if (rc != 0) compile_failed(b, "cc.log", rc < 0 ? "the compiler was stopped by its time or memory limit on" : "compile error in");
+    check_no_asm(b);
+    const char *cc1[] = {"-std=c11", "-O1", "-g", "-fPIC", "-Wall", "-Wextra", "-Wno-unused-parameter",
+                         "-fdiagnostics-color=never", "-S", "pre.i", "-o", "lab.s", NULL};
+    rc = run_cc(b, cc1, NULL, "cc.log");
+    if (rc != 0) compile_failed(b, "cc.log", rc < 0 ? "the compiler was stopped by its time or memory limit on" : "compile error in");
+    check_assembly(b);
+    const char *as[] = {"-c", "lab.s", "-o", "lab.o", NULL};
+    if (run_cc(b, as, NULL, "as.log") != 0) compile_failed(b, "as.log", "cannot assemble");
+    size_t n;
+    char *obj = slurp("lab.o", 256 << 20, &n);
+    char why[600];
+    if (!obj) verdict(b, PP_ERR_IO, "the compiler left no object for %s", c->rel);
+    if (pp__objcheck(obj, n, c->rel, c->require ? c->keep : NULL, c->require ? c->nkeep : 0, why, sizeof why))
+        verdict(b, strncmp(why, "refused", 7) ? PP_ERR_COMPILE : PP_ERR_SANDBOX, "%s", why);
+    free(obj);
+    char *oc[32] = {"objcopy"};
+    char keep[16][80];
+    int k = 1;
+    for (int i = 0; i < c->nkeep && i < 16; i++) {
+        snprintf(keep[i], sizeof keep[i], "--keep-global-symbol=%s", c->keep[i]);
+        oc[k++] = keep[i];
+    }
+    oc[k++] = "lab.o", oc[k++] = "lab.k.o", oc[k] = NULL;
+    if (run(b, oc, NULL, "objcopy.log") != 0) compile_failed(b, "objcopy.log", "objcopy (binutils) failed on");
+    const char *ld[] = {"-static", "-o", "lab.drv", "lab.k.o", "libppdriver.a", "-lseccomp", "-lpthread", "-lm", NULL};
+    if (run_cc(b, ld, NULL, "ld.log") != 0) compile_failed(b, "ld.log", "cannot link");
+    const char *so[] = {"-shared", "-o", "lab.so", "lab.k.o", "-lm", NULL};
+    if (run_cc(b, so, NULL, "so.log") != 0) compile_failed(b, "so.log", "cannot link");
+    verdict(b, PP_OK, "built");
+}
+
+/* ---- in the parent -------------------------------------------------------------------------------------- */
+
+static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile *c, const char *dir, int fd) {
+    memset(b, 0, sizeof *b);
+    b->c = c;
+    b->verdict_fd = fd;
+    const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    static char words[256];
+    snprintf(words, sizeof words, "%s", cc);
+    for (char *t = strtok(words, " \t"); t && b->ncc < 6; t = strtok(NULL, " \t")) b->cc[b->ncc++] = t;
+    static char path[] = "PATH=/usr/local/bin:/usr/bin:/bin", lang[] = "LC_ALL=C", tmp[] = "TMPDIR=.";
+    b->envp[0] = path, b->envp[1] = lang, b->envp[2] = tmp, b->envp[3] = NULL;
+    /* the folder first, then the uid: relative paths work even where the new uid could not walk to it */
+    if (setsid() < 0 || chdir(dir)) verdict(b, PP_ERR_IO, "cannot enter the build folder %s", dir);
+    const pp_sandbox *sb = c->sb;
+    if (sb && sb->drop_uid && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid) ||
+                               syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid)))
+        verdict(b, PP_ERR_SANDBOX, "cannot compile as uid %u: %s", (unsigned)sb->uid, strerror(errno));
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30}, fs = {(rlim_t)256 << 20, (rlim_t)256 << 20},
+                  core = {0, 0}, cpu = {120, 120};
+    setrlimit(RLIMIT_AS, &as);
+    setrlimit(RLIMIT_FSIZE, &fs);
+    setrlimit(RLIMIT_CORE, &core);
+    setrlimit(RLIMIT_CPU, &cpu);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) dup2(nul, 0), close(nul);
+    build(b);
+}
+
+pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const char *out_object, char *err,
+                          size_t len) {
+    size_t n;
+    char *src = slurp(c->src, PP_COMPILE_MAX_SOURCE, &n);
+    if (!src) {
+        if (errno == EFBIG)
+            snprintf(err, len, "refused: %s is larger than the %zu KiB a lab file may have", c->src,
+                     PP_COMPILE_MAX_SOURCE >> 10);
+        else
+            snprintf(err, len, "cannot read %s: %s", c->src, strerror(errno));
+        return errno == EFBIG ? PP_ERR_SANDBOX : PP_ERR_IO;
+    }
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[PATH_MAX], p[2 * PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/pplab-build-XXXXXX", tmp);
+    if (!mkdtemp(dir) && (snprintf(dir, sizeof dir, "/tmp/pplab-build-XXXXXX"), !mkdtemp(dir))) {
+        snprintf(err, len, "cannot make a build folder under %s: %s", tmp, strerror(errno));
+        free(src);
+        return PP_ERR_IO;
+    }
+    char folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", c->rel);
+    char *slash = strrchr(folder, '/');
+    if (slash) *slash = 0;
+    int ok = (snprintf(p, sizeof p, "%s/inc", dir), mkdir(p, 0755) == 0) &&
+             (snprintf(p, sizeof p, "%s/inc/pp.h", dir), copy_file(c->pp_h, p, 0644) == 0) &&
+             (snprintf(p, sizeof p, "%s/libppdriver.a", dir), copy_file(c->driver_lib, p, 0644) == 0) &&
+             (!slash || (snprintf(p, sizeof p, "%s/%s", dir, folder), mkdir(p, 0755) == 0)) &&
+             (snprintf(p, sizeof p, "%s/%s", dir, c->rel), spill(p, src, n, 0644) == 0);
+    free(src);
+    if (ok && c->sb && c->sb->drop_uid) {
+        chown_uid = c->sb->uid, chown_gid = c->sb->gid;
+        ok = nftw(dir, chown_entry, 16, FTW_PHYS) == 0;
+    }
+    int fds[2] = {-1, -1};
+    if (!ok || pipe2(fds, O_CLOEXEC)) {
+        snprintf(err, len, "cannot prepare the build folder %s: %s", dir, strerror(errno));
+        rm_tree(dir);
+        return PP_ERR_IO;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        builder b;
+        builder_start(&b, c, dir, fds[1]);
+    }
+    close(fds[1]);
+    char msg[VERDICT_MAX + 1];
+    size_t got = 0;
+    double limit = c->time_limit_s > 0 ? c->time_limit_s : 60, t0 = pp__now();
+    int timed_out = 0;
+    while (pid > 0) {
+        struct timespec nap = {0, 2000000};
+        int st;
+        /* read as it comes: a full pipe must not stall the builder */
+        int fl = fcntl(fds[0], F_GETFL);
+        fcntl(fds[0], F_SETFL, fl | O_NONBLOCK);
+        ssize_t k;
+        while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
+        if (waitpid(pid, &st, WNOHANG) == pid) break;
+        if (pp__now() - t0 > limit) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            timed_out = 1;
+            break;
+        }
+        nanosleep(&nap, NULL);
+    }
+    ssize_t k;
+    while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
+    close(fds[0]);
+    kill(-pid, SIGKILL); /* whatever the builder left running */
+    msg[got] = 0;
+    pp_status st = got ? (pp_status)(unsigned char)msg[0] : PP_ERR_IO;
+    if (timed_out)
+        snprintf(err, len, "compiling %s took longer than %.0f s: the build was stopped (a lab file this slow to "
+                 "compile is refused)", c->src, limit), st = PP_ERR_SANDBOX;
+    else if (pid < 0 || !got || st >= PP_STATUS_COUNT)
+        snprintf(err, len, "the build of %s stopped without a verdict (killed by its memory limit?)", c->src),
+            st = PP_ERR_IO;
+    else
+        snprintf(err, len, "%s", msg + 1);
+    if (st == PP_OK) {
+        char from[2 * PATH_MAX];
+        snprintf(from, sizeof from, "%s/lab.drv", dir);
+        int bad = copy_file(from, out_driver, 0755);
+        snprintf(from, sizeof from, "%s/lab.so", dir);
+        bad |= copy_file(from, out_object, 0644);
+        if (bad) snprintf(err, len, "cannot write %s: %s", out_driver, strerror(errno)), st = PP_ERR_IO;
+    }
+    rm_tree(dir);
+    return st;
+}

@@ -1,0 +1,241 @@
+/* client.c: pp.h inside the schedule driver. Each call that touches the rank's state is one request to the
+ * runtime, which checks it and runs it on the rank's real state; handles are the runtime's ids, passed through
+ * as opaque pointers. The facts of the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several
+ * threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "rpc.h"
+
+pp_chan *pp__drv_chan;
+
+struct pp_rank {
+    uint32_t magic;
+    int id, P, M, v, recompute;
+};
+
+#define RANK_MAGIC 0x72616e6bu
+static struct pp_rank the_rank;
+static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t chan_seq;
+
+pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
+    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute};
+    return &the_rank;
+}
+
+/* ---- requests ------------------------------------------------------------------------------------------ */
+
+void pp__drv_begin(pp_wire *w, int op) {
+    pthread_mutex_lock(&chan_lock);
+    pp__wire_init_fixed(w, pp__drv_chan->req, PP_CHAN_MSG);
+    pp__wire_u32(w, (uint32_t)op);
+}
+
+pp_wire_in pp__drv_call(pp_wire *w, unsigned *status) {
+    size_t n = pp__chan_call(pp__drv_chan, ++chan_seq, w->len);
+    pp_wire_in r;
+    pp__wire_in_init(&r, pp__drv_chan->rep, n);
+    *status = pp__wire_get_u32(&r, 0, 0xffffffffu);
+    return r;
+}
+
+void pp__drv_end(void) { pthread_mutex_unlock(&chan_lock); }
+
+/* The runtime stopped the run and will end this process: nothing to return to. */
+static void __attribute__((noreturn)) stall(void) {
+    for (;;) pause();
+}
+
+void pp__drv_fatal(int op, const char *msg) {
+    pp_wire w;
+    unsigned st;
+    pp__drv_begin(&w, op);
+    pp__wire_str(&w, msg, PP_RPC_TEXT_MAX);
+    pp__drv_call(&w, &st);
+    stall();
+}
+
+/* A pp_rank pointer other than the one the step function received: the runtime reports it like any misuse. */
+static void check_rank(const pp_rank *r, const char *api) {
+    if (r == &the_rank && r->magic == RANK_MAGIC) return;
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s: r is not this rank's handle; pass the pp_rank * your step function received",
+             api);
+    pp__drv_fatal(PP_RPC_MISUSE, msg);
+}
+
+static uint64_t id_of(const void *p) { return (uint64_t)(uintptr_t)p; }
+static void *ptr_of(uint64_t id) { return (void *)(uintptr_t)id; }
+
+/* Sends the request built in *w and returns the reply; a refused request never returns (the run stops). */
+static pp_wire_in call(pp_wire *w) {
+    unsigned st;
+    pp_wire_in r = pp__drv_call(w, &st);
+    if (st != PP_REPLY_OK) {
+        pp__drv_end();
+        stall();
+    }
+    return r;
+}
+
+/* A request without results. */
+static void simple(pp_rank *r, const char *api, int op, uint64_t a) {
+    check_rank(r, api);
+    pp_wire w;
+    pp__drv_begin(&w, op);
+    pp__wire_u64(&w, a);
+    call(&w);
+    pp__drv_end();
+}
+
+/* ---- who am I ------------------------------------------------------------------------------------------ */
+
+int pp_rank_id(const pp_rank *r) { return check_rank(r, "pp_rank_id"), r->id; }
+int pp_rank_stages(const pp_rank *r) { return check_rank(r, "pp_rank_stages"), r->P; }
+int pp_rank_microbatches(const pp_rank *r) { return check_rank(r, "pp_rank_microbatches"), r->M; }
+int pp_rank_chunks(const pp_rank *r) { return check_rank(r, "pp_rank_chunks"), r->v; }
+int pp_rank_recompute(const pp_rank *r) { return check_rank(r, "pp_rank_recompute"), r->recompute; }
+int pp_virtual_stages(const pp_rank *r) { return check_rank(r, "pp_virtual_stages"), r->P * r->v; }
+
+int pp_virtual_stage(const pp_rank *r, int chunk) {
+    check_rank(r, "pp_virtual_stage");
+    if (chunk >= 0 && chunk < r->v) return chunk * r->P + r->id;
+    simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
+    stall(); /* the runtime refuses it */
+}
+
+/* ---- compute ------------------------------------------------------------------------------------------- */
+
+pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    check_rank(r, "pp_stage_forward");
+    pp_wire w;
+    pp__drv_begin(&w, PP_RPC_FORWARD);
+    pp__wire_i64(&w, chunk);
+    pp__wire_i64(&w, mb);
+    pp__wire_u64(&w, id_of(x));
+    pp__wire_u32(&w, stash != NULL);
+    pp_wire_in in = call(&w);
+    uint64_t y = pp__wire_get_u64(&in), s = pp__wire_get_u64(&in);
+    pp__drv_end();
+    if (stash) *stash = ptr_of(s);
+    return ptr_of(y);
+}
+
+static pp_tensor *backward(pp_rank *r, const char *api, int op, pp_stash *stash, pp_tensor *dy) {
+    check_rank(r, api);
+    pp_wire w;
+    pp__drv_begin(&w, op);
+    pp__wire_u64(&w, id_of(stash));
+    pp__wire_u64(&w, id_of(dy));
+    pp_wire_in in = call(&w);
+    uint64_t dx = pp__wire_get_u64(&in);
+    pp__drv_end();
+    return ptr_of(dx);
+}
+
+pp_tensor *pp_stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    return backward(r, "pp_stage_backward", PP_RPC_BACKWARD, stash, dy);
+}
+
+pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    return backward(r, "pp_stage_backward_input", PP_RPC_BACKWARD_INPUT, stash, dy);
+}
+
+void pp_stage_backward_weight(pp_rank *r, pp_stash *stash) {
+    simple(r, "pp_stage_backward_weight", PP_RPC_BACKWARD_WEIGHT, id_of(stash));
+}
+
+pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
+    check_rank(r, "pp_loss_grad");
+    pp_wire w;
+    pp__drv_begin(&w, PP_RPC_LOSS_GRAD);
+    pp__wire_put(&w, &scale, sizeof scale);
+    pp_wire_in in = call(&w);
+    uint64_t t = pp__wire_get_u64(&in);
+    pp__drv_end();
+    return ptr_of(t);
+}
+
+/* ---- stashes, optimizer -------------------------------------------------------------------------------- */
+
+void pp_stash_checkpoint(pp_rank *r, pp_stash *stash) {
+    simple(r, "pp_stash_checkpoint", PP_RPC_CHECKPOINT, id_of(stash));
+}
+void pp_stash_free(pp_rank *r, pp_stash *stash) { simple(r, "pp_stash_free", PP_RPC_STASH_FREE, id_of(stash)); }
+void pp_optimizer_step(pp_rank *r) { simple(r, "pp_optimizer_step", PP_RPC_OPTIMIZER_STEP, 0); }
+void pp_grad_zero(pp_rank *r) { simple(r, "pp_grad_zero", PP_RPC_GRAD_ZERO, 0); }
+
+/* ---- messages ------------------------------------------------------------------------------------------ */
+
+static uint64_t message(pp_rank *r, const char *api, int op, pp_tensor *t, int peer, int tag) {
+    check_rank(r, api);
+    pp_wire w;
+    pp__drv_begin(&w, op);
+    pp__wire_u64(&w, id_of(t));
+    pp__wire_i64(&w, peer);
+    pp__wire_i64(&w, tag);
+    pp_wire_in in = call(&w);
+    uint64_t out = pp__wire_get_u64(&in);
+    pp__drv_end();
+    return out;
+}
+
+void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) { message(r, "pp_send", PP_RPC_SEND, t, dst, tag); }
+pp_tensor *pp_recv(pp_rank *r, int src, int tag) { return ptr_of(message(r, "pp_recv", PP_RPC_RECV, NULL, src, tag)); }
+pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
+    return ptr_of(message(r, "pp_isend", PP_RPC_ISEND, t, dst, tag));
+}
+
+pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
+    check_rank(r, "pp_irecv");
+    pp_wire w;
+    pp__drv_begin(&w, PP_RPC_IRECV);
+    pp__wire_i64(&w, src);
+    pp__wire_i64(&w, tag);
+    pp__wire_u32(&w, out != NULL);
+    pp_wire_in in = call(&w);
+    uint64_t q = pp__wire_get_u64(&in), t = pp__wire_get_u64(&in);
+    pp__drv_end();
+    if (out) *out = ptr_of(t);
+    return ptr_of(q);
+}
+
+void pp_wait(pp_rank *r, pp_request *req) { simple(r, "pp_wait", PP_RPC_WAIT, id_of(req)); }
+
+void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
+    check_rank(r, "pp_waitall");
+    int at = 0;
+    do {
+        /* a bad count or a NULL array goes through as it is, so the runtime names it */
+        int part = n - at > PP_RPC_WAITALL_MAX ? PP_RPC_WAITALL_MAX : n - at;
+        pp_wire w;
+        pp__drv_begin(&w, PP_RPC_WAITALL);
+        pp__wire_i64(&w, part);
+        pp__wire_u32(&w, reqs != NULL);
+        for (int i = 0; reqs && i < part; i++) pp__wire_u64(&w, id_of(reqs[at + i]));
+        call(&w);
+        pp__drv_end();
+        at += part > 0 ? part : 1;
+    } while (at < n);
+}
+
+void pp_group_start(pp_rank *r) { simple(r, "pp_group_start", PP_RPC_GROUP_START, 0); }
+void pp_group_end(pp_rank *r) { simple(r, "pp_group_end", PP_RPC_GROUP_END, 0); }
+
+/* ---- misc ---------------------------------------------------------------------------------------------- */
+
+void pp_fail(pp_rank *r, const char *fmt, ...) {
+    check_rank(r, "pp_fail");
+    char msg[PP_RPC_TEXT_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
+    va_end(ap);
+    pp__drv_fatal(PP_RPC_FAIL, msg);
+}

@@ -1,0 +1,42 @@
+/* driver.h: the schedule driver, the small program that holds one rank's student code. It is linked from the
+ * student's object file, these files and libc (plus libseccomp for its lockdown), and nothing of the grader: it
+ * never sees a tensor, a trace, a reference or a score. Every pp.h call that touches the rank's state becomes
+ * a request over the channel (chan.h) to the runtime, which owns all of that.
+ *
+ *   main.c      start-up: map the channel, lock down, then serve the runtime's commands (run a step, call a
+ *               warm-up function, exit)
+ *   client.c    pp.h, as requests
+ *   lockdown.c  the seccomp allow list and the handlers that explain a refused call or a crash
+ *   warmup.c    the warm-up lab's functions, called with the runtime's arguments */
+#ifndef PP_DRIVER_H
+#define PP_DRIVER_H
+
+#include <stddef.h>
+
+#include "chan.h"
+#include "pp.h"
+#include "wire.h"
+
+/* The channel, once main.c has attached it. */
+extern pp_chan *pp__drv_chan;
+
+/* A request: pp__drv_begin locks the channel and starts the message with op; the caller adds arguments to *w;
+ * pp__drv_call sends it and returns the reply positioned after its status, which it returns through *status.
+ * The caller reads its results and calls pp__drv_end to unlock. */
+void pp__drv_begin(pp_wire *w, int op);
+pp_wire_in pp__drv_call(pp_wire *w, unsigned *status);
+void pp__drv_end(void);
+/* Sends a request the runtime answers by stopping the run (pp_fail, a misuse), and waits for the end. */
+void pp__drv_fatal(int op, const char *msg) __attribute__((noreturn));
+
+/* Copies the rank facts out of the channel into the handle the step function receives. */
+pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
+
+/* Installs the crash and refusal handlers, then (when sandbox) forbids every system call a schedule never
+ * needs. Returns 0, or -1 with the reason in err. Runs before any code of the student's. */
+int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len);
+
+/* Answers one warm-up call described by r (the command's arguments) into w. */
+void pp__drv_warmup_call(pp_wire_in *r, pp_wire *w);
+
+#endif /* PP_DRIVER_H */

@@ -1,0 +1,91 @@
+/* result.c: a run's results as bytes. Reading is defensive (bounds, ranges, the configuration's shape), since a
+ * result file is read by a process other than the one that wrote it. */
+#include "result.h"
+
+#include <string.h>
+
+void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
+    pp__wire_u32(w, (uint32_t)res->status);
+    pp__wire_str(w, res->error, sizeof res->error - 1);
+    pp__wire_i64(w, res->P), pp__wire_i64(w, res->v), pp__wire_i64(w, res->nparams);
+    pp__wire_i64(w, (int64_t)res->act_bytes);
+    pp__wire_f64(w, res->wall_s);
+    pp__wire_i64(w, res->dloss_calls_total), pp__wire_i64(w, res->loss_count);
+    int ok = res->status == PP_OK;
+    pp__wire_u32(w, (uint32_t)ok);
+    if (!ok) return;
+    pp__wire_put(w, res->loss, (size_t)steps * sizeof(float));
+    for (int i = 0; i < res->nparams; i++) {
+        const pp_param_result *p = &res->params[i];
+        pp__wire_str(w, p->name, sizeof p->name - 1);
+        pp__wire_i64(w, p->vstage), pp__wire_i64(w, p->rank), pp__wire_i64(w, p->count);
+        pp__wire_put(w, p->grad, (size_t)p->count * sizeof(float));
+        pp__wire_put(w, p->weight, (size_t)p->count * sizeof(float));
+    }
+    for (int q = 0; q < res->P; q++) {
+        pp__wire_i64(w, res->opt_calls[q]), pp__wire_i64(w, res->peak_stashes[q]);
+        pp__wire_i64(w, (int64_t)res->peak_bytes[q]), pp__wire_i64(w, (int64_t)res->peak_single[q]);
+        pp__wire_i64(w, res->sent_msgs[q]), pp__wire_i64(w, res->unfreed_stashes[q]);
+        pp__wire_i64(w, res->traces[q].n);
+        pp__wire_put(w, res->traces[q].ev, (size_t)res->traces[q].n * sizeof(pp_event));
+    }
+}
+
+int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res) {
+    memset(res, 0, sizeof *res);
+    res->status = (pp_status)pp__wire_get_u32(r, 0, PP_STATUS_COUNT - 1);
+    pp__wire_get_str(r, res->error, sizeof res->error);
+    /* the shape must be the configuration's: nothing else is graded */
+    res->P = (int)pp__wire_get_i64(r, P, P);
+    res->v = (int)pp__wire_get_i64(r, v, v);
+    int nparams = (int)pp__wire_get_i64(r, 0, 1 << 20);
+    res->act_bytes = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
+    res->wall_s = pp__wire_get_f64(r);
+    res->dloss_calls_total = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+    res->loss_count = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+    int ok = (int)pp__wire_get_u32(r, 0, 1);
+    if (r->bad || (!ok && res->status == PP_OK)) {
+        memset(res, 0, sizeof *res);
+        return -1;
+    }
+    if (!ok) return 0;
+    res->nparams = nparams;
+    res->params = pp__xcalloc((size_t)nparams + 1, sizeof *res->params);
+    res->loss = pp__xcalloc((size_t)steps, sizeof(float));
+    pp__wire_get(r, res->loss, (size_t)steps * sizeof(float));
+    for (int i = 0; i < nparams && !r->bad; i++) {
+        pp_param_result *p = &res->params[i];
+        pp__wire_get_str(r, p->name, sizeof p->name);
+        p->vstage = (int)pp__wire_get_i64(r, 0, (int64_t)P * v - 1);
+        p->rank = (int)pp__wire_get_i64(r, 0, P - 1);
+        p->count = (int)pp__wire_get_i64(r, 1, (int64_t)pp__wire_left(r) / (2 * (int64_t)sizeof(float)));
+        if (r->bad) break;
+        p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
+        p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
+        pp__wire_get(r, p->grad, (size_t)p->count * sizeof(float));
+        pp__wire_get(r, p->weight, (size_t)p->count * sizeof(float));
+    }
+    pp__result_alloc_ranks(res, P);
+    for (int q = 0; q < P && !r->bad; q++) {
+        res->opt_calls[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->peak_stashes[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->peak_bytes[q] = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
+        res->peak_single[q] = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
+        res->sent_msgs[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->unfreed_stashes[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
+        if (r->bad) break;
+        res->traces[q].n = res->traces[q].cap = n;
+        res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
+        pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
+        for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q; /* a rank reports its own ops only */
+    }
+    if (r->bad) {
+        pp__result_free(res);
+        return -1;
+    }
+    /* figures derived from the traces are recomputed here, not taken from the bytes */
+    res->bubble = pp__trace_bubble(res->traces, P);
+    res->makespan = pp__trace_makespan(res->traces, P);
+    return 0;
+}

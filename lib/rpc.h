@@ -1,0 +1,74 @@
+/* rpc.h: what a schedule driver asks of the runtime, and how handles look on the wire. One request per pp.h
+ * call that touches a rank's state, answered by one reply; queries that never change (pp_rank_id, pp_tag, ...)
+ * are answered in the driver. Every message is built and parsed with wire.h.
+ *
+ * Request: u32 op, then the op's arguments. Reply: u32 status (PP_REPLY_OK, or PP_REPLY_GO/EXIT/CALL for
+ * PP_RPC_NEXT), then the results. A request that fails never gets a reply: the runtime stops the run, and the
+ * driver waits until it is ended, as pp.h promises ("the function does not return to you").
+ *
+ * Handles are 64-bit ids the runtime hands out and checks: kind (4 bits), rank (12), step (16, modulo),
+ * index + 1 (32). Their high bits make them non-canonical addresses, so a schedule that dereferences one
+ * crashes at once instead of reading something. 0 is NULL. */
+#ifndef PP_RPC_H
+#define PP_RPC_H
+
+#include <stdint.h>
+
+typedef enum {
+    PP_RPC_NEXT = 1,      /* the driver is ready for its next command; carries the previous call's answer */
+    PP_RPC_FORWARD,       /* chunk, mb, x -> y, stash */
+    PP_RPC_BACKWARD,      /* stash, dy -> dx */
+    PP_RPC_BACKWARD_INPUT,
+    PP_RPC_BACKWARD_WEIGHT, /* stash */
+    PP_RPC_LOSS_GRAD,     /* f32 scale (raw bits) -> t */
+    PP_RPC_CHECKPOINT,    /* stash */
+    PP_RPC_STASH_FREE,    /* stash */
+    PP_RPC_OPTIMIZER_STEP,
+    PP_RPC_GRAD_ZERO,
+    PP_RPC_SEND,          /* t, dst, tag */
+    PP_RPC_RECV,          /* src, tag -> t */
+    PP_RPC_ISEND,         /* t, dst, tag -> req */
+    PP_RPC_IRECV,         /* src, tag -> req, t */
+    PP_RPC_WAIT,          /* req */
+    PP_RPC_WAITALL,       /* n, n x req */
+    PP_RPC_GROUP_START,
+    PP_RPC_GROUP_END,
+    PP_RPC_VIRTUAL_STAGE, /* chunk: only for a chunk the driver found out of range, so the runtime says why */
+    PP_RPC_FAIL,          /* message: pp_fail */
+    PP_RPC_MISUSE,        /* message: a misuse the driver saw itself (a rank handle that is not its own) */
+    PP_RPC_SETUP_FAILED,  /* message: the driver could not lock itself down */
+    PP_RPC_COUNT
+} pp_rpc_op;
+
+enum { PP_REPLY_OK = 0, PP_REPLY_GO = 1, PP_REPLY_EXIT = 2, PP_REPLY_CALL = 3 };
+
+/* The warm-up functions a PP_REPLY_CALL names. Arguments follow the function's signature (strings with
+ * pp__wire_str, ints as i64, arrays as u32 count + elements); an in-out buffer travels both ways whole, so the
+ * grader sees every byte the function wrote. The answer (in the next PP_RPC_NEXT) is u32 1 when the function
+ * exists (0: not defined, nothing follows), then its return value and the buffer. */
+typedef enum {
+    PP_WARMUP_BUBBLE = 1, /* sched, P, M, v -> f64 */
+    PP_WARMUP_PEAK,       /* sched, P, M, v, rank -> i64 */
+    PP_WARMUP_ORDER,      /* sched, P, M, rank, cap, buffer -> i64, buffer */
+    PP_WARMUP_PARTITION,  /* nlayers, cost[], P, first[] -> i64, first[] */
+} pp_warmup_fn;
+
+/* The most requests one PP_RPC_WAITALL carries (a driver splits longer lists: waiting for all of them in parts
+ * is waiting for all of them). */
+#define PP_RPC_WAITALL_MAX 4096
+/* The longest pp_fail message that crosses. */
+#define PP_RPC_TEXT_MAX 1000
+
+typedef enum { PP_HANDLE_TENSOR = 1, PP_HANDLE_STASH = 2, PP_HANDLE_REQUEST = 3 } pp_handle_kind;
+
+static inline uint64_t pp__handle_make(pp_handle_kind kind, int rank, int step, uint32_t index) {
+    return ((uint64_t)kind << 60) | ((uint64_t)(rank & 0xfff) << 48) | ((uint64_t)(step & 0xffff) << 32) |
+           (uint64_t)(index + 1);
+}
+static inline int pp__handle_kind(uint64_t h) { return (int)(h >> 60); }
+static inline int pp__handle_rank(uint64_t h) { return (int)((h >> 48) & 0xfff); }
+static inline int pp__handle_step(uint64_t h) { return (int)((h >> 32) & 0xffff); }
+/* The index, or UINT32_MAX for an id with index field 0 (never handed out). */
+static inline uint32_t pp__handle_index(uint64_t h) { return (uint32_t)h - 1u; }
+
+#endif /* PP_RPC_H */

@@ -1,0 +1,309 @@
+/* server.c: a rank's requests, answered on its real state. Every request is parsed from a private copy with
+ * the bounds-checked reader; a malformed one stops the run (only a driver that tampered with its channel sends
+ * one). Nothing is allocated between parsing and the pp.h call, because a refused call leaves through
+ * pp__rank_abort's longjmp. */
+#include "server.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rpc.h"
+#include "wire.h"
+#include "runtime.h"
+#include "spawn.h"
+
+#define NKINDS 4
+
+struct pp_server {
+    pp_driver drv;
+    int step;                    /* the step whose handles are live */
+    int next_pending;            /* the driver's PP_RPC_NEXT waits for its command */
+    void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
+    uint32_t n[NKINDS], cap[NKINDS];
+    pp_request *scratch[PP_RPC_WAITALL_MAX];
+    /* what a handle of another rank resolves to: the pp.h checks then report it as they do in-process */
+    pp_tensor foreign_tensor;
+    pp_stash foreign_stash;
+    pp_request foreign_request;
+};
+
+static const char *kind_name[NKINDS] = {"", "tensor", "stash", "request"};
+
+pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, const char *symbol, int rank,
+                            char *err, size_t len) {
+    pp_server *s = pp__xcalloc(1, sizeof *s);
+    pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank, .P = cfg->P, .M = cfg->M, .v = cfg->v,
+                       .recompute = cfg->recompute};
+    snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
+    /* spinning pays only while the two ends of every rank can have a core each */
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    f.spin_ns = cpus >= 2L * cfg->P ? 20000 : 0;
+    if (pp__driver_start(&s->drv, sb, &f, err, len)) {
+        free(s);
+        return NULL;
+    }
+    s->drv.spin_ns = f.spin_ns;
+    return s;
+}
+
+void pp__server_stop(pp_server *s, int clean) {
+    if (!s) return;
+    if (clean && s->next_pending && s->drv.pending) {
+        pp_wire w;
+        pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
+        pp__wire_u32(&w, PP_REPLY_EXIT);
+        pp__driver_reply(&s->drv, w.len);
+    }
+    pp__driver_stop(&s->drv, clean ? 2.0 : 0);
+    for (int k = 0; k < NKINDS; k++) free(s->obj[k]);
+    free(s);
+}
+
+/* ---- handles ------------------------------------------------------------------------------------------- */
+
+static uint64_t handle_put(pp_server *s, const pp_rank *r, pp_handle_kind k, void *p) {
+    if (!p) return 0;
+    if (s->n[k] == s->cap[k]) {
+        s->cap[k] = s->cap[k] ? 2 * s->cap[k] : 256;
+        s->obj[k] = pp__xrealloc(s->obj[k], s->cap[k] * sizeof *s->obj[k]);
+    }
+    s->obj[k][s->n[k]] = p;
+    return pp__handle_make(k, r->id, s->step, s->n[k]++);
+}
+
+/* The object behind handle h, which must be of kind k. api and what name the argument in errors. */
+static void *handle_get(pp_server *s, pp_rank *r, pp_handle_kind k, uint64_t h, const char *api, const char *what) {
+    if (!h) return NULL;
+    int kind = pp__handle_kind(h), rank = pp__handle_rank(h);
+    uint32_t idx = pp__handle_index(h);
+    if (kind < 1 || kind >= NKINDS || rank >= r->cfg->P)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass only what pplab's calls returned",
+                       "%s: %s (%#llx) is not a %s pplab handed out", api, what, (unsigned long long)h, kind_name[k]);
+    if (kind != (int)k)
+        pp__rank_abort(r, PP_ERR_USAGE, "check the order of the arguments against pp.h",
+                       "%s: %s is a %s, not a %s", api, what, kind_name[kind], kind_name[k]);
+    if (rank != r->id) {
+        /* the pp.h call then refuses it as another rank's, with the message an in-process run gives */
+        if (k == PP_HANDLE_TENSOR) {
+            memset(&s->foreign_tensor, 0, sizeof s->foreign_tensor);
+            s->foreign_tensor.owner = rank;
+            return &s->foreign_tensor;
+        }
+        if (k == PP_HANDLE_STASH) {
+            memset(&s->foreign_stash, 0, sizeof s->foreign_stash);
+            return &s->foreign_stash;
+        }
+        memset(&s->foreign_request, 0, sizeof s->foreign_request);
+        s->foreign_request.rank = rank;
+        return &s->foreign_request;
+    }
+    if (pp__handle_step(h) != (s->step & 0xffff))
+        pp__rank_abort(r, PP_ERR_USAGE, "keep tensors, stashes and requests only within the step that made them",
+                       "%s: %s comes from an earlier step; it was released when that step ended", api, what);
+    if (idx >= s->n[k])
+        pp__rank_abort(r, PP_ERR_USAGE, "pass only what pplab's calls returned",
+                       "%s: %s (%#llx) was never handed out", api, what, (unsigned long long)h);
+    return s->obj[k][idx];
+}
+
+/* ---- requests ------------------------------------------------------------------------------------------ */
+
+static void malformed(pp_rank *r, unsigned op) {
+    pp__rank_abort(r, PP_ERR_SANDBOX, "a schedule talks to pplab only through pp.h",
+                   "the schedule's channel to pplab carried a malformed request (op %u): was the driver's memory "
+                   "overwritten?", op);
+}
+
+/* Starts the reply to the pending request. */
+static void reply_begin(pp_server *s, pp_wire *w, unsigned status) {
+    pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
+    pp__wire_u32(w, status);
+}
+
+static void reply_end(pp_server *s, pp_wire *w) { pp__driver_reply(&s->drv, w->len); }
+
+static int get_int(pp_wire_in *in) { return (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX); }
+
+/* The driver ended while its rank was running: say how, and stop the run. */
+static void __attribute__((noreturn)) driver_ended(pp_rank *r, pp_server *s) {
+    char msg[400];
+    const char *hint;
+    pp_status st = pp__driver_death(&s->drv, msg, sizeof msg, &hint);
+    pp__rank_abort(r, st, hint, "%s", msg);
+}
+
+/* Runs one request (any but PP_RPC_NEXT) on rank r and replies; a refused one does not return. */
+static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    pp_wire w;
+    uint64_t a, b;
+    int x, y;
+    char text[PP_RPC_TEXT_MAX + 1];
+    switch (op) {
+    case PP_RPC_FORWARD: {
+        int chunk = get_int(in), mb = get_int(in);
+        a = pp__wire_get_u64(in);
+        int want = (int)pp__wire_get_u32(in, 0, 1);
+        if (in->bad) malformed(r, op);
+        pp_stash *st = NULL;
+        pp_tensor *out = pp_stage_forward(r, chunk, mb, handle_get(s, r, PP_HANDLE_TENSOR, a, "pp_stage_forward", "x"),
+                                          want ? &st : NULL);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, out));
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_STASH, st));
+        break;
+    }
+    case PP_RPC_BACKWARD:
+    case PP_RPC_BACKWARD_INPUT: {
+        const char *api = op == PP_RPC_BACKWARD ? "pp_stage_backward" : "pp_stage_backward_input";
+        a = pp__wire_get_u64(in), b = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        pp_stash *st = handle_get(s, r, PP_HANDLE_STASH, a, api, "stash");
+        pp_tensor *dy = handle_get(s, r, PP_HANDLE_TENSOR, b, api, "dy");
+        pp_tensor *dx = op == PP_RPC_BACKWARD ? pp_stage_backward(r, st, dy) : pp_stage_backward_input(r, st, dy);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, dx));
+        break;
+    }
+    case PP_RPC_BACKWARD_WEIGHT:
+    case PP_RPC_CHECKPOINT:
+    case PP_RPC_STASH_FREE: {
+        const char *api = op == PP_RPC_BACKWARD_WEIGHT ? "pp_stage_backward_weight"
+                          : op == PP_RPC_CHECKPOINT   ? "pp_stash_checkpoint"
+                                                     : "pp_stash_free";
+        a = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        pp_stash *st = handle_get(s, r, PP_HANDLE_STASH, a, api, "stash");
+        if (op == PP_RPC_BACKWARD_WEIGHT) pp_stage_backward_weight(r, st);
+        else if (op == PP_RPC_CHECKPOINT) pp_stash_checkpoint(r, st);
+        else pp_stash_free(r, st);
+        reply_begin(s, &w, PP_REPLY_OK);
+        break;
+    }
+    case PP_RPC_LOSS_GRAD: {
+        float scale;
+        pp__wire_get(in, &scale, sizeof scale);
+        if (in->bad) malformed(r, op);
+        pp_tensor *t = pp_loss_grad(r, scale);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
+        break;
+    }
+    case PP_RPC_OPTIMIZER_STEP:
+    case PP_RPC_GRAD_ZERO:
+    case PP_RPC_GROUP_START:
+    case PP_RPC_GROUP_END:
+        if (op == PP_RPC_OPTIMIZER_STEP) pp_optimizer_step(r);
+        else if (op == PP_RPC_GRAD_ZERO) pp_grad_zero(r);
+        else if (op == PP_RPC_GROUP_START) pp_group_start(r);
+        else pp_group_end(r);
+        reply_begin(s, &w, PP_REPLY_OK);
+        break;
+    case PP_RPC_SEND:
+    case PP_RPC_ISEND: {
+        const char *api = op == PP_RPC_SEND ? "pp_send" : "pp_isend";
+        a = pp__wire_get_u64(in);
+        x = get_int(in), y = get_int(in);
+        if (in->bad) malformed(r, op);
+        pp_tensor *t = handle_get(s, r, PP_HANDLE_TENSOR, a, api, "tensor");
+        uint64_t q = 0;
+        if (op == PP_RPC_SEND) pp_send(r, t, x, y);
+        else q = handle_put(s, r, PP_HANDLE_REQUEST, pp_isend(r, t, x, y));
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, q);
+        break;
+    }
+    case PP_RPC_RECV: {
+        (void)pp__wire_get_u64(in);
+        x = get_int(in), y = get_int(in);
+        if (in->bad) malformed(r, op);
+        pp_tensor *t = pp_recv(r, x, y);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
+        break;
+    }
+    case PP_RPC_IRECV: {
+        x = get_int(in), y = get_int(in);
+        int want = (int)pp__wire_get_u32(in, 0, 1);
+        if (in->bad) malformed(r, op);
+        pp_tensor *t = NULL;
+        pp_request *q = pp_irecv(r, x, y, want ? &t : NULL);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_REQUEST, q));
+        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
+        break;
+    }
+    case PP_RPC_WAIT:
+        a = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        pp_wait(r, handle_get(s, r, PP_HANDLE_REQUEST, a, "pp_wait", "request"));
+        reply_begin(s, &w, PP_REPLY_OK);
+        break;
+    case PP_RPC_WAITALL: {
+        int n = get_int(in), given = (int)pp__wire_get_u32(in, 0, 1);
+        if (in->bad || n > PP_RPC_WAITALL_MAX) malformed(r, op);
+        for (int i = 0; given && i < n; i++) {
+            s->scratch[i] = handle_get(s, r, PP_HANDLE_REQUEST, pp__wire_get_u64(in), "pp_waitall", "a request");
+            if (in->bad) malformed(r, op);
+        }
+        pp_waitall(r, given ? s->scratch : NULL, n);
+        reply_begin(s, &w, PP_REPLY_OK);
+        break;
+    }
+    case PP_RPC_VIRTUAL_STAGE:
+        x = (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
+        if (in->bad) malformed(r, op);
+        x = pp_virtual_stage(r, x);
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_i64(&w, x);
+        break;
+    case PP_RPC_FAIL:
+    case PP_RPC_MISUSE:
+    case PP_RPC_SETUP_FAILED:
+        pp__wire_get_str(in, text, sizeof text);
+        if (in->bad) malformed(r, op);
+        if (op == PP_RPC_FAIL) pp_fail(r, "%s", text);
+        if (op == PP_RPC_MISUSE) pp__rank_abort(r, PP_ERR_USAGE, NULL, "%s", text);
+        pp__rank_abort(r, PP_ERR_SANDBOX, "see docs/instructor.md for what the sandbox needs",
+                       "the schedule driver could not lock itself down: %s", text);
+    default:
+        malformed(r, op);
+    }
+    reply_end(s, &w);
+}
+
+/* Waits for the driver's next request; returns its op with the reader over its arguments. */
+static unsigned next_request(pp_rank *r, pp_server *s, pp_wire_in *in) {
+    pp__rank_check(r);
+    if (!pp__driver_next(&s->drv)) driver_ended(r, s);
+    pp__wire_in_init(in, s->drv.req, s->drv.req_len);
+    unsigned op = pp__wire_get_u32(in, 0, 0xffffffffu);
+    if (in->bad) malformed(r, 0);
+    return op;
+}
+
+void pp__server_step(pp_rank *r) {
+    pp_server *s = r->srv;
+    pp_wire_in in;
+    s->step = r->step;
+    for (int k = 0; k < NKINDS; k++) s->n[k] = 0;
+    /* the driver's first request of all, or the one that ended its previous step: ready for a command */
+    while (!s->next_pending) {
+        unsigned op = next_request(r, s, &in);
+        if (op == PP_RPC_NEXT) s->next_pending = 1;
+        else serve(r, s, op, &in);
+    }
+    pp_wire w;
+    reply_begin(s, &w, PP_REPLY_GO);
+    s->next_pending = 0;
+    reply_end(s, &w);
+    for (;;) {
+        unsigned op = next_request(r, s, &in);
+        if (op == PP_RPC_NEXT) {
+            /* the step function returned; the reply (the next step, or exit) comes later */
+            s->next_pending = 1;
+            return;
+        }
+        serve(r, s, op, &in);
+    }
+}

@@ -1,0 +1,29 @@
+/* server.h: the trusted end of a rank's schedule driver. In a sandboxed run each rank's step function is this
+ * server: it answers the driver's requests by calling pp.h's functions on the rank's real state, so every
+ * check, the virtual clock, the trace and the stash accounting are the same code as in an in-process run, and
+ * none of it is in the driver's reach. Handles cross as ids (rpc.h) that the server checks: one of another
+ * rank, of an earlier step, or never handed out gets the same one-line error an in-process run gives. */
+#ifndef PP_SERVER_H
+#define PP_SERVER_H
+
+#include <stddef.h>
+
+typedef struct pp_rank pp_rank;
+typedef struct pp_server pp_server;
+typedef struct pp_run_config pp_run_config;
+typedef struct pp_sandbox pp_sandbox;
+
+/* Starts the driver of rank `rank` (executable and limits from sb) that calls the step function `symbol`.
+ * Returns the server, or NULL with the reason in err. Call before the transport starts (no fork after MPI). */
+pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, const char *symbol, int rank,
+                            char *err, size_t len);
+
+/* The step function of a sandboxed run: serves rank r's driver (r->srv) for one step, until its step function
+ * returns. A failure (a refused request, the driver's death) stops the run through pp__rank_abort. */
+void pp__server_step(pp_rank *r);
+
+/* Ends the driver: told to exit (and given a moment to flush its output) when the run succeeded, killed
+ * otherwise; then frees the server. */
+void pp__server_stop(pp_server *s, int clean);
+
+#endif /* PP_SERVER_H */
