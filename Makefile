@@ -65,7 +65,7 @@ LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 LIB_SRC  := $(filter-out lib/comm_mpi.c,$(wildcard lib/*.c)) $(wildcard kernels/cpu/*.c)
 # The schedule driver: the program that holds a student's object, one process per rank. Never built with a
 # sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
-DRIVER_SRC := $(wildcard lib/driver/*.c) lib/chan.c lib/wire.c lib/tag.c lib/crash.c
+DRIVER_SRC := $(wildcard lib/driver/*.c) lib/chan.c lib/wire.c lib/tag.c lib/crash.c lib/warmup_call.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
 DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)

@@ -10,12 +10,14 @@
 #include "cli.h"
 
 static const char *usage =
-    "usage: pplab bench [comm|gemm|pipeline|all] [--quick]\n"
+    "usage: pplab bench [comm|gemm|pipeline|sandbox|all] [--quick]\n"
     "Prints figures, each against a baseline measured in the same run; asserts nothing.\n"
     "  comm      ping-pong round trip between two thread ranks (rendezvous and eager) vs memcpy bandwidth\n"
     "  gemm      the cpu backend's GEMM slot vs cblas_sgemm called directly, at the model's shapes\n"
     "  pipeline  GPipe on 2 ranks vs the same work on 1 rank: wall time against the bubble, CPU-time overhead\n"
-    "  all       all three (the default)\n"
+    "  sandbox   one pp.h call's round trip through a sandboxed driver, and grading the solutions sandboxed vs\n"
+    "            in-process\n"
+    "  all       all four (the default)\n"
     "  --quick   fewer repetitions and sizes (a smoke run for CI, well under 20 s)\n"
     "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says why).\n";
 
@@ -56,14 +58,16 @@ int pp__cmd_bench(int argc, char **argv) {
             return 0;
         } else if (!strcmp(a, "--quick")) {
             o.quick = 1;
-        } else if (!strcmp(a, "comm") || !strcmp(a, "gemm") || !strcmp(a, "pipeline") || !strcmp(a, "all")) {
-            if (which) pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline or all",
-                                    which, a);
+        } else if (!strcmp(a, "comm") || !strcmp(a, "gemm") || !strcmp(a, "pipeline") || !strcmp(a, "sandbox") ||
+                   !strcmp(a, "all")) {
+            if (which)
+                pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all",
+                             which, a);
             which = a;
         } else if (!strncmp(a, "-", 1)) {
             pp__cli_fail("bench", "unknown flag '%s': the only flag is --quick", a);
         } else {
-            pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline or all", a);
+            pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox or all", a);
         }
     }
     if (!which) which = "all";
@@ -75,7 +79,10 @@ int pp__cmd_bench(int argc, char **argv) {
     static const struct {
         const char *name;
         int (*fn)(const pp_bench_opts *);
-    } benches[] = {{"comm", pp__bench_comm}, {"gemm", pp__bench_gemm}, {"pipeline", pp__bench_pipeline}};
+    } benches[] = {{"comm", pp__bench_comm},
+                   {"gemm", pp__bench_gemm},
+                   {"pipeline", pp__bench_pipeline},
+                   {"sandbox", pp__bench_sandbox}};
     int all = !strcmp(which, "all"), failed = 0;
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++) {
         if (!all && strcmp(which, benches[i].name)) continue;

@@ -1,4 +1,4 @@
-/* bench.h: the shared harness of `pplab bench`: options, timers and medians, and the three benchmarks. Each
+/* bench.h: the shared harness of `pplab bench`: options, timers and medians, and the benchmarks. Each
  * benchmark prints one table in the style of nccl-tests (a `#`-headed block of fixed-width columns, data lines
  * without `#`) and a conclusion line; it measures its own baseline in the same run and asserts nothing. */
 #ifndef PP_BENCH_H
@@ -24,5 +24,6 @@ const char *pp__bench_size(size_t bytes, char *buf, size_t len);
 int pp__bench_comm(const pp_bench_opts *o);
 int pp__bench_gemm(const pp_bench_opts *o);
 int pp__bench_pipeline(const pp_bench_opts *o);
+int pp__bench_sandbox(const pp_bench_opts *o);
 
 #endif /* PP_BENCH_H */

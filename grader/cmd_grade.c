@@ -21,6 +21,7 @@ static const char *usage =
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
     "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
     "                   [--transport threads|mpi] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
+    "                   [--unsafe-in-process]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
     "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
     "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
@@ -31,6 +32,7 @@ static const char *usage =
     "Every schedule runs sandboxed: one process per rank, as an unprivileged user when pplab is root, allowed only\n"
     "pp.h and memory (seccomp); --memory-limit sets its address space (default 256 MiB). Where the machine refuses\n"
     "seccomp or the uid switch, grading stops unless --unsafe-no-sandbox is given (trusted submissions only).\n"
+    "--unsafe-in-process runs each schedule inside its test's own process instead (debugging, benchmarks).\n"
     "Exit status 0 iff full marks.\n";
 
 /* Ctrl-C or a CI cancel: end the tests in flight too (each runs in its own process group, out of the
@@ -47,6 +49,7 @@ int pp__cmd_grade(int argc, char **argv) {
     int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
+    int in_process = 0;
     for (int i = 2; i < argc; i++) {
         const char *f = argv[i];
 #define VAL() (i + 1 < argc ? argv[++i] : NULL)
@@ -69,6 +72,8 @@ int pp__cmd_grade(int argc, char **argv) {
             sb.memory_limit = (size_t)pp__cli_int(f, v ? v : "", 16, 1 << 20) << 20;
         } else if (!strcmp(f, "--unsafe-no-sandbox")) {
             sb.lockdown = 0, sb.drop_uid = 0;
+        } else if (!strcmp(f, "--unsafe-in-process")) {
+            in_process = 1;
         } else if (!strcmp(f, "--only-config")) only_config = 1;
         else if (!strcmp(f, "--table")) table = 1;
         else if (!strcmp(f, "--quiet")) quiet = 1;
@@ -119,8 +124,11 @@ int pp__cmd_grade(int argc, char **argv) {
         return 2;
     }
     /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
-    if (sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
+    if (in_process && !strcmp(transport, "mpi"))
+        pp__cli_fail("grade", "--unsafe-in-process runs schedules in the test's own process: use it with --transport threads");
+    if (!in_process && sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
     pp__runner_set_sandbox(&sb);
+    pp__runner_set_in_process(in_process);
     /* Build every lab involved first: nothing is forked or threaded yet. */
     pp_impl built[8];
     pp_status build_st[8];
@@ -144,7 +152,7 @@ int pp__cmd_grade(int argc, char **argv) {
     if (!quiet)
         printf("grading %s (%s) on %s%s: %d tests%s\n", impl, dir, backend,
                strcmp(transport, "mpi") ? "" : ", one mpirun per test", n,
-               sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
+               in_process ? " (UNSANDBOXED: --unsafe-in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
     /* `jobs` tests in flight at once; results are reported in configuration order */
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;

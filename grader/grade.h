@@ -55,12 +55,15 @@ pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int pas
 
 typedef struct pp_sandbox pp_sandbox;
 typedef struct pp_wire pp_wire;
+typedef struct pp_warmup_fns pp_warmup_fns;
 
 /* The warm-up, in two halves. In the test's supervisor: starts a driver of the student's warm-up file (sb, whose
- * exe_fd is open) and asks it every call part cfg->part makes, appending the answers to rec; returns PP_OK, or
- * how the driver failed with one line in err. In the grader: replays the same calls on the recorded answers
- * (len bytes at rec) and fills out with the part's checks and score. */
-pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, pp_wire *rec, char *err, size_t len);
+ * exe_fd is open), or calls fns in this process when given (the unsandboxed debugging mode), and makes every
+ * call part cfg->part needs, appending the answers to rec; returns PP_OK, or how the driver failed with one
+ * line in err. In the grader: replays the same calls on the recorded answers (len bytes at rec) and fills out
+ * with the part's checks and score. */
+pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec,
+                            char *err, size_t len);
 void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp_test_result *out);
 
 #endif /* PP_GRADE_H */

@@ -3,6 +3,7 @@
 #include "runner.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,6 +26,7 @@
 #include "schedule.h"
 #include "spawn.h"
 #include "transport.h"
+#include "warmup_call.h"
 #include "wire.h"
 
 #define RESULT_MAGIC 0x70706c6162726573ull /* "pplabres" */
@@ -34,6 +36,9 @@ static const char *plot_dir;
 static const char *mpi_exe; /* pplab to start under mpirun; NULL: ranks are threads of the supervisor */
 static pp_sandbox sandbox;
 static int sandbox_set;
+static int in_process; /* the unsafe debugging mode: the student's object runs inside the supervisor */
+
+void pp__runner_set_in_process(int on) { in_process = on; }
 
 void pp__runner_set_plot_dir(const char *dir) { plot_dir = dir; }
 
@@ -95,7 +100,7 @@ static int file_open(pp_wire_in *r, const unsigned char *buf, size_t len, uint64
 
 /* ---- in the supervisor (and in grade-one) --------------------------------------------------------------- */
 
-int pp__runner_execute(const pp_test_config *tc, const char *driver, const char *backend, const char *transport,
+int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, const char *transport,
                        double deadline_s, int plain, uint64_t token, const char *path) {
     const pp_lab_info *lab = pp__lab_find(tc->lab);
     pp_run_config rc;
@@ -105,18 +110,24 @@ int pp__runner_execute(const pp_test_config *tc, const char *driver, const char 
     if (plain) rc.recompute = 0;
     pp_sandbox sb = *sandbox_get();
     sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    sb.exe_fd = open(driver, O_RDONLY | O_CLOEXEC);
+    pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
+    char err[1024] = "";
+    if (in_process) {
+        prog.sandbox = NULL;
+        prog.fn = (pp_step_fn)pp__impl_symbol(impl->object, lab->symbol, err, sizeof err);
+    } else if ((sb.exe_fd = open(impl->driver, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(err, sizeof err, "cannot open the schedule driver %s: %s", impl->driver, strerror(errno));
+    }
     pp_run_result res;
-    if (sb.exe_fd < 0) {
+    if (err[0]) {
         memset(&res, 0, sizeof res);
         res.status = PP_ERR_IO;
         res.P = rc.P, res.v = rc.v;
-        snprintf(res.error, sizeof res.error, "cannot open the schedule driver %s: %s", driver, strerror(errno));
+        snprintf(res.error, sizeof res.error, "%s", err);
     } else {
-        pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
         pp__run_program(&rc, &prog, &res);
-        close(sb.exe_fd);
     }
+    if (sb.exe_fd >= 0) close(sb.exe_fd);
     int rc_w = 0;
     if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) {
         pp_wire w;
@@ -130,17 +141,34 @@ int pp__runner_execute(const pp_test_config *tc, const char *driver, const char 
     return rc_w;
 }
 
-/* The warm-up part's answers, asked of a driver of the student's warm-up file. */
-static int warmup_execute(const pp_test_config *tc, const char *driver, uint64_t token, const char *path) {
+/* The warm-up part's answers, asked of a driver of the student's warm-up file (or, in the debugging mode, of
+ * its object loaded here). */
+static int warmup_execute(const pp_test_config *tc, const pp_impl *impl, uint64_t token, const char *path) {
     pp_sandbox sb = *sandbox_get();
     sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    sb.exe_fd = open(driver, O_RDONLY | O_CLOEXEC);
     pp_wire rec, w;
     pp__wire_init(&rec);
     char err[600] = "";
-    pp_status st = sb.exe_fd < 0 ? PP_ERR_IO : pp__warmup_record(tc, &sb, &rec, err, sizeof err);
-    if (sb.exe_fd < 0) snprintf(err, sizeof err, "cannot open the warm-up driver %s: %s", driver, strerror(errno));
-    else close(sb.exe_fd);
+    pp_status st = PP_OK;
+    pp_warmup_fns fns = {0}, *direct = NULL;
+    if (in_process) {
+        void *h = dlopen(impl->object, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            snprintf(err, sizeof err, "cannot load %s: %s", impl->object, dlerror());
+            st = PP_ERR_IO;
+        } else {
+            *(void **)&fns.bubble = dlsym(h, "pp_warmup_bubble");
+            *(void **)&fns.peak = dlsym(h, "pp_warmup_peak_stashes");
+            *(void **)&fns.order = dlsym(h, "pp_warmup_order");
+            *(void **)&fns.partition = dlsym(h, "pp_warmup_partition");
+            direct = &fns;
+        }
+    } else if ((sb.exe_fd = open(impl->driver, O_RDONLY | O_CLOEXEC)) < 0) {
+        snprintf(err, sizeof err, "cannot open the warm-up driver %s: %s", impl->driver, strerror(errno));
+        st = PP_ERR_IO;
+    }
+    if (st == PP_OK) st = pp__warmup_record(tc, &sb, direct, &rec, err, sizeof err);
+    if (sb.exe_fd >= 0) close(sb.exe_fd);
     pp__wire_init(&w);
     file_head(&w, token, KIND_WARMUP);
     pp__wire_u32(&w, (uint32_t)st);
@@ -294,16 +322,16 @@ static void mpi_execute(const pp_test_config *tc, const char *driver, const char
 }
 
 /* The body of a test's supervisor. */
-static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const char *driver, const char *backend,
+static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const pp_impl *impl, const char *backend,
                                                 uint64_t token, const char *res_path, const char *plain_path) {
     int rc = 0;
     if (!strcmp(tc->lab, "warmup")) {
-        rc = warmup_execute(tc, driver, token, res_path);
+        rc = warmup_execute(tc, impl, token, res_path);
     } else if (mpi_exe) {
-        mpi_execute(tc, driver, backend, token, res_path, plain_path);
+        mpi_execute(tc, impl->driver, backend, token, res_path, plain_path);
     } else {
-        rc = pp__runner_execute(tc, driver, backend, "threads", 0, 0, token, res_path);
-        if (tc->recompute) rc |= pp__runner_execute(tc, driver, backend, "threads", 0, 1, token, plain_path);
+        rc = pp__runner_execute(tc, impl, backend, "threads", 0, 0, token, res_path);
+        if (tc->recompute) rc |= pp__runner_execute(tc, impl, backend, "threads", 0, 1, token, plain_path);
     }
     fflush(stdout);
     fflush(stderr);
@@ -500,7 +528,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
         dup2(capfd, 2);
         close(capfd);
         pp__crash_install(pp__current_rank, NULL);
-        supervise(tc, impl->driver, backend, j->token, j->res_path, j->plain_path);
+        supervise(tc, impl, backend, j->token, j->res_path, j->plain_path);
     }
     if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
     if (j->pid > 0) inflight_set(j->pid, j->cap, j->res_path, j->plain_path);

@@ -45,11 +45,15 @@ void pp__runner_finish(pp_runner_job *job, pp_test_result *out);
  * async-signal-safe calls: for SIGINT/SIGTERM handlers of the grading command. */
 void pp__runner_abort_all(void);
 
-/* The run of test tc (without recomputation when plain) from the driver executable `driver`, on `transport`,
+/* The unsafe debugging mode (pplab grade --unsafe-in-process): schedules run inside each test's supervisor, from
+ * the lab's shared object, unsandboxed. For debugging the grader and for measuring what the sandbox costs. */
+void pp__runner_set_in_process(int on);
+
+/* The run of test tc (without recomputation when plain) from the lab built as impl, on `transport`,
  * its raw results written to path stamped with token: the work of a supervisor, and of every process of
  * `pplab grade-one` (where rank 0 alone writes). deadline_s > 0 overrides the mpi transport's deadlock deadline.
  * Returns 0, or 1 when the file could not be written. */
-int pp__runner_execute(const pp_test_config *tc, const char *driver, const char *backend, const char *transport,
+int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, const char *transport,
                        double deadline_s, int plain, uint64_t token, const char *path);
 
 /* Grades a finished run against the full-batch reference (computed here) and the theory: the checks of

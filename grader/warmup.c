@@ -18,6 +18,7 @@
 #include "rpc.h"
 #include "schedule.h"
 #include "spawn.h"
+#include "warmup_call.h"
 #include "wire.h"
 
 /* ---- calls ------------------------------------------------------------------------------------------- */
@@ -25,6 +26,7 @@
 /* Where answers come from: the live driver (recording them), or a record (replaying them). */
 typedef struct wu_io {
     pp_driver *d;            /* live, else NULL */
+    const pp_warmup_fns *fns; /* live in this process (the unsandboxed debugging mode), else NULL */
     pp_wire *rec;            /* live: the record */
     pp_wire_in in;           /* replay: the record being read */
     jmp_buf missing;         /* the part's function is not defined */
@@ -36,7 +38,17 @@ typedef struct wu_io {
 /* Sends the call in args (built after wu_begin) and returns the answer, after its "defined" flag. */
 static pp_wire_in wu_call(wu_io *io, pp_wire *args) {
     pp_wire_in ans;
-    if (io->d) {
+    static unsigned char answer[PP_CHAN_MSG];
+    if (io->fns) {
+        pp_wire_in call;
+        pp_wire out;
+        pp__wire_in_init(&call, args->p + sizeof(uint32_t), args->len - sizeof(uint32_t));
+        pp__wire_init_fixed(&out, answer, sizeof answer);
+        pp__warmup_call(io->fns, &call, &out);
+        pp__wire_u64(io->rec, out.len);
+        pp__wire_put(io->rec, answer, out.len);
+        pp__wire_in_init(&ans, answer, out.len);
+    } else if (io->d) {
         pp__driver_reply(io->d, args->len);
         if (!pp__driver_next(io->d)) {
             const char *hint;
@@ -70,6 +82,7 @@ static pp_wire_in wu_call(wu_io *io, pp_wire *args) {
 static void wu_begin(wu_io *io, pp_wire *w, pp_warmup_fn fn, unsigned char *scratch, size_t cap) {
     if (io->d) pp__wire_init_fixed(w, io->d->chan->rep, PP_CHAN_MSG);
     else pp__wire_init_fixed(w, scratch, cap);
+    /* the same bytes whoever answers: the driver reads them after the reply's status */
     pp__wire_u32(w, PP_REPLY_CALL);
     pp__wire_u32(w, fn);
 }
@@ -556,31 +569,39 @@ static int grade_part(const warmup_part *p, wu_io *io, pp_test_result *out) {
     return 0;
 }
 
-pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, pp_wire *rec, char *err, size_t len) {
+pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec,
+                            char *err, size_t len) {
     const warmup_part *p = part_named(cfg->part);
     if (!p) {
         snprintf(err, len, "unknown warm-up part '%s': use bubble, peaks, orders or partition", cfg->part);
         return PP_ERR_CONFIG;
     }
-    pp_driver *d = pp__xcalloc(1, sizeof *d);
-    pp_chan_facts f = {.mode = PP_CHAN_WARMUP};
-    if (pp__driver_start(d, sb, &f, err, len)) {
-        free(d);
-        return PP_ERR_SANDBOX;
-    }
     wu_io *io = pp__xcalloc(1, sizeof *io);
-    io->d = d;
+    pp_test_result *discard = pp__xcalloc(1, sizeof *discard);
     io->rec = rec;
     io->st = PP_OK;
     pp_status st = PP_OK;
-    pp_wire_in first;
+    if (fns) {
+        io->fns = fns;
+        if (grade_part(p, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
+        free(discard);
+        free(io);
+        return st;
+    }
+    pp_driver *d = pp__xcalloc(1, sizeof *d);
+    pp_chan_facts f = {.mode = PP_CHAN_WARMUP};
+    if (pp__driver_start(d, sb, &f, err, len)) {
+        free(d), free(io), free(discard);
+        return PP_ERR_SANDBOX;
+    }
+    io->d = d;
     const char *hint;
-    unsigned op = 0;
     if (!pp__driver_next(d)) {
         st = pp__driver_death(d, err, len, &hint);
     } else {
+        pp_wire_in first;
         pp__wire_in_init(&first, d->req, d->req_len);
-        op = pp__wire_get_u32(&first, 0, 0xffffffffu);
+        unsigned op = pp__wire_get_u32(&first, 0, 0xffffffffu);
         if (op != PP_RPC_NEXT) {
             char why[400];
             pp__wire_get_str(&first, why, sizeof why);
@@ -588,23 +609,15 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, pp_
             st = PP_ERR_SANDBOX;
         }
     }
-    if (st == PP_OK) {
-        pp_test_result *scratch_out = pp__xcalloc(1, sizeof *scratch_out);
-        if (grade_part(p, io, scratch_out)) {
-            st = io->st;
-            snprintf(err, len, "%s", io->err);
-        }
-        free(scratch_out);
-        if (st == PP_OK && d->pending) {
-            pp_wire w;
-            pp__wire_init_fixed(&w, d->chan->rep, PP_CHAN_MSG);
-            pp__wire_u32(&w, PP_REPLY_EXIT);
-            pp__driver_reply(d, w.len);
-        }
+    if (st == PP_OK && grade_part(p, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
+    if (st == PP_OK && d->pending) {
+        pp_wire w;
+        pp__wire_init_fixed(&w, d->chan->rep, PP_CHAN_MSG);
+        pp__wire_u32(&w, PP_REPLY_EXIT);
+        pp__driver_reply(d, w.len);
     }
     pp__driver_stop(d, st == PP_OK ? 1.0 : 0);
-    free(io);
-    free(d);
+    free(d), free(io), free(discard);
     return st;
 }
 

@@ -7,7 +7,7 @@
  *               warm-up function, exit)
  *   client.c    pp.h, as requests
  *   lockdown.c  the seccomp allow list and the handlers that explain a refused call or a crash
- *   warmup.c    the warm-up lab's functions, called with the runtime's arguments */
+ * and, shared with pplab: chan.c, wire.c, tag.c (pp_tag), crash.c, warmup_call.c (a warm-up call). */
 #ifndef PP_DRIVER_H
 #define PP_DRIVER_H
 
@@ -35,8 +35,5 @@ pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
 /* Installs the crash and refusal handlers, then (when sandbox) forbids every system call a schedule never
  * needs. Returns 0, or -1 with the reason in err. Runs before any code of the student's. */
 int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len);
-
-/* Answers one warm-up call described by r (the command's arguments) into w. */
-void pp__drv_warmup_call(pp_wire_in *r, pp_wire *w);
 
 #endif /* PP_DRIVER_H */

@@ -7,16 +7,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "driver.h"
 #include "rpc.h"
+#include "warmup_call.h"
 
 /* Weak references: the student's object defines the one its lab needs (the build checks that it does). */
 extern void pp_naive_step(pp_rank *r) __attribute__((weak));
 extern void pp_gpipe_step(pp_rank *r) __attribute__((weak));
 extern void pp_1f1b_step(pp_rank *r) __attribute__((weak));
 extern void pp_interleaved_step(pp_rank *r) __attribute__((weak));
+/* the warm-up's: a student may have deleted one, and the grader then fails that part alone */
+extern double pp_warmup_bubble(const char *schedule, int P, int M, int v) __attribute__((weak));
+extern int pp_warmup_peak_stashes(const char *schedule, int P, int M, int v, int rank) __attribute__((weak));
+extern int pp_warmup_order(const char *schedule, int P, int M, int rank, char *out, int cap) __attribute__((weak));
+extern int pp_warmup_partition(int nlayers, const double *cost, int P, int *first) __attribute__((weak));
 
 typedef void (*step_fn)(pp_rank *r);
 
@@ -36,6 +43,7 @@ static step_fn step_named(const char *name) {
 static void say(const char *s) { (void)!write(2, s, strlen(s)); }
 
 int main(void) {
+    prctl(PR_SET_NAME, "pplab-driver"); /* started through a descriptor, it would be called "4" */
     pp_chan *c = pp__chan_attach(PP_CHAN_FD);
     if (!c) {
         say("pplab-driver: no channel on descriptor 3: this program is started by pplab, not by hand\n");
@@ -75,7 +83,9 @@ int main(void) {
             pp_wire out;
             pp__wire_in_init(&a, args, nargs);
             pp__wire_init_fixed(&out, answer, sizeof answer);
-            pp__drv_warmup_call(&a, &out);
+            static const pp_warmup_fns fns = {pp_warmup_bubble, pp_warmup_peak_stashes, pp_warmup_order,
+                                              pp_warmup_partition};
+            pp__warmup_call(&fns, &a, &out);
             answer_len = out.bad ? 0 : out.len;
         } else {
             fflush(stdout);

@@ -1,18 +1,14 @@
-/* warmup.c: the warm-up lab inside the driver. The runtime sends one call at a time (which function, with which
- * arguments and initial buffer contents); the answer goes back whole, and the grader, in its own process,
- * decides what is right. No answer key is here. */
+/* warmup_call.c: one warm-up call. Which function, its arguments and its buffers' initial contents come in;
+ * the return value and the buffers, whole, go out, and the grader decides what is right. No answer key is
+ * here. */
+#include "warmup_call.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "driver.h"
+#include "chan.h"
 #include "rpc.h"
-
-/* Weak: a student may have deleted one; the grader then fails that part alone. */
-extern double pp_warmup_bubble(const char *schedule, int P, int M, int v) __attribute__((weak));
-extern int pp_warmup_peak_stashes(const char *schedule, int P, int M, int v, int rank) __attribute__((weak));
-extern int pp_warmup_order(const char *schedule, int P, int M, int rank, char *out, int cap) __attribute__((weak));
-extern int pp_warmup_partition(int nlayers, const double *cost, int P, int *first) __attribute__((weak));
 
 static int get_int(pp_wire_in *r) { return (int)pp__wire_get_i64(r, INT32_MIN, INT32_MAX); }
 
@@ -25,27 +21,27 @@ static void *get_array(pp_wire_in *r, size_t size, uint32_t *n) {
     return p;
 }
 
-void pp__drv_warmup_call(pp_wire_in *r, pp_wire *w) {
+void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
     uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_PARTITION);
     char sched[32] = "";
     if (fn != PP_WARMUP_PARTITION) pp__wire_get_str(r, sched, sizeof sched);
     if (fn == PP_WARMUP_BUBBLE) {
         int P = get_int(r), M = get_int(r), v = get_int(r);
-        pp__wire_u32(w, pp_warmup_bubble != NULL);
-        if (!pp_warmup_bubble) return;
-        double b = pp_warmup_bubble(sched, P, M, v);
+        pp__wire_u32(w, f->bubble != NULL);
+        if (!f->bubble) return;
+        double b = f->bubble(sched, P, M, v);
         pp__wire_put(w, &b, sizeof b); /* raw: a NaN answer is an answer */
     } else if (fn == PP_WARMUP_PEAK) {
         int P = get_int(r), M = get_int(r), v = get_int(r), rank = get_int(r);
-        pp__wire_u32(w, pp_warmup_peak_stashes != NULL);
-        if (pp_warmup_peak_stashes) pp__wire_i64(w, pp_warmup_peak_stashes(sched, P, M, v, rank));
+        pp__wire_u32(w, f->peak != NULL);
+        if (f->peak) pp__wire_i64(w, f->peak(sched, P, M, v, rank));
     } else if (fn == PP_WARMUP_ORDER) {
         int P = get_int(r), M = get_int(r), rank = get_int(r), cap = get_int(r);
         uint32_t n;
         char *buf = get_array(r, 1, &n);
-        pp__wire_u32(w, pp_warmup_order != NULL && buf);
-        if (!pp_warmup_order || !buf) return free(buf);
-        pp__wire_i64(w, pp_warmup_order(sched, P, M, rank, buf, cap));
+        pp__wire_u32(w, f->order != NULL && buf);
+        if (!f->order || !buf) return free(buf);
+        pp__wire_i64(w, f->order(sched, P, M, rank, buf, cap));
         pp__wire_u32(w, n);
         pp__wire_put(w, buf, n);
         free(buf);
@@ -55,9 +51,9 @@ void pp__drv_warmup_call(pp_wire_in *r, pp_wire *w) {
         double *cost = get_array(r, sizeof(double), &ncost);
         int P = get_int(r);
         int32_t *first = get_array(r, sizeof(int32_t), &nfirst);
-        pp__wire_u32(w, pp_warmup_partition != NULL && cost && first);
-        if (pp_warmup_partition && cost && first) {
-            pp__wire_i64(w, pp_warmup_partition(nlayers, cost, P, first));
+        pp__wire_u32(w, f->partition != NULL && cost && first);
+        if (f->partition && cost && first) {
+            pp__wire_i64(w, f->partition(nlayers, cost, P, first));
             pp__wire_u32(w, nfirst);
             pp__wire_put(w, first, (size_t)nfirst * sizeof *first);
         }

@@ -1,0 +1,146 @@
+/* bench_sandbox.c: `pplab bench sandbox`: what running schedules in sandboxed drivers costs. Two figures, each
+ * against its in-process baseline in the same run:
+ *   - one pp.h call's way to the runtime and back (bench/rpc: an empty pp_group_start timed 20000 times inside
+ *     the schedule), as a function call in-process and as a round trip over the driver's channel;
+ *   - the wall time of `pplab grade --impl solutions --lab all`, sandboxed against the same configurations with
+ *     --unsafe-in-process, runs alternating so that the machine's drift hits both. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "impl.h"
+#include "runtime.h"
+#include "spawn.h"
+
+typedef struct rpc_figures {
+    int calls;
+    double p10, median, p90; /* ns per call */
+} rpc_figures;
+
+/* One step of the bench/rpc schedule (sandboxed when sb is set, else fn in-process) with this process's output
+ * caught in a file, where the schedule leaves its figures. Returns 0 with f filled, or -1 (the reason printed). */
+static int rpc_run(pp_step_fn fn, pp_sandbox *sb, int P, rpc_figures *f) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = "naive";
+    c.P = P, c.M = 1, c.hidden = 8, c.vocab = 8, c.seq = 1, c.mb_size = 1;
+    char path[] = "/tmp/pplab-bench-rpc-XXXXXX";
+    int fd = mkstemp(path), saved = dup(1);
+    if (fd < 0 || saved < 0) {
+        printf("# sandbox: cannot make a temporary file: %s\n", strerror(errno));
+        return -1;
+    }
+    fflush(stdout);
+    dup2(fd, 1);
+    pp_program prog = {.fn = fn, .sandbox = sb, .symbol = "pp_naive_step"};
+    pp_run_result res;
+    pp_status st = pp__run_program(&c, &prog, &res);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    char text[4096] = "";
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = 0;
+    close(fd);
+    unlink(path);
+    const char *line = strstr(text, "pplab-bench-rpc ");
+    if (st != PP_OK || !line ||
+        sscanf(line, "pplab-bench-rpc calls=%d p10_ns=%lf median_ns=%lf p90_ns=%lf", &f->calls, &f->p10, &f->median,
+               &f->p90) != 4) {
+        char *nl = strchr(res.error, '\n');
+        if (nl) *nl = 0;
+        printf("# sandbox: the %s run failed (%s): %s\n", sb ? "sandboxed" : "in-process", pp__status_str(st),
+               res.error[0] ? res.error : "no figures in its output");
+        pp__result_free(&res);
+        return -1;
+    }
+    pp__result_free(&res);
+    return 0;
+}
+
+/* Seconds of one `pplab grade` of the solutions, or -1 when it did not give full marks. */
+static double grade_once(const char *exe, const char *extra) {
+    char cmd[PATH_MAX + 160];
+    snprintf(cmd, sizeof cmd, "'%s' grade --impl solutions --lab all --quiet %s > /dev/null 2>&1", exe, extra);
+    double t0 = pp__now();
+    int rc = system(cmd);
+    return rc == 0 ? pp__now() - t0 : -1;
+}
+
+int pp__bench_sandbox(const pp_bench_opts *o) {
+    printf("# sandbox: what the sandbox costs: one pp.h call's round trip, and grading the solutions\n");
+    printf("#   rpc = an empty pp_group_start timed inside the schedule (bench/rpc), %s\n",
+           "in-process (a function call) and sandboxed (a request over the driver's channel)");
+    char build[PATH_MAX], root[PATH_MAX], dir[PATH_MAX + 16], err[4096];
+    pp__impl_dirs(build, root, sizeof build);
+    snprintf(dir, sizeof dir, "%s/bench/rpc", root);
+    pp_sandbox sb;
+    pp__sandbox_defaults(&sb);
+    pp_impl built;
+    if (pp__impl_build(dir, pp__lab_find("naive"), &sb, &built, err, sizeof err) != PP_OK) {
+        for (char *c = err; *c; c++)
+            if (*c == '\n') *c = ' ';
+        printf("# sandbox: cannot build bench/rpc: %s\n", err);
+        return -1;
+    }
+    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(built.object, "pp_naive_step", err, sizeof err);
+    if (!fn || pp__sandbox_probe(&sb, err, sizeof err) || (sb.exe_fd = open(built.driver, O_RDONLY | O_CLOEXEC)) < 0) {
+        printf("# sandbox: cannot run the benchmark: %s\n", fn ? err : "no pp_naive_step in bench/rpc");
+        return -1;
+    }
+    /* one rank: its runtime thread and its driver can each have a core, so both spin briefly before they sleep;
+     * two ranks on fewer than four cores do not spin, and every call is a futex hand-over */
+    rpc_figures in = {0}, out = {0}, out2 = {0};
+    int bad = rpc_run(fn, NULL, 1, &in) || rpc_run(NULL, &sb, 1, &out) || rpc_run(NULL, &sb, 2, &out2);
+    close(sb.exe_fd);
+    if (bad) return -1;
+    printf("#   the channel spins before it sleeps only when every rank's two ends can have a core each\n");
+    printf("#\n# %-18s %8s %10s %10s %10s\n", "mode", "calls", "p10", "median", "p90");
+    printf("# %-18s %8s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)");
+    printf("  %-18s %8d %10.3f %10.3f %10.3f\n", "in-process", in.calls, in.p10 / 1e3, in.median / 1e3, in.p90 / 1e3);
+    printf("  %-18s %8d %10.3f %10.3f %10.3f\n", "sandboxed, P=1", out.calls, out.p10 / 1e3, out.median / 1e3,
+           out.p90 / 1e3);
+    printf("  %-18s %8d %10.3f %10.3f %10.3f\n", "sandboxed, P=2", out2.calls, out2.p10 / 1e3, out2.median / 1e3,
+           out2.p90 / 1e3);
+    printf("# conclusion: a pp.h call through the driver's channel takes %.2f us (median, P=1; goal < 5 us: %s), "
+           "%.2f us with two ranks on %ld CPUs; a function call takes %.3f us\n", out.median / 1e3,
+           out.median < 5000 ? "met" : "NOT met", out2.median / 1e3, sysconf(_SC_NPROCESSORS_ONLN), in.median / 1e3);
+
+    char sol[PATH_MAX + 16];
+    snprintf(sol, sizeof sol, "%s/solutions", root);
+    struct stat st;
+    if (stat(sol, &st) || !S_ISDIR(st.st_mode)) {
+        printf("# grading: no solutions/ here (a student handout): the grading comparison is skipped\n");
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) return printf("# grading: cannot find the pplab executable\n"), -1;
+    exe[k] = 0;
+    int reps = o->quick ? 1 : 5;
+    double sand[8], inproc[8];
+    /* one untimed run builds (or checks) the solutions' drivers, so both modes find them ready */
+    grade_once(exe, "");
+    for (int i = 0; i < reps; i++) {
+        inproc[i] = grade_once(exe, "--unsafe-in-process");
+        sand[i] = grade_once(exe, "");
+        if (inproc[i] < 0 || sand[i] < 0) {
+            printf("# grading: pplab grade --impl solutions did not give full marks: see `pplab grade --impl "
+                   "solutions`\n");
+            return -1;
+        }
+    }
+    double ms = pp__bench_median(sand, reps), mi = pp__bench_median(inproc, reps);
+    printf("#\n# grading: pplab grade --impl solutions --lab all, median of %d runs each, alternating\n", reps);
+    printf("# %-12s %10s\n# %-12s %10s\n", "mode", "wall", "", "(s)");
+    printf("  %-12s %10.2f\n  %-12s %10.2f\n", "in-process", mi, "sandboxed", ms);
+    printf("# conclusion: sandboxed grading takes %.2fx the in-process time (goal <= 1.25x: %s)\n", ms / mi,
+           ms / mi <= 1.25 ? "met" : "NOT met");
+    return 0;
+}
