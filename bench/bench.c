@@ -18,7 +18,7 @@ static const char *usage =
     "  sandbox   one pp.h call's round trip through a sandboxed driver, and grading the solutions sandboxed vs\n"
     "            in-process\n"
     "  all       all four (the default)\n"
-    "  --quick   fewer repetitions and sizes (a smoke run for CI, well under 20 s)\n"
+    "  --quick   fewer repetitions and sizes (a smoke run for CI, well under a minute)\n"
     "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says why).\n";
 
 double pp__bench_thread_cpu(void) {

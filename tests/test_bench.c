@@ -33,19 +33,23 @@ static int count(const char *hay, const char *needle) {
     return k;
 }
 
-/* The quick run takes well under 20 s on an idle 2-core machine; the limit leaves room for a busy one. */
-Test(bench, quick_all_prints_three_tables, .timeout = 180) {
+/* The quick run takes well under 40 s on an idle 2-core machine (half of it grading the solutions twice); the
+ * limit leaves room for a busy one. */
+Test(bench, quick_all_prints_four_tables, .timeout = 240) {
     static char buf[1 << 16];
     int rc = pplab(buf, sizeof buf, "bench all --quick");
     cr_assert_eq(rc, 0, "pplab bench all --quick exited %d:\n%s", rc, buf);
     const char *headers[] = {"# comm: pp_send/pp_recv ping-pong", "# gemm: cpu backend gemm slot",
-                             "# pipeline: reference GPipe"};
-    for (int i = 0; i < 3; i++) cr_expect(strstr(buf, headers[i]), "missing table header '%s':\n%s", headers[i], buf);
+                             "# pipeline: reference GPipe", "# sandbox: what the sandbox costs",
+                             "# grading: pplab grade --impl solutions"};
+    for (int i = 0; i < 5; i++) cr_expect(strstr(buf, headers[i]), "missing table header '%s':\n%s", headers[i], buf);
     /* the column-header lines of each table */
     cr_expect(strstr(buf, "round-trip") && strstr(buf, "memcpy"), "comm columns missing:\n%s", buf);
     cr_expect(strstr(buf, "direct") && strstr(buf, "(GFLOP/s)"), "gemm columns missing:\n%s", buf);
     cr_expect(strstr(buf, "wall ratio") && strstr(buf, "cpu ratio"), "pipeline columns missing:\n%s", buf);
-    cr_expect_eq(count(buf, "# conclusion:"), 3, "expected 3 conclusion lines, saw %d:\n%s",
+    cr_expect(strstr(buf, "sandboxed, P=1") && strstr(buf, "in-process"), "sandbox rows missing:\n%s", buf);
+    /* one per table, two for the sandbox's (a call, grading) */
+    cr_expect_eq(count(buf, "# conclusion:"), 5, "expected 5 conclusion lines, saw %d:\n%s",
                  count(buf, "# conclusion:"), buf);
     cr_expect(strstr(buf, "rendezvous") && strstr(buf, "eager"), "both comm modes expected:\n%s", buf);
 }
