@@ -241,7 +241,7 @@ static void check_no_asm(builder *b) {
             /* a line marker: # <line> "<file>" flags */
             long ln;
             char file[PATH_MAX];
-            if (sscanf(s, "# %ld \"%4095[^\"]\"", &ln, file) == 2) mine = !strcmp(file, b->c->rel), line = ln - 1;
+            if (sscanf(s, "# %ld \"%4095[^\"]\"", &ln, file) == 2) mine = !strcmp(file, b->c->rel), line = ln;
         } else if (mine) {
             for (char *t = s; t < eol;) {
                 if (*t == '"' || *t == '\'') {
@@ -261,7 +261,7 @@ static void check_no_asm(builder *b) {
                 }
             }
         }
-        if (*s != '#') line++;
+        if (*s != '#') line++; /* a marker names the line that follows it */
         s = *eol ? eol + 1 : eol;
     }
     free(text);
@@ -338,7 +338,10 @@ static void __attribute__((noreturn)) build(builder *b) {
     }
     oc[k++] = "lab.o", oc[k++] = "lab.k.o", oc[k] = NULL;
     if (run(b, oc, NULL, "objcopy.log") != 0) compile_failed(b, "objcopy.log", "objcopy (binutils) failed on");
-    const char *ld[] = {"-static", "-o", "lab.drv", "lab.k.o", "libppdriver.a", "-lseccomp", "-lpthread", "-lm", NULL};
+    /* the student's allocations pass through the driver (lib/driver/memory.c), which notes a failed one */
+    const char *ld[] = {"-static", "-Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,"
+                        "--wrap=posix_memalign", "-o", "lab.drv", "lab.k.o", "libppdriver.a", "-lseccomp",
+                        "-lpthread", "-lm", NULL};
     if (run_cc(b, ld, NULL, "ld.log") != 0) compile_failed(b, "ld.log", "cannot link");
     const char *so[] = {"-shared", "-o", "lab.so", "lab.k.o", "-lm", NULL};
     if (run_cc(b, so, NULL, "so.log") != 0) compile_failed(b, "so.log", "cannot link");
@@ -375,18 +378,25 @@ static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile
     build(b);
 }
 
+pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, size_t len) {
+    if (!(*text = slurp(src, PP_COMPILE_MAX_SOURCE, n))) {
+        int big = errno == EFBIG;
+        if (big)
+            snprintf(err, len, "refused: %s is larger than the %zu KiB a lab file may have", src,
+                     PP_COMPILE_MAX_SOURCE >> 10);
+        else
+            snprintf(err, len, "cannot read %s: %s", src, strerror(errno));
+        return big ? PP_ERR_SANDBOX : PP_ERR_IO;
+    }
+    return PP_OK;
+}
+
 pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const char *out_object, char *err,
                           size_t len) {
     size_t n;
-    char *src = slurp(c->src, PP_COMPILE_MAX_SOURCE, &n);
-    if (!src) {
-        if (errno == EFBIG)
-            snprintf(err, len, "refused: %s is larger than the %zu KiB a lab file may have", c->src,
-                     PP_COMPILE_MAX_SOURCE >> 10);
-        else
-            snprintf(err, len, "cannot read %s: %s", c->src, strerror(errno));
-        return errno == EFBIG ? PP_ERR_SANDBOX : PP_ERR_IO;
-    }
+    char *src;
+    pp_status rd = pp__compile_read(c->src, &src, &n, err, len);
+    if (rd != PP_OK) return rd;
     const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char dir[PATH_MAX], p[2 * PATH_MAX];
     snprintf(dir, sizeof dir, "%s/pplab-build-XXXXXX", tmp);

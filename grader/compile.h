@@ -32,6 +32,10 @@ typedef struct pp_compile {
     double time_limit_s;       /* the whole build; 0: 60 s */
 } pp_compile;
 
+/* Reads the lab file at src (malloc'd into *text, *n bytes), refusing one over PP_COMPILE_MAX_SOURCE unread.
+ * Returns PP_OK, or PP_ERR_SANDBOX / PP_ERR_IO with one line in err. */
+pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, size_t len);
+
 /* Builds c->src into the driver executable out_driver and the shared object out_object (for --in-process).
  * Returns PP_OK; PP_ERR_COMPILE with the compiler's messages (or the missing function) in err; PP_ERR_SANDBOX
  * with one line naming a refused include or construct; PP_ERR_IO when the build itself could not run. */

@@ -65,5 +65,8 @@ typedef struct pp_warmup_fns pp_warmup_fns;
 pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec,
                             char *err, size_t len);
 void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp_test_result *out);
+/* A warm-up part that could not be graded (a crash, a timeout, a refused call): every check of the part with 0
+ * points, status st and msg as the error. */
+void pp__warmup_fail(const pp_test_config *cfg, pp_status st, const char *msg, pp_test_result *out);
 
 #endif /* PP_GRADE_H */

@@ -97,10 +97,9 @@ static uint64_t fnv64(const void *p, size_t n) {
 
 /* What a build is made from: the compiler, pp.h, the driver library and the file itself, byte for byte (a
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
-static char *build_key(const char *src, const char *pp_h, const char *lib, size_t *len) {
-    size_t ns, nh, nl;
-    char *s = file_read(src, (size_t)1 << 20, &ns), *h = file_read(pp_h, (size_t)1 << 20, &nh),
-         *l = file_read(lib, (size_t)64 << 20, &nl);
+static char *build_key(const char *s, size_t ns, const char *pp_h, const char *lib, size_t *len) {
+    size_t nh, nl;
+    char *h = file_read(pp_h, (size_t)1 << 20, &nh), *l = file_read(lib, (size_t)64 << 20, &nl);
     char *key = NULL;
     if (s && h && l) {
         char head[256];
@@ -112,7 +111,7 @@ static char *build_key(const char *src, const char *pp_h, const char *lib, size_
         memcpy(key + k, s, ns);
         *len = (size_t)k + ns;
     }
-    free(s), free(h), free(l);
+    free(h), free(l);
     return key;
 }
 
@@ -131,6 +130,10 @@ static int write_file(const char *path, const void *buf, size_t n) {
     int ok = fwrite(buf, 1, n, f) == n;
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
+
+static double compile_limit_s;
+
+void pp__impl_set_compile_limit(double seconds) { compile_limit_s = seconds; }
 
 /* The functions a lab's file provides, which stay visible in its build. */
 static const char *const warmup_fns[] = {"pp_warmup_bubble", "pp_warmup_peak_stashes", "pp_warmup_order",
@@ -174,11 +177,14 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     snprintf(lockp, sizeof lockp, "%s/%s.lock", outdir, lab->folder);
     snprintf(pp_h, sizeof pp_h, "%s/lib/pp.h", root);
     snprintf(lib, sizeof lib, "%s/libppdriver.a", build);
-    size_t klen = 0;
-    char *key = build_key(src, pp_h, lib, &klen);
+    size_t klen = 0, nsrc;
+    char *text;
+    pp_status rd = pp__compile_read(src, &text, &nsrc, err, errlen);
+    if (rd != PP_OK) return rd;
+    char *key = build_key(text, nsrc, pp_h, lib, &klen);
+    free(text);
     if (!key) {
-        snprintf(err, errlen, "cannot read %s, %s or %s (is the lab file over 1 MiB, or pplab not built?)", src,
-                 pp_h, lib);
+        snprintf(err, errlen, "cannot read %s or %s: is pplab built?", pp_h, lib);
         return PP_ERR_IO;
     }
     int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
@@ -195,7 +201,8 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
         const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
         pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .driver_lib = lib, .keep = keep,
-                        .nkeep = lab->symbol ? 1 : 4, .require = lab->symbol != NULL, .sb = sb};
+                        .nkeep = lab->symbol ? 1 : 4, .require = lab->symbol != NULL, .sb = sb,
+                        .time_limit_s = compile_limit_s};
         unlink(keyp); /* a build that fails leaves no key: the next one starts over */
         st = pp__compile_lab(&c, tdrv, tobj, err, errlen);
         if (st == PP_OK && (rename(tdrv, out->driver) || rename(tobj, out->object) || write_file(keyp, key, klen))) {

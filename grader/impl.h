@@ -42,6 +42,9 @@ typedef struct pp_sandbox pp_sandbox;
 pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
                          size_t errlen);
 
+/* Wall-clock limit of one build (0: the default, 60 s). */
+void pp__impl_set_compile_limit(double seconds);
+
 /* Loads a built lab's shared object (in-process: its pp.h calls bind to this process's runtime) and returns
  * the address of `symbol`, or NULL with the reason in err. The object stays loaded. */
 void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t errlen);

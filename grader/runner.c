@@ -428,9 +428,7 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
     out->timed_out = keep.timed_out;
     out->crashed = keep.crashed;
     if (!strcmp(tc->lab, "warmup")) {
-        pp__check_add(out, "warm-up answers", 1, 0, "not graded: %s", pp__status_str(st));
-        out->status = st;
-        snprintf(out->error, sizeof out->error, "%s", msg);
+        pp__warmup_fail(tc, st, msg, out);
     } else {
         pp_run_config rc;
         pp__config_to_run(tc, "cpu", &rc);

@@ -621,6 +621,22 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
     return st;
 }
 
+void pp__warmup_fail(const pp_test_config *cfg, pp_status st, const char *msg, pp_test_result *out) {
+    const warmup_part *p = part_named(cfg->part);
+    out->status = st;
+    snprintf(out->error, sizeof out->error, "%s", msg);
+    out->nchecks = 0;
+    if (!p) {
+        pp__check_add(out, "warm-up answers", 1, 0, "not graded: %s", pp__status_str(st));
+    } else {
+        /* every check of the part, so that the part keeps its full weight in the total */
+        for (int i = 0; i < p->nchecks; i++)
+            pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "not graded: %s", pp__status_str(st));
+    }
+    out->score = out->max = 0;
+    for (int i = 0; i < out->nchecks; i++) out->max += out->checks[i].max;
+}
+
 void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp_test_result *out) {
     const warmup_part *p = part_named(cfg->part);
     out->cfg = *cfg;

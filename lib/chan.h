@@ -41,6 +41,7 @@ typedef struct pp_chan {
     int32_t death_signal;    /* the signal it died of, 0 when none was caught */
     int32_t refused_syscall; /* the system call the sandbox refused (SIGSYS), -1 when none */
     uint64_t death_pc;       /* where the signal hit */
+    uint64_t oom_bytes;      /* the last allocation of the schedule that failed (0: none did) */
     unsigned char req[PP_CHAN_MSG];
     unsigned char rep[PP_CHAN_MSG];
 } pp_chan;

@@ -92,7 +92,8 @@ static int child(void *arg) {
     }
     /* after the uid switch, which clears it; and it fires when the thread that forked (the run's main thread)
      * ends, which is when the run ends */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent) _exit(SPAWN_FAILED);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) && sb->lockdown) child_fail(c, "prctl(PR_SET_PDEATHSIG)", errno);
+    if (getppid() != parent) _exit(SPAWN_FAILED); /* the run ended already: nobody is left to serve */
     set_limit(c, RLIMIT_CORE, 0, "setrlimit(RLIMIT_CORE)");
     if (sb->memory_limit) set_limit(c, RLIMIT_AS, (rlim_t)sb->memory_limit, "setrlimit(RLIMIT_AS)");
     if (sb->output_limit) set_limit(c, RLIMIT_FSIZE, (rlim_t)sb->output_limit, "setrlimit(RLIMIT_FSIZE)");
@@ -119,6 +120,7 @@ int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f,
     d->chan->facts.magic = PP_CHAN_MAGIC;
     d->chan->facts.sandbox = sb->lockdown;
     d->spin_ns = f->spin_ns;
+    d->memory_limit = sb->memory_limit;
     fflush(stdout);
     fflush(stderr);
     enum { STACK = 64 * 1024 };
@@ -204,7 +206,8 @@ static void syscall_name(int nr, char *buf, size_t len) {
 }
 
 pp_status pp__driver_death(const pp_driver *d, char *msg, size_t len, const char **hint) {
-    int st = d->status;
+    int st = d->status, warmup = d->chan->facts.mode == PP_CHAN_WARMUP;
+    const char *who = warmup ? "the warm-up code" : "the schedule";
     int refused = __atomic_load_n(&d->chan->refused_syscall, __ATOMIC_SEQ_CST);
     *hint = NULL;
     if (WIFEXITED(st) && WEXITSTATUS(st) == SPAWN_FAILED) {
@@ -212,31 +215,48 @@ pp_status pp__driver_death(const pp_driver *d, char *msg, size_t len, const char
         memcpy(why, d->chan->rep, sizeof why - 1);
         why[sizeof why - 1] = 0;
         snprintf(msg, len, "the schedule driver could not start: %s", why[0] ? why : "(no reason given)");
-        *hint = "run pplab as root or as a user that may drop to the sandbox's uid, or see docs/instructor.md";
+        *hint = strstr(why, "Cannot allocate memory")
+                    ? "the lab file's static arrays do not fit the schedule's address space (--memory-limit)"
+                    : "see docs/instructor.md for what the sandbox needs (seccomp, a uid switch when root)";
         return PP_ERR_SANDBOX;
     }
     if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
         if (refused >= 0) {
             char name[64];
             syscall_name(refused, name, sizeof name);
-            snprintf(msg, len, "the schedule called %s, which a schedule never needs: it may use only pp.h and memory",
-                     name);
+            snprintf(msg, len, "%s called %s, which %s never needs: it may use only %s", who, name,
+                     warmup ? "it" : "a schedule", warmup ? "memory" : "pp.h and memory");
         } else {
-            snprintf(msg, len, "the sandbox stopped the schedule (SIGSYS) for a system call it may not make: a "
-                     "schedule may use only pp.h and memory");
+            snprintf(msg, len, "the sandbox stopped %s (SIGSYS) for a system call it may not make: it may use only %s",
+                     who, warmup ? "memory" : "pp.h and memory");
         }
         return PP_ERR_SANDBOX;
     }
+    uint64_t oom = __atomic_load_n(&d->chan->oom_bytes, __ATOMIC_SEQ_CST);
+    if (WIFSIGNALED(st) && oom) {
+        snprintf(msg, len, "%s ran out of memory (an allocation of %llu bytes failed) and then crashed with %s", who,
+                 (unsigned long long)oom, signal_desc(WTERMSIG(st)));
+        static char why[160];
+        snprintf(why, sizeof why, "a schedule's process may use %zu MiB of address space (--memory-limit); the "
+                 "model's memory is pplab's, a schedule needs only small arrays", d->memory_limit >> 20);
+        *hint = why;
+        return PP_ERR_LIMIT;
+    }
     if (WIFSIGNALED(st)) {
         int sig = WTERMSIG(st);
-        snprintf(msg, len, "the schedule crashed with %s", signal_desc(sig));
-        if (sig == SIGXCPU) snprintf(msg, len, "the schedule used up its CPU time limit (SIGXCPU)");
-        *hint = "check pointers and indices in your step function; pplab run --in-process runs it under gdb or ASan";
+        snprintf(msg, len, "%s crashed with %s", who, signal_desc(sig));
+        if (sig == SIGXCPU) snprintf(msg, len, "%s used up its CPU time limit (SIGXCPU)", who);
+        static char why[220];
+        snprintf(why, sizeof why, "check pointers and indices in your %s (pplab run --in-process runs a schedule "
+                 "under gdb or ASan); its process may use %zu MiB (--memory-limit), large arrays included",
+                 warmup ? "functions" : "step function", d->memory_limit >> 20);
+        *hint = why;
         return PP_ERR_CRASH;
     }
-    snprintf(msg, len, "the schedule's process exited (status %d) in the middle of its step: did the schedule call "
-             "exit()?", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
-    *hint = "return from the step function instead of exiting; pp_fail() stops a run with a message";
+    snprintf(msg, len, "%s's process exited (status %d) in the middle of its %s: did it call exit()?", who,
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1, warmup ? "answers" : "step");
+    *hint = warmup ? "return the answer instead of exiting"
+                   : "return from the step function instead of exiting; pp_fail() stops a run with a message";
     return PP_ERR_CRASH;
 }
 

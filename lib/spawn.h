@@ -42,6 +42,7 @@ typedef struct pp_driver {
     uint32_t seq;            /* the number of the request being served */
     int pending;             /* 1 while a request waits for its reply */
     int64_t spin_ns;         /* how long a wait for a request spins before it sleeps */
+    size_t memory_limit;     /* the sandbox's, for the report of a schedule that ran out of memory */
     int reaped, status;      /* the wait status once it ended */
     unsigned char req[PP_CHAN_MSG];  /* the request being served: a private copy */
     size_t req_len;

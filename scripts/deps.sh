@@ -3,7 +3,7 @@
 #   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
 
 set -euo pipefail
-required=(gcc libc6-dev make pkg-config libopenblas-dev libcjson-dev libcriterion-dev)
+required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev)
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do

@@ -381,3 +381,17 @@ Test(mpi_grade, segfault_is_a_reported_crash, .timeout = 240) {
     cJSON_Delete(m);
     tmp_remove();
 }
+
+/* Under mpirun every rank is a trusted process serving its own sandboxed driver: a schedule that reaches for
+ * the grader's files is stopped at its first forbidden call, as with threads, and rank 0 scores nothing. */
+Test(mpi_grade, forbidden_calls_are_stopped_as_with_threads, .timeout = 240) {
+    need_mpi();
+    grade_configs = broken_configs;
+    cJSON *m = compare_grades("tests/broken/forge-result", "gpipe", 1);
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), 0);
+    cr_expect(strstr(str_of(t, "error"), "the schedule called open(), which a schedule never needs"), "%s",
+              str_of(t, "error"));
+    cr_expect_eq(num_of(m, "score"), 0);
+    cJSON_Delete(m);
+    tmp_remove();
+}

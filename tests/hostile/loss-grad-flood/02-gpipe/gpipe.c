@@ -1,0 +1,7 @@
+/* HOSTILE ON PURPOSE (loss-grad-flood): asks pplab for loss gradients without end, to exhaust the runtime's memory.
+ * tests/test_hostile.c asserts what stops it. */
+#include "pp.h"
+
+void pp_gpipe_step(pp_rank *r) {
+    for (;;) pp_loss_grad(r, 1.0f);
+}

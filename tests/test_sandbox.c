@@ -1,0 +1,136 @@
+/* test_sandbox.c: the sandbox's promises that are not about one submission: where the machine refuses seccomp
+ * or the uid switch, grading stops with one line instead of running unsandboxed (unless told to); libpp.so
+ * exports exactly pp.h; an object for --in-process binds to pplab's own runtime. Tests run from the project
+ * root. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static char out[1 << 16];
+
+/* Runs `build/pplab ARGS` in a child that first loads a seccomp filter refusing (with EPERM) the calls in deny;
+ * returns the exit status, with stdout and stderr in out. */
+static int pplab_refused(const char *args, const int *deny, int ndeny) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 build/pplab %s 2>&1", args);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+        for (int i = 0; i < ndeny; i++) seccomp_rule_add(f, SCMP_ACT_ERRNO(EPERM), deny[i], 0);
+        if (!f || seccomp_load(f)) _exit(99);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(98);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof out - 1 && (k = read(fds[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)k;
+    out[n] = 0;
+    close(fds[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+TestSuite(sandbox, .timeout = 120);
+
+/* As a container profile does: seccomp() and prctl() refused. */
+Test(sandbox, no_seccomp_means_no_grading_unless_told) {
+    const int deny[] = {SCMP_SYS(seccomp), SCMP_SYS(prctl)};
+    int rc = pplab_refused("grade --impl solutions --lab naive --quiet", deny, 2);
+    cr_expect_eq(rc, 2, "grading must stop where seccomp is refused, got %d:\n%s", rc, out);
+    cr_expect(strstr(out, "this machine refuses the sandbox: loading a seccomp filter failed (Operation not "
+                          "permitted)"), "%s", out);
+    cr_expect(strstr(out, "--unsafe-no-sandbox"), "the way out is named: %s", out);
+    cr_expect_eq(lines(out), 1, "one line: %s", out);
+    rc = pplab_refused("run --impl solutions --schedule naive --stages 2 --microbatches 1", deny, 2);
+    cr_expect_neq(rc, 0, "pplab run must stop too:\n%s", out);
+    cr_expect(strstr(out, "refuses the sandbox") && strstr(out, "--in-process"), "%s", out);
+    rc = pplab_refused("grade --impl solutions --lab naive --quiet --unsafe-no-sandbox", deny, 2);
+    cr_expect_eq(rc, 0, "with --unsafe-no-sandbox the solutions grade as before, got %d:\n%s", rc, out);
+}
+
+Test(sandbox, no_uid_switch_means_no_grading_as_root) {
+    if (geteuid() != 0) cr_skip_test("not root: grading does not switch uid");
+    const int deny[] = {SCMP_SYS(setresuid), SCMP_SYS(setgroups), SCMP_SYS(setresgid)};
+    int rc = pplab_refused("grade --impl solutions --lab naive --quiet", deny, 3);
+    cr_expect_eq(rc, 2, "grading must stop where the uid switch is refused, got %d:\n%s", rc, out);
+    cr_expect(strstr(out, "this machine refuses the sandbox: switching to uid"), "%s", out);
+    cr_expect_eq(lines(out), 1, "one line: %s", out);
+}
+
+/* The function names declared in pp.h, read from the header itself. */
+static int pp_h_functions(char names[][64], int cap) {
+    FILE *f = fopen("lib/pp.h", "r");
+    cr_assert(f, "run from the project root");
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        if (!isalpha((unsigned char)line[0]) || !strncmp(line, "typedef", 7) || !strncmp(line, "extern", 6)) continue;
+        /* the first identifier pp_... followed by '(' is the declared function */
+        for (char *at = strstr(line, "pp_"); at; at = strstr(at + 1, "pp_")) {
+            if (at > line && (isalnum((unsigned char)at[-1]) || at[-1] == '_')) continue;
+            size_t k = 0;
+            while (isalnum((unsigned char)at[k]) || at[k] == '_') k++;
+            if (at[k] != '(') continue;
+            snprintf(names[n++], 64, "%.*s", (int)k, at);
+            break;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+Test(sandbox, libpp_exports_exactly_pp_h) {
+    static char want[64][64];
+    int n = pp_h_functions(want, 64);
+    cr_assert_gt(n, 20, "pp.h should declare its functions (found %d)", n);
+    FILE *p = popen("nm -D --defined-only build/libpp.so", "r");
+    cr_assert(p, "nm (binutils) is needed");
+    char line[512];
+    int seen = 0, extra = 0;
+    while (fgets(line, sizeof line, p)) {
+        char addr[64], type[8], name[256];
+        if (sscanf(line, "%63s %7s %255s", addr, type, name) != 3) continue;
+        int known = 0;
+        for (int i = 0; i < n; i++) known |= !strcmp(name, want[i]);
+        seen += known;
+        if (!known) {
+            extra++;
+            cr_expect(0, "libpp.so exports %s, which pp.h does not declare", name);
+        }
+    }
+    pclose(p);
+    cr_expect_eq(seen, n, "libpp.so exports %d of the %d functions of pp.h", seen, n);
+    cr_expect_eq(extra, 0);
+}
+
+/* An --in-process object carries no libpp of its own: its pp.h calls can only bind to pplab's runtime. */
+Test(sandbox, in_process_objects_bind_to_pplab) {
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "build/pplab run --impl solutions --schedule gpipe --stages 2 --microbatches 2 "
+                              "--in-process > /dev/null 2>&1");
+    cr_assert_eq(system(cmd), 0, "pplab run --in-process failed");
+    int needs = system("readelf -d build/impl/solutions/02-gpipe.so | grep -q 'NEEDED.*libpp'");
+    cr_expect_neq(needs, 0, "the in-process object must not need libpp.so");
+}
