@@ -122,6 +122,9 @@ static int run(builder *b, char *const *argv, const char *out, const char *errf)
         int e = open(errf ? errf : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o < 0 || e < 0) _exit(126);
         dup2(o, 1), dup2(e, 2);
+        /* the tool's own address space, set last: nothing of this (maybe sanitized) process allocates after it */
+        struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30};
+        setrlimit(RLIMIT_AS, &as);
         execvpe(argv[0], argv, b->envp);
         _exit(127);
     }
@@ -367,9 +370,7 @@ static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile
                                syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid)))
         verdict(b, PP_ERR_SANDBOX, "cannot compile as uid %u: %s", (unsigned)sb->uid, strerror(errno));
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30}, fs = {(rlim_t)256 << 20, (rlim_t)256 << 20},
-                  core = {0, 0}, cpu = {120, 120};
-    setrlimit(RLIMIT_AS, &as);
+    struct rlimit fs = {(rlim_t)256 << 20, (rlim_t)256 << 20}, core = {0, 0}, cpu = {120, 120};
     setrlimit(RLIMIT_FSIZE, &fs);
     setrlimit(RLIMIT_CORE, &core);
     setrlimit(RLIMIT_CPU, &cpu);

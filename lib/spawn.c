@@ -50,9 +50,10 @@ static void child_fail(pp_chan *c, const char *what, int err) {
     _exit(SPAWN_FAILED);
 }
 
+/* A raw system call: in a sanitized build no interceptor may run (and allocate) once the address space is capped. */
 static void set_limit(pp_chan *c, int res, rlim_t v, const char *what) {
     struct rlimit rl = {v, v};
-    if (setrlimit(res, &rl)) child_fail(c, what, errno);
+    if (syscall(SYS_setrlimit, res, &rl)) child_fail(c, what, errno);
 }
 
 typedef struct child_args {
@@ -95,11 +96,12 @@ static int child(void *arg) {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) && sb->lockdown) child_fail(c, "prctl(PR_SET_PDEATHSIG)", errno);
     if (getppid() != parent) _exit(SPAWN_FAILED); /* the run ended already: nobody is left to serve */
     set_limit(c, RLIMIT_CORE, 0, "setrlimit(RLIMIT_CORE)");
-    if (sb->memory_limit) set_limit(c, RLIMIT_AS, (rlim_t)sb->memory_limit, "setrlimit(RLIMIT_AS)");
     if (sb->output_limit) set_limit(c, RLIMIT_FSIZE, (rlim_t)sb->output_limit, "setrlimit(RLIMIT_FSIZE)");
     if (sb->cpu_limit_s > 0) set_limit(c, RLIMIT_CPU, (rlim_t)(sb->cpu_limit_s + 1), "setrlimit(RLIMIT_CPU)");
     if (chdir("/")) child_fail(c, "chdir(/)", errno);
     char *argv[] = {"pplab-driver", NULL}, *envp[] = {NULL};
+    /* last: this child still shares pplab's address space, which may be far larger than the driver's limit */
+    if (sb->memory_limit) set_limit(c, RLIMIT_AS, (rlim_t)sb->memory_limit, "setrlimit(RLIMIT_AS)");
     /* by descriptor: the executable's folder may be one the new uid cannot enter */
     syscall(SYS_execveat, PP_CHAN_FD + 1, "", argv, envp, AT_EMPTY_PATH);
     child_fail(c, "execveat(driver)", errno);

@@ -220,3 +220,14 @@ Test(grader, config_file_errors_name_the_line) {
     unlink(path);
     free(cfgs);
 }
+
+/* The raw results cross in a file without any cap but the configuration's own size: a model of 9.5M
+ * parameters (76 MB of gradients and weights) grades like a small one. */
+Test(grader, a_model_of_any_size_reaches_the_grader) {
+    pp_test_config c = {.lab = "gpipe", .P = 2, .M = 2, .v = 1, .steps = 1, .seed = 5, .layers = 2, .hidden = 768,
+                        .time_limit_s = 120};
+    pp_test_result r;
+    test_grade_config("solutions", &c, &r);
+    cr_expect_eq(r.status, PP_OK, "%s", r.error);
+    cr_expect_eq(r.score, r.max, "%g/%g: %s", r.score, r.max, r.error);
+}
