@@ -610,6 +610,18 @@ static void grade_warmup(const pp_runner_job *j, pp_test_result *out) {
     free(buf);
 }
 
+/* The score, from the checks alone: each check's points within [0, its max], their sum. */
+static void settle_score(pp_test_result *out) {
+    out->score = out->max = 0;
+    for (int i = 0; i < out->nchecks; i++) {
+        pp_check *c = &out->checks[i];
+        if (!(c->max >= 0)) c->max = 0;
+        if (!(c->points >= 0)) c->points = 0;
+        if (c->points > c->max) c->points = c->max;
+        out->score += c->points, out->max += c->max;
+    }
+}
+
 void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     if (!j) return;
     const pp_test_config *tc = &j->tc;
@@ -648,6 +660,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         grade_run(j, out);
     }
     out->seconds = pp__now() - j->t0;
+    settle_score(out);
     if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
     unlink(j->cap);
     unlink(j->res_path);

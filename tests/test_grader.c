@@ -231,3 +231,13 @@ Test(grader, a_model_of_any_size_reaches_the_grader) {
     cr_expect_eq(r.status, PP_OK, "%s", r.error);
     cr_expect_eq(r.score, r.max, "%g/%g: %s", r.score, r.max, r.error);
 }
+
+/* A failed assert prints its line (captured) and aborts: a crash with SIGABRT, named as such. */
+Test(grader, failed_assert_is_a_crash_with_its_message) {
+    pp_test_result r;
+    grade("tests/broken/assert-fails", "gpipe", 2, 2, 1, &r);
+    cr_expect(r.crashed);
+    expect_run_error(&r, PP_ERR_CRASH, "rank 1: the schedule crashed with SIGABRT (abort: a failed assert?)");
+    cr_expect(strstr(r.output_tail, "rank 1 is not expected here"), "the assert's message is captured: %s",
+              r.output_tail);
+}

@@ -342,3 +342,12 @@ Test(hostile, the_grader_survives_and_reports_every_test) {
     cr_expect(strstr(text, "NOT FULL MARKS"), "the summary is printed: %s", text);
     test_rm_tree(dir);
 }
+
+/* What a schedule may use besides pp.h: printf, malloc, qsort, assert, a sleep, a thread. */
+Test(hostile, what_a_schedule_may_use_still_works) {
+    pp_test_result r;
+    hostile("tests/valid/uses-libc", "gpipe", 4, 6, 20, &r);
+    cr_expect_eq(r.status, PP_OK, "%s", r.error);
+    cr_expect_eq(r.score, r.max, "%g/%g", r.score, r.max);
+    cr_expect(strstr(r.output_tail, "rank 3: 6 micro-batches, backwards in order 0..5"), "%s", r.output_tail);
+}
