@@ -34,14 +34,6 @@ static void expect_failed_with(const pp_test_result *r, const char *check, const
     cr_expect(strstr(c->msg, needle) != NULL, "%s: '%s' message lacks '%s': %s", r->name, check, needle, c->msg);
 }
 
-static void expect_run_error(const pp_test_result *r, pp_status st, const char *needle) {
-    cr_expect_eq(r->status, st, "%s: status %s, expected %s (error: %s)", r->name, pp__status_name(r->status),
-                 pp__status_name(st), r->error);
-    cr_expect(strstr(r->error, needle) != NULL, "%s: error lacks '%s': %s", r->name, needle, r->error);
-    cr_expect_eq(r->score, 0, "%s: a failed run scores 0, got %g", r->name, r->score);
-    cr_expect_gt(r->max, 0, "%s: max score still counted", r->name);
-}
-
 TestSuite(grader, .timeout = 120);
 
 Test(grader, solutions_full_marks_on_each_lab) {
@@ -97,20 +89,20 @@ Test(grader, gradients_zeroed_between_microbatches) {
 Test(grader, stash_freed_before_backward) {
     pp_test_result r;
     grade("tests/broken/stash-freed-early", "gpipe", 4, 4, 1, &r);
-    expect_run_error(&r, PP_ERR_USAGE, "freed before its backward");
+    test_expect_failed_run(&r, PP_ERR_USAGE, "freed before its backward");
 }
 
 Test(grader, recv_from_wrong_peer_is_refused_naming_the_right_one) {
     pp_test_result r;
     grade("tests/broken/wrong-peer", "gpipe", 4, 4, 1, &r);
-    expect_run_error(&r, PP_ERR_USAGE, "pp_recv(src=0, tag F mb0 vs2): virtual stage 2 (rank 2) gets this activation "
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_recv(src=0, tag F mb0 vs2): virtual stage 2 (rank 2) gets this activation "
                                        "from virtual stage 1 on rank 1");
 }
 
 Test(grader, blocking_1f1b_deadlock_shows_the_cycle) {
     pp_test_result r;
     grade("tests/broken/blocking-1f1b", "1f1b", 4, 8, 1, &r);
-    expect_run_error(&r, PP_ERR_DEADLOCK, "cycle: rank 2 -> rank 3 -> rank 2");
+    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "cycle: rank 2 -> rank 3 -> rank 2");
     cr_expect(strstr(r.error, "HINT:") != NULL, "%s", r.error);
     cr_expect_lt(r.seconds, 5, "a deadlock must be reported at once, took %.1f s", r.seconds);
 }
@@ -164,7 +156,7 @@ Test(grader, fake_score_on_stdout_is_ignored_and_captured) {
 Test(grader, forged_result_file_is_stopped_at_its_first_forbidden_call) {
     pp_test_result r;
     grade("tests/broken/forge-result", "gpipe", 2, 2, 1, &r);
-    expect_run_error(&r, PP_ERR_SANDBOX, "rank 0: the schedule called open(), which a schedule never needs: it may "
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "rank 0: the schedule called open(), which a schedule never needs: it may "
                                          "use only pp.h and memory");
 }
 
@@ -172,7 +164,7 @@ Test(grader, segfault_is_a_reported_crash) {
     pp_test_result r;
     grade("tests/broken/segfault", "gpipe", 2, 2, 1, &r);
     cr_expect(r.crashed);
-    expect_run_error(&r, PP_ERR_CRASH, "crashed");
+    test_expect_failed_run(&r, PP_ERR_CRASH, "crashed");
     cr_expect(strstr(r.output_tail, "rank 1 crashed with SIGSEGV") != NULL, "%s", r.output_tail);
 }
 
@@ -182,13 +174,13 @@ Test(grader, endless_loop_hits_the_time_limit) {
     test_grade_config("tests/broken/endless-loop", &c, &r);
     cr_expect(r.timed_out);
     cr_expect_lt(r.seconds, 4, "killed after %.1f s", r.seconds);
-    expect_run_error(&r, PP_ERR_TIMEOUT, "no result after 2 s");
+    test_expect_failed_run(&r, PP_ERR_TIMEOUT, "no result after 2 s");
 }
 
 Test(grader, compile_error_is_reported_with_the_compiler_message) {
     pp_test_result r;
     grade("tests/broken/compile-error", "gpipe", 2, 2, 1, &r);
-    expect_run_error(&r, PP_ERR_COMPILE, "compile error");
+    test_expect_failed_run(&r, PP_ERR_COMPILE, "compile error");
     cr_expect(strstr(r.error, "error:") != NULL, "the compiler's own message is shown: %s", r.error);
 }
 
@@ -237,7 +229,7 @@ Test(grader, failed_assert_is_a_crash_with_its_message) {
     pp_test_result r;
     grade("tests/broken/assert-fails", "gpipe", 2, 2, 1, &r);
     cr_expect(r.crashed);
-    expect_run_error(&r, PP_ERR_CRASH, "rank 1: the schedule crashed with SIGABRT (abort: a failed assert?)");
+    test_expect_failed_run(&r, PP_ERR_CRASH, "rank 1: the schedule crashed with SIGABRT (abort: a failed assert?)");
     cr_expect(strstr(r.output_tail, "rank 1 is not expected here"), "the assert's message is captured: %s",
               r.output_tail);
 }

@@ -93,14 +93,6 @@ static void hostile(const char *name, const char *lab, int P, int M, double limi
     cr_log_info("%s: %s, %g/%g: %s", name, pp__status_name(r->status), r->score, r->max, r->error);
 }
 
-static void expect_stopped(const pp_test_result *r, pp_status st, const char *needle) {
-    cr_expect_eq(r->status, st, "%s: status %s, expected %s (error: %s)", r->name, pp__status_name(r->status),
-                 pp__status_name(st), r->error);
-    cr_expect(strstr(r->error, needle) != NULL, "%s: the error lacks '%s': %s", r->name, needle, r->error);
-    cr_expect_eq(r->score, 0, "%s: scored %g", r->name, r->score);
-    cr_expect_gt(r->max, 0, "%s: max score still counted", r->name);
-}
-
 TestSuite(hostile, .timeout = 120);
 
 /* ---- forging the run's own measurements ------------------------------------------------------------------- */
@@ -108,23 +100,23 @@ TestSuite(hostile, .timeout = 120);
 Test(hostile, including_the_runtime_is_refused_before_compiling) {
     pp_test_result r;
     hostile("include-internals", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "includes \"../../../../lib/runtime.h\", which is neither pp.h nor a header");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "includes \"../../../../lib/runtime.h\", which is neither pp.h nor a header");
 }
 
 Test(hostile, calling_runtime_internals_does_not_link) {
     pp_test_result r;
     hostile("extern-internals", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_COMPILE, "undefined reference to `pp__trace_add'");
+    test_expect_failed_run(&r, PP_ERR_COMPILE, "undefined reference to `pp__trace_add'");
 }
 
 Test(hostile, forged_handles_get_the_in_process_errors) {
     pp_test_result r;
     hostile("made-up-handle", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor (0x12345678) is not a tensor pplab handed out");
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor (0x12345678) is not a tensor pplab handed out");
     hostile("other-rank-handle", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor belongs to rank 1");
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor belongs to rank 1");
     hostile("stale-handle", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor comes from an earlier step");
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_send: tensor comes from an earlier step");
 }
 
 /* ---- borrowing the reference's work --------------------------------------------------------------------- */
@@ -132,24 +124,24 @@ Test(hostile, forged_handles_get_the_in_process_errors) {
 Test(hostile, the_reference_cannot_be_included_loaded_or_read) {
     pp_test_result r;
     hostile("include-solution", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "includes \"../../../../solutions/02-gpipe/gpipe.c\"");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "includes \"../../../../solutions/02-gpipe/gpipe.c\"");
     hostile("dlopen-solution", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs: it may use only "
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs: it may use only "
                                        "pp.h and memory");
     hostile("read-solution", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called open()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called open()");
     cr_expect(!strstr(r.output_tail, "pp_stage_forward"), "the solution's text reached the report: %s", r.output_tail);
 }
 
 Test(hostile, no_file_reaches_the_build_through_includes_or_assembly) {
     pp_test_result r;
     hostile("include-secret", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "includes \"/etc/passwd\"");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "includes \"/etc/passwd\"");
     cr_expect(!strstr(r.error, "root:"), "the file's contents reached the report: %s", r.error);
     hostile("asm-incbin", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "02-gpipe/gpipe.c:5 uses inline assembly (__asm__)");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "02-gpipe/gpipe.c:5 uses inline assembly (__asm__)");
     hostile("section-incbin", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "produced the assembler directive .incbin");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "produced the assembler directive .incbin");
 }
 
 /* ---- code that would run before the lockdown ------------------------------------------------------------ */
@@ -157,17 +149,17 @@ Test(hostile, no_file_reaches_the_build_through_includes_or_assembly) {
 Test(hostile, startup_code_is_refused_at_build_time) {
     pp_test_result r;
     hostile("constructor", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "has a constructor");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "has a constructor");
     hostile("preinit", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, ".preinit_array");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, ".preinit_array");
     hostile("ifunc", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "defines helper as an ifunc");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "defines helper as an ifunc");
 }
 
 Test(hostile, its_own_prctl_and_seccomp_load_do_not_undo_the_lockdown) {
     pp_test_result r;
     hostile("interpose-lockdown", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called open()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called open()");
     cr_expect(!strstr(r.output_tail, "bypassed"), "%s", r.output_tail);
 }
 
@@ -176,7 +168,7 @@ Test(hostile, its_own_prctl_and_seccomp_load_do_not_undo_the_lockdown) {
 Test(hostile, a_daemon_is_refused_at_fork) {
     pp_test_result r;
     hostile("fork-daemon", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called fork()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called fork()");
 }
 
 /* Without the sandbox (trusted code only) the daemon does start; the supervisors still end it. */
@@ -193,13 +185,13 @@ Test(hostile, an_escaped_daemon_is_reaped_without_the_sandbox) {
 Test(hostile, the_grader_cannot_be_signalled_traced_or_written) {
     pp_test_result r;
     hostile("kill-grader", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called kill()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called kill()");
     hostile("ptrace-grader", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called ptrace()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called ptrace()");
     hostile("vm-write", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called process_vm_writev()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called process_vm_writev()");
     hostile("socket-out", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the schedule called socket()");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called socket()");
 }
 
 /* It does the work: its fake verdicts change nothing, so it keeps exactly its real points. */
@@ -235,25 +227,25 @@ Test(hostile, a_schedule_gets_an_empty_environment_and_three_descriptors) {
 Test(hostile, memory_cpu_and_output_run_out_with_their_names) {
     pp_test_result r;
     hostile("memory-hog", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_LIMIT, "the schedule ran out of memory (an allocation of 67108864 bytes failed)");
+    test_expect_failed_run(&r, PP_ERR_LIMIT, "the schedule ran out of memory (an allocation of 67108864 bytes failed)");
     /* the loader maps what fits of its .bss; the first page past it faults */
     hostile("static-hog", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_CRASH, "its process may use 256 MiB (--memory-limit), large arrays included");
+    test_expect_failed_run(&r, PP_ERR_CRASH, "its process may use 256 MiB (--memory-limit), large arrays included");
     hostile("cpu-spin", "gpipe", 2, 2, 2, &r);
-    expect_stopped(&r, PP_ERR_TIMEOUT, "no result after 2 s");
+    test_expect_failed_run(&r, PP_ERR_TIMEOUT, "no result after 2 s");
     cr_expect(r.timed_out);
     hostile("output-flood", "gpipe", 2, 2, 3, &r);
-    expect_stopped(&r, PP_ERR_TIMEOUT, "it had printed the whole output limit by then");
+    test_expect_failed_run(&r, PP_ERR_TIMEOUT, "it had printed the whole output limit by then");
 }
 
 Test(hostile, the_runtime_caps_what_a_step_can_make) {
     pp_test_result r;
     hostile("loss-grad-flood", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_LIMIT, "pp_loss_grad: this step made more than 72 loss gradients");
+    test_expect_failed_run(&r, PP_ERR_LIMIT, "pp_loss_grad: this step made more than 72 loss gradients");
     hostile("forward-flood", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_LIMIT, "pp_stage_forward: this step made more than 72 forwards");
+    test_expect_failed_run(&r, PP_ERR_LIMIT, "pp_stage_forward: this step made more than 72 forwards");
     hostile("request-flood", "gpipe", 2, 2, 10, &r);
-    expect_stopped(&r, PP_ERR_LIMIT, "pp_isend: this step made more than 288 messages");
+    test_expect_failed_run(&r, PP_ERR_LIMIT, "pp_isend: this step made more than 288 messages");
 }
 
 /* Threads are allowed; ones it never joins end with it. */
@@ -288,7 +280,7 @@ Test(hostile, an_oversized_file_is_refused_unread) {
     pp_test_result r;
     hostile(dir, "gpipe", 2, 2, 10, &r);
     test_rm_tree(dir);
-    expect_stopped(&r, PP_ERR_SANDBOX, "is larger than the 1024 KiB a lab file may have");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "is larger than the 1024 KiB a lab file may have");
 }
 
 /* ---- the warm-up: its answers are graded by the grader alone ---------------------------------------------- */
@@ -300,10 +292,10 @@ Test(hostile, warmup_verdicts_exits_and_reads_score_nothing) {
     cr_expect_eq(r.score, 0, "a printed verdict earned %g", r.score);
     cr_expect(strstr(r.output_tail, "FULL MARKS"), "%s", r.output_tail);
     hostile("warmup-exit", "warmup", 0, 0, 10, &r);
-    expect_stopped(&r, PP_ERR_CRASH, "the warm-up code's process exited (status 0) in the middle of its answers");
+    test_expect_failed_run(&r, PP_ERR_CRASH, "the warm-up code's process exited (status 0) in the middle of its answers");
     cr_expect_eq(r.max, 5, "a part that crashed keeps its weight: max %g", r.max);
     hostile("warmup-open", "warmup", 0, 0, 10, &r);
-    expect_stopped(&r, PP_ERR_SANDBOX, "the warm-up code called open(), which it never needs: it may use only memory");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the warm-up code called open(), which it never needs: it may use only memory");
 }
 
 /* ---- the whole grader: alive, exit 1, every report complete and its own ----------------------------------- */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* splitmix64: tiny, seedable, identical on every platform. */
 typedef struct tu_rng {
@@ -125,6 +126,15 @@ static inline void test_grade_config(const char *impl, const pp_test_config *c, 
     static pp_impl built;
     pp_status st = pp__impl_build(dir, pp__lab_find(c->lab), &sb, &built, err, sizeof err);
     pp__runner_test(c, st == PP_OK ? &built : NULL, st, err, "cpu", out);
+}
+
+/* The run failed with status st and an error holding needle, and scored 0 of a max that still counts. */
+static inline void test_expect_failed_run(const pp_test_result *r, pp_status st, const char *needle) {
+    cr_expect_eq(r->status, st, "%s: status %s, expected %s (error: %s)", r->name, pp__status_name(r->status),
+                 pp__status_name(st), r->error);
+    cr_expect(strstr(r->error, needle) != NULL, "%s: the error lacks '%s': %s", r->name, needle, r->error);
+    cr_expect_eq(r->score, 0, "%s: a failed run scores 0, got %g", r->name, r->score);
+    cr_expect_gt(r->max, 0, "%s: max score still counted", r->name);
 }
 #endif
 
