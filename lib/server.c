@@ -60,6 +60,16 @@ void pp__server_stop(pp_server *s, int clean) {
     free(s);
 }
 
+int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len) {
+    int status;
+    if (!pp__driver_ended(&s->drv, &status)) return 0;
+    const char *hint;
+    char line[800];
+    *st = pp__driver_death_of(&s->drv, status, line, sizeof line, &hint);
+    snprintf(msg, len, hint ? "%s\nHINT: %s" : "%s", line, hint);
+    return 1;
+}
+
 /* ---- handles ------------------------------------------------------------------------------------------- */
 
 static uint64_t handle_put(pp_server *s, const pp_rank *r, pp_handle_kind k, void *p) {

@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 
+#include "error.h"
+
 typedef struct pp_rank pp_rank;
 typedef struct pp_server pp_server;
 typedef struct pp_run_config pp_run_config;
@@ -21,6 +23,10 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
 /* The step function of a sandboxed run: serves rank r's driver (r->srv) for one step, until its step function
  * returns. A failure (a refused request, the driver's death) stops the run through pp__rank_abort. */
 void pp__server_step(pp_rank *r);
+
+/* 1 when the driver has ended (without reaping it: any thread may ask), with how in *st and msg (a line and its
+ * HINT); 0 while it runs. */
+int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len);
 
 /* Ends the driver: told to exit (and given a moment to flush its output) when the run succeeded, killed
  * otherwise; then frees the server. */

@@ -207,8 +207,22 @@ static void syscall_name(int nr, char *buf, size_t len) {
     free(name);
 }
 
+int pp__driver_ended(const pp_driver *d, int *status) {
+    if (d->reaped) return *status = d->status, 1;
+    if (!d->pid) return 0;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)d->pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != d->pid) return 0;
+    *status = si.si_code == CLD_EXITED ? W_EXITCODE(si.si_status, 0) : si.si_status; /* as waitpid would say */
+    return 1;
+}
+
 pp_status pp__driver_death(const pp_driver *d, char *msg, size_t len, const char **hint) {
-    int st = d->status, warmup = d->chan->facts.mode == PP_CHAN_WARMUP;
+    return pp__driver_death_of(d, d->status, msg, len, hint);
+}
+
+pp_status pp__driver_death_of(const pp_driver *d, int st, char *msg, size_t len, const char **hint) {
+    int warmup = d->chan->facts.mode == PP_CHAN_WARMUP;
     const char *who = warmup ? "the warm-up code" : "the schedule";
     int refused = __atomic_load_n(&d->chan->refused_syscall, __ATOMIC_SEQ_CST);
     *hint = NULL;

@@ -60,9 +60,14 @@ void pp__driver_reply(pp_driver *d, size_t len);
 /* 1 while the driver runs; once it ended, reaps it and records how. */
 int pp__driver_alive(pp_driver *d);
 
+/* 1 when the driver has ended, with its wait status in *status, without reaping it (safe from any thread). */
+int pp__driver_ended(const pp_driver *d, int *status);
+
 /* How an ended driver ended, as one line for a report (a refused system call, a crash, an exit in the middle
  * of a step): the status to fail the run with, the message in msg, and a hint (NULL when none). */
 pp_status pp__driver_death(const pp_driver *d, char *msg, size_t len, const char **hint);
+/* The same for a wait status read with pp__driver_ended. */
+pp_status pp__driver_death_of(const pp_driver *d, int status, char *msg, size_t len, const char **hint);
 
 /* Ends the driver: waits up to grace_s seconds for it to leave by itself, then kills it, reaps it and unmaps
  * its channel. Safe on a driver that never started. */

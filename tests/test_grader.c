@@ -233,3 +233,12 @@ Test(grader, failed_assert_is_a_crash_with_its_message) {
     cr_expect(strstr(r.output_tail, "rank 1 is not expected here"), "the assert's message is captured: %s",
               r.output_tail);
 }
+
+/* A rank whose process crashed while it waited is gone, not blocked: the report names the crash, not the
+ * deadlock the other ranks then fall into. */
+Test(grader, a_crash_behind_a_wait_is_reported_as_the_crash) {
+    pp_test_result r;
+    grade("tests/broken/thread-crash", "gpipe", 2, 2, 1, &r);
+    test_expect_failed_run(&r, PP_ERR_CRASH, "rank 0: the schedule crashed with SIGSEGV (segmentation fault)");
+    cr_expect(!strstr(r.error, "deadlock"), "%s", r.error);
+}
