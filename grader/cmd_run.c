@@ -25,7 +25,8 @@ static const char *usage =
     "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall] [--per-rank]\n"
     "                 [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
-    "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay\n"
+    "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
+    "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
     "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
@@ -255,11 +256,13 @@ int pp__cmd_run(int argc, char **argv) {
         pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
     }
     int formula;
-    double theory = pp__theory_bubble(&o.cfg, &formula);
+    char note[64];
+    double theory = pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note);
     printf("bubble: %.4f (theory %.4f)\n", res.bubble, theory);
     printf("peak stashes:");
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
+    if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
     if (o.per_rank) {
         printf("bubble per rank:");
         for (int r = 0; r < P; r++) printf(" %.4f", pp__trace_rank_bubble(res.traces, P, r));

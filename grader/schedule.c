@@ -4,14 +4,14 @@
 #include <string.h>
 
 static void push(pp_schedule *s, int r, char kind, int mb, int chunk) {
-    s->ops[r][s->n[r]++] = (pp_sched_op){kind, mb, chunk};
+    s->ops[r][s->n[r]++] = (pp_sched_op){kind, mb, chunk, 0};
 }
 
 /* Megatron-LM's interleaved order: the k-th chunk-forward of a rank runs chunk (k mod Pv) div P on micro-batch
  * (k div Pv) * P + k mod P; backwards visit the chunks in reverse. */
 static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
     int chunk = (k % (P * v)) / P;
-    return (pp_sched_op){backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk};
+    return (pp_sched_op){backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk, 0};
 }
 
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
@@ -88,7 +88,11 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 int vs = op.chunk * P + r;
                 if (op.mb < 0 || op.mb >= M || vs >= S) goto stuck;
                 double ready;
-                if (op.kind == 'F') {
+                if (op.kind == 'W') {
+                    /* the weight half needs only its own input half, earlier on this rank */
+                    if (bdone[vs * M + op.mb] < 0) goto stuck;
+                    ready = 0;
+                } else if (op.kind == 'F') {
                     if (vs == 0) ready = 0;
                     else if (fdone[(vs - 1) * M + op.mb] < 0) break;
                     else ready = fdone[(vs - 1) * M + op.mb] + ((vs - 1) % P != r ? k->latency : 0);
@@ -102,13 +106,14 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                         if (up > ready) ready = up;
                     }
                 }
-                double cost = op.kind == 'F' ? k->f[vs] : k->b[vs];
+                double cost = op.cost > 0 ? op.cost : op.kind == 'B' ? k->b[vs] : k->f[vs];
                 double start = clock[r] > ready ? clock[r] : ready;
                 clock[r] = start + cost;
                 if (busy) busy[r] += cost;
-                (op.kind == 'F' ? fdone : bdone)[vs * M + op.mb] = clock[r];
+                if (op.kind != 'W') (op.kind == 'F' ? fdone : bdone)[vs * M + op.mb] = clock[r];
                 if (traces) {
-                    pp_event e = {.rank = r, .op = op.kind == 'F' ? PP_OP_F : PP_OP_B, .mb = op.mb, .chunk = op.chunk,
+                    pp_event e = {.rank = r, .op = op.kind == 'F' ? PP_OP_F : op.kind == 'B' ? PP_OP_B : PP_OP_W,
+                                  .mb = op.mb, .chunk = op.chunk,
                                   .vstage = vs, .peer = -1, .tag = -1, .timer = -1, .vstart = start, .vend = clock[r]};
                     pp__trace_add(&traces[r], &e);
                 }
@@ -186,6 +191,68 @@ double pp__theory_bubble(const pp_run_config *c, int *formula) {
     pp_schedule s;
     pp_costs k;
     if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
+    pp__costs_from_config(&k, c);
+    double b = pp__schedule_bubble(&s, &k);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+    return b;
+}
+
+int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt) {
+    if (pp__schedule_build(s, c->schedule, c->P, c->M, c->v)) return -1;
+    int P = c->P, S = P * c->v, M = c->M;
+    /* how the run's backward of (virtual stage, micro-batch) went: PP_EV_* flags, 4 when it ran at all */
+    int *how = pp__xcalloc((size_t)(S * M), sizeof *how);
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op == PP_OP_B && e->vstage >= 0 && e->vstage < S && e->mb >= 0 && e->mb < M)
+                how[e->vstage * M + e->mb] = 4 | e->flags;
+        }
+    pp_costs k;
+    pp__costs_from_config(&k, c);
+    *split = *rebuilt = 0;
+    for (int r = 0; r < P; r++) {
+        int n = 0, extra = 0;
+        for (int i = 0; i < s->n[r]; i++) extra += s->ops[r][i].kind == 'B';
+        pp_sched_op *ops = pp__xcalloc((size_t)(s->n[r] + extra), sizeof *ops);
+        for (int i = 0; i < s->n[r]; i++) {
+            pp_sched_op op = s->ops[r][i];
+            int vs = op.chunk * P + r, h = op.kind == 'B' ? how[vs * M + op.mb] : 0;
+            double f = k.f[vs], again = (h & PP_EV_RECOMPUTED) && c->recompute ? f : 0;
+            *rebuilt += again > 0;
+            if (h & PP_EV_SPLIT) {
+                op.cost = f + again;
+                ops[n++] = op;
+                ops[n++] = (pp_sched_op){'W', op.mb, op.chunk, f};
+                (*split)++;
+            } else {
+                if (op.kind == 'B') op.cost = 2 * f + again;
+                ops[n++] = op;
+            }
+        }
+        free(s->ops[r]);
+        s->ops[r] = ops;
+        s->n[r] = n;
+    }
+    pp__costs_free(&k);
+    free(how);
+    return 0;
+}
+
+double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int *formula, char *note, size_t len) {
+    pp_schedule s;
+    int split, rebuilt;
+    note[0] = 0;
+    if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return -1;
+    if (!split && !rebuilt) {
+        pp__schedule_free(&s);
+        return pp__theory_bubble(c, formula);
+    }
+    snprintf(note, len, "with %s%s%s", split ? "split backwards" : "", split && rebuilt ? " and " : "",
+             rebuilt ? "recomputation" : "");
+    if (formula) *formula = 0;
+    pp_costs k;
     pp__costs_from_config(&k, c);
     double b = pp__schedule_bubble(&s, &k);
     pp__costs_free(&k);

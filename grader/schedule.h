@@ -7,9 +7,10 @@
 #include "runtime.h"
 
 typedef struct pp_sched_op {
-    char kind;   /* 'F' or 'B' */
+    char kind;   /* 'F', 'B' (a whole backward, or its input half when a 'W' follows), 'W' (the weight half) */
     int mb;
     int chunk;
+    double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
 } pp_sched_op;
 
 typedef struct pp_schedule {
@@ -55,6 +56,17 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
 /* Theory for a run: the closed formula (P-1)/(vM+P-1) when latency and edge costs are zero, else the replay of
  * the canonical schedule. *formula is set to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
+
+/* The canonical order of c's schedule as a finished run executed its backwards, which pp.h leaves free: a
+ * backward the run split into its halves (pp_stage_backward_input, then pp_stage_backward_weight) becomes B then
+ * W at once, each costing one forward; a backward that rebuilt a checkpointed stash costs one forward more, when
+ * c asks for recomputation (when it does not, that cost is the run's mistake, not the theory's). *split and
+ * *rebuilt count such backwards. Returns 0, or -1 for an unknown schedule. */
+int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt);
+/* The theory a run is graded against: the bubble of pp__schedule_as_run under c's costs (the closed formula when
+ * the run split and rebuilt nothing and there is neither latency nor edge cost). note gets what the theory took
+ * from the run: "" or "with split backwards", "with recomputation", both. */
+double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int *formula, char *note, size_t len);
 /* Peak stash bound of the canonical schedule on rank r (in chunk stashes): GPipe M, 1F1B min(P-r, M),
  * interleaved min(2(P-r-1)+(v-1)P+1, vM), naive 1. */
 int pp__theory_peak(const pp_run_config *c, int r);

@@ -390,12 +390,12 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
         if (!pp__world_failed(&w) || w.local_rank >= 0) w.tp->step_end(&w);
         if (pp__world_failed(&w)) break;
-        float loss = 0;
+        double loss = 0;
         int count = 0;
         for (int i = 0; i < cfg->P; i++)
             if (rank_is_local(&w, i)) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
         if (w.local_rank >= 0) pp__run_mpi_loss(&w, &loss, &count);
-        res->loss[step] = count ? loss / (float)count : 0.0f;
+        res->loss[step] = count ? (float)(loss / count) : 0.0f;
         if (step == 0) collect_step0(&w, res);
     }
     res->wall_s = pp__now() - t0;

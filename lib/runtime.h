@@ -87,7 +87,7 @@ struct pp_rank {
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
     int dloss_calls;         /* pp_loss_grad calls this step */
-    float last_loss_sum;     /* sum of micro-batch losses seen by this rank's last stage */
+    double last_loss_sum;    /* sum of micro-batch losses seen by this rank's last stage (double: M may be 1024) */
     int loss_count;
     /* what this step made, against the caps that keep a runaway schedule from exhausting pplab's memory */
     int made[3];             /* per pp_charge */
@@ -199,7 +199,7 @@ void pp__result_alloc_ranks(pp_run_result *res, int P);
 /* 1 when ok is true on every process. */
 int pp__run_mpi_agree(pp_world *w, int ok);
 /* Sums a step's loss and loss count over the processes, in place. */
-void pp__run_mpi_loss(pp_world *w, float *loss_sum, int *count);
+void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count);
 /* Rank 0 gathers the other processes' step-1 counters, traces, gradients and weights into res (filled with
  * its own rank's part by the runtime); on the others res keeps their own part. */
 void pp__run_mpi_merge(pp_world *w, pp_run_result *res);

@@ -16,11 +16,11 @@ int pp__run_mpi_agree(pp_world *w, int ok) {
     return bad == 0;
 }
 
-void pp__run_mpi_loss(pp_world *w, float *loss_sum, int *count) {
-    /* only the last stage has a loss: the sum adds zeros, so the float survives the trip through double */
-    double v[2] = {(double)*loss_sum, (double)*count};
+void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count) {
+    /* only the last stage has a loss: the sum adds zeros */
+    double v[2] = {*loss_sum, (double)*count};
     pp__mpi_sum(w, v, 2);
-    *loss_sum = (float)v[0];
+    *loss_sum = v[0];
     *count = (int)v[1];
 }
 

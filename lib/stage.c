@@ -55,7 +55,8 @@ static op_timer op_begin(pp_rank *r) {
 }
 
 /* Charges cost to the rank's virtual clock from `ready` on, records the event, returns its virtual end. */
-static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, double ready, double cost) {
+static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, double ready, double cost,
+                     int flags) {
     if (t.handle >= 0) r->be->ops->timer_end(r->be->ctx, t.handle);
     double start = r->clock > ready ? r->clock : ready;
     pp_event e = {.rank = r->id,
@@ -66,6 +67,7 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .peer = -1,
                   .tag = -1,
                   .timer = t.handle,
+                  .flags = flags,
                   .wall_start = t.wall_start,
                   .wall_end = wall(r),
                   .vstart = start,
@@ -144,7 +146,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     pp_model_stash *ms;
     pp_tensor *out = pp__stage_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
-    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, m->nblocks + edge_cost(r, m));
+    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, m->nblocks + edge_cost(r, m), 0);
     pp_stash *s = pp__xcalloc(1, sizeof *s);
     s->chunk = chunk;
     s->mb = mb;
@@ -207,14 +209,16 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     check_dy(r, api, s, dy);
     pp_stage_model *m = &r->chunks[s->chunk];
     double forward = m->nblocks + edge_cost(r, m);
-    double cost = (whole ? 2 : 1) * forward + (pp__stash_needs_recompute(s->ms) ? forward : 0);
+    int rebuilt = pp__stash_needs_recompute(s->ms);
+    double cost = (whole ? 2 : 1) * forward + (rebuilt ? forward : 0);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
         pp__stage_backward_weight(m, s->ms);
         pp__stash_drop(s->ms); /* like autograd, the activations go as soon as the backward consumed them */
     }
-    double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost);
+    double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost,
+                        (whole ? 0 : PP_EV_SPLIT) | (rebuilt ? PP_EV_RECOMPUTED : 0));
     s->state = whole ? STASH_DONE : STASH_INPUT_DONE;
     stash_account(r, s);
     if (dx) {
@@ -242,7 +246,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     op_timer t = op_begin(r);
     pp__stage_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m));
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

@@ -12,6 +12,10 @@
 
 typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_COUNT } pp_op_kind;
 
+/* How a B op ran: the input half alone (its W comes as an op of its own), and whether it first rebuilt a stash
+ * that pp_stash_checkpoint had dropped (one more forward of cost). */
+enum { PP_EV_SPLIT = 1, PP_EV_RECOMPUTED = 2 };
+
 typedef struct pp_event {
     int rank;
     pp_op_kind op;
@@ -21,6 +25,7 @@ typedef struct pp_event {
     int peer;         /* other rank of a message, -1 for compute */
     int tag;          /* message tag, -1 for compute */
     int timer;        /* backend timer handle of a compute op, -1 when timed on the host */
+    int flags;        /* PP_EV_* of a B op, else 0 */
     size_t bytes;     /* bytes moved by a message */
     double wall_start, wall_end;   /* seconds since the step began */
     double vstart, vend;           /* virtual time */

@@ -120,8 +120,9 @@ Test(grader, wrong_interleaved_chunk_order) {
     grade("tests/broken/chunk-order", "interleaved", 4, 8, 2, &r);
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
     /* breadth-first happens to keep the bubble at P=4, M=8, v=2; the memory gives it away, with the order */
-    expect_failed_with(&r, "stash peak", "rank 0 held 16 stashes at once, the interleaved bound is 11");
-    expect_failed_with(&r, "stash peak", "rank 0 op 4: the canonical order runs F mb0 chunk 1");
+    /* the cause (the order) first, then what it did to the memory */
+    expect_failed_with(&r, "stash peak", "rank 0 op 4 is F mb4 chunk 0; the canonical order runs F mb0 chunk 1 there; "
+                                         "so rank 0 held 16 stashes at once, the interleaved bound is 11");
 }
 
 Test(grader, optimizer_stepped_per_microbatch) {
@@ -241,4 +242,44 @@ Test(grader, a_crash_behind_a_wait_is_reported_as_the_crash) {
     grade("tests/broken/thread-crash", "gpipe", 2, 2, 1, &r);
     test_expect_failed_run(&r, PP_ERR_CRASH, "rank 0: the schedule crashed with SIGSEGV (segmentation fault)");
     cr_expect(!strstr(r.error, "deadlock"), "%s", r.error);
+}
+
+/* pp.h: pp_stage_backward equals pp_stage_backward_input followed by pp_stage_backward_weight. Written that way,
+ * GPipe and 1F1B keep every point of the default set: the bubble is compared with the canonical order replayed
+ * with split backwards, and the report says so. */
+Test(grader, split_backwards_keep_full_marks, .timeout = 180) {
+    for (int k = 0; k < 2; k++) {
+        const char *lab = k ? "1f1b" : "gpipe";
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/valid/split-backward --lab %s --quiet > /dev/null 2>&1",
+                 lab);
+        cr_expect_eq(system(cmd), 0, "the split-backward %s lost points: build/pplab grade --impl "
+                     "tests/valid/split-backward --lab %s", lab, lab);
+    }
+    pp_test_result r;
+    grade("tests/valid/split-backward", "1f1b", 4, 8, 1, &r);
+    const pp_check *b = check_named(&r, "bubble");
+    cr_expect(b->passed && strstr(b->msg, "0.2000 measured, 0.2000 in theory (replay of the canonical schedule "
+                                           "with split backwards)"), "%s", b->msg);
+}
+
+/* In 1F1B the weight half follows its input half at once; deferring it is the zero-bubble lab's subject. */
+Test(grader, a_deferred_weight_half_is_named) {
+    pp_test_result r;
+    grade("tests/broken/deferred-weight", "1f1b", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "stash peak", "defers the weight half of micro-batch 0 (chunk 0): in the 1f1b lab "
+                                         "pp_stage_backward_weight follows its pp_stage_backward_input at once");
+}
+
+/* Checkpointing when pp_rank_recompute() is 0 costs a forward per backward: with latency the bubble moves, and
+ * the report names that cost, not an order. */
+Test(grader, checkpointing_unasked_is_named_as_the_cost) {
+    pp_test_config c = {.lab = "gpipe", .P = 4, .M = 8, .v = 1, .steps = 2, .seed = 19, .latency = 1,
+                        .time_limit_s = 20};
+    pp_test_result r;
+    test_grade_config("tests/broken/checkpoint-always", &c, &r);
+    cr_expect(check_named(&r, "gradients")->passed);
+    expect_failed_with(&r, "bubble", "rank 0's backward of micro-batch 0 (chunk 0) rebuilt its stash, which "
+                                     "pp_stash_checkpoint had dropped, although pp_rank_recompute(r) is 0");
 }

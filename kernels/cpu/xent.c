@@ -10,7 +10,9 @@
  * A target outside [0, V) is a bug in the caller and stops the run. */
 void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits, const int *targets, int n,
                       int V) {
-    float total = 0.0f;
+    /* summed in double, as the CUDA kernel does: a float sum over a whole batch's rows (tens of thousands) would
+     * lose more than the per-row losses themselves carry */
+    double total = 0.0;
     for (int i = 0; i < n; i++) {
         const float *li = logits + (size_t)i * V;
         float *pi = probs + (size_t)i * V;
@@ -26,9 +28,9 @@ void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits,
         float inv = 1.0f / sum;
         for (int j = 0; j < V; j++) pi[j] *= inv;
         /* -log p from the logits, not log(probs): a tiny probability would round to 0 and give inf. */
-        total += logf(sum) - (li[t] - mx);
+        total += (double)(logf(sum) - (li[t] - mx));
     }
-    loss[0] = n > 0 ? total / n : 0.0f;
+    loss[0] = n > 0 ? (float)(total / n) : 0.0f;
 }
 
 /* dlogits = (probs - onehot(targets)) * dloss[0] / n (overwrites); probs from xent_fwd. */
