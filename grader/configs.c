@@ -82,6 +82,8 @@ void pp__config_name(const pp_test_config *c, char *buf, size_t len) {
     if (c->latency > 0) n += snprintf(buf + n, len - (size_t)n, " latency=%g", c->latency);
     if (c->recompute) n += snprintf(buf + n, len - (size_t)n, " recompute");
     if (c->layers) n += snprintf(buf + n, len - (size_t)n, " layers=%d", c->layers);
+    if (c->hidden) n += snprintf(buf + n, len - (size_t)n, " hidden=%d", c->hidden);
+    if (c->steps && c->steps != 2) n += snprintf(buf + n, len - (size_t)n, " steps=%d", c->steps);
     snprintf(buf + n, len - (size_t)n, " seed=%u", c->seed);
 }
 

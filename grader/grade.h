@@ -44,6 +44,8 @@ typedef struct pp_test_result {
     int peak[PP_MAX_RANKS];
     int peak_bound[PP_MAX_RANKS];
     double grad_err;        /* worst per-tensor relative error of the gradients */
+    double weight_err;      /* worst per-tensor relative error of the weights after K steps (-1: not compared) */
+    double loss_err;        /* worst relative error of a step's loss (-1: not compared) */
     double seconds;
     int timed_out, crashed;
     char output_tail[1500]; /* the last lines the student's code printed (filled by the parent) */

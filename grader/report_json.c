@@ -68,6 +68,7 @@ static cJSON *test_json(const pp_test_result *r) {
     cJSON_AddItemToObject(o, "peak_stashes", peaks);
     cJSON_AddItemToObject(o, "peak_bound", bounds);
     bad |= add_num(o, "grad_err", r->grad_err) | add_num(o, "seconds", r->seconds);
+    bad |= add_num(o, "weight_err", r->weight_err) | add_num(o, "loss_err", r->loss_err);
     cJSON *checks = cJSON_AddArrayToObject(o, "checks");
     bad |= !checks;
     for (int i = 0; checks && i < nchecks; i++) {

@@ -422,6 +422,7 @@ static void read_tail(const char *path, char *dst, size_t max, long *size_out) {
 static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status st, const char *msg) {
     pp_test_result keep = *out;
     memset(out, 0, sizeof *out);
+    out->weight_err = out->loss_err = -1;
     out->cfg = keep.cfg;
     memcpy(out->name, keep.name, sizeof out->name);
     out->seconds = keep.seconds;
@@ -488,6 +489,7 @@ static int temp_file(char *path, size_t len, const char *kind) {
 pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, pp_status build_st,
                                 const char *build_err, const char *backend, pp_test_result *out) {
     memset(out, 0, sizeof *out);
+    out->weight_err = out->loss_err = -1;
     out->cfg = *tc;
     pp__config_name(tc, out->name, sizeof out->name);
     if (!impl) {
