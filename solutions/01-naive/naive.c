@@ -3,19 +3,13 @@
  * Only one rank is ever busy, so the bubble is (P-1)/P. Read docs/01-naive.md; grade with `make grade LAB=naive`.
  *
  * The calls you need (see lib/pp.h): pp_rank_id, pp_rank_stages, pp_rank_microbatches, pp_recv, pp_send,
- * pp_tag, pp_stage_forward, pp_loss_grad, pp_stage_backward, pp_stash_free, pp_optimizer_step, pp_fail. */
+ * pp_tag, pp_stage_forward, pp_loss_grad, pp_stage_backward, pp_stash_free, pp_optimizer_step. pplab only ever
+ * runs this schedule with one micro-batch (it refuses --microbatches other than 1 itself). */
 #include "pp.h"
 
 void pp_naive_step(pp_rank *r) {
     int P = pp_rank_stages(r), me = pp_rank_id(r);
-    /* TODO 1: refuse anything but one micro-batch with pp_fail (the schedule has no micro-batches). */
-    //>> solution
-    if (pp_rank_microbatches(r) != 1)
-        pp_fail(r, "the naive schedule runs the whole batch as one micro-batch: use --microbatches 1 (got %d)",
-                pp_rank_microbatches(r));
-    //<< solution
-
-    /* TODO 2: forward: receive the activation from rank me-1 (rank 0 passes x = NULL and reads tokens itself),
+    /* TODO 1: forward: receive the activation from rank me-1 (rank 0 passes x = NULL and reads tokens itself),
      * run pp_stage_forward on chunk 0, micro-batch 0, and send the output to rank me+1 (the last rank keeps
      * its loss). Tags: pp_tag(PP_FWD, 0, receiving virtual stage). */
     //>> solution
@@ -25,7 +19,7 @@ void pp_naive_step(pp_rank *r) {
     if (me < P - 1) pp_send(r, y, me + 1, pp_tag(PP_FWD, 0, me + 1));
     //<< solution
 
-    /* TODO 3: backward: the last rank starts from pp_loss_grad(r, 1.0f) (one micro-batch is the whole
+    /* TODO 2: backward: the last rank starts from pp_loss_grad(r, 1.0f) (one micro-batch is the whole
      * batch), the others receive dy from rank me+1; run pp_stage_backward, send dx to rank me-1, free the
      * stash, then step the optimizer once. */
     //>> solution
