@@ -199,12 +199,16 @@ static int check_ownership(const pp_run_config *c, const pp_run_result *res, cha
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
  * run's ops so far: only what ran is compared. */
-void pp__order_diff(const pp_run_config *c, const pp_trace *traces, int prefer, char *msg, size_t len) {
+void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
+                    size_t len) {
     pp_schedule s;
     int split, rebuilt;
     msg[0] = 0;
     if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return;
     static const char kinds[] = {'F', 'B', 'W'};
+    /* GPipe's phases are the schedule; the order inside each is free (every order gives the same bubble and
+     * peak), so only which phase an op runs in is compared */
+    int phases = !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
     for (int q = -1; q < c->P && !msg[0]; q++) {
         int r = q < 0 ? prefer : q;
         if (r < 0 || r >= c->P || (q >= 0 && r == prefer)) continue;
@@ -216,12 +220,22 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, int prefer, 
             if (k >= s.n[r]) {
                 snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r,
                          k, kind, e->mb, e->chunk);
-            } else if (s.ops[r][k].kind != kind || s.ops[r][k].mb != e->mb || s.ops[r][k].chunk != e->chunk) {
+            } else if (phases ? (s.ops[r][k].kind == 'F') != (kind == 'F')
+                              : s.ops[r][k].kind != kind || s.ops[r][k].mb != e->mb || s.ops[r][k].chunk != e->chunk) {
                 snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d there",
                          r, k, kind, e->mb, e->chunk, s.ops[r][k].kind, s.ops[r][k].mb, s.ops[r][k].chunk);
             }
             k++;
         }
+        /* a rank that failed waiting for an input was about to run the op that input feeds */
+        int dir, mb, vs;
+        if (msg[0] || !waiting || waiting[r] < 0 || k >= s.n[r] || !pp__tag_split(waiting[r], &dir, &mb, &vs)) continue;
+        char kind = dir == PP_FWD ? 'F' : 'B';
+        int chunk = vs / c->P;
+        const pp_sched_op *want = &s.ops[r][k];
+        if (phases ? (want->kind == 'F') != (kind == 'F') : want->kind != kind || want->mb != mb || want->chunk != chunk)
+            snprintf(msg, len, "rank %d op %d waits for the input of %c mb%d chunk %d; the canonical order runs %c mb%d "
+                     "chunk %d there", r, k, kind, mb, chunk, want->kind, want->mb, want->chunk);
     }
     pp__schedule_free(&s);
 }
@@ -358,7 +372,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     } else {
         char why[400];
         cost_diff(c, res, -1, why, sizeof why);
-        if (!why[0]) pp__order_diff(c, res->traces, -1, why, sizeof why);
+        if (!why[0]) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
         if (why[0])
             pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s)", why,
                           res->bubble, theory, how);
@@ -376,7 +390,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
     if (!peak_ok) cost_diff(c, res, bad_r, od, sizeof od);
-    if (!peak_ok && (!od[0] || strstr(od, "rebuilt"))) pp__order_diff(c, res->traces, bad_r, od, sizeof od);
+    if (!peak_ok && (!od[0] || strstr(od, "rebuilt"))) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
     int unfreed_r = -1;
     for (int r = 0; r < P; r++)
         if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
@@ -424,11 +438,15 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     }
 }
 
-void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, pp_test_result *out) {
-    char why[96];
+void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
+                           const int *waiting, pp_test_result *out) {
+    char why[96], od[400] = "";
     snprintf(why, sizeof why, "the run failed (%s)", pp__status_str(st));
     pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "not graded: %s", why);
     add_gated(c, out, why);
     out->status = st;
-    snprintf(out->error, sizeof out->error, "%s", error);
+    int ordered = st == PP_ERR_DEADLOCK || st == PP_ERR_USAGE || st == PP_ERR_SHAPE || st == PP_ERR_UNCONSUMED ||
+                  st == PP_ERR_LIMIT;
+    if (traces && ordered) pp__order_diff(c, traces, waiting, -1, od, sizeof od);
+    snprintf(out->error, sizeof out->error, "%s%s%s", od, od[0] ? ", before it failed:\n" : "", error);
 }

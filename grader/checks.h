@@ -46,10 +46,15 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
 
 /* The first place where a rank's compute order (F, B, W) differs from the canonical schedule's, as one line into
  * msg ("rank 0 op 4 is F mb1 chunk 1; the canonical order runs F mb1 chunk 0 there"), or "" when it does not;
- * rank prefer (-1: none) is looked at first. traces may be a failed run's ops so far. */
-void pp__order_diff(const pp_run_config *c, const pp_trace *traces, int prefer, char *msg, size_t len);
+ * rank prefer (-1: none) is looked at first. traces may be a failed run's ops so far, and waiting (NULL: none)
+ * each rank's receive it failed in, which names the op it was about to run. */
+void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
+                    size_t len);
 
-/* Adds the checks of a run that did not complete (all zero) and records its status and error. */
-void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, pp_test_result *out);
+/* Adds the checks of a run that did not complete (all zero) and records its status and error. With the ops the
+ * run got through (traces, NULL when unknown) a misuse, a deadlock or a resource limit leads with the first op
+ * that differs from the canonical order, the likely cause, before the error itself. */
+void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
+                           const int *waiting, pp_test_result *out);
 
 #endif /* PP_CHECKS_H */

@@ -366,7 +366,7 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
                       const pp_run_result *plain, pp_test_result *out) {
     char err[1024];
     if (res->status != PP_OK) {
-        pp__checks_failed_run(rc, res->status, res->error, out);
+        pp__checks_failed_run(rc, res->status, res->error, res->traces, res->waiting_tag, out);
         out->crashed = res->status == PP_ERR_CRASH;
         return;
     }
@@ -385,7 +385,7 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
         failed = pp__reference_run(rc, 1, &ref, err, sizeof err);
     }
     if (failed) {
-        pp__checks_failed_run(rc, PP_ERR_BACKEND, err, out);
+        pp__checks_failed_run(rc, PP_ERR_BACKEND, err, NULL, NULL, out);
     } else {
         pp__checks_run(rc, res, plain && plain->status == PP_OK ? plain : NULL, &ref, out);
         pp__reference_free(&ref);
@@ -433,7 +433,7 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
     } else {
         pp_run_config rc;
         pp__config_to_run(tc, "cpu", &rc);
-        pp__checks_failed_run(&rc, st, msg, out);
+        pp__checks_failed_run(&rc, st, msg, NULL, NULL, out);
     }
 }
 

@@ -128,8 +128,14 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     }
     memcpy(r->blocked_buf, buf, sizeof buf);
     r->blocked_in = r->blocked_buf;
+    /* a blocking receive (alone or in a group) names the input of the op the rank runs next; requests posted
+     * ahead and waited with pp_wait/pp_waitall need not */
+    r->waiting_tag = -1;
+    for (int i = 0; i < n && r->waiting_tag < 0 && (!strcmp(api, "pp_recv") || !strcmp(api, "pp_group_end")); i++)
+        if (!qs[i]->is_send) r->waiting_tag = qs[i]->tag;
     r->world->tp->wait(r->world, r->id, qs, n);
     r->blocked_in = NULL;
+    r->waiting_tag = -1;
     for (int i = 0; i < n; i++) finish(r, qs[i]);
 }
 

@@ -361,10 +361,18 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
     free(path);
     free(indeg);
 
-    int near = 0;
+    /* a near miss: a send and a receive between the same two ranks that could be the same message but for a
+     * field of the tag (a forward and a backward message never could); it explains the deadlock only when one
+     * of the two is what a rank is blocked on */
+    int near = 0, near_blocking = 0;
     for (const pp_request *v = c->recvs.head; v; v = v->next)
         for (const pp_request *s = c->sends.head; s; s = s->next) {
+            int dv, ds, mb, vs;
             if (s->rank != v->peer || s->peer != v->rank || s->tag == v->tag) continue;
+            int pv = pp__tag_split(v->tag, &dv, &mb, &vs), ps = pp__tag_split(s->tag, &ds, &mb, &vs);
+            if (pv != ps || (pv && dv != ds)) continue;
+            const tp_rank *rv = &c->ranks[v->rank], *rs = &c->ranks[s->rank];
+            near_blocking |= (rv->blocked && first_pending(rv) == v) || (rs->blocked && first_pending(rs) == s);
             if (near++ >= TP_MAX_NEAR_MISS) continue;
             char vd[96], sd[96];
             text_add(t, "  near miss: rank %d posted %s but rank %d posted %s\n", v->rank,
@@ -372,7 +380,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
         }
     if (near > TP_MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - TP_MAX_NEAR_MISS);
 
-    if (near)
+    if (near_blocking)
         text_add(t, "HINT: a send and a receive between the same ranks disagree on the tag: both sides must "
                     "use pp_tag(direction, micro-batch, receiving virtual stage) with the same values");
     else if (saw_chain)

@@ -13,7 +13,16 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_i64(w, res->dloss_calls_total), pp__wire_i64(w, res->loss_count);
     int ok = res->status == PP_OK;
     pp__wire_u32(w, (uint32_t)ok);
-    if (!ok) return;
+    if (!ok) {
+        /* a failed run's ops so far, for the diagnosis */
+        pp__wire_u32(w, res->traces != NULL);
+        for (int q = 0; res->traces && q < res->P; q++) {
+            pp__wire_i64(w, res->waiting_tag ? res->waiting_tag[q] : -1);
+            pp__wire_i64(w, res->traces[q].n);
+            pp__wire_put(w, res->traces[q].ev, (size_t)res->traces[q].n * sizeof(pp_event));
+        }
+        return;
+    }
     pp__wire_put(w, res->loss, (size_t)steps * sizeof(float));
     for (int i = 0; i < res->nparams; i++) {
         const pp_param_result *p = &res->params[i];
@@ -48,7 +57,24 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
         memset(res, 0, sizeof *res);
         return -1;
     }
-    if (!ok) return 0;
+    if (!ok) {
+        if (!pp__wire_get_u32(r, 0, 1)) return r->bad ? -1 : 0;
+        pp__result_alloc_ranks(res, P);
+        for (int q = 0; q < P && !r->bad; q++) {
+            res->waiting_tag[q] = (int)pp__wire_get_i64(r, -1, INT32_MAX);
+            int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
+            if (r->bad) break;
+            res->traces[q].n = res->traces[q].cap = n;
+            res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
+            pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
+            for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q;
+        }
+        if (r->bad) {
+            pp__result_free(res);
+            return -1;
+        }
+        return 0;
+    }
     res->nparams = nparams;
     res->params = pp__xcalloc((size_t)nparams + 1, sizeof *res->params);
     res->loss = pp__xcalloc((size_t)steps, sizeof(float));

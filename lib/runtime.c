@@ -140,6 +140,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->live_stashes = r->peak_stashes = 0;
     r->sent_msgs = 0;
     r->blocked_in = NULL;
+    r->waiting_tag = -1;
     r->opt_calls = 0;
     memset(r->made, 0, sizeof r->made);
     r->dloss_calls = 0;
@@ -261,6 +262,8 @@ void pp__result_alloc_ranks(pp_run_result *res, int P) {
     res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
     res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
+    res->waiting_tag = pp__xcalloc((size_t)P, sizeof(int));
+    for (int i = 0; i < P; i++) res->waiting_tag[i] = -1;
 }
 
 static void collect_step0(pp_world *w, pp_run_result *res) {
@@ -402,6 +405,15 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     if (pp__world_failed(&w)) {
         res->status = w.status;
         snprintf(res->error, sizeof res->error, "%s", w.error);
+        /* what each rank ran of the step that failed: a diagnosis compares it with the canonical order */
+        if (!res->traces) pp__result_alloc_ranks(res, cfg->P);
+        for (int i = 0; i < cfg->P; i++)
+            if (rank_is_local(&w, i) && w.ranks[i].cfg) {
+                pp__trace_clear(&res->traces[i]);
+                res->traces[i] = w.ranks[i].trace;
+                w.ranks[i].trace = (pp_trace){0};
+                res->waiting_tag[i] = w.ranks[i].waiting_tag;
+            }
     } else if (ready) {
         collect_params(&w, res);
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
@@ -436,5 +448,6 @@ void pp__result_free(pp_run_result *res) {
     free(res->peak_single);
     free(res->sent_msgs);
     free(res->unfreed_stashes);
+    free(res->waiting_tag);
     memset(res, 0, sizeof *res);
 }

@@ -81,6 +81,7 @@ struct pp_rank {
     pp_request *requests;    /* every request of the step, freed at its end */
     int sent_msgs;
     const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)") */
+    int waiting_tag;         /* the tag of the receive it blocks in (pp_recv, or the first in a group), else -1 */
     char blocked_buf[160];
     /* optimizer */
     int opt_calls;           /* pp_optimizer_step calls this step */
@@ -154,8 +155,10 @@ typedef struct pp_run_result {
     size_t *peak_single;     /* per rank, step 1: the largest single stash */
     int *sent_msgs;          /* per rank, step 1 */
     int *unfreed_stashes;    /* per rank, step 1: stashes never passed to pp_stash_free */
+    int *waiting_tag;        /* per rank, of a failed run: the receive it was waiting for (-1: none), which names
+                                the op it was about to run */
     size_t act_bytes;        /* bytes of one boundary activation */
-    pp_trace *traces;        /* per rank, step 1 */
+    pp_trace *traces;        /* per rank, step 1; of a failed run, the ops of the step that failed, up to the failure */
     double bubble;           /* virtual, step 1 */
     double makespan;
     double wall_s;           /* wall time of all steps */

@@ -341,6 +341,40 @@ Test(comm, deadlock_reports_near_miss, .timeout = 10) {
     pp__result_free(&res);
 }
 
+/* A forward and a backward message are never the same message: no near miss pairs them, and the hint does not
+ * blame the tags. Rank 1 sends the activation of virtual stage 1 forward to stage 2 (rank 0, chunk 1) while rank
+ * 0 waits for stage 1's gradient: both block. */
+static void step_fwd_vs_bwd(pp_rank *r) {
+    if (r->id == 1) pp_send(r, act(r, 1.0f), 0, pp_tag(PP_FWD, 0, 2));
+    else pp_recv(r, 1, pp_tag(PP_BWD, 0, 0));
+}
+
+/* The same two ranks, both with micro-batch tags of one direction that disagree on the micro-batch: that is a
+ * near miss, and the hint names the tags. */
+static void step_fwd_wrong_mb(pp_rank *r) {
+    if (r->id == 0) pp_send(r, act(r, 1.0f), 1, pp_tag(PP_FWD, 1, 1));
+    else pp_recv(r, 0, pp_tag(PP_FWD, 0, 1));
+}
+
+Test(comm, near_misses_never_pair_directions, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    c.v = 2, c.M = 2, c.schedule = "interleaved";
+    run(&c, step_fwd_vs_bwd, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    cr_expect(!strstr(res.error, "near miss"), "a forward send and a backward receive are no near miss: %s", res.error);
+    cr_expect(!strstr(res.error, "disagree on the tag"), "the tags do not disagree: %s", res.error);
+    pp__result_free(&res);
+    config(&c, 2, 0);
+    c.M = 2;
+    run(&c, step_fwd_wrong_mb, &res);
+    cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "near miss: rank 1 posted pp_recv(src=0, tag F mb0 vs1) but rank 0 posted pp_send(dst=1, tag F mb1 vs1)");
+    ASSERT_HAS(res, "disagree on the tag");
+    pp__result_free(&res);
+}
+
 /* Three ranks each send to the next before receiving from the previous: a ring that deadlocks. */
 static void step_ring(pp_rank *r) {
     int P = pp_rank_stages(r), next = (r->id + 1) % P, prev = (r->id + P - 1) % P;
