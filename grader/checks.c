@@ -187,8 +187,21 @@ static int check_ownership(const pp_run_config *c, const pp_run_result *res, cha
             const char *what = f != 1 ? "forward" : b != 1 ? "backward" : w > 1 ? "weight-gradient half" : NULL;
             int times = f != 1 ? f : b != 1 ? b : w;
             if (what) {
-                snprintf(msg, len, "micro-batch %d ran its %s %d time%s on virtual stage %d (rank %d); expected "
-                         "exactly once", m, what, times, times == 1 ? "" : "s", s, s % c->P);
+                /* which of the rank's compute ops they were */
+                char ops[96] = "";
+                int r = s % c->P, k = 0, said = 0;
+                pp_op_kind want = f != 1 ? PP_OP_F : b != 1 ? PP_OP_B : PP_OP_W;
+                for (int i = 0; i < res->traces[r].n && said < 4; i++) {
+                    const pp_event *e = &res->traces[r].ev[i];
+                    if (e->op > PP_OP_W) continue;
+                    if (e->op == want && e->vstage == s && e->mb == m) {
+                        size_t used = strlen(ops);
+                        snprintf(ops + used, sizeof ops - used, "%s%d", said++ ? " and " : ", its ops ", k);
+                    }
+                    k++;
+                }
+                snprintf(msg, len, "micro-batch %d ran its %s %d time%s on virtual stage %d (rank %d%s); expected "
+                         "exactly once", m, what, times, times == 1 ? "" : "s", s, r, ops);
                 bad = 1;
             }
         }
@@ -286,16 +299,45 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
         for (int k = 0; k < res->params[i].count; k++)
             if (res->params[i].grad[k] != 0) return 0;
     out->grad_err = 1;
-    pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients on every rank: no backward added to them "
-                  "(does the step function run pp_stage_backward for every micro-batch?)");
+    /* the cause: a zero loss scale, gradients wiped after the backwards, or no backward at all */
+    int S = c->P * c->v, M = c->M, ran = 0, scale_r = -1, wipe_r = -1;
+    char *seen = pp__xcalloc((size_t)(S * M), 1);
+    for (int r = 0; r < c->P; r++) {
+        if (res->zero_scales[r] && scale_r < 0) scale_r = r;
+        if (res->late_grad_zero[r] && wipe_r < 0) wipe_r = r;
+        for (int i = 0; i < res->traces[r].n; i++) {
+            const pp_event *e = &res->traces[r].ev[i];
+            if (e->op == PP_OP_B && e->vstage >= 0 && e->vstage < S && e->mb >= 0 && e->mb < M && !seen[e->vstage * M + e->mb])
+                seen[e->vstage * M + e->mb] = 1, ran++;
+        }
+    }
+    free(seen);
+    if (scale_r >= 0)
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients: rank %d passed a loss scale of 0 to "
+                      "pp_loss_grad %d time%s (1 / M in integer arithmetic is 0: write 1.0f / M)", scale_r,
+                      res->zero_scales[scale_r], res->zero_scales[scale_r] == 1 ? "" : "s");
+    else if (wipe_r >= 0)
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients: rank %d called pp_grad_zero after its "
+                      "backwards, which erases what they added before the optimizer sees it (the library zeroes "
+                      "the gradients before each step)", wipe_r);
+    else if (ran == S * M)
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients although every backward ran: each "
+                      "backward got a zero gradient to start from (a loss scale of 0 on the last stage, or zero "
+                      "tensors passed on?)");
+    else
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients on every rank: %s (does the step "
+                      "function run pp_stage_backward for every micro-batch?)",
+                      ran ? "some backwards never ran" : "no backward ran");
     add_gated(c, out, "the gradients must be right first");
     return 1;
 }
 
 void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
                     const pp_reference *ref, pp_test_result *out) {
-    char msg[600];
+    char msg[600], own_msg[300];
     int P = c->P;
+    /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
+    int own = check_ownership(c, res, own_msg, sizeof own_msg) == 0;
     /* gradients */
     double worst = 0;
     int worst_i = 0, names_ok = res->nparams == ref->nparams;
@@ -322,8 +364,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
             diagnose_stage(res, ref, vs, msg, sizeof msg);
         else
             snprintf(msg, sizeof msg, "virtual stage %d gradients differ from the reference", vs);
-        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "%s (worst: %s, relative error %.2e > %.0e)", msg,
-                      res->params[worst_i].name, worst, PP_GRAD_RTOL);
+        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",
+                      own ? "" : own_msg, own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
     }
     if (!grads_ok) {
         add_gated(c, out, "the gradients must be right first");
@@ -349,15 +391,16 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     if (opt_bad >= 0)
         pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step 1; "
                       "expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
-    else
-        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, wworst <= wtol && lworst <= PP_LOSS_RTOL,
-                      "after %d step%s: worst weight error %.1e (%s, limit %.1e = 64 u sqrt(M)), worst loss error "
-                      "%.1e (limit %.0e)", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
+    else {
+        int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL;
+        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, ok, "%s%safter %d step%s: worst weight error %.1e (%s, limit "
+                      "%.1e = 64 u sqrt(M)), worst loss error %.1e (limit %.0e)", ok || own ? "" : own_msg,
+                      ok || own ? "" : "; so ", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
                       lworst, PP_LOSS_RTOL);
+    }
     /* ownership */
-    int own = check_ownership(c, res, msg, sizeof msg) == 0;
     pp__check_add(out, gate_names[1], PP_PTS_OWNERSHIP, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
-                  "each virtual stage, on the rank that owns it" : msg);
+                  "each virtual stage, on the rank that owns it" : own_msg);
     /* bubble: against the canonical order replayed with the freedoms pp.h gives (split backwards) */
     int formula;
     char note[64], how[128];
@@ -371,7 +414,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                       how);
     } else {
         char why[400];
-        cost_diff(c, res, -1, why, sizeof why);
+        snprintf(why, sizeof why, "%s", own ? "" : own_msg);
+        if (!why[0]) cost_diff(c, res, -1, why, sizeof why);
         if (!why[0]) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
         if (why[0])
             pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s)", why,
@@ -389,7 +433,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     }
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
-    if (!peak_ok) cost_diff(c, res, bad_r, od, sizeof od);
+    if (!peak_ok && !own) snprintf(od, sizeof od, "%s", own_msg);
+    else if (!peak_ok) cost_diff(c, res, bad_r, od, sizeof od);
     if (!peak_ok && (!od[0] || strstr(od, "rebuilt"))) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
     int unfreed_r = -1;
     for (int r = 0; r < P; r++)

@@ -147,6 +147,39 @@ static void print_lines(FILE *out, const char *raw, size_t max, const char *firs
     free(clean);
 }
 
+/* Long failure reports already printed in this run (a deadlock's several lines), so that the same one in a later
+ * test is referenced instead of repeated. Reset by the run's first test. */
+enum { SEEN_MAX = 64 };
+static struct {
+    uint64_t hash;
+    int index;
+    char name[96];
+} seen[SEEN_MAX];
+static int nseen;
+
+static uint64_t text_hash(const char *s, size_t max) {
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < max && s[i]; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The earlier test whose failure text was the same as r's (an index into seen), or -1 after remembering r's. */
+static int seen_before(const pp_test_result *r, int index) {
+    if (index <= 1) nseen = 0;
+    const char *nl = memchr(r->error, '\n', sizeof r->error);
+    if (!nl || !memchr(nl + 1, '\n', sizeof r->error - (size_t)(nl + 1 - r->error))) return -1; /* short: repeat */
+    uint64_t h = text_hash(r->error, sizeof r->error);
+    for (int i = 0; i < nseen; i++)
+        if (seen[i].hash == h) return i;
+    if (nseen < SEEN_MAX) {
+        seen[nseen].hash = h;
+        seen[nseen].index = index;
+        snprintf(seen[nseen].name, sizeof seen[nseen].name, "%.*s", FIELD(r->name));
+        nseen++;
+    }
+    return -1;
+}
+
 void pp__report_progress(FILE *out, const pp_test_result *r, int index, int total, int color) {
     int ok = pp__report_passed(r);
     int width = snprintf(NULL, 0, "%d", total > 0 ? total : 0);
@@ -167,7 +200,13 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
     /* the cause first: a failed run, else the failed checks; checks gated on an earlier failure in one line */
     if (run_failed(r)) {
         const char *label = color ? "    " C_YELLOW "run:" C_RESET " " : "    run: ";
-        if (field_len(r->error, sizeof r->error) > 0) {
+        int same = field_len(r->error, sizeof r->error) > 0 ? seen_before(r, index) : -1;
+        if (same >= 0) {
+            char ref[200];
+            snprintf(ref, sizeof ref, "the same failure as [%d] %s, shown in full above", seen[same].index,
+                     seen[same].name);
+            print_lines(out, ref, sizeof ref, label, "      ");
+        } else if (field_len(r->error, sizeof r->error) > 0) {
             print_lines(out, r->error, sizeof r->error, label, "      ");
         } else {
             char fb[128];

@@ -26,14 +26,45 @@ static void check_peer(pp_rank *r, const char *api, int peer) {
 
 /* A tag made by pp_tag() says which boundary a message crosses, so the pair of ranks it may travel between is
  * known: catch a wrong peer or a wrong stage at the call, with the right answer, instead of as a deadlock. */
+/* 1 when a message with this direction, micro-batch and receiving virtual stage may travel from rank `from_rank`
+ * to rank `to_rank` (the stage exists, its neighbour does, and they live on those two ranks). */
+static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_rank, int to_rank) {
+    int P = r->cfg->P, S = P * r->cfg->v, from = dir == PP_FWD ? vs - 1 : vs + 1;
+    return vs >= 0 && vs < S && from >= 0 && from < S && mb < r->cfg->M && from % P == from_rank && vs % P == to_rank;
+}
+
+/* A message's tag that names the sending stage instead of the receiving one, or the wrong direction, is the
+ * mistake the labs warn about: say so, with the tag that was meant, rather than what the wrong tag implies. */
+static void check_tag_intent(pp_rank *r, const char *api, const char *call, int dir, int mb, int vs, int sender,
+                             int receiver) {
+    const char *dname = dir == PP_FWD ? "PP_FWD" : "PP_BWD", *oname = dir == PP_FWD ? "PP_BWD" : "PP_FWD";
+    int meant = dir == PP_FWD ? vs + 1 : vs - 1;
+    if (boundary_fits(r, dir, mb, meant, sender, receiver))
+        pp__rank_abort(r, PP_ERR_USAGE, "tags name the virtual stage that receives the message",
+                       "%s: the tag names virtual stage %d, the sender's; tags name the stage that receives, "
+                       "pp_tag(%s, %d, %d)", call, vs, dname, mb, meant);
+    if (boundary_fits(r, !dir, mb, vs, sender, receiver))
+        pp__rank_abort(r, PP_ERR_USAGE, "activations travel with PP_FWD, gradients with PP_BWD",
+                       "%s: %s going %s to virtual stage %d is tagged %s: use pp_tag(%s, %d, %d)", call,
+                       dir == PP_FWD ? "a gradient" : "an activation", dir == PP_FWD ? "back" : "on", vs, dname, oname,
+                       mb, vs);
+    (void)api;
+}
+
+/* A tag made by pp_tag() says which boundary a message crosses, so the pair of ranks it may travel between is
+ * known: catch a wrong peer or a wrong stage at the call, with the right answer, instead of as a deadlock. */
 static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int peer) {
-    char tb[32];
+    char tb[32], call[96];
     int dir, mb, vs, P = r->cfg->P, S = P * r->cfg->v;
     if (tag < 0)
         pp__rank_abort(r, PP_ERR_USAGE, "build tags with pp_tag(PP_FWD or PP_BWD, mb, receiving virtual stage)",
                        "%s: invalid tag %d", api, tag);
     if (!pp__tag_split(tag, &dir, &mb, &vs)) return; /* a raw tag of the program's own: no topology to check */
     pp__tag_describe(tag, tb, sizeof tb);
+    int me = r->id, sender = is_send ? me : peer, receiver = is_send ? peer : me;
+    if (boundary_fits(r, dir, mb, vs, sender, receiver)) return;
+    snprintf(call, sizeof call, "%s(%s=%d, tag %s)", api, is_send ? "dst" : "src", peer, tb);
+    if (peer >= 0 && peer < P && peer != me) check_tag_intent(r, api, call, dir, mb, vs, sender, receiver);
     int from = dir == PP_FWD ? vs - 1 : vs + 1;
     if (vs >= S || from < 0 || from >= S)
         pp__rank_abort(r, PP_ERR_USAGE, dir == PP_FWD ? "the last virtual stage keeps its loss; the first one reads tokens"
@@ -42,16 +73,15 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     if (mb >= r->cfg->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1", "%s: tag %s names micro-batch %d (M = %d)",
                        api, tb, mb, r->cfg->M);
-    int me = r->id, sender = from % P, receiver = vs % P;
+    int from_rank = from % P, to_rank = vs % P;
     const char *what = dir == PP_FWD ? "activation" : "gradient";
-    if (is_send && (me != sender || peer != receiver))
+    if (is_send)
         pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
-                       "%s(dst=%d, tag %s): the %s of virtual stage %d (rank %d) for virtual stage %d goes to rank %d",
-                       api, peer, tb, what, from, sender, vs, receiver);
-    if (!is_send && (me != receiver || peer != sender))
-        pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
-                       "%s(src=%d, tag %s): virtual stage %d (rank %d) gets this %s from virtual stage %d on rank %d",
-                       api, peer, tb, vs, receiver, what, from, sender);
+                       "%s: the %s of virtual stage %d (rank %d) for virtual stage %d goes to rank %d", call, what, from,
+                       from_rank, vs, to_rank);
+    pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
+                   "%s: virtual stage %d (rank %d) gets this %s from virtual stage %d on rank %d", call, vs, to_rank, what,
+                   from, from_rank);
 }
 
 static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_tensor *t, const char *api) {

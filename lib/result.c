@@ -35,6 +35,7 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
         pp__wire_i64(w, res->opt_calls[q]), pp__wire_i64(w, res->peak_stashes[q]);
         pp__wire_i64(w, (int64_t)res->peak_bytes[q]), pp__wire_i64(w, (int64_t)res->peak_single[q]);
         pp__wire_i64(w, res->sent_msgs[q]), pp__wire_i64(w, res->unfreed_stashes[q]);
+        pp__wire_i64(w, res->zero_scales[q]), pp__wire_i64(w, res->late_grad_zero[q]);
         pp__wire_i64(w, res->traces[q].n);
         pp__wire_put(w, res->traces[q].ev, (size_t)res->traces[q].n * sizeof(pp_event));
     }
@@ -99,6 +100,8 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
         res->peak_single[q] = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
         res->sent_msgs[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->unfreed_stashes[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->zero_scales[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->late_grad_zero[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
         if (r->bad) break;
         res->traces[q].n = res->traces[q].cap = n;

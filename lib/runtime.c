@@ -143,7 +143,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->waiting_tag = -1;
     r->opt_calls = 0;
     memset(r->made, 0, sizeof r->made);
-    r->dloss_calls = 0;
+    r->dloss_calls = r->zero_scales = r->backwards = r->late_grad_zero = 0;
     r->last_loss_sum = 0;
     r->loss_count = 0;
     for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
@@ -262,6 +262,8 @@ void pp__result_alloc_ranks(pp_run_result *res, int P) {
     res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
     res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
     res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
+    res->zero_scales = pp__xcalloc((size_t)P, sizeof(int));
+    res->late_grad_zero = pp__xcalloc((size_t)P, sizeof(int));
     res->waiting_tag = pp__xcalloc((size_t)P, sizeof(int));
     for (int i = 0; i < P; i++) res->waiting_tag[i] = -1;
 }
@@ -281,6 +283,8 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
         res->peak_single[i] = r->peak_single_bytes;
         res->sent_msgs[i] = r->sent_msgs;
         res->unfreed_stashes[i] = r->live_stashes;
+        res->zero_scales[i] = r->zero_scales;
+        res->late_grad_zero[i] = r->late_grad_zero;
         res->dloss_calls_total += r->dloss_calls;
         res->loss_count += r->loss_count;
     }
@@ -449,5 +453,7 @@ void pp__result_free(pp_run_result *res) {
     free(res->sent_msgs);
     free(res->unfreed_stashes);
     free(res->waiting_tag);
+    free(res->zero_scales);
+    free(res->late_grad_zero);
     memset(res, 0, sizeof *res);
 }

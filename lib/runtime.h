@@ -88,6 +88,9 @@ struct pp_rank {
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
     int dloss_calls;         /* pp_loss_grad calls this step */
+    int zero_scales;         /* of them, with a scale of 0 (1 / M in integer arithmetic) */
+    int backwards;           /* backwards (or input halves) run this step */
+    int late_grad_zero;      /* pp_grad_zero calls after a backward this step: they erase its gradients */
     double last_loss_sum;    /* sum of micro-batch losses seen by this rank's last stage (double: M may be 1024) */
     int loss_count;
     /* what this step made, against the caps that keep a runaway schedule from exhausting pplab's memory */
@@ -155,6 +158,8 @@ typedef struct pp_run_result {
     size_t *peak_single;     /* per rank, step 1: the largest single stash */
     int *sent_msgs;          /* per rank, step 1 */
     int *unfreed_stashes;    /* per rank, step 1: stashes never passed to pp_stash_free */
+    int *zero_scales;        /* per rank, step 1: pp_loss_grad calls with a scale of 0 */
+    int *late_grad_zero;     /* per rank, step 1: pp_grad_zero calls after a backward */
     int *waiting_tag;        /* per rank, of a failed run: the receive it was waiting for (-1: none), which names
                                 the op it was about to run */
     size_t act_bytes;        /* bytes of one boundary activation */

@@ -210,6 +210,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     pp_stage_model *m = &r->chunks[s->chunk];
     double forward = m->nblocks + edge_cost(r, m);
     int rebuilt = pp__stash_needs_recompute(s->ms);
+    r->backwards++;
     double cost = (whole ? 2 : 1) * forward + (rebuilt ? forward : 0);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
@@ -254,6 +255,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
     pp__rank_check(r);
     pp__rank_charge(r, PP_CHARGE_LOSS_GRAD, "pp_loss_grad");
+    r->zero_scales += scale == 0;
     pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, 1, PP_F32, r->id);
     pp__tensor_from_host(t, &scale);
     r->dloss_calls++;
@@ -290,6 +292,7 @@ void pp_stash_free(pp_rank *r, pp_stash *s) {
 
 void pp_grad_zero(pp_rank *r) {
     pp__rank_check(r);
+    r->late_grad_zero += r->backwards > 0;
     for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
 }
 

@@ -283,3 +283,47 @@ Test(grader, checkpointing_unasked_is_named_as_the_cost) {
     expect_failed_with(&r, "bubble", "rank 0's backward of micro-batch 0 (chunk 0) rebuilt its stash, which "
                                      "pp_stash_checkpoint had dropped, although pp_rank_recompute(r) is 0");
 }
+
+/* ---- each diagnosis leads with its cause ------------------------------------------------------------- */
+
+Test(grader, a_zero_loss_scale_is_named) {
+    pp_test_result r;
+    grade("tests/broken/integer-scale", "gpipe", 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "all-zero gradients: rank 1 passed a loss scale of 0 to pp_loss_grad 4 times "
+                                        "(1 / M in integer arithmetic is 0: write 1.0f / M)");
+}
+
+Test(grader, gradients_zeroed_after_the_backwards_are_named) {
+    pp_test_result r;
+    grade("tests/broken/zero-after-backward", "gpipe", 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "rank 0 called pp_grad_zero after its backwards");
+}
+
+Test(grader, a_forward_run_twice_is_named_before_what_it_breaks) {
+    pp_test_result r;
+    grade("tests/broken/forward-twice", "gpipe", 2, 4, 1, &r);
+    const char *cause = "micro-batch 0 ran its forward 2 times on virtual stage 1 (rank 1, its ops 0 and 1)";
+    expect_failed_with(&r, "weights and loss after K steps", cause);
+    const pp_check *w = check_named(&r, "weights and loss after K steps");
+    cr_expect(strstr(w->msg, cause) == w->msg, "the cause comes first: %s", w->msg);
+    expect_failed_with(&r, "one F and one B per micro-batch and stage", cause);
+}
+
+Test(grader, tags_naming_the_sender_or_the_wrong_direction_are_named) {
+    pp_test_result r;
+    grade("tests/broken/sender-tag", "gpipe", 4, 4, 1, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_send(dst=1, tag F mb0 vs0): the tag names virtual stage 0, the "
+                                             "sender's; tags name the stage that receives, pp_tag(PP_FWD, 0, 1)");
+    grade("tests/broken/fwd-gradient", "gpipe", 4, 4, 1, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_send(dst=2, tag F mb0 vs2): a gradient going back to virtual stage "
+                                             "2 is tagged PP_FWD: use pp_tag(PP_BWD, 0, 2)");
+}
+
+/* The run deadlocks, but its cause is the order: the report leads with the first op that differs. */
+Test(grader, a_failed_run_leads_with_the_op_that_differs) {
+    pp_test_result r;
+    grade("tests/broken/chunk-mod-v", "interleaved", 2, 2, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "rank 0 op 1 waits for the input of F mb1 chunk 1; the canonical "
+                                                "order runs F mb1 chunk 0 there, before it failed:\ndeadlock:");
+    cr_expect(strncmp(r.error, "rank 0 op 1", 11) == 0, "the cause comes first: %s", r.error);
+}

@@ -444,3 +444,22 @@ Test(report, unwritable_path_fails, .timeout = 10) {
     fflush(stderr);
     cr_expect_stderr_neq_str("");
 }
+
+/* A long report (a deadlock's several lines) already printed in this run is referenced, not repeated; a new run
+ * (index 1) starts over. */
+Test(report, progress_references_a_repeated_report, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    snprintf(r[2].error, sizeof r[2].error, "deadlock: every rank is blocked\n  rank 0 blocked in pp_send\n"
+                                            "  rank 1 blocked in pp_send\nHINT: post a receive first");
+    r[3] = r[2];
+    snprintf(r[3].name, sizeof r[3].name, "gpipe P=4 M=9 seed=4");
+    CAPTURE(a, pp__report_progress(out, &r[2], 1, 4, 0));
+    CAPTURE(b, pp__report_progress(out, &r[3], 2, 4, 0));
+    cr_expect(strstr(a, "rank 1 blocked in pp_send"), "the first time in full: %s", a);
+    cr_expect(!strstr(b, "rank 1 blocked in pp_send"), "the second time referenced: %s", b);
+    cr_expect(strstr(b, "run: the same failure as [1] " ), "%s", b);
+    CAPTURE(c, pp__report_progress(out, &r[3], 1, 4, 0));
+    cr_expect(strstr(c, "rank 1 blocked in pp_send"), "a new run prints it again: %s", c);
+    free(a), free(b), free(c);
+}
