@@ -122,6 +122,17 @@ static int term_width(void) {
     return w > 20 ? w : 120;
 }
 
+/* --plot FILE.png: the run's Gantt chart (gnuplot). Returns 0 or -1. */
+static int plot_run(const pp_cli_run *o, const pp_trace *traces, const char *what) {
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s", o->plot);
+    char *dot = strrchr(prefix, '.');
+    if (dot && !strcmp(dot, ".png")) *dot = 0;
+    char title[160];
+    snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule, what, o->cfg.P, o->cfg.M, o->cfg.v);
+    return pp__plot_gantt(traces, o->cfg.P, title, prefix);
+}
+
 /* --canonical: the ideal schedule, replayed under the virtual clock without running any code: the picture to
  * compare a run with, and what the warm-up asks students to draw before they have a schedule of their own. */
 static int run_canonical(const pp_cli_run *o) {
@@ -155,6 +166,7 @@ static int run_canonical(const pp_cli_run *o) {
         fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o->trace);
         rc = 1;
     }
+    if (o->plot && plot_run(o, tr, " (canonical)")) rc = 1;
     for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
     free(tr);
     pp__costs_free(&k);
@@ -295,15 +307,7 @@ int pp__cmd_run(int argc, char **argv) {
                 hid.dump_grads);
         rc = 1;
     }
-    if (o.plot) {
-        char prefix[1024];
-        snprintf(prefix, sizeof prefix, "%s", o.plot);
-        char *dot = strrchr(prefix, '.');
-        if (dot && !strcmp(dot, ".png")) *dot = 0;
-        char title[128];
-        snprintf(title, sizeof title, "%s, P=%d, M=%d, v=%d", o.cfg.schedule, P, o.cfg.M, o.cfg.v);
-        if (pp__plot_gantt(res.traces, P, title, prefix)) rc = 1;
-    }
+    if (o.plot && plot_run(&o, res.traces, "")) rc = 1;
     pp__result_free(&res);
     return rc;
 }

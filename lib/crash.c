@@ -29,9 +29,7 @@ static void on_crash(int sig, siginfo_t *info, void *uctx) {
     put(sig == SIGSEGV ? "SIGSEGV (segmentation fault)" : sig == SIGBUS ? "SIGBUS (bus error)"
         : sig == SIGFPE ? "SIGFPE (arithmetic error)" : sig == SIGILL ? "SIGILL (illegal instruction)"
         : "SIGABRT (abort)");
-    put(n ? " in the schedule code\nHINT: check pointers and indices in your step function (pplab run "
-            "--in-process runs it under gdb or ASan)\n"
-          : "\n");
+    put(n ? " in the schedule code\n" : "\n");
     /* die of the signal itself, so a parent's waitpid sees a crash, not an exit status a program could choose */
     raise(sig); /* SA_RESETHAND restored the default action, SA_NODEFER lets it through at once */
     _exit(128 + sig);

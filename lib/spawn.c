@@ -262,10 +262,18 @@ pp_status pp__driver_death_of(const pp_driver *d, int st, char *msg, size_t len,
         int sig = WTERMSIG(st);
         snprintf(msg, len, "%s crashed with %s", who, signal_desc(sig));
         if (sig == SIGXCPU) snprintf(msg, len, "%s used up its CPU time limit (SIGXCPU)", who);
-        static char why[220];
-        snprintf(why, sizeof why, "check pointers and indices in your %s (pplab run --in-process runs a schedule "
-                 "under gdb or ASan); its process may use %zu MiB (--memory-limit), large arrays included",
-                 warmup ? "functions" : "step function", d->memory_limit >> 20);
+        static char why[400];
+        const pp_chan_facts *f = &d->chan->facts;
+        char sched[48] = "";
+        sscanf(f->symbol, "pp_%40[a-z0-9]_step", sched);
+        if (warmup || !sched[0])
+            snprintf(why, sizeof why, "check the pointers and array bounds in your functions; the process may use "
+                     "%zu MiB (--memory-limit), large arrays included", d->memory_limit >> 20);
+        else
+            snprintf(why, sizeof why, "to see where, run it in-process under gdb: gdb -ex run --args build/pplab run "
+                     "--in-process --schedule %s --stages %d --microbatches %d%s%.0d; a schedule's process may use "
+                     "%zu MiB (--memory-limit), large arrays included", sched, f->P, f->M, f->v > 1 ? " --chunks " : "",
+                     f->v > 1 ? f->v : 0, d->memory_limit >> 20);
         *hint = why;
         return PP_ERR_CRASH;
     }

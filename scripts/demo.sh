@@ -1,15 +1,48 @@
 #!/usr/bin/env bash
 # The demo behind `make demo`: grades the reference solution of every lab on CPU (table: lab, P, M, v, bubble
 # measured vs theory, peak stashes, gradient error, score), shows the timelines of the four schedules, and
-# renders the figures into out/ when gnuplot is installed.
+# renders the figures into out/ when gnuplot is installed. In a student handout (no solutions/) it shows the
+# canonical schedules, the theory and where the student's labs stand instead, and exits 0.
 set -uo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
 pplab="$build/pplab"
-# the kit grades its reference solutions; a student handout has none, so it shows the student's own labs
-impl=solutions
-[ -d solutions ] || impl=labs
 say() { printf '\n== %s\n' "$*"; }
+
+# A student handout has no solutions: show the schedules as pplab's clock runs their canonical orders (no code of
+# the student's is needed), the theory, where the student's labs stand, and where to start.
+if [ ! -d solutions ]; then
+    say "The four schedules on pplab's virtual clock: their canonical orders, drawn without running any code"
+    for args in "naive 4 1" "gpipe 4 6" "1f1b 4 8" "interleaved 4 8 --chunks 2"; do
+        set -- $args
+        printf -- '-- %s, %s stages, %s micro-batches %s\n' "$1" "$2" "$3" "${5:+x $5 chunks}"
+        "$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" ${4:+$4 $5} --timeline
+    done
+    say "Theory: bubble and peak stashes per rank, P = 4 (what your schedules must reach)"
+    printf '%-12s %3s %3s %3s  %-8s %s\n' schedule P M v bubble "peak stashes"
+    for args in "naive 4 1 1" "gpipe 4 8 1" "gpipe 4 32 1" "1f1b 4 8 1" "1f1b 4 32 1" "interleaved 4 8 2" \
+                "interleaved 4 8 4"; do
+        set -- $args
+        out=$("$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" --chunks "$4")
+        printf '%-12s %3s %3s %3s  %-8s %s\n' "$1" "$2" "$3" "$4" "$(sed -n 's/^bubble: \([0-9.]*\).*/\1/p' <<<"$out")" \
+            "$(sed -n 's/^peak stashes: //p' <<<"$out")"
+    done
+    if command -v gnuplot >/dev/null 2>&1; then
+        say "Figures (gnuplot) of the canonical schedules into out/"
+        mkdir -p out
+        for args in "gpipe 4 6 1" "1f1b 4 8 1" "interleaved 4 8 2"; do
+            set -- $args
+            "$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" --chunks "$4" \
+                --plot "out/canonical-$1-P$2-M$3.png" >/dev/null && echo "  out/canonical-$1-P$2-M$3.png"
+        done
+    fi
+    say "Your labs/ today (make grade grades them; every lab starts at 0)"
+    "$pplab" grade --impl labs --lab all --quiet | sed -n '/^Score by lab/,$p'
+    say "Start here: read docs/00-warmup.md, fill in labs/00-warmup/warmup.c, then run: make grade LAB=warmup"
+    exit 0
+fi
+
+impl=solutions
 
 say "Grading $impl/ of every lab (CPU, virtual clock)"
 "$pplab" grade --impl "$impl" --lab all --table --quiet

@@ -6,6 +6,11 @@
 set -uo pipefail
 build=$1; shift
 cd "$(dirname "$0")/.."
+if [ $# -eq 0 ]; then
+    echo "unit tests: none in this tree (a student handout comes without the kit's own test suites); the"
+    echo "self-check below checks that the build, the canonical schedules and grading work here"
+    exit 0
+fi
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # the slowest suites first, so the two lanes finish together

@@ -10,10 +10,13 @@ ok=0 bad=0
 check() { if eval "$2"; then echo "selfcheck: ok   $1"; ok=$((ok + 1)); else echo "selfcheck: FAIL $1"; bad=$((bad + 1)); fi; }
 
 if [ ! -d solutions ]; then
+    check "student handout: pplab runs (pplab info)" "'$build/pplab' info > /dev/null"
+    check "the canonical GPipe, P = 4, M = 6, has bubble 1/3" \
+        "'$build/pplab' run --canonical --schedule gpipe --stages 4 --microbatches 6 | grep -qx 'bubble: 0.3333 (theory 0.3333)'"
     "$build/pplab" grade --impl labs --lab all --quiet > "$build/selfcheck-labs.txt" 2>&1
     rc=$?
     tail -3 "$build/selfcheck-labs.txt"
-    check "student handout: grading labs/ runs (exit $rc: 0 full marks, 1 not yet)" "[ $rc -le 1 ]"
+    check "grading labs/ runs, sandboxed, and gives a score (exit $rc: 0 full marks, 1 not yet)" "[ $rc -le 1 ]"
     echo "selfcheck: $ok passed, $bad failed"
     [ $bad -eq 0 ]; exit
 fi
