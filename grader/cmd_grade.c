@@ -163,6 +163,7 @@ int pp__cmd_grade(int argc, char **argv) {
                                             build_err[l], backend, &res[started]);
         }
         pp__runner_finish(job[i], &res[i]);
+        pp__report_name_unique(res, i);
         if (!quiet) {
             pp__report_progress(stdout, &res[i], i + 1, n, color);
             fflush(stdout);

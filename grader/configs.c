@@ -74,10 +74,11 @@ int pp__configs_default(const char *lab, int gpu, pp_test_config **out) {
 
 void pp__config_name(const pp_test_config *c, char *buf, size_t len) {
     if (!strcmp(c->lab, "warmup")) {
-        snprintf(buf, len, "warmup %s", c->part);
+        snprintf(buf, len, "%swarmup %s", c->secret ? "hidden: " : "", c->part);
         return;
     }
-    int n = snprintf(buf, len, "%s P=%d M=%d", c->lab, c->P, c->M);
+    /* an instructor's configurations are told from the visible set in every report */
+    int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
     if (c->v > 1) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
     if (c->latency > 0) n += snprintf(buf + n, len - (size_t)n, " latency=%g", c->latency);
     if (c->recompute) n += snprintf(buf + n, len - (size_t)n, " recompute");
@@ -162,7 +163,7 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
             continue;
         bad:
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
-                     "seed 0..2^31-1, latency >= 0, recompute 0|1, layers, hidden, time 0..600 s, part "
+                     "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, hidden 0..65536, time over 0 up to 600 s, part "
                      "bubble|peaks|orders|partition)", path, lineno, item);
             fclose(f);
             return -1;

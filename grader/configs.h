@@ -14,7 +14,9 @@ int pp__configs_default(const char *lab, int gpu, pp_test_config **out);
  * '#' starts a comment. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
 int pp__configs_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
 
-/* "gpipe P=4 M=8 v=1 seed=3" style name. */
+/* The test's name: "gpipe P=4 M=8 v=2 latency=0.5 recompute seed=3" (v, latency, recompute, layers, hidden and
+ * steps only when not the default), "warmup bubble" for a warm-up part; "hidden: " first for a configuration
+ * from an instructor's file. */
 void pp__config_name(const pp_test_config *c, char *buf, size_t len);
 
 /* Turns a test configuration into a run configuration for `backend`. */

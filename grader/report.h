@@ -27,7 +27,9 @@ void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color);
 
 /* Prints the demo table, fixed-width columns under a '#'-headed header: lab, P, M, v, bubble measured, theory,
  * peak stashes (the per-rank list when it fits the column, else the max over ranks), gradient error (%.1e),
- * score, ok/FAIL. Figures of a run that did not complete, and NaN figures, are shown as "-". */
+ * score, ok/FAIL, then a config note for what else sets the test apart (latency=, recompute, steps=, layers=,
+ * hidden=, part=, "(hidden test)"; nothing for a plain default test). Figures of a run that did not complete,
+ * and NaN figures, are shown as "-". */
 void pp__report_table(FILE *out, const pp_test_result *r, int n);
 
 /* ---- files --------------------------------------------------------------------------------------------- */
@@ -37,21 +39,27 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n);
  * (invalid bytes become '?'). */
 
 /* JSON (cJSON): {score, max_score, impl, backend, tests: [{name, lab, config {P, M, v, steps, seed, latency,
- * recompute, layers, part}, score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble,
+ * recompute, layers, hidden (model width, 0: default), time (limit, s), from_config_file (a hidden test), part}, score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble,
  * theory, peak_stashes [P], peak_bound [P], grad_err, weight_err, loss_err (-1 when not compared), seconds, checks [{name, score, max_score, passed,
  * message}], output}]}. NaN figures are written as null. */
 int pp__report_json(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
-/* JUnit XML: <testsuites> holding one <testsuite> per lab (same order as the summary), a <testcase name
- * classname="pplab.<lab>" time> per test, a <failure message="..."> with the failed checks and the run's
- * error when the test lost points, and <system-out> with the output tail when there is one. Everything is
- * XML-escaped; control characters XML 1.0 cannot hold become '?'. */
+/* JUnit XML (tests/junit.xsd): <testsuites> holding one <testsuite id name package timestamp hostname tests
+ * failures errors skipped time> per lab (same order as the summary), a <testcase name classname="pplab.<lab>"
+ * time> per test and, when the test lost points, either an <error> (the run could not reach its verdict: a
+ * crash, a timeout, a compile error, a sandbox refusal, a resource limit, an I/O or backend failure) or a
+ * <failure> (checks lost points, including a deadlock or a misuse the schedule made), with message="..." naming
+ * the failed checks and the run's error, then <system-out> with the output tail when there is one. Everything
+ * is XML-escaped; control characters XML 1.0 cannot hold become '?'. */
 int pp__report_junit(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
 /* Gradescope results.json: {score, execution_time (sum of seconds, rounded up), output (the summary text),
- * visibility "visible", stdout_visibility "hidden", tests: [{name, score, max_score, status "passed"|"failed",
- * output (failed checks, the run's error and the output tail; "all N checks passed" otherwise), visibility
- * "visible"}], leaderboard: []}. impl and backend are named in the top-level output. */
+ * output_format, test_output_format and test_name_format "text", visibility "visible", stdout_visibility
+ * "hidden", tests: [{name, number (1-based position), score, max_score, status "passed"|"failed", output
+ * ("all N checks passed"; else, for a run that did not complete, "<verdict>: the run did not complete" first,
+ * then the failed checks, the run's error and the output tail), visibility ("after_published" for hidden
+ * configurations, whose names start with "hidden: ", "visible" otherwise)}]}. No leaderboard: pplab ranks
+ * nobody. impl and backend are named in the top-level output. */
 int pp__report_gradescope(const char *path, const pp_test_result *r, int n, const char *impl,
                           const char *backend);
 
@@ -68,6 +76,14 @@ int pp__report_labs(const pp_test_result *r, int n, const char **labs, int max);
  * per failed check "- gradients (0/4): <msg>", then "run: <error>" when the run did not complete, then, when
  * with_output is set and there is output, "output (last lines):" and the tail. Empty for a passed test. */
 void pp__report_failure_text(const pp_test_result *r, int with_output, char *buf, size_t len);
+
+/* What stopped a run that did not complete, as a CI system would name it: "timeout", "crash", "compile
+ * error", else the status's description ("deadlock", "refused by the sandbox", ...); NULL when it completed. */
+const char *pp__report_run_verdict(const pp_test_result *r);
+
+/* Makes r[i].name differ from every r[0..i).name by appending " #2", " #3", ... (CI systems and Gradescope key
+ * tests by name; a configuration file may repeat a test, e.g. with another time limit). */
+void pp__report_name_unique(pp_test_result *r, int i);
 
 /* Formats points compactly ("10", "7.5") into buf; returns buf. */
 const char *pp__report_points(double p, char *buf, size_t len);

@@ -1,5 +1,5 @@
-/* report_gradescope.c: the grader's Gradescope results.json (score, execution_time, output, tests[] with
- * per-test points and feedback, leaderboard), so an autograder wrapper only has to copy the file. */
+/* report_gradescope.c: the grader's Gradescope results.json (score, execution_time, output and its formats,
+ * tests[] with per-test points, feedback and visibility), so an autograder wrapper only has to copy the file. */
 #include "report.h"
 
 #include <cjson/cJSON.h>
@@ -25,18 +25,24 @@ static char *summary_text(const pp_test_result *r, int n, const char *impl, cons
     return text;
 }
 
-static cJSON *test_json(const pp_test_result *r) {
+static cJSON *test_json(const pp_test_result *r, int number) {
     cJSON *o = cJSON_CreateObject();
     if (!o) return NULL;
     int passed = pp__report_passed(r);
+    const char *verdict = pp__report_run_verdict(r);
     char text[8192];
     if (passed) {
         int nchecks = r->nchecks < 0 ? 0 : r->nchecks > PP_MAX_CHECKS ? PP_MAX_CHECKS : r->nchecks;
         snprintf(text, sizeof text, "all %d check%s passed", nchecks, nchecks == 1 ? "" : "s");
     } else {
-        pp__report_failure_text(r, 1, text, sizeof text);
+        /* a student sees "failed" either way: say first whether the schedule ran at all */
+        int k = verdict ? snprintf(text, sizeof text, "%s: the run did not complete\n", verdict) : 0;
+        pp__report_failure_text(r, 1, text + k, sizeof text - (size_t)k);
     }
-    int bad = pp__report_add_text(o, "name", r->name, sizeof r->name) | !cJSON_AddNumberToObject(o, "score", r->score) |
+    char num[16];
+    snprintf(num, sizeof num, "%d", number);
+    int bad = pp__report_add_text(o, "name", r->name, sizeof r->name) | pp__report_add_text(o, "number", num, sizeof num) |
+              !cJSON_AddNumberToObject(o, "score", r->score) |
               !cJSON_AddNumberToObject(o, "max_score", r->max) |
               pp__report_add_text(o, "status", passed ? "passed" : "failed", 8) | pp__report_add_text(o, "output", text, sizeof text) |
               /* an instructor's hidden configurations show their results only once grades are published */
@@ -62,19 +68,22 @@ int pp__report_gradescope(const char *path, const pp_test_result *r, int n, cons
     if (!bad) {
         bad |= !cJSON_AddNumberToObject(root, "score", score) |
                !cJSON_AddNumberToObject(root, "execution_time", ceil(seconds)) |
-               pp__report_add_text(root, "output", summary, strlen(summary)) | pp__report_add_text(root, "visibility", "visible", 8) |
+               pp__report_add_text(root, "output", summary, strlen(summary)) |
+               /* plain text everywhere: a student's output must not become markup */
+               pp__report_add_text(root, "output_format", "text", 4) |
+               pp__report_add_text(root, "test_output_format", "text", 4) |
+               pp__report_add_text(root, "test_name_format", "text", 4) | pp__report_add_text(root, "visibility", "visible", 8) |
                pp__report_add_text(root, "stdout_visibility", "hidden", 7);
         tests = cJSON_AddArrayToObject(root, "tests");
         bad |= !tests;
     }
     for (int i = 0; !bad && i < n; i++) {
-        cJSON *t = test_json(&r[i]);
+        cJSON *t = test_json(&r[i], i + 1);
         if (!t)
             bad = 1;
         else
             cJSON_AddItemToArray(tests, t);
     }
-    if (!bad) bad = !cJSON_AddArrayToObject(root, "leaderboard");
     char *text = bad ? NULL : cJSON_Print(root);
     cJSON_Delete(root);
     free(summary);

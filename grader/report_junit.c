@@ -1,9 +1,12 @@
 /* report_junit.c: the grader's JUnit XML report, one <testsuite> per lab, so CI systems show each graded
- * configuration as a test case with its failed checks and the student's output. */
+ * configuration as a test case with its failed checks and the student's output. The shape is the one Ant's
+ * XMLJUnitResultFormatter writes and Jenkins, GitLab and GitHub read; tests/junit.xsd pins it down. */
 #include "report.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Writes up to max bytes of s XML-escaped. In attributes, tab, newline and carriage return become character
  * references (a parser would fold them into spaces otherwise); other control characters, and the
@@ -37,12 +40,31 @@ static void xml_put(FILE *f, const char *s, size_t max, int attr) {
 
 static void xml_str(FILE *f, const char *s) { xml_put(f, s, s ? strlen(s) : 0, 1); }
 
-/* Why a test failed, kind first: the failure's type attribute. */
+/* JUnit tells an <error> (the test could not run to its verdict: a crash, a timeout, a file that does not
+ * compile, a call the sandbox refused, a limit hit) from a <failure> (the schedule ran and a check found it
+ * wrong). A deadlock or a misused handle is the schedule's own mistake, diagnosed like a wrong gradient, so it
+ * is a failure. */
+static int is_error(const pp_test_result *r) {
+    if (r->timed_out || r->crashed) return 1;
+    switch (r->status) {
+    case PP_ERR_CRASH:
+    case PP_ERR_TIMEOUT:
+    case PP_ERR_COMPILE:
+    case PP_ERR_SANDBOX:
+    case PP_ERR_LIMIT:
+    case PP_ERR_IO:
+    case PP_ERR_BACKEND:
+    case PP_ERR_NODEVICE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Why a test failed, kind first: the type attribute. */
 static const char *failure_type(const pp_test_result *r) {
-    if (r->timed_out) return "timeout";
-    if (r->crashed) return "crash";
-    if (r->status != PP_OK) return "run error";
-    return "failed checks";
+    const char *v = pp__report_run_verdict(r);
+    return v ? v : "failed checks";
 }
 
 /* The failure's message attribute: score, the failed checks' names and the error's first line. */
@@ -80,13 +102,14 @@ static void write_case(FILE *f, const pp_test_result *r) {
     xml_put(f, r->cfg.lab, sizeof r->cfg.lab, 1);
     fprintf(f, "\" time=\"%.3f\">\n", r->seconds);
     if (!pp__report_passed(r)) {
+        const char *tag = is_error(r) ? "error" : "failure";
         char text[8192];
         pp__report_failure_text(r, 0, text, sizeof text);
-        fputs("      <failure message=\"", f);
+        fprintf(f, "      <%s message=\"", tag);
         failure_message(f, r);
         fprintf(f, "\" type=\"%s\">", failure_type(r));
         xml_put(f, text, sizeof text, 0);
-        fputs("</failure>\n", f);
+        fprintf(f, "</%s>\n", tag);
     }
     if (strnlen(r->output_tail, sizeof r->output_tail) > 0) {
         fputs("      <system-out>", f);
@@ -96,35 +119,47 @@ static void write_case(FILE *f, const pp_test_result *r) {
     fputs("    </testcase>\n", f);
 }
 
-static void write_suites(FILE *f, const pp_test_result *r, int n, const char *impl, const char *backend) {
-    int failures = 0;
-    double seconds = 0, score = 0, max = 0;
+/* Counts of one lab's tests (lab NULL: all of them) that lost points by a failure and by an error. */
+static void count(const pp_test_result *r, int n, const char *lab, int *tests, int *failures, int *errors,
+                  double *seconds, double *score, double *max) {
+    *tests = *failures = *errors = 0;
+    *seconds = *score = *max = 0;
     for (int i = 0; i < n; i++) {
-        failures += !pp__report_passed(&r[i]);
-        seconds += r[i].seconds;
-        score += r[i].score;
-        max += r[i].max;
+        if (lab && strncmp(r[i].cfg.lab, lab, sizeof r[i].cfg.lab) != 0) continue;
+        ++*tests;
+        if (!pp__report_passed(&r[i])) ++*(is_error(&r[i]) ? errors : failures);
+        *seconds += r[i].seconds;
+        *score += r[i].score;
+        *max += r[i].max;
     }
+}
+
+static void write_suites(FILE *f, const pp_test_result *r, int n, const char *impl, const char *backend) {
+    int tests, failures, errors;
+    double seconds, score, max;
+    count(r, n, NULL, &tests, &failures, &errors, &seconds, &score, &max);
+    /* Ant's format: local time without a zone, and the machine's name, on every suite */
+    char stamp[32] = "1970-01-01T00:00:00", host[256] = "localhost";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (localtime_r(&now, &tm)) strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (gethostname(host, sizeof host - 1) != 0 || !host[0]) snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = 0;
     char p1[32], p2[32];
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
-    fprintf(f, "<testsuites name=\"pplab\" tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", n, failures,
-            seconds);
+    fprintf(f, "<testsuites name=\"pplab\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", tests,
+            failures, errors, seconds);
     const char *labs[64];
     int nlabs = pp__report_labs(r, n, labs, 64);
     for (int l = 0; l < nlabs; l++) {
-        int tests = 0, fails = 0;
-        double secs = 0, ls = 0, lm = 0;
-        for (int i = 0; i < n; i++) {
-            if (strncmp(r[i].cfg.lab, labs[l], sizeof r[i].cfg.lab) != 0) continue;
-            tests++;
-            fails += !pp__report_passed(&r[i]);
-            secs += r[i].seconds;
-            ls += r[i].score;
-            lm += r[i].max;
-        }
-        fputs("  <testsuite name=\"", f);
+        int lt, lf, le;
+        double secs, ls, lm;
+        count(r, n, labs[l], &lt, &lf, &le, &secs, &ls, &lm);
+        fprintf(f, "  <testsuite id=\"%d\" name=\"", l);
         xml_put(f, labs[l], sizeof r->cfg.lab, 1);
-        fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\" time=\"%.3f\">\n", tests, fails, secs);
+        fprintf(f, "\" package=\"pplab\" timestamp=\"%s\" hostname=\"", stamp);
+        xml_str(f, host);
+        fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\" time=\"%.3f\">\n", lt, lf, le, secs);
         fputs("    <properties>\n      <property name=\"impl\" value=\"", f);
         xml_str(f, impl);
         fputs("\"/>\n      <property name=\"backend\" value=\"", f);

@@ -38,6 +38,30 @@ int pp__report_passed(const pp_test_result *r) {
     return r->score >= r->max - 1e-9;
 }
 
+const char *pp__report_run_verdict(const pp_test_result *r) {
+    if (!run_failed(r)) return NULL;
+    if (r->timed_out) return "timeout";
+    if (r->crashed) return "crash";
+    if (r->status == PP_ERR_COMPILE) return "compile error";
+    return pp__status_str(r->status);
+}
+
+void pp__report_name_unique(pp_test_result *r, int i) {
+    char base[sizeof r->name];
+    memcpy(base, r[i].name, sizeof base);
+    base[sizeof base - 1] = 0;
+    for (int k = 2;; k++) {
+        int taken = 0;
+        for (int j = 0; j < i && !taken; j++) taken = !strncmp(r[j].name, r[i].name, sizeof r->name);
+        if (!taken) return;
+        /* the suffix always fits: a long base is cut to make room for it */
+        char suffix[16];
+        int sl = snprintf(suffix, sizeof suffix, " #%d", k);
+        int keep = (int)strnlen(base, sizeof r->name - 1 - (size_t)sl);
+        snprintf(r[i].name, sizeof r->name, "%.*s%s", keep, base, suffix);
+    }
+}
+
 const char *pp__report_points(double p, char *buf, size_t len) {
     if (!isfinite(p))
         snprintf(buf, len, "-");
@@ -300,13 +324,31 @@ static void number_cell(char *buf, size_t len, const char *fmt, double x, int va
         snprintf(buf, len, "-");
 }
 
+/* What sets a test apart beyond lab, P, M and v: its latency, recomputation, steps, sizes, warm-up part, and
+ * whether it came from a configuration file; empty for a plain default test. */
+static void config_cell(const pp_test_result *t, char *buf, size_t len) {
+    sbuf b = {buf, len, 0};
+    buf[0] = '\0';
+    const pp_test_config *c = &t->cfg;
+    if (c->part[0]) sb_printf(&b, " part=%.*s", FIELD(c->part));
+    if (c->latency > 0) sb_printf(&b, " latency=%g", c->latency);
+    if (c->recompute) sb_printf(&b, " recompute");
+    if (!c->part[0]) { /* a warm-up part runs no model */
+        if (c->steps && c->steps != 2) sb_printf(&b, " steps=%d", c->steps);
+        if (c->layers) sb_printf(&b, " layers=%d", c->layers);
+        if (c->hidden) sb_printf(&b, " hidden=%d", c->hidden);
+    }
+    if (c->secret) sb_printf(&b, " (hidden test)");
+    if (b.used > 0) memmove(buf, buf + 1, b.used); /* the leading space */
+}
+
 void pp__report_table(FILE *out, const pp_test_result *r, int n) {
-    fprintf(out, "# %-11s %4s %4s %3s %8s %8s  %-*s %9s %9s  %s\n", "lab", "P", "M", "v", "bubble", "theory",
-            PEAK_COL, "peak stashes", "grad err", "score", "result");
+    fprintf(out, "# %-11s %4s %4s %3s %8s %8s  %-*s %9s %9s  %-6s %s\n", "lab", "P", "M", "v", "bubble", "theory",
+            PEAK_COL, "peak stashes", "grad err", "score", "result", "config");
     for (int i = 0; i < n; i++) {
         const pp_test_result *t = &r[i];
         int done = !run_failed(t);
-        char bub[32], th[32], peaks[256], ge[32], p1[32], p2[32], sc[80];
+        char bub[32], th[32], peaks[256], ge[32], p1[32], p2[32], sc[80], cfg[200];
         number_cell(bub, sizeof bub, "%.4f", t->bubble, done);
         number_cell(th, sizeof th, "%.4f", t->theory, 1);
         number_cell(ge, sizeof ge, "%.1e", t->grad_err, done);
@@ -316,8 +358,15 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n) {
             snprintf(peaks, sizeof peaks, "-");
         snprintf(sc, sizeof sc, "%s/%s", pp__report_points(t->score, p1, sizeof p1),
                  pp__report_points(t->max, p2, sizeof p2));
-        fprintf(out, "  %-11.*s %4d %4d %3d %8s %8s  %-*s %9s %9s  %s\n", FIELD(t->cfg.lab), t->cfg.P, t->cfg.M,
-                t->cfg.v, bub, th, PEAK_COL, peaks, ge, sc, pp__report_passed(t) ? "ok" : "FAIL");
+        config_cell(t, cfg, sizeof cfg);
+        const char *verdict = pp__report_passed(t) ? "ok" : "FAIL";
+        fprintf(out, "  %-11.*s %4d %4d %3d %8s %8s  %-*s %9s %9s  ", FIELD(t->cfg.lab), t->cfg.P, t->cfg.M, t->cfg.v,
+                bub, th, PEAK_COL, peaks, ge, sc);
+        /* no trailing blanks on a row without a config note */
+        if (cfg[0])
+            fprintf(out, "%-6s %s\n", verdict, cfg);
+        else
+            fprintf(out, "%s\n", verdict);
     }
 }
 

@@ -351,8 +351,9 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
     if (pp__schedule_trace(&s, &k, ideal) >= 0) {
         char prefix[1024];
         int n = snprintf(prefix, sizeof prefix, "%s/", plot_dir);
+        /* a file name without spaces, '=' or the ':' of "hidden: " */
         for (const char *p = name; *p && n < (int)sizeof prefix - 1; p++)
-            prefix[n++] = (*p == ' ' || *p == '=') ? (*p == ' ' ? '_' : '-') : *p;
+            if (*p != ':') prefix[n++] = *p == ' ' ? '_' : *p == '=' ? '-' : *p;
         prefix[n] = 0;
         pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix);
     }

@@ -561,7 +561,7 @@ static int grade_part(const warmup_part *p, wu_io *io, pp_test_result *out) {
         /* the first call found the function missing: every check of the part says so */
         out->nchecks = 0;
         for (int i = 0; i < p->nchecks; i++)
-            pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "labs/00-warmup/warmup.c does not define "
+            pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "00-warmup/warmup.c (in the graded folder) does not define "
                           "%s: keep the function's name and signature from the handout", p->symbol);
         return 0;
     }

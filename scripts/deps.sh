@@ -4,7 +4,7 @@
 
 set -euo pipefail
 required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev)
-optional=(gnuplot-nox libopenmpi-dev openmpi-bin)
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils)
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,5 +23,5 @@ for p in "${missing[@]}"; do
 done
 echo "pplab: missing packages: ${missing[*]}" >&2
 echo "pplab: install them with: sudo apt-get install ${missing[*]}" >&2
-# optional ones only cost features (plots, MPI); required ones stop the build
+# optional ones only cost features (plots, MPI, the JUnit schema test); required ones stop the build
 [ ${#req_missing[@]} -eq 0 ]

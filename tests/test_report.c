@@ -1,14 +1,17 @@
 /* test_report.c: the grader's report writers on hand-made results (full marks, a failed check, a timeout
  * whose output needs escaping): terminal progress and summary lines, the demo table, and the JSON, JUnit XML
- * and Gradescope files read back. */
+ * and Gradescope files read back; the JUnit XML validated against tests/junit.xsd, also from a real grading run. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "configs.h"
 #include "report.h"
 
 /* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence. */
@@ -244,19 +247,32 @@ Test(report, table, .timeout = 10) {
     pp_test_result r[4];
     make_results(r);
     r[3].cfg.P = 0; /* a warm-up part with no ranks */
+    for (int i = 0; i < 4; i++) r[i].cfg.steps = 2, r[i].cfg.layers = 0; /* the defaults: no note */
+    r[1].cfg.latency = 0.5;
+    r[1].cfg.recompute = 1;
+    r[2].cfg.secret = 1;
+    r[2].cfg.layers = 16;
     CAPTURE(s, pp__report_table(out, r, 4));
+    /* latency and recomputation runs are told apart from the plain ones with the same P, M, v */
+    cr_expect(strstr(s, "6/10  FAIL   latency=0.5 recompute\n") != NULL, "1f1b row: %s", s);
+    cr_expect(strstr(s, "FAIL   layers=16 (hidden test)\n") != NULL, "interleaved row: %s", s);
+    cr_expect(strstr(s, "10/10  ok\n") != NULL, "a default test has no note: %s", s);
+    cr_expect(strstr(s, "ok     part=bubble\n") != NULL, "warm-up row: %s", s);
     cr_expect(s[0] == '#' && strstr(s, "peak stashes") && strstr(s, "grad err") && strstr(s, "bubble"),
               "header: %s", s);
     cr_expect(count(s, "\n") == 5, "one header and one line per test: %s", s);
     cr_expect(strstr(s, "0.2727") && strstr(s, "8 8 8 8") && strstr(s, "1.2e-07") && strstr(s, "10/10"),
               "gpipe row: %s", s);
     cr_expect(strstr(s, "4 3 2 1") && strstr(s, "1.2e-01") && strstr(s, "6/10"), "1f1b row: %s", s);
-    /* Every row is as wide as the others, so the columns line up. */
+    /* Every row's verdict starts in the same column, so the columns line up; none ends in blanks. */
     char *save = NULL, *copy = strdup(s);
     size_t width = 0;
     for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        cr_expect(line[strlen(line) - 1] != ' ', "trailing blank: '%s'", line);
         if (line[0] == '#') continue;
-        size_t w = strlen(line) - (strstr(line, "FAIL") ? 4 : 2);
+        const char *v = strstr(line, "  FAIL") ? strstr(line, "  FAIL") : strstr(line, "  ok");
+        cr_assert(v, "no verdict: '%s'", line);
+        size_t w = (size_t)(v - line);
         if (!width) width = w;
         cr_expect(w == width, "ragged row: '%s'", line);
     }
@@ -351,10 +367,15 @@ Test(report, junit, .timeout = 10) {
     cr_assert(pp__report_junit(path, r, 4, "labs", "cpu") == 0);
     char *x = slurp(path);
     cr_expect(strncmp(x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ", 50) == 0, "got: %s", x);
-    cr_expect(strstr(x, "tests=\"4\" failures=\"2\"") != NULL, "got: %s", x);
+    /* the lost gradients check is a failure, the timeout an error */
+    cr_expect(strstr(x, "<testsuites name=\"pplab\" tests=\"4\" failures=\"1\" errors=\"1\"") != NULL, "got: %s", x);
     cr_expect(count(x, "<testsuite ") == 4 && count(x, "</testsuite>") == 4, "one suite per lab: %s", x);
     cr_expect(count(x, "<testcase ") == 4 && count(x, "</testcase>") == 4, "got: %s", x);
-    cr_expect(count(x, "<failure ") == 2, "got: %s", x);
+    cr_expect(count(x, "<failure ") == 1 && count(x, "</failure>") == 1, "got: %s", x);
+    cr_expect(count(x, "<error ") == 1 && count(x, "</error>") == 1, "got: %s", x);
+    cr_expect(strstr(x, "name=\"1f1b\" package=\"pplab\" timestamp=\"") != NULL, "got: %s", x);
+    cr_expect(strstr(x, "tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"10.050\"") != NULL,
+              "the interleaved suite counts its error: %s", x);
     cr_expect(strstr(x, "<testcase name=\"gpipe P=4 M=8 seed=3\" classname=\"pplab.gpipe\" time=\"0.120\">") != NULL,
               "got: %s", x);
     cr_expect(strstr(x, "<system-out>step 1 &lt;&amp;&gt;&quot;&apos;\nstep 2 ?[31mred?[0m\n</system-out>") != NULL,
@@ -362,7 +383,8 @@ Test(report, junit, .timeout = 10) {
     cr_expect(strstr(x, "<&>") == NULL && strchr(x, '\033') == NULL, "raw markup or control character: %s", x);
     cr_expect(strstr(x, "message=\"scored 6/10; failed: gradients (0/4)\" type=\"failed checks\">") != NULL,
               "got: %s", x);
-    cr_expect(strstr(x, "type=\"timeout\">run: no progress for 10.0 s") != NULL, "got: %s", x);
+    cr_expect(strstr(x, "<error message=\"scored 0/10; run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\" "
+                        "type=\"timeout\">run: no progress for 10.0 s") != NULL, "got: %s", x);
     cr_expect(strstr(x, "- gradients (0/4): expected rel err &lt;= 1e-05") != NULL, "got: %s", x);
     /* The order of the suites follows the labs' order. */
     cr_expect(strstr(x, "name=\"warmup\"") < strstr(x, "name=\"gpipe\""), "got: %s", x);
@@ -398,7 +420,11 @@ Test(report, gradescope, .timeout = 10) {
     cJSON *root = cJSON_Parse(text);
     cr_assert(root != NULL, "not JSON: %s", text);
     cr_expect(has(root, "score") && has(root, "execution_time") && has(root, "output") && has(root, "visibility") &&
-              has(root, "stdout_visibility") && has(root, "tests") && has(root, "leaderboard"));
+              has(root, "stdout_visibility") && has(root, "tests"));
+    cr_expect(!has(root, "leaderboard"), "an empty leaderboard shows an empty table on Gradescope");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "output_format")->valuestring, "text");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "test_output_format")->valuestring, "text");
+    cr_expect_str_eq(cJSON_GetObjectItem(root, "test_name_format")->valuestring, "text");
     cr_expect(cJSON_GetObjectItem(root, "score")->valuedouble == 21);
     cr_expect(cJSON_GetObjectItem(root, "execution_time")->valuedouble == 11, "ceil(0.12 + 0.2 + 10.05 + 0.01)");
     cr_expect_str_eq(cJSON_GetObjectItem(root, "visibility")->valuestring, "visible");
@@ -407,8 +433,6 @@ Test(report, gradescope, .timeout = 10) {
     cr_expect(strstr(summary, "Score: 21/35") && strstr(summary, "NOT FULL MARKS: 2 tests lost points"),
               "got: %s", summary);
     cr_expect(strchr(summary, '\033') == NULL, "colour in a file: %s", summary);
-    cJSON *lb = cJSON_GetObjectItem(root, "leaderboard");
-    cr_expect(cJSON_IsArray(lb) && cJSON_GetArraySize(lb) == 0);
     cJSON *tests = cJSON_GetObjectItem(root, "tests");
     cr_assert(cJSON_GetArraySize(tests) == 4);
     cJSON *t;
@@ -425,7 +449,9 @@ Test(report, gradescope, .timeout = 10) {
     cr_expect_str_eq(cJSON_GetObjectItem(t1, "output")->valuestring,
                      "- gradients (0/4): expected rel err <= 1e-05, got 0.125 on rank 2 W1\n"
                      "hint: is the loss scaled by 1/M?");
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "number")->valuestring, "3");
     cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring,
+                     "timeout: the run did not complete\n"
                      "run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\nrank 2 waits in send(mb 4)\n"
                      "output (last lines):\nstep 1 <&>\"'\nstep 2 \033[31mred\033[0m");
     cJSON_Delete(root);
@@ -462,4 +488,201 @@ Test(report, progress_references_a_repeated_report, .timeout = 10) {
     CAPTURE(c, pp__report_progress(out, &r[3], 1, 4, 0));
     cr_expect(strstr(c, "rank 1 blocked in pp_send"), "a new run prints it again: %s", c);
     free(a), free(b), free(c);
+}
+
+/* ---- the reports as CI systems read them ------------------------------------------------------------------ */
+
+/* A repeated name gets " #2", " #3"; a name at full length is cut to make room; distinct names stay. */
+Test(report, names_made_unique, .timeout = 10) {
+    pp_test_result r[5];
+    make_results(r);
+    r[4] = r[0];
+    pp__report_name_unique(r, 4);
+    cr_expect_str_eq(r[4].name, "gpipe P=4 M=8 seed=3 #2");
+    r[3] = r[0];
+    pp__report_name_unique(r, 3);
+    cr_expect_str_eq(r[3].name, "gpipe P=4 M=8 seed=3 #2");
+    snprintf(r[4].name, sizeof r[4].name, "%s", r[0].name);
+    pp__report_name_unique(r, 4);
+    cr_expect_str_eq(r[4].name, "gpipe P=4 M=8 seed=3 #3");
+    pp__report_name_unique(r, 1);
+    cr_expect_str_eq(r[1].name, "1f1b P=4 M=8 seed=1", "a distinct name is left alone");
+    memset(r[0].name, 'x', sizeof r[0].name - 1);
+    r[0].name[sizeof r[0].name - 1] = 0;
+    r[1] = r[0];
+    pp__report_name_unique(r, 1);
+    size_t n = strlen(r[1].name);
+    cr_expect(n == sizeof r[1].name - 1 && !strcmp(r[1].name + n - 3, " #2"), "got %s", r[1].name);
+}
+
+/* A hidden configuration's test stays hidden until grades are published, and a run that did not complete says
+ * so before its checks. */
+Test(report, gradescope_hidden_and_crashed, .timeout = 10) {
+    pp_test_result r[4];
+    make_results(r);
+    r[1].cfg.secret = 1;
+    snprintf(r[1].name, sizeof r[1].name, "hidden: 1f1b P=4 M=8 seed=1");
+    r[1].status = PP_ERR_CRASH;
+    r[1].crashed = 1;
+    snprintf(r[1].error, sizeof r[1].error, "rank 2 crashed: segmentation fault (SIGSEGV)");
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_gradescope(path, r, 4, "labs", "cpu") == 0);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root != NULL, "not JSON: %s", text);
+    cJSON *tests = cJSON_GetObjectItem(root, "tests");
+    cJSON *t0 = cJSON_GetArrayItem(tests, 0), *t1 = cJSON_GetArrayItem(tests, 1);
+    cr_expect_str_eq(cJSON_GetObjectItem(t0, "visibility")->valuestring, "visible");
+    cr_expect_str_eq(cJSON_GetObjectItem(t1, "visibility")->valuestring, "after_published");
+    const char *out = cJSON_GetObjectItem(t1, "output")->valuestring;
+    cr_expect(!strncmp(out, "crash: the run did not complete\n- gradients (0/4)", 49), "got: %s", out);
+    cr_expect(strstr(out, "run: rank 2 crashed: segmentation fault (SIGSEGV)") != NULL, "got: %s", out);
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+/* The folder holding the pplab binary (the suite runs from build/tests or build-asan/tests). */
+static void build_dir(char *buf, size_t len) {
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    buf[n > 0 ? n : 0] = 0;
+    *strrchr(buf, '/') = 0;
+    *strrchr(buf, '/') = 0;
+}
+
+/* xmllint --schema tests/junit.xsd on path: its exit status (0: valid), its messages in msg. A machine without
+ * xmllint fails the test with the package to install rather than skipping the check. */
+static int xmllint(const char *path, char *msg, size_t len) {
+    cr_assert(system("command -v xmllint > /dev/null 2>&1") == 0,
+              "xmllint not found: install libxml2-utils (scripts/deps.sh and .ci/run do)");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "xmllint --noout --schema tests/junit.xsd '%s' 2>&1", path);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p != NULL);
+    size_t got = fread(msg, 1, len - 1, p);
+    msg[got] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* Hand-made results with every kind of verdict validate; the schema itself rejects a repeated name and a suite
+ * without its timestamp, so it is a check that can fail. */
+Test(report, junit_validates_against_the_schema, .timeout = 30) {
+    pp_test_result r[6];
+    make_results(r);
+    r[4] = r[1];
+    snprintf(r[4].name, sizeof r[4].name, "1f1b P=2 M=4 seed=9");
+    r[4].status = PP_ERR_COMPILE;
+    snprintf(r[4].error, sizeof r[4].error, "labs/03-1f1b/onef1b.c:3:1: error: expected ';'");
+    r[5] = r[0];
+    snprintf(r[5].name, sizeof r[5].name, "gpipe P=2 M=2 seed=4");
+    r[5].status = PP_ERR_DEADLOCK;
+    snprintf(r[5].error, sizeof r[5].error, "deadlock: every rank is blocked");
+    char path[256], msg[4096];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_junit(path, r, 6, "labs", "cpu") == 0);
+    cr_expect_eq(xmllint(path, msg, sizeof msg), 0, "%s", msg);
+    char *x = slurp(path);
+    cr_expect(strstr(x, "<testsuites name=\"pplab\" tests=\"6\" failures=\"2\" errors=\"2\"") != NULL,
+              "a deadlock is the schedule's failure, a compile error an error: %s", x);
+    cr_expect(strstr(x, "type=\"compile error\">") != NULL, "%s", x);
+    free(x);
+    /* a repeated name: the schema's uniqueness constraint must refuse it */
+    snprintf(r[5].name, sizeof r[5].name, "%s", r[0].name);
+    cr_assert(pp__report_junit(path, r, 6, "labs", "cpu") == 0);
+    cr_expect_neq(xmllint(path, msg, sizeof msg), 0, "a repeated test name validated");
+    cr_expect(strstr(msg, "unique") != NULL, "%s", msg);
+    /* a suite without its timestamp */
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "sed -i 's/ timestamp=\"[^\"]*\"//' '%s'", path);
+    snprintf(r[5].name, sizeof r[5].name, "gpipe P=2 M=2 seed=4");
+    cr_assert(pp__report_junit(path, r, 6, "labs", "cpu") == 0);
+    cr_assert_eq(system(cmd), 0);
+    cr_expect_neq(xmllint(path, msg, sizeof msg), 0, "a suite without a timestamp validated");
+    cr_expect(strstr(msg, "timestamp") != NULL, "%s", msg);
+    unlink(path);
+}
+
+/* A real grading run over a submission with one lab of each kind (full marks, a compile error, a deadlock, a
+ * crash) and a hidden file that repeats a configuration: the JUnit report validates, its counts agree with
+ * its elements, and Gradescope keeps hidden tests hidden under names of their own. */
+Test(report, real_grading_reports_validate, .timeout = 240) {
+    char dir[] = "/tmp/pplab-reports-XXXXXX", bin[PATH_MAX], cmd[4 * PATH_MAX + 512], msg[8192];
+    cr_assert(mkdtemp(dir));
+    build_dir(bin, sizeof bin);
+    snprintf(cmd, sizeof cmd,
+             "cp -r tests/hostile/warmup-exit/00-warmup solutions/01-naive tests/broken/compile-error/02-gpipe "
+             "tests/broken/blocking-1f1b/03-1f1b tests/broken/chunk-order/04-interleaved '%s'/ && chmod -R a+rX '%s' && printf 'naive P=2 seed=5\\nnaive P=2 "
+             "seed=5 time=20\\ngpipe P=2 M=2\\n' > '%s/hidden.cfg'",
+             dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "'%s/pplab' grade --impl '%s' --lab all --config '%s/hidden.cfg' --quiet --junit '%s/r.xml' "
+             "--gradescope '%s/gs.json' > '%s/out.txt' 2>&1",
+             bin, dir, dir, dir, dir, dir);
+    int st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "not full marks: exit 1, got %d", st);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/r.xml", dir);
+    cr_expect_eq(xmllint(path, msg, sizeof msg), 0, "%s", msg);
+    char *x = slurp(path);
+    /* the counts on <testsuites> agree with the elements */
+    int tests, failures, errors;
+    const char *top = strstr(x, "<testsuites ");
+    cr_assert(top && sscanf(top, "<testsuites name=\"pplab\" tests=\"%d\" failures=\"%d\" errors=\"%d\"", &tests,
+                            &failures, &errors) == 3, "%s", x);
+    cr_expect_eq(tests, count(x, "<testcase "));
+    cr_expect_eq(failures, count(x, "<failure "));
+    cr_expect_eq(errors, count(x, "<error "));
+    /* each test's verdict by lab: the warm-up's bubble part crashes and gpipe does not compile (errors), 1f1b
+     * deadlocks wherever there is a second stage (failures), the naive solution passes, interleaved's order
+     * mistakes and the warm-up's missing functions never count as errors */
+    int per_lab = 0;
+    for (const char *c = strstr(x, "<testcase "); c; c = strstr(c + 1, "<testcase ")) {
+        const char *end = strstr(c, "</testcase>");
+        cr_assert(end, "%s", c);
+        char one[16384];
+        snprintf(one, sizeof one, "%.*s", (int)(end - c), c);
+        if (strstr(one, "name=\"warmup bubble\""))
+            cr_expect(strstr(one, "<error ") && strstr(one, "type=\"crash\""), "%s", one);
+        else if (strstr(one, "classname=\"pplab.gpipe\""))
+            cr_expect(strstr(one, "<error ") && strstr(one, "type=\"compile error\""), "%s", one);
+        else if (strstr(one, "classname=\"pplab.1f1b\""))
+            cr_expect(!strstr(one, "<error ") && (strstr(one, "<failure ") || strstr(one, "P=1 ")), "%s", one);
+        else if (strstr(one, "classname=\"pplab.naive\""))
+            cr_expect(!strstr(one, "<failure ") && !strstr(one, "<error "), "%s", one);
+        else
+            cr_expect(!strstr(one, "<error "), "%s", one);
+        per_lab++;
+    }
+    cr_expect_eq(per_lab, tests);
+    pp_test_config *all = NULL;
+    int ndefault = pp__configs_default("all", 0, &all);
+    free(all);
+    cr_expect_eq(tests, ndefault + 3, "the default set and the three hidden lines");
+    cr_expect(strstr(x, "name=\"hidden: naive P=2 M=1 seed=5\"") && strstr(x, "name=\"hidden: naive P=2 M=1 seed=5 #2\""),
+              "a repeated hidden configuration gets a name of its own: %s", x);
+    free(x);
+    snprintf(path, sizeof path, "%s/gs.json", dir);
+    char *text = slurp(path);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root != NULL, "not JSON: %s", text);
+    cJSON *t;
+    int hidden = 0;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "tests")) {
+        const char *name = cJSON_GetObjectItem(t, "name")->valuestring;
+        const char *vis = cJSON_GetObjectItem(t, "visibility")->valuestring;
+        int is_hidden = !strncmp(name, "hidden: ", 8);
+        hidden += is_hidden;
+        cr_expect_str_eq(vis, is_hidden ? "after_published" : "visible", "%s", name);
+        if (strstr(name, "gpipe"))
+            cr_expect(!strncmp(cJSON_GetObjectItem(t, "output")->valuestring, "compile error: the run did not complete",
+                               39), "%s: %s", name, cJSON_GetObjectItem(t, "output")->valuestring);
+    }
+    cr_expect_eq(hidden, 3);
+    cJSON_Delete(root);
+    free(text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    system(cmd);
 }
