@@ -253,6 +253,20 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
     pp__schedule_free(&s);
 }
 
+/* The first backward on rank r whose weight half does not follow it at once (the next compute op of the rank is
+ * something else): its index in r's trace, or -1. */
+static int first_deferred_weight(const pp_run_result *res, int r) {
+    const pp_trace *t = &res->traces[r];
+    for (int i = 0; i < t->n; i++) {
+        const pp_event *e = &t->ev[i];
+        if (e->op != PP_OP_B || !(e->flags & PP_EV_SPLIT)) continue;
+        int j = i + 1;
+        while (j < t->n && t->ev[j].op > PP_OP_W) j++;
+        if (j < t->n && (t->ev[j].op != PP_OP_W || t->ev[j].mb != e->mb || t->ev[j].chunk != e->chunk)) return i;
+    }
+    return -1;
+}
+
 /* Why a run's ops cost what the theory does not: a stash rebuilt although the configuration asks for no
  * recomputation, or a weight half run later than right after its input half. "" when every op costs and sits as
  * the theory assumes. */
@@ -269,15 +283,14 @@ static void cost_diff(const pp_run_config *c, const pp_run_result *res, int pref
                          "pp_stash_checkpoint had dropped, although pp_rank_recompute(r) is 0: that costs one more "
                          "forward the canonical schedule does not pay; checkpoint only when pp_rank_recompute(r) is 1",
                          r, e->mb, e->chunk);
-            if (e->op != PP_OP_B || !(e->flags & PP_EV_SPLIT) || msg[0]) continue;
-            /* the next compute op of the rank must be this backward's weight half */
-            int j = i + 1;
-            while (j < t->n && t->ev[j].op > PP_OP_W) j++;
-            if (j < t->n && (t->ev[j].op != PP_OP_W || t->ev[j].mb != e->mb || t->ev[j].chunk != e->chunk))
-                snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
-                         "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "
-                         "idle time is the zero-bubble lab's subject)", r, e->mb, e->chunk, c->schedule);
         }
+        /* GPipe's (and naive's) bubble and peak do not depend on where a weight half runs: never the cause there */
+        int free_w = !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
+        int d = msg[0] || free_w ? -1 : first_deferred_weight(res, r);
+        if (d >= 0)
+            snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
+                     "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "
+                     "idle time is the zero-bubble lab's subject)", r, t->ev[d].mb, t->ev[d].chunk, c->schedule);
     }
 }
 
@@ -464,7 +477,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                   "boundary exactly once");
     /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
     if (c->recompute) {
-        int ok = plain != NULL, r_bad = 0;
+        int ok = plain != NULL, r_bad = 0, d;
         size_t limit = 0;
         for (int r = 0; ok && r < P; r++) {
             size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
@@ -475,6 +488,13 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                           "with recomputation, %zu KiB without", res->peak_bytes[0] / 1024, plain->peak_bytes[0] / 1024);
         else if (!plain)
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed");
+        else if ((d = first_deferred_weight(res, r_bad)) >= 0)
+            /* the stashes were checkpointed; a weight half run later keeps its rebuilt stash whole until then */
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d defers the weight half of "
+                          "micro-batch %d: a rebuilt stash stays whole until its weight half runs, so rank %d peaked "
+                          "at %zu KiB of stashes, over its %zu KiB limit; with recomputation run "
+                          "pp_stage_backward_weight right after pp_stage_backward_input", r_bad,
+                          res->traces[r_bad].ev[d].mb, r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
         else
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
                           "recomputation on; its limit is %zu KiB (the inputs of all but one live stash, plus one "

@@ -31,6 +31,7 @@ void pp_gpipe_step(pp_rank *r) {
     for (int mb = 0; mb < M; mb++) {
         pp_tensor *x = me == 0 ? NULL : pp_recv(r, me - 1, pp_tag(PP_FWD, mb, me));
         pp_tensor *y = pp_stage_forward(r, 0, mb, x, &stash[mb]);
+        if (pp_rank_recompute(r)) pp_stash_checkpoint(r, stash[mb]);
         if (me < P - 1) pp_send(r, y, me + 1, pp_tag(PP_FWD, mb, me + 1));
     }
     pthread_join(t, NULL);
