@@ -250,8 +250,13 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
         double a = ops[i].s / unit, b = ops[i].e / unit;
         off_grid = fabs(a - floor(a + 0.5)) > TL_EPS || fabs(b - floor(b + 0.5)) > TL_EPS;
     }
-    fprintf(out, "%s. = idle; one cell = %g virtual time unit%s, an op of cost k fills k cells%s%s\n", sep, unit,
-            unit == 1 ? "" : "s", off_grid ? " (times between cells rounded down)" : "",
+    /* the unit is the one the warm-up, the figures and the costs (--comm-latency, --edge-cost) all use */
+    if (unit == 1)
+        fprintf(out, "%s. = idle; one cell = 1 time unit (one layer's forward): an op of cost k fills k cells", sep);
+    else
+        fprintf(out, "%s. = idle; one cell = %g time units (1 unit = one layer's forward): an op of cost k fills k/%g "
+                "cells", sep, unit, unit);
+    fprintf(out, "%s%s\n", off_grid ? " (times between cells rounded down)" : "",
             forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
     fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
     free(cells);

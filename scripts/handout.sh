@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds dist/pplab-handout.tar.gz, the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
+#   scripts/handout.sh [OUT.tar.gz]     (default dist/pplab-handout.tar.gz)
+# Builds the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
 # scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) —
 # without solutions/, without the grader's own tests (they hold broken solutions and the solutions'
 # expectations), and without any solution marker. The working tree, labs/ included, is left as it is.
@@ -19,6 +20,7 @@ if grep -rIl -e "$marker" "$dest/labs" >/dev/null; then
     echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest/labs" | head -3)" >&2
     exit 1
 fi
-mkdir -p dist
-tar -C "$stage" -czf dist/pplab-handout.tar.gz pplab
-echo "dist/pplab-handout.tar.gz: $(tar -tzf dist/pplab-handout.tar.gz | wc -l) files, no solutions/"
+out=${1:-dist/pplab-handout.tar.gz}
+mkdir -p "$(dirname "$out")"
+tar -C "$stage" -czf "$out" pplab
+echo "$out: $(tar -tzf "$out" | wc -l) files, no solutions/"

@@ -15,7 +15,7 @@ logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 # the slowest suites first, so the two lanes finish together
 first=() rest=()
-for t in "$@"; do case $t in *test_tolerance|*test_mpi|*test_grader|*test_cli) first+=("$t") ;; *) rest+=("$t") ;; esac; done
+for t in "$@"; do case $t in *test_tolerance|*test_mpi|*test_handout|*test_grader|*test_cli) first+=("$t") ;; *) rest+=("$t") ;; esac; done
 [ $# -gt 0 ] && printf '%s\n' "${first[@]}" "${rest[@]}" | xargs -P 2 -I{} sh -c '"$1" --jobs 1 --short-filename --verbose > "$2/$(basename "$1").log" 2>&1; echo $? > "$2/$(basename "$1").rc"' _ {} "$logs"
 passed=0 failed=0 skipped=0 bad=()
 for t in "$@"; do

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The grader's self-check: the reference solutions score full marks on every default configuration, and the
 # pristine handout (the stubs generated from solutions/ into a temporary folder, never the student's labs/)
-# scores 0, fails with exit status 1 (not a crash), and does so within a minute. In a student handout (no
-# solutions/) it checks that grading runs at all.
+# scores 0, fails with exit status 1 (not a crash), and does so within a minute; and the commands the docs quote
+# print what the docs say. In a student handout (no solutions/) it checks that pplab, the canonical schedules,
+# grading and the docs' commands work there.
 set -uo pipefail
 build=$1
 cd "$(dirname "$0")/.."
@@ -17,6 +18,7 @@ if [ ! -d solutions ]; then
     rc=$?
     tail -3 "$build/selfcheck-labs.txt"
     check "grading labs/ runs, sandboxed, and gives a score (exit $rc: 0 full marks, 1 not yet)" "[ $rc -le 1 ]"
+    check "the commands the docs quote print what the docs say (scripts/doccheck.sh)" "bash scripts/doccheck.sh '$build'"
     echo "selfcheck: $ok passed, $bad failed"
     [ $bad -eq 0 ]; exit
 fi
@@ -38,5 +40,6 @@ tail -3 "$build/selfcheck-labs.txt"
 check "untouched handout exits 1 (got $rc)" "[ $rc -eq 1 ]"
 check "untouched handout scores 0" "grep -q '\"score\":[[:space:]]*0[,}]' '$build/selfcheck-labs.json'"
 check "untouched handout graded in under 60 s (${ms} ms)" "[ $ms -lt 60000 ]"
+check "the commands the docs quote print what the docs say (scripts/doccheck.sh)" "bash scripts/doccheck.sh '$build'"
 echo "selfcheck: $ok passed, $bad failed"
 [ $bad -eq 0 ]

@@ -146,3 +146,39 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/labs/*' | grep -q -e '//>''> solution' -e '//<''< solution'");
     cr_expect_neq(rc, 0, "no solution marker may reach the handout");
 }
+
+/* The docs check can fail: a quote that differs, output the quote leaves out, and a flag pplab refuses are each
+ * reported with their file and line; an elided quote ("...") and a right one pass. */
+Test(cli, the_docs_check_catches_a_wrong_quote) {
+    char dir[] = "/tmp/pplab-doccheck-XXXXXX", path[PATH_MAX], cmd[2 * PATH_MAX];
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/doc.md", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("Right:\n\n```\n$ build/pplab run --canonical --schedule gpipe --stages 4 --microbatches 6\n"
+          "bubble: 0.3333 (theory 0.3333)\npeak stashes: 6 6 6 6\n```\n\n"
+          "Elided:\n\n```\n$ build/pplab run --canonical --schedule 1f1b --stages 4 --microbatches 8 --timeline\n"
+          "...\npeak stashes: 4 3 2 1\n```\n\n"
+          "Wrong:\n\n```\n$ build/pplab run --canonical --schedule gpipe --stages 4 --microbatches 8\n"
+          "bubble: 0.3333 (theory 0.3333)\npeak stashes: 8 8 8 8\n```\n\n"
+          "Short:\n\n```\n$ build/pplab run --canonical --schedule gpipe --stages 4 --microbatches 6\n"
+          "bubble: 0.3333 (theory 0.3333)\n```\n\n"
+          "Stale flag:\n\n```sh\nbuild/pplab run --schedule gpipe --stagez 4    # a typo\n```\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "bash scripts/doccheck.sh build '%s' 2>&1", path);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p);
+    size_t got = fread(buf, 1, sizeof buf - 1, p);
+    buf[got] = 0;
+    int st = pclose(p);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "the check should fail: %s", buf);
+    cr_expect(strstr(buf, "doc.md:20: $ build/pplab run --canonical --schedule gpipe --stages 4 --microbatches 8") &&
+              strstr(buf, "expected \"bubble: 0.3333 (theory 0.3333)\""), "the wrong bubble: %s", buf);
+    cr_expect(strstr(buf, "doc.md:28:") && strstr(buf, "extra output from line 2: \"peak stashes: 6 6 6 6\""),
+              "the dropped line: %s", buf);
+    cr_expect(strstr(buf, "doc.md:35: build/pplab run --schedule gpipe --stagez 4 (exit 2)"), "the stale flag: %s", buf);
+    cr_expect(!strstr(buf, "doc.md:4:") && !strstr(buf, "doc.md:13:"), "a right quote failed: %s", buf);
+    cr_expect(strstr(buf, "doccheck: 5 commands from the docs run, 3 failed, 0 skipped"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}

@@ -290,6 +290,24 @@ Test(grader, a_deferred_weight_half_is_named) {
                                          "pp_stage_backward_weight follows its pp_stage_backward_input at once");
 }
 
+/* 1F1B without its warm-up: right gradients, the naive bubble, led by the first op off the canonical order. */
+Test(grader, a_missing_warmup_is_named_by_its_first_op) {
+    pp_test_result r;
+    grade("tests/broken/no-warmup-1f1b", "1f1b", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 0 op 1 is B mb0 chunk 0; the canonical order runs F mb1 chunk 0 there "
+                                     "(bubble 0.7500 measured, 0.2727 in theory, formula)");
+}
+
+/* One warm-up forward too many: the peak leads with the op where the order leaves the canonical one. */
+Test(grader, a_long_warmup_is_named_by_its_first_op) {
+    pp_test_result r;
+    grade("tests/broken/long-warmup-1f1b", "1f1b", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "bubble")->passed, "without latency the bubble is right: %s", check_named(&r, "bubble")->msg);
+    expect_failed_with(&r, "stash peak", "rank 0 op 4 is F mb4 chunk 0; the canonical order runs B mb0 chunk 0 there; "
+                                         "so rank 0 held 5 stashes at once, the 1f1b bound is 4");
+}
+
 /* In GPipe a weight half may wait (bubble and peak do not change, tests/valid/deferred-weight-gpipe), but with
  * recomputation it keeps its rebuilt stash whole: the memory check names the deferral, not a missing
  * checkpoint. */

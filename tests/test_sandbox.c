@@ -125,6 +125,23 @@ Test(sandbox, libpp_exports_exactly_pp_h) {
     cr_expect_eq(extra, 0);
 }
 
+/* README.md and docs/design.md count pp.h's functions for the reader: the count must be pp.h's own. */
+Test(sandbox, the_docs_count_pp_h_functions_right) {
+    static char want[64][64];
+    int n = pp_h_functions(want, 64);
+    static const char *const docs[] = {"README.md", "docs/design.md"};
+    for (int d = 0; d < 2; d++) {
+        FILE *f = fopen(docs[d], "r");
+        cr_assert(f, "%s is missing", docs[d]);
+        static char text[1 << 18];
+        text[fread(text, 1, sizeof text - 1, f)] = 0;
+        fclose(f);
+        char says[32];
+        snprintf(says, sizeof says, "%d functions", n);
+        cr_expect(strstr(text, says) != NULL, "%s does not say pp.h has %s", docs[d], says);
+    }
+}
+
 /* An --in-process object carries no libpp of its own: its pp.h calls can only bind to pplab's runtime. */
 Test(sandbox, in_process_objects_bind_to_pplab) {
     char cmd[256];

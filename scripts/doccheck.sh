@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Runs the pplab and make commands that README.md, docs/*.md and the lab READMEs quote, and compares the output
+# they show with what the commands print here, so the docs cannot drift from the tool.
+#   scripts/doccheck.sh BUILD [FILE...]   from the project root (make test runs it through scripts/selfcheck.sh);
+#                                         FILEs instead of the docs (tests/test_cli.c feeds it wrong quotes)
+#
+# Inside a fenced code block:
+#   $ CMD              a command whose output the doc quotes: the lines after it, up to the next "$ " line or
+#   output...          the end of the block, must be what CMD prints (stdout and stderr, NO_COLOR=1, no
+#                      COLUMNS), line by line with trailing blanks and a grade line's wall time ("(0.12 s)")
+#                      ignored; a line "..." stands for any number of lines.
+#   build/pplab ...    a command shown without output (a "# ..." comment after it is dropped): it must run and
+#   make ...           not be refused (exit status 0, or 1 for "not full marks" and runs that fail on purpose;
+#                      a lab's own code that does not finish in 120 s is the lab's business, not the doc's).
+# A command whose output cannot be the same on every machine is listed in SKIP below with the reason.
+# Commands run in a scratch folder that links to the tree, so files they write (--trace t.csv) land there.
+# Prints one line per failing command (file:line, the command, the first difference) and a summary line;
+# exits 1 when any failed.
+set -uo pipefail
+build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# pattern (bash glob on the command) | reason; the first match wins
+SKIP=(
+    "make demo*|the whole demo: checked on its own (make test in the kit and in a handout)"
+    "make test*|this check runs inside make test"
+    "make deps*|installs packages with apt-get"
+    "make asan*|rebuilds everything under sanitizers: .ci/run runs it"
+    "make handout*|writes the handout tarball from the git checkout: tests/test_cli.c builds and checks it"
+    "make bench*|prints wall times, which differ on every run"
+    "*pplab bench*|prints wall times, which differ on every run"
+    "*pplab info*|lists what this machine and build have (BLAS, MPI, CUDA)"
+    "*--backend cuda*|needs a GPU"
+    "*--transport nccl*|needs GPUs"
+    "*--transport mpi*|needs Open MPI's mpirun; tests/test_mpi.c covers it"
+    "mpirun*|needs Open MPI and several processes"
+    "srun*|needs a Slurm cluster"
+    "sbatch*|needs a Slurm cluster"
+    "*apt-get*|installs packages"
+    "*--config hidden.cfg*|needs the instructor's hidden configuration file"
+    "*/tmp/mine*|runs the reader's own variant of the lab, which the text describes"
+    "*\$*|a line of a script (uses shell variables)"
+)
+# Only the kit's own tree has these; a handout (no solutions/) skips the commands that need them.
+handout=0
+[ -d solutions ] || handout=1
+
+work=$(mktemp -d)
+scratch=$(mktemp -d)
+trap 'rm -rf "$work" "$scratch"' EXIT
+for f in "$root"/* "$root"/.ci; do [ -e "$f" ] && ln -s "$f" "$scratch/$(basename "$f")"; done
+
+# Extraction: one numbered entry per command: N.where (file:line), N.cmd, N.kind (out | run), N.exp.
+files=(README.md docs/*.md labs/*/README.md)
+[ $# -gt 1 ] && files=("${@:2}")
+awk -v dir="$work" '
+    function flush() { if (n && kind == "out") close(dir "/" n ".exp") }
+    function start(k, cmd) {
+        flush(); n++; kind = k
+        print FILENAME ":" FNR > (dir "/" n ".where"); close(dir "/" n ".where")
+        print cmd > (dir "/" n ".cmd"); close(dir "/" n ".cmd")
+        print k > (dir "/" n ".kind"); close(dir "/" n ".kind")
+        if (k == "out") printf "" > (dir "/" n ".exp")
+    }
+    FNR == 1 { inblock = 0; kind = "" }
+    /^[ \t]*```/ {
+        inblock = !inblock
+        if (!inblock) { flush(); kind = "" } else indent = match($0, /[^ \t]/) - 1
+        next
+    }
+    !inblock { next }
+    # a block inside a list item is indented as its fence is
+    { if (substr($0, 1, indent) ~ /^[ \t]*$/) $0 = substr($0, indent + 1) }
+    /^\$ / {
+        cmd = substr($0, 3); cont = 0
+        while (cmd ~ /\\$/) { sub(/[ \t]*\\$/, " ", cmd); if ((getline more) > 0) cmd = cmd more }
+        start("out", cmd); next
+    }
+    /^(build\/pplab|make)( |$)/ {
+        cmd = $0
+        while (cmd ~ /\\$/) { sub(/[ \t]*\\$/, " ", cmd); if ((getline more) > 0) cmd = cmd more }
+        sub(/[ \t]+#.*$/, "", cmd)
+        start("run", cmd); kind = ""; next
+    }
+    kind == "out" { print > (dir "/" n ".exp") }
+    END { flush(); print n + 0 > (dir "/count") }
+' "${files[@]}"
+
+# Compares expected (with "..." lines) against actual; prints the first difference, exits 1 on one.
+match() {
+    awk '
+        # a grade line ends with its wall time, "(0.12 s)": not compared
+        { gsub(/[ \t]+$/, ""); sub(/\([0-9]+\.[0-9]+ s\)$/, "(time)") }
+        FNR == NR { want[++nw] = $0; next }
+        { got[++ng] = $0 }
+        END {
+            # w and g walk both; "..." lets g skip ahead to the next line that fits
+            w = 1; g = 1
+            while (w <= nw) {
+                if (want[w] == "...") {
+                    w++
+                    if (w > nw) exit 0
+                    while (g <= ng && got[g] != want[w]) g++
+                    if (g > ng) { printf "expected \"%s\" after \"...\", not found\n", want[w]; exit 1 }
+                    continue
+                }
+                if (g > ng) { printf "expected \"%s\", the output ended\n", want[w]; exit 1 }
+                if (got[g] != want[w]) { printf "line %d: expected \"%s\"\n         got \"%s\"\n", g, want[w], got[g]; exit 1 }
+                w++; g++
+            }
+            if (g <= ng) { printf "extra output from line %d: \"%s\"\n", g, got[g]; exit 1 }
+        }' "$1" "$2"
+}
+
+ran=0 failed=0 skipped=0
+declare -A reasons
+count=$(cat "$work/count")
+for ((i = 1; i <= count; i++)); do
+    where=$(cat "$work/$i.where") cmd=$(cat "$work/$i.cmd") kind=$(cat "$work/$i.kind")
+    reason=""
+    for s in "${SKIP[@]}"; do
+        # shellcheck disable=SC2053
+        if [[ $cmd == ${s%%|*} ]]; then reason=${s#*|}; break; fi
+    done
+    if [ -z "$reason" ] && [ $handout = 1 ] && [[ $cmd == *"--impl solutions"* || $cmd == "make handout"* || $cmd == *tests/* ]]; then
+        reason="needs the kit's own tree (solutions/, tests/): instructor's commands"
+    fi
+    if [ -n "$reason" ]; then
+        skipped=$((skipped + 1)); reasons[$reason]=1
+        continue
+    fi
+    ran=$((ran + 1))
+    # build/pplab is this build's binary; make runs the tree's Makefile with the same build
+    run=${cmd//build\/pplab/$root\/$build\/pplab}
+    out=$(cd "$scratch" && env -u COLUMNS NO_COLOR=1 timeout 120 bash -c "$run" 2>&1 < /dev/null)
+    rc=$?
+    if [ "$kind" = out ]; then
+        printf '%s\n' "$out" > "$work/$i.act"
+        if ! diff=$(match "$work/$i.exp" "$work/$i.act"); then
+            failed=$((failed + 1))
+            echo "doccheck: FAIL $where: \$ $cmd"
+            printf '%s\n' "$diff" | sed 's/^/    /'
+        fi
+    else
+        # make reports a recipe's exit status 1 as its own 2 with "Error 1"; a time limit (124) is a lab's code
+        # that did not finish (a student's work in progress), never a refused command
+        ok=0
+        [ $rc -le 1 ] || [ $rc = 124 ] && ok=1
+        [ $rc = 2 ] && [[ $cmd == make* ]] && grep -q '\*\*\* \[.*\] Error 1$' <<<"$out" && ok=1
+        if [ $ok = 0 ]; then
+            failed=$((failed + 1))
+            echo "doccheck: FAIL $where: $cmd (exit $rc)"
+            printf '%s\n' "$out" | tail -3 | sed 's/^/    /'
+        fi
+    fi
+done
+echo "doccheck: $ran commands from the docs run, $failed failed, $skipped skipped:"
+for r in "${!reasons[@]}"; do echo "    skipped: $r"; done | sort
+[ $failed -eq 0 ]
