@@ -230,7 +230,7 @@ Test(hostile, memory_cpu_and_output_run_out_with_their_names) {
     test_expect_failed_run(&r, PP_ERR_LIMIT, "the schedule ran out of memory (an allocation of 67108864 bytes failed)");
     /* the loader maps what fits of its .bss; the first page past it faults */
     hostile("static-hog", "gpipe", 2, 2, 10, &r);
-    test_expect_failed_run(&r, PP_ERR_CRASH, "its process may use 256 MiB (--memory-limit), large arrays included");
+    test_expect_failed_run(&r, PP_ERR_CRASH, "a schedule's process may use 256 MiB (--memory-limit), large arrays included");
     hostile("cpu-spin", "gpipe", 2, 2, 2, &r);
     test_expect_failed_run(&r, PP_ERR_TIMEOUT, "no result after 2 s");
     cr_expect(r.timed_out);
