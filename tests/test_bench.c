@@ -7,24 +7,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Runs `<folder of this binary>/../pplab ARGS` (stdout and stderr together); returns the exit status, output in
+#include "testutil.h"
+
+/* Runs `<this build>/pplab ARGS` (stdout and stderr together); returns the exit status, output in
  * out (truncated to len). */
 static int pplab(char *out, size_t len, const char *args) {
-    char exe[1024], cmd[1400];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe");
-    exe[n] = 0;
-    *strrchr(exe, '/') = 0;
-    snprintf(cmd, sizeof cmd, "'%s/../pplab' %s 2>&1", exe, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p, "cannot start %s", cmd);
-    size_t got = 0, r;
-    while (got + 1 < len && (r = fread(out + got, 1, len - 1 - got, p)) > 0) got += r;
-    out[got] = 0;
-    char drain[4096];
-    while (fread(drain, 1, sizeof drain, p) > 0) continue;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char dir[1024], cmd[1400];
+    test_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "'%s/pplab' %s 2>&1", dir, args);
+    return test_capture(cmd, out, len);
 }
 
 static int count(const char *hay, const char *needle) {

@@ -12,18 +12,10 @@
 
 /* Runs `build/pplab ARGS` (stdout and stderr together); returns the exit status, output in out. */
 static int pplab(char *out, size_t len, const char *args) {
-    char exe[PATH_MAX], cmd[PATH_MAX + 1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = 0;
-    *strrchr(exe, '/') = 0; /* build/tests */
-    *strrchr(exe, '/') = 0; /* build */
-    snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s/pplab' %s 2>&1", exe, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p != NULL);
-    size_t got = fread(out, 1, len - 1, p);
-    out[got] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char dir[PATH_MAX], cmd[PATH_MAX + 1024];
+    test_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s/pplab' %s 2>&1", dir, args);
+    return test_capture(cmd, out, len);
 }
 
 static char buf[1 << 16];
@@ -166,12 +158,7 @@ Test(cli, the_docs_check_catches_a_wrong_quote) {
           "Stale flag:\n\n```sh\nbuild/pplab run --schedule gpipe --stagez 4    # a typo\n```\n", f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "bash scripts/doccheck.sh build '%s' 2>&1", path);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p);
-    size_t got = fread(buf, 1, sizeof buf - 1, p);
-    buf[got] = 0;
-    int st = pclose(p);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "the check should fail: %s", buf);
+    cr_expect_eq(test_capture(cmd, buf, sizeof buf), 1, "the check should fail: %s", buf);
     cr_expect(strstr(buf, "doc.md:20: $ build/pplab run --canonical --schedule gpipe --stages 4 --microbatches 8") &&
               strstr(buf, "expected \"bubble: 0.3333 (theory 0.3333)\""), "the wrong bubble: %s", buf);
     cr_expect(strstr(buf, "doc.md:28:") && strstr(buf, "extra output from line 2: \"peak stashes: 6 6 6 6\""),

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "testutil.h"
+
 static char dir[PATH_MAX];
 static char out[1 << 20];
 
@@ -16,12 +18,7 @@ static char out[1 << 20];
 static int in_handout(const char *cmd) {
     char full[PATH_MAX + 1024];
     snprintf(full, sizeof full, "cd '%s/pplab' && NO_COLOR=1 %s 2>&1", dir, cmd);
-    FILE *p = popen(full, "r");
-    cr_assert(p != NULL);
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return test_capture(full, out, sizeof out);
 }
 
 static void unpack(void) {

@@ -13,6 +13,7 @@
 
 #include "configs.h"
 #include "report.h"
+#include "testutil.h"
 
 /* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence. */
 #define TAIL "step 1 <&>\"'\nstep 2 \033[31mred\033[0m\n"
@@ -543,14 +544,6 @@ Test(report, gradescope_hidden_and_crashed, .timeout = 10) {
     unlink(path);
 }
 
-/* The folder holding the pplab binary (the suite runs from build/tests or build-asan/tests). */
-static void build_dir(char *buf, size_t len) {
-    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-    buf[n > 0 ? n : 0] = 0;
-    *strrchr(buf, '/') = 0;
-    *strrchr(buf, '/') = 0;
-}
-
 /* xmllint --schema tests/junit.xsd on path: its exit status (0: valid), its messages in msg. A machine without
  * xmllint fails the test with the package to install rather than skipping the check. */
 static int xmllint(const char *path, char *msg, size_t len) {
@@ -558,12 +551,7 @@ static int xmllint(const char *path, char *msg, size_t len) {
               "xmllint not found: install libxml2-utils (scripts/deps.sh and .ci/run do)");
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "xmllint --noout --schema tests/junit.xsd '%s' 2>&1", path);
-    FILE *p = popen(cmd, "r");
-    cr_assert(p != NULL);
-    size_t got = fread(msg, 1, len - 1, p);
-    msg[got] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    return test_capture(cmd, msg, len);
 }
 
 /* Hand-made results with every kind of verdict validate; the schema itself rejects a repeated name and a suite
@@ -610,7 +598,7 @@ Test(report, junit_validates_against_the_schema, .timeout = 30) {
 Test(report, real_grading_reports_validate, .timeout = 240) {
     char dir[] = "/tmp/pplab-reports-XXXXXX", bin[PATH_MAX], cmd[4 * PATH_MAX + 512], msg[8192];
     cr_assert(mkdtemp(dir));
-    build_dir(bin, sizeof bin);
+    test_build_dir(bin, sizeof bin);
     snprintf(cmd, sizeof cmd,
              "cp -r tests/hostile/warmup-exit/00-warmup solutions/01-naive tests/broken/compile-error/02-gpipe "
              "tests/broken/blocking-1f1b/03-1f1b tests/broken/chunk-order/04-interleaved '%s'/ && chmod -R a+rX '%s' && printf 'naive P=2 seed=5\\nnaive P=2 "

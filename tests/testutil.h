@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* splitmix64: tiny, seedable, identical on every platform. */
 typedef struct tu_rng {
@@ -137,6 +139,31 @@ static inline void test_expect_failed_run(const pp_test_result *r, pp_status st,
     cr_expect_gt(r->max, 0, "%s: max score still counted", r->name);
 }
 #endif
+
+/* Runs cmd through the shell with its stdout (append 2>&1 for stderr too) into out, NUL-terminated and cut to
+ * len; the rest is drained so the command never blocks on a full pipe. Returns its exit status, 128 when it did
+ * not exit. */
+static inline int test_capture(const char *cmd, char *out, size_t len) {
+    FILE *p = popen(cmd, "r");
+    cr_assert(p != NULL, "cannot start %s", cmd);
+    size_t got = 0, n;
+    while (got + 1 < len && (n = fread(out + got, 1, len - 1 - got, p)) > 0) got += n;
+    out[got] = 0;
+    char drain[4096];
+    while (fread(drain, 1, sizeof drain, p) > 0) continue;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* The folder of this build's pplab: the test binary's folder's parent (build/tests -> build, build-asan/tests ->
+ * build-asan). */
+static inline void test_build_dir(char *buf, size_t len) {
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe");
+    buf[n] = 0;
+    *strrchr(buf, '/') = 0;
+    *strrchr(buf, '/') = 0;
+}
 
 /* Removes a temporary folder a test made (and everything in it). */
 static inline void test_rm_tree(const char *dir) {
