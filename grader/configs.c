@@ -163,8 +163,8 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
             continue;
         bad:
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
-                     "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, hidden 0..65536, time over 0 up to 600 s, part "
-                     "bubble|peaks|orders|partition)", path, lineno, item);
+                     "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, hidden 0..65536, time over 0 "
+                     "up to 600 s, part bubble|peaks|orders|partition)", path, lineno, item);
             fclose(f);
             return -1;
         }

@@ -39,9 +39,10 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n);
  * (invalid bytes become '?'). */
 
 /* JSON (cJSON): {score, max_score, impl, backend, tests: [{name, lab, config {P, M, v, steps, seed, latency,
- * recompute, layers, hidden (model width, 0: default), time (limit, s), from_config_file (a hidden test), part}, score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble,
- * theory, peak_stashes [P], peak_bound [P], grad_err, weight_err, loss_err (-1 when not compared), seconds, checks [{name, score, max_score, passed,
- * message}], output}]}. NaN figures are written as null. */
+ * recompute, layers, hidden (model width, 0: default), time (limit, s), from_config_file (a hidden test), part},
+ * score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble, theory, peak_stashes [P],
+ * peak_bound [P], grad_err, weight_err, loss_err (-1 when not compared), seconds, checks [{name, score,
+ * max_score, passed, message}], output}]}. NaN figures are written as null. */
 int pp__report_json(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
 /* JUnit XML (tests/junit.xsd): <testsuites> holding one <testsuite id name package timestamp hostname tests
