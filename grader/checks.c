@@ -209,6 +209,19 @@ static int check_ownership(const pp_run_config *c, const pp_run_result *res, cha
     return bad ? -1 : 0;
 }
 
+/* The q-th rank a diagnosis looks at (q = 0..P): the preferred one first (the rank a check found at fault, or -1
+ * for none), then the others in order; -1 for a turn to skip. */
+static int rank_in_turn(int q, int prefer, int P) {
+    if (q == 0) return prefer >= 0 && prefer < P ? prefer : -1;
+    return q - 1 == prefer ? -1 : q - 1;
+}
+
+/* GPipe's (and naive's) phases are the schedule: the order inside each phase, and where a weight half runs,
+ * change neither the bubble nor the peak. */
+static int free_inside_phases(const pp_run_config *c) {
+    return !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
+}
+
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
  * run's ops so far: only what ran is compared. */
@@ -219,12 +232,11 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
     msg[0] = 0;
     if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return;
     static const char kinds[] = {'F', 'B', 'W'};
-    /* GPipe's phases are the schedule; the order inside each is free (every order gives the same bubble and
-     * peak), so only which phase an op runs in is compared */
-    int phases = !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
-    for (int q = -1; q < c->P && !msg[0]; q++) {
-        int r = q < 0 ? prefer : q;
-        if (r < 0 || r >= c->P || (q >= 0 && r == prefer)) continue;
+    /* there, only which phase an op runs in is compared */
+    int phases = free_inside_phases(c);
+    for (int q = 0; q <= c->P && !msg[0]; q++) {
+        int r = rank_in_turn(q, prefer, c->P);
+        if (r < 0) continue;
         int k = 0;
         for (int i = 0; i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
@@ -267,31 +279,34 @@ static int first_deferred_weight(const pp_run_result *res, int r) {
     return -1;
 }
 
-/* Why a run's ops cost what the theory does not: a stash rebuilt although the configuration asks for no
- * recomputation, or a weight half run later than right after its input half. "" when every op costs and sits as
- * the theory assumes. */
-static void cost_diff(const pp_run_config *c, const pp_run_result *res, int prefer, char *msg, size_t len) {
+/* Why a run's ops cost what the theory does not, in msg ("" when every op costs and sits as the theory
+ * assumes), and which cause it found. */
+typedef enum { COST_SAME, COST_REBUILT, COST_DEFERRED_W } cost_cause;
+
+static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, int prefer, char *msg, size_t len) {
     msg[0] = 0;
-    for (int q = -1; q < c->P && !msg[0]; q++) {
-        int r = q < 0 ? prefer : q;
-        if (r < 0 || r >= c->P || (q >= 0 && r == prefer)) continue;
+    for (int q = 0; q <= c->P; q++) {
+        int r = rank_in_turn(q, prefer, c->P);
+        if (r < 0) continue;
         const pp_trace *t = &res->traces[r];
-        for (int i = 0; i < t->n && !msg[0]; i++) {
+        for (int i = 0; i < t->n && !c->recompute; i++) {
             const pp_event *e = &t->ev[i];
-            if (e->op == PP_OP_B && (e->flags & PP_EV_RECOMPUTED) && !c->recompute)
-                snprintf(msg, len, "rank %d's backward of micro-batch %d (chunk %d) rebuilt its stash, which "
-                         "pp_stash_checkpoint had dropped, although pp_rank_recompute(r) is 0: that costs one more "
-                         "forward the canonical schedule does not pay; checkpoint only when pp_rank_recompute(r) is 1",
-                         r, e->mb, e->chunk);
+            if (e->op != PP_OP_B || !(e->flags & PP_EV_RECOMPUTED)) continue;
+            snprintf(msg, len, "rank %d's backward of micro-batch %d (chunk %d) rebuilt its stash, which "
+                     "pp_stash_checkpoint had dropped, although pp_rank_recompute(r) is 0: that costs one more "
+                     "forward the canonical schedule does not pay; checkpoint only when pp_rank_recompute(r) is 1",
+                     r, e->mb, e->chunk);
+            return COST_REBUILT;
         }
-        /* GPipe's (and naive's) bubble and peak do not depend on where a weight half runs: never the cause there */
-        int free_w = !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
-        int d = msg[0] || free_w ? -1 : first_deferred_weight(res, r);
-        if (d >= 0)
+        int d = free_inside_phases(c) ? -1 : first_deferred_weight(res, r);
+        if (d >= 0) {
             snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
                      "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "
                      "idle time is the zero-bubble lab's subject)", r, t->ev[d].mb, t->ev[d].chunk, c->schedule);
+            return COST_DEFERRED_W;
+        }
     }
+    return COST_SAME;
 }
 
 /* ---- all checks ---------------------------------------------------------------------------------------- */
@@ -446,9 +461,11 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     }
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
-    if (!peak_ok && !own) snprintf(od, sizeof od, "%s", own_msg);
-    else if (!peak_ok) cost_diff(c, res, bad_r, od, sizeof od);
-    if (!peak_ok && (!od[0] || strstr(od, "rebuilt"))) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
+    if (!peak_ok && !own)
+        snprintf(od, sizeof od, "%s", own_msg);
+    else if (!peak_ok && cost_diff(c, res, bad_r, od, sizeof od) != COST_DEFERRED_W)
+        /* a rebuilt stash costs time, not memory: the order is what holds the stashes */
+        pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
     int unfreed_r = -1;
     for (int r = 0; r < P; r++)
         if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
