@@ -139,17 +139,16 @@ static int run_canonical(const pp_cli_run *o) {
     const pp_run_config *c = &o->cfg;
     pp_schedule s;
     pp_costs k;
-    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) pp__cli_fail("run", "no canonical order for %s", c->schedule);
+    int split, rebuilt;
+    if (pp__schedule_as_run(&s, c, NULL, &split, &rebuilt))
+        pp__cli_fail("run", "no canonical order for %s", c->schedule);
     pp__costs_from_config(&k, c);
-    /* with recomputation every backward first runs its forward again: one forward more of time */
-    for (int r = 0; c->recompute && r < c->P; r++)
-        for (int i = 0; i < s.n[r]; i++)
-            if (s.ops[r][i].kind == 'B') s.ops[r][i].cost = k.b[s.ops[r][i].chunk * c->P + r] + k.f[s.ops[r][i].chunk * c->P + r];
     pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
     pp__schedule_trace(&s, &k, tr);
     if (o->timeline)
         pp__timeline_print(stdout, tr, c->P, c->v, o->forward_only, term_width(), isatty(1) && !getenv("NO_COLOR"));
-    double theory = c->recompute ? pp__schedule_bubble(&s, &k) : pp__theory_bubble(c, NULL);
+    char note[64];
+    double theory = pp__theory_bubble_run(c, NULL, NULL, note, sizeof note);
     printf("bubble: %.4f (theory %.4f)\n", pp__trace_bubble(tr, c->P), theory);
     printf("peak stashes:");
     for (int r = 0; r < c->P; r++) {
@@ -161,7 +160,7 @@ static int run_canonical(const pp_cli_run *o) {
         printf(" %d", peak);
     }
     printf("\n");
-    if (c->recompute) printf("theory: the canonical order replayed with recomputation\n");
+    if (note[0]) printf("theory: the canonical order replayed %s\n", note);
     if (o->per_rank) {
         printf("bubble per rank:");
         for (int r = 0; r < c->P; r++) printf(" %.4f", pp__trace_rank_bubble(tr, c->P, r));

@@ -203,7 +203,9 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
     int P = c->P, S = P * c->v, M = c->M;
     /* how the run's backward of (virtual stage, micro-batch) went: PP_EV_* flags, 4 when it ran at all */
     int *how = pp__xcalloc((size_t)(S * M), sizeof *how);
-    for (int r = 0; r < P; r++)
+    /* no run: every backward whole, rebuilt when the configuration recomputes */
+    for (int i = 0; !traces && i < S * M; i++) how[i] = 4 | PP_EV_RECOMPUTED;
+    for (int r = 0; traces && r < P; r++)
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (e->op == PP_OP_B && e->vstage >= 0 && e->vstage < S && e->mb >= 0 && e->mb < M)

@@ -61,11 +61,13 @@ double pp__theory_bubble(const pp_run_config *c, int *formula);
  * backward the run split into its halves (pp_stage_backward_input, then pp_stage_backward_weight) becomes B then
  * W at once, each costing one forward; a backward that rebuilt a checkpointed stash costs one forward more, when
  * c asks for recomputation (when it does not, that cost is the run's mistake, not the theory's). *split and
- * *rebuilt count such backwards. Returns 0, or -1 for an unknown schedule. */
+ * *rebuilt count such backwards. traces NULL: no run, the canonical order as c asks for it (whole backwards,
+ * each rebuilding its stash when c recomputes). Returns 0, or -1 for an unknown schedule. */
 int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt);
 /* The theory a run is graded against: the bubble of pp__schedule_as_run under c's costs (the closed formula when
  * the run split and rebuilt nothing and there is neither latency nor edge cost). note gets what the theory took
- * from the run: "" or "with split backwards", "with recomputation", both. */
+ * from the run: "" or "with split backwards", "with recomputation", both. traces NULL: the canonical schedule's
+ * own bubble, as pp__schedule_as_run has it. */
 double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int *formula, char *note, size_t len);
 /* Peak stash bound of the canonical schedule on rank r (in chunk stashes): GPipe M, 1F1B min(P-r, M),
  * interleaved min(2(P-r-1)+(v-1)P+1, vM), naive 1. */
