@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "objcheck.h"
 #include "runtime.h"
 
@@ -29,45 +30,11 @@
 
 /* ---- files ---------------------------------------------------------------------------------------------- */
 
-/* The whole file at path, at most max bytes (NULL with errno EFBIG when larger). */
-static char *slurp(const char *path, size_t max, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = pp__xmalloc(max + 1);
-    size_t n = fread(buf, 1, max + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad || n > max) {
-        free(buf);
-        errno = bad ? EIO : EFBIG;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-static int spill(const char *path, const void *buf, size_t n, mode_t mode) {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) return -1;
-    const char *p = buf;
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) {
-            close(fd);
-            return -1;
-        }
-        p += k, n -= (size_t)k;
-    }
-    return close(fd);
-}
-
 static int copy_file(const char *from, const char *to, mode_t mode) {
     size_t n;
-    char *buf = slurp(from, (size_t)1 << 30, &n);
+    char *buf = pp__file_read(from, (size_t)1 << 30, &n);
     if (!buf) return -1;
-    int rc = spill(to, buf, n, mode);
+    int rc = pp__file_write(to, buf, n, mode);
     free(buf);
     return rc;
 }
@@ -152,7 +119,7 @@ static void find_sysdirs(builder *b) {
     if (run_cc(b, args, NULL, "sysdirs.txt") != 0) verdict(b, PP_ERR_IO, "the C compiler does not run (%s): "
                                                            "install gcc, or set CC", b->cc[0]);
     size_t n;
-    char *text = slurp("sysdirs.txt", 1 << 20, &n);
+    char *text = pp__file_read("sysdirs.txt", 1 << 20, &n);
     char *at = text ? strstr(text, "#include <...> search starts here:") : NULL;
     for (char *line = at ? strchr(at, '\n') : NULL; line && b->nsys < 8; line = strchr(line + 1, '\n')) {
         char dir[PATH_MAX];
@@ -214,10 +181,10 @@ static void check_dependencies(builder *b) {
     const char *args[] = {PP_FLAGS, "-M", "-MG", "-MT", "pplab-deps", "-H", b->c->rel, NULL};
     run_cc(b, args, "deps.txt", "deps.err");
     size_t n;
-    char name[PATH_MAX], *deps = slurp("deps.txt", 16 << 20, &n);
+    char name[PATH_MAX], *deps = pp__file_read("deps.txt", 16 << 20, &n);
     for (const char *p = deps; p && dep_next(&p, name, sizeof name);) dep_check(b, name);
     free(deps);
-    char *opened = slurp("deps.err", 16 << 20, &n);
+    char *opened = pp__file_read("deps.err", 16 << 20, &n);
     for (char *line = opened; line && *line;) {
         char *eol = strchr(line, '\n');
         if (eol) *eol = 0;
@@ -233,7 +200,7 @@ static void check_dependencies(builder *b) {
  * too, so none hides behind one). */
 static void check_no_asm(builder *b) {
     size_t n;
-    char *text = slurp("pre.i", 256 << 20, &n);
+    char *text = pp__file_read("pre.i", 256 << 20, &n);
     if (!text) return;
     int mine = 0;
     long line = 0;
@@ -276,7 +243,7 @@ static void check_assembly(builder *b) {
     static const char *const bad[] = {".incbin", ".include", ".macro", ".irp", ".irpc", ".rept", ".altmacro",
                                       ".purgem"};
     size_t n;
-    char *text = slurp("lab.s", 256 << 20, &n);
+    char *text = pp__file_read("lab.s", 256 << 20, &n);
     if (!text) verdict(b, PP_ERR_IO, "the compiler left no assembly for %s", b->c->rel);
     for (char *s = text; *s; s++) {
         /* at the start of a statement: after a newline or ';', blanks, and any labels */
@@ -303,7 +270,7 @@ static void check_assembly(builder *b) {
 /* The compiler's messages, for a compile error; they can only quote pp.h, system headers and the file itself. */
 static void __attribute__((noreturn)) compile_failed(builder *b, const char *log, const char *what) {
     size_t n = 0;
-    char *text = slurp(log, VERDICT_MAX * 4, &n);
+    char *text = pp__file_read(log, VERDICT_MAX * 4, &n);
     verdict(b, PP_ERR_COMPILE, "%s %s:\n%s", what, b->c->src, text ? text : "(the compiler printed nothing)");
 }
 
@@ -326,7 +293,7 @@ static void __attribute__((noreturn)) build(builder *b) {
     const char *as[] = {"-c", "lab.s", "-o", "lab.o", NULL};
     if (run_cc(b, as, NULL, "as.log") != 0) compile_failed(b, "as.log", "cannot assemble");
     size_t n;
-    char *obj = slurp("lab.o", 256 << 20, &n);
+    char *obj = pp__file_read("lab.o", 256 << 20, &n);
     char why[600];
     if (!obj) verdict(b, PP_ERR_IO, "the compiler left no object for %s", c->rel);
     if (pp__objcheck(obj, n, c->rel, c->require ? c->keep : NULL, c->require ? c->nkeep : 0, why, sizeof why))
@@ -380,7 +347,7 @@ static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile
 }
 
 pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, size_t len) {
-    if (!(*text = slurp(src, PP_COMPILE_MAX_SOURCE, n))) {
+    if (!(*text = pp__file_read(src, PP_COMPILE_MAX_SOURCE, n))) {
         int big = errno == EFBIG;
         if (big)
             snprintf(err, len, "refused: %s is larger than the %zu KiB a lab file may have", src,
@@ -414,7 +381,7 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
              (snprintf(p, sizeof p, "%s/inc/pp.h", dir), copy_file(c->pp_h, p, 0644) == 0) &&
              (snprintf(p, sizeof p, "%s/libppdriver.a", dir), copy_file(c->driver_lib, p, 0644) == 0) &&
              (!slash || (snprintf(p, sizeof p, "%s/%s", dir, folder), mkdir(p, 0755) == 0)) &&
-             (snprintf(p, sizeof p, "%s/%s", dir, c->rel), spill(p, src, n, 0644) == 0);
+             (snprintf(p, sizeof p, "%s/%s", dir, c->rel), pp__file_write(p, src, n, 0644) == 0);
     free(src);
     if (ok && c->sb && c->sb->drop_uid) {
         chown_uid = c->sb->uid, chown_gid = c->sb->gid;

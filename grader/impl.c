@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "files.h"
 #include "spawn.h"
 
 const pp_lab_info pp__labs[] = {
@@ -74,21 +75,6 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
     return -1;
 }
 
-/* The whole of a small file (a source, pp.h, the driver library), or NULL. */
-static char *file_read(const char *path, size_t max, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = malloc(max + 1);
-    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
-    fclose(f);
-    if (!buf || n > max) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
 static uint64_t fnv64(const void *p, size_t n) {
     uint64_t h = 1469598103934665603ull;
     for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
@@ -99,7 +85,7 @@ static uint64_t fnv64(const void *p, size_t n) {
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
 static char *build_key(const char *s, size_t ns, const char *pp_h, const char *lib, size_t *len) {
     size_t nh, nl;
-    char *h = file_read(pp_h, (size_t)1 << 20, &nh), *l = file_read(lib, (size_t)64 << 20, &nl);
+    char *h = pp__file_read(pp_h, (size_t)1 << 20, &nh), *l = pp__file_read(lib, (size_t)64 << 20, &nl);
     char *key = NULL;
     if (s && h && l) {
         char head[256];
@@ -118,17 +104,10 @@ static char *build_key(const char *s, size_t ns, const char *pp_h, const char *l
 /* 1 when path holds exactly the n bytes of key. */
 static int same_file(const char *path, const char *key, size_t n) {
     size_t m;
-    char *have = file_read(path, n, &m);
+    char *have = pp__file_read(path, n, &m);
     int same = have && m == n && !memcmp(have, key, n);
     free(have);
     return same;
-}
-
-static int write_file(const char *path, const void *buf, size_t n) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(buf, 1, n, f) == n;
-    return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
 static double compile_limit_s;
@@ -205,7 +184,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
                         .time_limit_s = compile_limit_s};
         unlink(keyp); /* a build that fails leaves no key: the next one starts over */
         st = pp__compile_lab(&c, tdrv, tobj, err, errlen);
-        if (st == PP_OK && (rename(tdrv, out->driver) || rename(tobj, out->object) || write_file(keyp, key, klen))) {
+        if (st == PP_OK && (rename(tdrv, out->driver) || rename(tobj, out->object) || pp__file_write(keyp, key, klen, 0666))) {
             snprintf(err, errlen, "cannot install %s: %s", out->driver, strerror(errno));
             st = PP_ERR_IO;
         }

@@ -21,6 +21,7 @@
 #include "checks.h"
 #include "configs.h"
 #include "crash.h"
+#include "files.h"
 #include "plot.h"
 #include "result.h"
 #include "schedule.h"
@@ -71,23 +72,24 @@ static void file_head(pp_wire *w, uint64_t token, int kind) {
 }
 
 static int file_put(const char *path, const pp_wire *w) {
-    if (w->bad) return -1;
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(w->p, 1, w->len, f) == w->len;
-    return (fclose(f) == 0 && ok) ? 0 : -1;
+    return w->bad ? -1 : pp__file_write(path, w->p, w->len, 0600);
 }
 
 /* The whole file at path (NULL when missing). Its size follows from the configuration, so no cap applies:
  * any model the machine holds reaches the grader. */
 static unsigned char *file_get(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    struct stat st;
-    unsigned char *buf = fstat(fileno(f), &st) == 0 ? malloc((size_t)st.st_size + 1) : NULL;
-    *len = buf ? fread(buf, 1, (size_t)st.st_size, f) : 0;
-    fclose(f);
-    return buf;
+    return (unsigned char *)pp__file_read(path, PP_FILE_ANY_SIZE, len);
+}
+
+/* Writes a run's result file: head, then the run as the grader decodes it. 0, or -1. */
+static int run_file_put(const char *path, uint64_t token, const pp_run_result *res, int steps) {
+    pp_wire w;
+    pp__wire_init(&w);
+    file_head(&w, token, KIND_RUN);
+    pp__result_encode(&w, res, steps);
+    int rc = file_put(path, &w);
+    pp__wire_free(&w);
+    return rc;
 }
 
 /* Opens a result file of kind: the reader is positioned after its head. 0, or -1 when it is not ours. */
@@ -129,14 +131,7 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
     }
     if (sb.exe_fd >= 0) close(sb.exe_fd);
     int rc_w = 0;
-    if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) {
-        pp_wire w;
-        pp__wire_init(&w);
-        file_head(&w, token, KIND_RUN);
-        pp__result_encode(&w, &res, rc.steps);
-        rc_w = file_put(path, &w) ? 1 : 0;
-        pp__wire_free(&w);
-    }
+    if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) rc_w = run_file_put(path, token, &res, rc.steps) ? 1 : 0;
     pp__result_free(&res);
     return rc_w;
 }
@@ -311,12 +306,7 @@ static void mpi_execute(const pp_test_config *tc, const char *driver, const char
         else
             snprintf(res.error, sizeof res.error, "mpirun ended (%s %d) before rank 0 reported the run: see the "
                      "output", WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-        pp_wire w;
-        pp__wire_init(&w);
-        file_head(&w, token, KIND_RUN);
-        pp__result_encode(&w, &res, tc->steps);
-        file_put(plain ? plain_path : res_path, &w);
-        pp__wire_free(&w);
+        run_file_put(plain ? plain_path : res_path, token, &res, tc->steps);
     }
     free(c);
 }
@@ -639,7 +629,6 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         inflight_clear(j->pid);
         reap_orphans();
     }
-    out->seconds = pp__now() - j->t0;
     long cap_size = 0;
     char msg[400];
     if (j->pid < 0) {
