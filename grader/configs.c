@@ -78,14 +78,24 @@ void pp__config_name(const pp_test_config *c, char *buf, size_t len) {
         return;
     }
     /* an instructor's configurations are told from the visible set in every report */
+    char knobs[128];
+    pp__config_knobs(c, knobs, sizeof knobs);
     int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
-    if (c->v > 1) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
-    if (c->latency > 0) n += snprintf(buf + n, len - (size_t)n, " latency=%g", c->latency);
-    if (c->recompute) n += snprintf(buf + n, len - (size_t)n, " recompute");
-    if (c->layers) n += snprintf(buf + n, len - (size_t)n, " layers=%d", c->layers);
-    if (c->hidden) n += snprintf(buf + n, len - (size_t)n, " hidden=%d", c->hidden);
-    if (c->steps && c->steps != 2) n += snprintf(buf + n, len - (size_t)n, " steps=%d", c->steps);
-    snprintf(buf + n, len - (size_t)n, " seed=%u", c->seed);
+    if (c->v > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
+    if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "%s seed=%u", knobs, c->seed);
+}
+
+void pp__config_knobs(const pp_test_config *c, char *buf, size_t len) {
+    int n = 0;
+    buf[0] = 0;
+#define KNOB(cond, ...)                                                                                        \
+    if ((cond) && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
+    KNOB(c->latency > 0, " latency=%g", c->latency);
+    KNOB(c->recompute, " recompute");
+    KNOB(c->layers, " layers=%d", c->layers);
+    KNOB(c->hidden, " hidden=%d", c->hidden);
+    KNOB(c->steps && c->steps != 2, " steps=%d", c->steps);
+#undef KNOB
 }
 
 void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc) {

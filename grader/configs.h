@@ -19,6 +19,10 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
  * from an instructor's file. */
 void pp__config_name(const pp_test_config *c, char *buf, size_t len);
 
+/* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 hidden=64 steps=3", each knob
+ * only when it is not the default ("" when none). Shared by the test's name and the --table note. */
+void pp__config_knobs(const pp_test_config *c, char *buf, size_t len);
+
 /* Turns a test configuration into a run configuration for `backend`. */
 void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
 

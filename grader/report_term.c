@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "configs.h"
+
 #define C_GREEN "\033[32m"
 #define C_RED "\033[31m"
 #define C_YELLOW "\033[33m"
@@ -330,14 +332,11 @@ static void config_cell(const pp_test_result *t, char *buf, size_t len) {
     sbuf b = {buf, len, 0};
     buf[0] = '\0';
     const pp_test_config *c = &t->cfg;
+    char knobs[128];
+    pp__config_knobs(c, knobs, sizeof knobs);
+    /* a warm-up part runs no model: its part is all that sets it apart */
     if (c->part[0]) sb_printf(&b, " part=%.*s", FIELD(c->part));
-    if (c->latency > 0) sb_printf(&b, " latency=%g", c->latency);
-    if (c->recompute) sb_printf(&b, " recompute");
-    if (!c->part[0]) { /* a warm-up part runs no model */
-        if (c->steps && c->steps != 2) sb_printf(&b, " steps=%d", c->steps);
-        if (c->layers) sb_printf(&b, " layers=%d", c->layers);
-        if (c->hidden) sb_printf(&b, " hidden=%d", c->hidden);
-    }
+    else sb_printf(&b, "%s", knobs);
     if (c->secret) sb_printf(&b, " (hidden test)");
     if (b.used > 0) memmove(buf, buf + 1, b.used); /* the leading space */
 }
