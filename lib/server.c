@@ -261,7 +261,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         break;
     }
     case PP_RPC_VIRTUAL_STAGE:
-        x = (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
+        x = get_int(in);
         if (in->bad) malformed(r, op);
         x = pp_virtual_stage(r, x);
         reply_begin(s, &w, PP_REPLY_OK);
