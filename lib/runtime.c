@@ -22,15 +22,13 @@ double pp__now(void) {
 
 int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     /* a rank whose driver died is not blocked but gone: that, not the wait it left behind, is the cause */
-    char died[1024];
+    char how[1024], died[1100];
     if (st == PP_ERR_DEADLOCK)
         for (int i = 0; i < w->P; i++) {
             pp_rank *r = &w->ranks[i];
             pp_status why;
-            if (r->cfg && r->srv && pp__server_ended(r->srv, &why, died, sizeof died)) {
-                char full[1200];
-                snprintf(full, sizeof full, "rank %d: %s", i, died);
-                snprintf(died, sizeof died, "%s", full);
+            if (r->cfg && r->srv && pp__server_ended(r->srv, &why, how, sizeof how)) {
+                snprintf(died, sizeof died, "rank %d: %s", i, how);
                 st = why, msg = died;
                 break;
             }
