@@ -24,8 +24,6 @@ static void check_peer(pp_rank *r, const char *api, int peer) {
                        "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
 }
 
-/* A tag made by pp_tag() says which boundary a message crosses, so the pair of ranks it may travel between is
- * known: catch a wrong peer or a wrong stage at the call, with the right answer, instead of as a deadlock. */
 /* 1 when a message with this direction, micro-batch and receiving virtual stage may travel from rank `from_rank`
  * to rank `to_rank` (the stage exists, its neighbour does, and they live on those two ranks). */
 static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_rank, int to_rank) {
@@ -35,8 +33,7 @@ static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_ran
 
 /* A message's tag that names the sending stage instead of the receiving one, or the wrong direction, is the
  * mistake the labs warn about: say so, with the tag that was meant, rather than what the wrong tag implies. */
-static void check_tag_intent(pp_rank *r, const char *api, const char *call, int dir, int mb, int vs, int sender,
-                             int receiver) {
+static void check_tag_intent(pp_rank *r, const char *call, int dir, int mb, int vs, int sender, int receiver) {
     const char *dname = dir == PP_FWD ? "PP_FWD" : "PP_BWD", *oname = dir == PP_FWD ? "PP_BWD" : "PP_FWD";
     int meant = dir == PP_FWD ? vs + 1 : vs - 1;
     if (boundary_fits(r, dir, mb, meant, sender, receiver))
@@ -48,7 +45,6 @@ static void check_tag_intent(pp_rank *r, const char *api, const char *call, int 
                        "%s: %s going %s to virtual stage %d is tagged %s: use pp_tag(%s, %d, %d)", call,
                        dir == PP_FWD ? "a gradient" : "an activation", dir == PP_FWD ? "back" : "on", vs, dname, oname,
                        mb, vs);
-    (void)api;
 }
 
 /* A tag made by pp_tag() says which boundary a message crosses, so the pair of ranks it may travel between is
@@ -63,8 +59,8 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     pp__tag_describe(tag, tb, sizeof tb);
     int me = r->id, sender = is_send ? me : peer, receiver = is_send ? peer : me;
     if (boundary_fits(r, dir, mb, vs, sender, receiver)) return;
-    snprintf(call, sizeof call, "%s(%s=%d, tag %s)", api, is_send ? "dst" : "src", peer, tb);
-    if (peer >= 0 && peer < P && peer != me) check_tag_intent(r, api, call, dir, mb, vs, sender, receiver);
+    pp__op_describe(api, is_send, peer, tag, call, sizeof call);
+    if (peer >= 0 && peer < P && peer != me) check_tag_intent(r, call, dir, mb, vs, sender, receiver);
     int from = dir == PP_FWD ? vs - 1 : vs + 1;
     if (vs >= S || from < 0 || from >= S)
         pp__rank_abort(r, PP_ERR_USAGE, dir == PP_FWD ? "the last virtual stage keeps its loss; the first one reads tokens"
