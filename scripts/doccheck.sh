@@ -56,6 +56,11 @@ files=(README.md docs/*.md labs/*/README.md)
 [ $# -gt 1 ] && files=("${@:2}")
 awk -v dir="$work" '
     function flush() { if (n && kind == "out") close(dir "/" n ".exp") }
+    # a command continued with a trailing backslash, joined into one line
+    function joined(cmd,    more) {
+        while (cmd ~ /\\$/) { sub(/[ \t]*\\$/, " ", cmd); if ((getline more) > 0) cmd = cmd more }
+        return cmd
+    }
     function start(k, cmd) {
         flush(); n++; kind = k
         print FILENAME ":" FNR > (dir "/" n ".where"); close(dir "/" n ".where")
@@ -72,14 +77,9 @@ awk -v dir="$work" '
     !inblock { next }
     # a block inside a list item is indented as its fence is
     { if (substr($0, 1, indent) ~ /^[ \t]*$/) $0 = substr($0, indent + 1) }
-    /^\$ / {
-        cmd = substr($0, 3); cont = 0
-        while (cmd ~ /\\$/) { sub(/[ \t]*\\$/, " ", cmd); if ((getline more) > 0) cmd = cmd more }
-        start("out", cmd); next
-    }
+    /^\$ / { start("out", joined(substr($0, 3))); next }
     /^(build\/pplab|make)( |$)/ {
-        cmd = $0
-        while (cmd ~ /\\$/) { sub(/[ \t]*\\$/, " ", cmd); if ((getline more) > 0) cmd = cmd more }
+        cmd = joined($0)
         sub(/[ \t]+#.*$/, "", cmd)
         start("run", cmd); kind = ""; next
     }
