@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "cpu/cpu_kernels.h"
 #include "runtime.h"
 
 typedef struct gemm_shape {
@@ -75,9 +76,10 @@ int pp__bench_gemm(const pp_bench_opts *o) {
     double target = o->quick ? 0.005 : 0.03; /* seconds per timed batch of calls */
 
     printf("# gemm: cpu backend gemm slot vs cblas_sgemm called directly, fp32, 1 BLAS thread, median of %d\n", reps);
-    /* the kernel OpenBLAS picked at run time sets every figure here; on virtual machines that hide the CPU model
-     * it may fall back to a generic one, which OPENBLAS_CORETYPE overrides */
-    printf("#   OpenBLAS core: %s (set OPENBLAS_CORETYPE to override its run-time choice)\n", openblas_get_corename());
+    /* the kernel in use sets every figure here (blas_core.c says how pplab picks it) */
+    char blas[160];
+    pp__cpu_blas_describe(blas, sizeof blas);
+    printf("#   BLAS: %s\n", blas);
     printf("#   tokens T = %d (default micro-batch %d x seq %d); flops = 2mnk; ratio = slot / direct\n", T, d.mb_size,
            d.seq);
     printf("#\n");

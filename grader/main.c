@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cpu/cpu_kernels.h"
 
 static const char *usage =
     "usage: pplab <command> [flags]\n"
@@ -13,6 +14,7 @@ static const char *usage =
     "  figures   run the sweeps behind the plots and render them into a folder\n";
 
 int main(int argc, char **argv) {
+    pp__cpu_blas_settle(argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -15,7 +15,7 @@
 
 typedef struct pp_cpu_ctx {
     int rank, nranks;
-    char desc[160];
+    char desc[200];
 } pp_cpu_ctx;
 
 static void *cpu_alloc(void *ctx, size_t bytes) {
@@ -96,15 +96,9 @@ pp_backend *pp__backend_cpu_open(int rank, int nranks, char *err, size_t errlen)
     pp_cpu_ctx *c = pp__xcalloc(1, sizeof *c);
     c->rank = rank;
     c->nranks = nranks;
-    /* openblas_get_config() starts with "OpenBLAS <version>" followed by build options; keep the first two words. */
-    const char *cfg = openblas_get_config();
-    if (!cfg || !*cfg) cfg = "OpenBLAS";
-    int vlen = 0, words = 0;
-    while (cfg[vlen]) {
-        if (cfg[vlen] == ' ' && ++words == 2) break;
-        vlen++;
-    }
-    snprintf(c->desc, sizeof c->desc, "%.*s, 1 thread per rank", vlen, cfg);
+    char blas[120];
+    pp__cpu_blas_describe(blas, sizeof blas);
+    snprintf(c->desc, sizeof c->desc, "%s, 1 thread per rank", blas);
     pp_backend *be = pp__xcalloc(1, sizeof *be);
     be->ops = &pp__backend_cpu_ops;
     be->ctx = c;

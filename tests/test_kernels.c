@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+#include <strings.h>
+#include <unistd.h>
+
 #include "backend.h"
+#include "cpu/cpu_kernels.h"
 #include "testutil.h"
 
 static pp_backend *be;
@@ -45,6 +50,7 @@ static void teardown(void) {
 }
 
 TestSuite(kernels, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(blas, .init = setup, .fini = teardown, .timeout = 120);
 
 static void *host_alloc(size_t bytes) {
     cr_assert(nhost < 256, "test uses too many host buffers");
@@ -195,12 +201,61 @@ static void check_gemm(int tA, int tB, int m, int n, int k, float alpha, float b
 }
 
 Test(kernels, gemm_transpositions) {
+    /* run by blas/every_core_this_cpu_runs under one forced kernel each: prove that kernel is the one tested */
+    const char *want = getenv("PP_TEST_EXPECT_CORE");
+    if (want && !strcmp(K->name, "cpu"))
+        cr_assert(!strcasecmp(openblas_get_corename(), want), "OPENBLAS_CORETYPE=%s ran the %s kernel", want,
+                  openblas_get_corename());
     for (int tA = 0; tA < 2; tA++)
         for (int tB = 0; tB < 2; tB++) {
             check_gemm(tA, tB, 5, 7, 9, 1.0f, 0.0f, 11 + tA * 2 + tB);
             check_gemm(tA, tB, 5, 7, 9, 0.7f, -0.4f, 21 + tA * 2 + tB);
             check_gemm(tA, tB, 33, 17, 65, -1.3f, 1.0f, 31 + tA * 2 + tB);
+            /* the model's shapes, past the kernels' block sizes, with edges that fit no register tile */
+            check_gemm(tA, tB, 67, 259, 131, 1.0f, 1.0f, 41 + tA * 2 + tB);
+            check_gemm(tA, tB, 64, 1024, 256, 1.0f, 0.0f, 51 + tA * 2 + tB);
         }
+}
+
+/* Each OpenBLAS kernel this CPU can run, forced in a child of this suite, passes the GEMM test: whichever kernel
+ * pplab picks (or a user forces), the GEMM is right. */
+Test(blas, every_core_this_cpu_runs) {
+    if (strcmp(K->name, "cpu")) cr_skip_test("the OpenBLAS kernels belong to the cpu backend");
+    static const char *const cores[] = {"Prescott", "Sandybridge", "Haswell", "SkylakeX"};
+    int tried = 0;
+    for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) {
+        if (pp__cpu_blas_core_isa(cores[i]) > pp__cpu_isa()) continue;
+        char cmd[512];
+        /* /proc/self/exe is the shell by the time it runs the command: name this binary instead; without
+         * BXFI_MAP, the child runs as a test binary of its own, not as a worker of this one */
+        char self[256];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        cr_assert(n > 0, "cannot read /proc/self/exe");
+        self[n] = 0;
+        snprintf(cmd, sizeof cmd,
+                 "env -u BXFI_MAP OPENBLAS_CORETYPE=%s PP_TEST_EXPECT_CORE=%s '%s' --filter='kernels/gemm_transpositions' -j1 "
+                 ">/dev/null 2>&1",
+                 cores[i], cores[i], self);
+        cr_expect(system(cmd) == 0, "the GEMM test fails with OPENBLAS_CORETYPE=%s: %s", cores[i], cmd);
+        tried++;
+    }
+    cr_assert(tried >= 1, "no OpenBLAS kernel listed runs on this CPU");
+}
+
+/* The replacement rule: a generic kernel on a CPU with wider vectors is replaced by the best of that width, a
+ * kernel as wide as the CPU (or one pplab does not know) is left alone. */
+Test(blas, better_core_rule) {
+    cr_expect_str_eq(pp__cpu_blas_better_core("Prescott", PP_ISA_AVX512), "SkylakeX");
+    cr_expect_str_eq(pp__cpu_blas_better_core("Core2", PP_ISA_AVX2), "Haswell");
+    cr_expect_str_eq(pp__cpu_blas_better_core("Sandybridge", PP_ISA_AVX2), "Haswell");
+    cr_expect_str_eq(pp__cpu_blas_better_core("haswell", PP_ISA_AVX512), "SkylakeX");
+    cr_expect_null(pp__cpu_blas_better_core("SkylakeX", PP_ISA_AVX512));
+    cr_expect_null(pp__cpu_blas_better_core("Zen", PP_ISA_AVX2));
+    cr_expect_null(pp__cpu_blas_better_core("Cooperlake", PP_ISA_AVX2)); /* never a downgrade */
+    cr_expect_null(pp__cpu_blas_better_core("Prescott", PP_ISA_SSE));
+    cr_expect_null(pp__cpu_blas_better_core("NEOVERSEN1", PP_ISA_UNKNOWN));
+    cr_expect_null(pp__cpu_blas_better_core("SomeFutureCore", PP_ISA_AVX512));
+    cr_expect_null(pp__cpu_blas_better_core(NULL, PP_ISA_AVX512));
 }
 
 /* ---- embedding ---------------------------------------------------------------------------------------------- */

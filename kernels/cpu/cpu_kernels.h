@@ -6,6 +6,8 @@
 #ifndef PP_CPU_KERNELS_H
 #define PP_CPU_KERNELS_H
 
+#include <stddef.h>
+
 /* C[m,n] = alpha * op(A) * op(B) + beta * C through cblas_sgemm (row-major); with beta == 0 C is not read. */
 void pp__cpu_gemm(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
                   const float *B, int ldb, float beta, float *C, int ldc);
@@ -48,5 +50,21 @@ void pp__cpu_sgd(void *ctx, float *p, const float *g, float lr, float wd, int co
 /* AdamW step t >= 1: m, v updated in place, p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p). */
 void pp__cpu_adamw(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
                    float eps, float wd, int t, int count);
+
+/* The OpenBLAS kernel behind pp__cpu_gemm (blas_core.c). ISA levels are ordered: a higher one runs every lower one. */
+enum { PP_ISA_UNKNOWN = -1, PP_ISA_SSE, PP_ISA_AVX, PP_ISA_AVX2, PP_ISA_AVX512 };
+/* The widest vector ISA this CPU and its OS run (PP_ISA_UNKNOWN off x86). */
+int pp__cpu_isa(void);
+/* The ISA an OpenBLAS core name's sgemm kernel uses (case-insensitive); PP_ISA_UNKNOWN for a name not listed. */
+int pp__cpu_blas_core_isa(const char *core);
+/* The core to force when OpenBLAS chose `chosen` on a CPU of ISA level `isa`: NULL when the choice is as good as
+ * the ISA allows or either is unknown, else the best core of that level (e.g. "SkylakeX" for AVX-512). */
+const char *pp__cpu_blas_better_core(const char *chosen, int isa);
+/* Call first in main, before any thread starts: when OPENBLAS_CORETYPE is unset and OpenBLAS chose a weaker core
+ * than the CPU allows, re-executes the program (argv as given to main) with it set; returns otherwise, also when
+ * the re-execution is impossible. */
+void pp__cpu_blas_settle(char **argv);
+/* One line for `pplab info` and the benchmarks: OpenBLAS's version, the kernel in use and why that one. */
+void pp__cpu_blas_describe(char *buf, size_t len);
 
 #endif /* PP_CPU_KERNELS_H */
