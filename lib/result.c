@@ -24,6 +24,7 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
         return;
     }
     pp__wire_put(w, res->loss, (size_t)steps * sizeof(float));
+    pp__wire_put(w, res->step_s, (size_t)steps * sizeof(double));
     for (int i = 0; i < res->nparams; i++) {
         const pp_param_result *p = &res->params[i];
         pp__wire_str(w, p->name, sizeof p->name - 1);
@@ -80,6 +81,8 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->params = pp__xcalloc((size_t)nparams + 1, sizeof *res->params);
     res->loss = pp__xcalloc((size_t)steps, sizeof(float));
     pp__wire_get(r, res->loss, (size_t)steps * sizeof(float));
+    res->step_s = pp__xcalloc((size_t)steps, sizeof(double));
+    pp__wire_get(r, res->step_s, (size_t)steps * sizeof(double));
     for (int i = 0; i < nparams && !r->bad; i++) {
         pp_param_result *p = &res->params[i];
         pp__wire_get_str(r, p->name, sizeof p->name);

@@ -148,25 +148,31 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     if (r->be->ops->timer_epoch) r->be->ops->timer_epoch(r->be->ctx);
 }
 
+/* Parameters of every chunk of the rank. */
+static int rank_nparams(const pp_rank *r) {
+    int n = 0;
+    for (int ch = 0; ch < r->cfg->v; ch++) n += r->chunks[ch].nparams;
+    return n;
+}
+
 static void rank_teardown(pp_rank *r) {
     stash_list_free(r);
     requests_free(r);
     pp__arena_clear(&r->arena);
     pp__trace_clear(&r->trace);
+    if (r->grad_snapshot) {
+        for (int i = 0; i < rank_nparams(r); i++) free(r->grad_snapshot[i]); /* NULL once a result took it */
+        free(r->grad_snapshot);
+    }
     if (r->chunks)
         for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_free(&r->chunks[ch]);
     free(r->chunks);
-    if (r->grad_snapshot) {
-        for (int i = 0; r->grad_snapshot[i]; i++) free(r->grad_snapshot[i]);
-        free(r->grad_snapshot);
-    }
     pp__backend_close(r->be);
 }
 
-/* Host copies of every gradient of the rank, in chunk then parameter order, NULL-terminated. */
+/* Host copies of every gradient of the rank, in chunk then parameter order. */
 static float **grads_to_host(pp_rank *r) {
-    int n = 0;
-    for (int ch = 0; ch < r->cfg->v; ch++) n += r->chunks[ch].nparams;
+    int n = rank_nparams(r);
     float **out = pp__xcalloc((size_t)n + 1, sizeof *out);
     int k = 0;
     for (int ch = 0; ch < r->cfg->v; ch++)
@@ -179,7 +185,7 @@ static float **grads_to_host(pp_rank *r) {
 }
 
 void pp__rank_snapshot_grads(pp_rank *r) {
-    if (r->step == 0 && !r->grad_snapshot) r->grad_snapshot = grads_to_host(r);
+    if (r->step == 0 && !r->grad_snapshot && !r->world->no_params) r->grad_snapshot = grads_to_host(r);
 }
 
 /* ---- one step ------------------------------------------------------------------------------------------ */
@@ -312,8 +318,8 @@ static void collect_params(pp_world *w, pp_run_result *res) {
             p->count = m->params[i].w->rows * m->params[i].w->cols;
             p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
             pp__tensor_to_host(m->params[i].w, p->weight);
-            p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
-            memcpy(p->grad, r->grad_snapshot[base + i], (size_t)p->count * sizeof(float));
+            p->grad = r->grad_snapshot[base + i]; /* taken, not copied: at hidden 1024 a copy is 30 MB a block */
+            r->grad_snapshot[base + i] = NULL;
         }
     }
 }
@@ -353,10 +359,12 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     w.cfg = cfg;
     w.P = cfg->P;
     w.local_rank = -1;
+    w.no_params = prog->no_params;
     pthread_mutex_init(&w.fail_lock, NULL);
     w.tp = pp__transport_find(cfg->transport, err, sizeof err);
     w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);
     res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
+    res->step_s = pp__xcalloc((size_t)cfg->steps, sizeof(double));
     res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
     int ready = 0, tp_up = 0;
     if (!w.tp) {
@@ -395,6 +403,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
         if (!pp__world_failed(&w) || w.local_rank >= 0) w.tp->step_end(&w);
         if (pp__world_failed(&w)) break;
+        res->step_s[step] = pp__now() - wall0;
         double loss = 0;
         int count = 0;
         for (int i = 0; i < cfg->P; i++)
@@ -417,7 +426,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
                 res->waiting_tag[i] = w.ranks[i].waiting_tag;
             }
     } else if (ready) {
-        collect_params(&w, res);
+        if (!w.no_params) collect_params(&w, res);
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
     }
@@ -444,6 +453,7 @@ void pp__result_free(pp_run_result *res) {
         for (int i = 0; i < res->P; i++) pp__trace_clear(&res->traces[i]);
     free(res->traces);
     free(res->loss);
+    free(res->step_s);
     free(res->opt_calls);
     free(res->peak_stashes);
     free(res->peak_bytes);

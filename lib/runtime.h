@@ -108,6 +108,7 @@ struct pp_world {
     pp_rank *ranks;          /* P entries; under MPI only ranks[local_rank] is in use */
     const pp_transport_ops *tp;
     void *tp_ctx;
+    int no_params;           /* pp_program.no_params: no gradient snapshot, no weights in the result */
     pthread_mutex_t fail_lock;
     int failed;              /* set once, atomically (release); read with pp__world_failed() */
     pp_status status;
@@ -167,6 +168,7 @@ typedef struct pp_run_result {
     double bubble;           /* virtual, step 1 */
     double makespan;
     double wall_s;           /* wall time of all steps */
+    double *step_s;          /* per step: wall seconds from the step's start until every rank ended it */
     int dloss_calls_total;   /* step 1, all ranks */
     int loss_count;          /* micro-batch losses produced in step 1 */
 } pp_run_result;
@@ -182,6 +184,7 @@ typedef struct pp_program {
     pp_step_fn fn;
     const pp_sandbox *sandbox;
     const char *symbol;
+    int no_params; /* 1: the caller reads no gradients or weights (pplab run without --dump-grads): none are copied */
 } pp_program;
 
 /* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.

@@ -7,8 +7,9 @@
 # Inside a fenced code block:
 #   $ CMD              a command whose output the doc quotes: the lines after it, up to the next "$ " line or
 #   output...          the end of the block, must be what CMD prints (stdout and stderr, NO_COLOR=1, no
-#                      COLUMNS), line by line with trailing blanks and a grade line's wall time ("(0.12 s)")
-#                      ignored; a line "..." stands for any number of lines.
+#                      COLUMNS), line by line with trailing blanks, a grade line's wall time ("(0.12 s)") and
+#                      the figures of pplab run's "time: ... ms/step" line ignored; a line "..." stands for any
+#                      number of lines.
 #   build/pplab ...    a command shown without output (a "# ..." comment after it is dropped): it must run and
 #   make ...           not be refused (exit status 0, or 1 for "not full marks" and runs that fail on purpose;
 #                      a lab's own code that does not finish in 120 s is the lab's business, not the doc's).
@@ -90,8 +91,8 @@ awk -v dir="$work" '
 # Compares expected (with "..." lines) against actual; prints the first difference, exits 1 on one.
 match() {
     awk '
-        # a grade line ends with its wall time, "(0.12 s)": not compared
-        { gsub(/[ \t]+$/, ""); sub(/\([0-9]+\.[0-9]+ s\)$/, "(time)") }
+        # a grade line ends with its wall time, "(0.12 s)", and pplab run prints the step time: not compared
+        { gsub(/[ \t]+$/, ""); sub(/\([0-9]+\.[0-9]+ s\)$/, "(time)"); sub(/^time: [0-9.]+ ms\/step.*/, "time: (wall)") }
         FNR == NR { want[++nw] = $0; next }
         { got[++ng] = $0 }
         END {

@@ -43,14 +43,36 @@ Test(cli, bubble_at_24_and_1_microbatches) {
     cr_expect(strstr(buf, "bubble: 0.7500 (theory 0.7500)\npeak stashes: 1 1 1 1\n") != NULL, "%s", buf);
 }
 
+/* The output is `lines` and then the step's wall time, one line, nothing else. */
+static void expect_lines_then_time(const char *out, const char *lines) {
+    size_t n = strlen(lines);
+    cr_expect(!strncmp(out, lines, n), "expected it to start with:\n%s\ngot:\n%s", lines, out);
+    double ms = -1;
+    char tail[128] = "";
+    cr_expect(sscanf(out + n, "time: %lf ms/step (%127[^)])\n", &ms, tail) == 2 && ms > 0,
+              "expected a line 'time: X ms/step (...)' after them, got: %s", out + n);
+    cr_expect(strchr(out + n, '\n') == out + strlen(out) - 1, "one time line, then nothing: %s", out + n);
+}
+
 Test(cli, interleaved_contract_lines) {
     cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule interleaved --stages 4 --microbatches 8 --chunks 2"), 0, "%s", buf);
-    cr_expect_str_eq(buf, "bubble: 0.1579 (theory 0.1579)\npeak stashes: 11 9 7 5\n");
+    expect_lines_then_time(buf, "bubble: 0.1579 (theory 0.1579)\npeak stashes: 11 9 7 5\n");
 }
 
 Test(cli, onef1b_peaks) {
     pplab(buf, sizeof buf, "run --impl solutions --schedule 1f1b --stages 4 --microbatches 8");
-    cr_expect_str_eq(buf, "bubble: 0.2727 (theory 0.2727)\npeak stashes: 4 3 2 1\n");
+    expect_lines_then_time(buf, "bubble: 0.2727 (theory 0.2727)\npeak stashes: 4 3 2 1\n");
+    cr_expect(strstr(buf, "(1 step, which pays for first touches: --steps 5 for a median)") != NULL, "%s", buf);
+}
+
+/* With several steps, the median of those after the first, and the first apart. */
+Test(cli, run_prints_the_median_step_time) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 2 --microbatches 4 --steps 4"), 0, "%s", buf);
+    expect_lines_then_time(buf, "bubble: 0.2000 (theory 0.2000)\npeak stashes: 4 4\n");
+    double med, first;
+    const char *t = strstr(buf, "time: ");
+    cr_assert(t && sscanf(t, "time: %lf ms/step (median of steps 2-4; step 1 %lf ms)", &med, &first) == 2, "%s", buf);
+    cr_expect(med > 0 && first > 0, "%s", buf);
 }
 
 Test(cli, trace_csv_header_and_rows) {
@@ -104,6 +126,13 @@ Test(cli, bad_input_gets_one_clear_line) {
 Test(cli, info_lists_backends_and_transports) {
     cr_assert_eq(pplab(buf, sizeof buf, "info"), 0);
     cr_expect(strstr(buf, "cpu   usable") != NULL, "%s", buf);
+    cr_expect(strstr(buf, " kernel") != NULL, "the OpenBLAS kernel in use is named: %s", buf);
+    /* a core type in the environment is the user's: kept, and said so */
+    char cmd[PATH_MAX + 128], dir[PATH_MAX];
+    test_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "OPENBLAS_CORETYPE=Prescott '%s/pplab' info 2>&1", dir);
+    cr_assert_eq(test_capture(cmd, buf, sizeof buf), 0, "%s", buf);
+    cr_expect(strstr(buf, "Prescott kernel (OPENBLAS_CORETYPE=Prescott)") != NULL, "%s", buf);
     cr_expect(strstr(buf, "threads") != NULL, "%s", buf);
 }
 
