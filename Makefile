@@ -219,6 +219,7 @@ handout: all
 
 bench: all
 	@$(BUILD)/pplab bench
+	@bash bench/compare.sh $(BUILD)
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:

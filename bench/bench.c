@@ -27,16 +27,6 @@ double pp__bench_thread_cpu(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-double pp__bench_median(double *x, int n) {
-    qsort(x, (size_t)n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 const char *pp__bench_size(size_t bytes, char *buf, size_t len) {
     if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
         snprintf(buf, len, "%zu MiB", bytes >> 20);

@@ -4,6 +4,8 @@
 #ifndef PP_BENCH_H
 #define PP_BENCH_H
 
+#include "cli.h"
+
 #include <stddef.h>
 
 typedef struct pp_bench_opts {
@@ -12,9 +14,6 @@ typedef struct pp_bench_opts {
 
 /* Seconds of CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID). */
 double pp__bench_thread_cpu(void);
-
-/* The median of x[0..n-1] (n >= 1); reorders x. */
-double pp__bench_median(double *x, int n);
 
 /* "64 B", "16 KiB", "4 MiB": a byte count for a table cell; buf must hold 16 bytes. */
 const char *pp__bench_size(size_t bytes, char *buf, size_t len);

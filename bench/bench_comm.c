@@ -59,7 +59,7 @@ static double pingpong(size_t bytes, int eager, int rounds, int reps) {
     pp_run_result res;
     double med = -1;
     if (pp__run(&c, pingpong_step, &res) == PP_OK) {
-        med = pp__bench_median(g_pp.secs + 1, reps);
+        med = pp__cli_median(g_pp.secs + 1, reps);
     } else {
         char *nl = strchr(res.error, '\n');
         if (nl) *nl = 0;
@@ -90,7 +90,7 @@ static double memcpy_time(size_t bytes, int iters, int reps) {
         }
         t[k] = (pp__now() - t0) / iters;
     }
-    double med = pp__bench_median(t, reps);
+    double med = pp__cli_median(t, reps);
     free(t);
     free(src);
     free(dst);

@@ -107,7 +107,7 @@ int pp__bench_gemm(const pp_bench_opts *o) {
             ts[r] = gemm_time(be, s, A, B, C, iters, 1);
             td[r] = gemm_time(be, s, A, B, C, iters, 0);
         }
-        double gs = flops / pp__bench_median(ts, reps) / 1e9, gd = flops / pp__bench_median(td, reps) / 1e9;
+        double gs = flops / pp__cli_median(ts, reps) / 1e9, gd = flops / pp__cli_median(td, reps) / 1e9;
         char label[16];
         snprintf(label, sizeof label, "%s%s", s->tA ? "T" : "N", s->tB ? "T" : "N");
         char name[24];

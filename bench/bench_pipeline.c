@@ -113,9 +113,9 @@ int pp__bench_pipeline(const pp_bench_opts *o) {
         r0[k] = cr2[0];
         r1[k] = cr2[1];
     }
-    double sw = pp__bench_median(w1, reps), sc = pp__bench_median(c1, reps);
-    double pw = pp__bench_median(w2, reps), pc = pp__bench_median(c2, reps);
-    double pr0 = pp__bench_median(r0, reps), pr1 = pp__bench_median(r1, reps);
+    double sw = pp__cli_median(w1, reps), sc = pp__cli_median(c1, reps);
+    double pw = pp__cli_median(w2, reps), pc = pp__cli_median(c2, reps);
+    double pr0 = pp__cli_median(r0, reps), pr1 = pp__cli_median(r1, reps);
     printf("  %-10s  %5d  %9.2f  %9.2f  %9.2f  %9s  %10.3f  %8.3f  %9.3f  %8.3f\n", "1 rank", 1, sw * 1e3, sc * 1e3,
            sc * 1e3, "-", 1.0, 1.0, 1.0, 1.0);
     double wr = pw / sw, cr = pc / sc;

@@ -136,7 +136,7 @@ int pp__bench_sandbox(const pp_bench_opts *o) {
             return -1;
         }
     }
-    double ms = pp__bench_median(sand, reps), mi = pp__bench_median(inproc, reps);
+    double ms = pp__cli_median(sand, reps), mi = pp__cli_median(inproc, reps);
     printf("#\n# grading: pplab grade --impl solutions --lab all, median of %d runs each, alternating\n", reps);
     printf("# %-12s %10s\n# %-12s %10s\n", "mode", "wall", "", "(s)");
     printf("  %-12s %10.2f\n  %-12s %10.2f\n", "in-process", mi, "sandboxed", ms);

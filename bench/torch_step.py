@@ -81,7 +81,7 @@ def bench(args, h, dev):
         for _ in range(args.steps):
             loss = step()
         ms = (time.perf_counter() - s) * 1e3 / args.steps
-    return ms, float(loss)
+    return ms, float(loss.detach())
 
 
 def main():
@@ -96,7 +96,9 @@ def main():
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls (pplab: PP_CUDA_TF32=1)")
+    p.add_argument("--threads", type=int, default=1, help="CPU threads (pplab's cpu backend uses one per rank)")
     args = p.parse_args()
+    torch.set_num_threads(args.threads)
 
     torch.backends.cuda.matmul.allow_tf32 = args.tf32
     torch.backends.cudnn.allow_tf32 = args.tf32

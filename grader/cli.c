@@ -96,3 +96,13 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
 #undef VAL
     return 1;
 }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double pp__cli_median(double *x, int n) {
+    qsort(x, (size_t)n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}

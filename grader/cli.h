@@ -43,4 +43,7 @@ int pp__cmd_grade_one(int argc, char **argv);
 int pp__cmd_bench(int argc, char **argv);
 int pp__cmd_figures(int argc, char **argv);
 
+/* The median of x[0..n-1] (n >= 1); reorders x. For the figures pplab run and pplab bench print. */
+double pp__cli_median(double *x, int n);
+
 #endif /* PP_CLI_H */

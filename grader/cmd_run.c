@@ -179,11 +179,6 @@ static int run_canonical(const pp_cli_run *o) {
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The step's wall time, real time beside the virtual bubble: the median of the steps after the first, which pays
  * for first touches of memory and cold caches (and under MPI for the connections). */
 static void print_step_time(const double *step_s, int steps) {
@@ -193,9 +188,7 @@ static void print_step_time(const double *step_s, int steps) {
     }
     double *rest = pp__xmalloc((size_t)(steps - 1) * sizeof *rest);
     memcpy(rest, step_s + 1, (size_t)(steps - 1) * sizeof *rest);
-    qsort(rest, (size_t)steps - 1, sizeof *rest, cmp_double);
-    int n = steps - 1;
-    double med = n % 2 ? rest[n / 2] : 0.5 * (rest[n / 2 - 1] + rest[n / 2]);
+    double med = pp__cli_median(rest, steps - 1);
     printf("time: %.1f ms/step (median of steps 2-%d; step 1 %.1f ms)\n", 1e3 * med, steps, 1e3 * step_s[0]);
     free(rest);
 }

@@ -4,6 +4,7 @@
 #define PP_REFERENCE_H
 
 #include "runtime.h"
+#include "wire.h"
 
 typedef struct pp_reference {
     pp_param_result *params;   /* same names and order as pp_run_result's; grad = step-1 gradient */
@@ -20,6 +21,13 @@ typedef struct pp_reference {
  * alone (for diagnosing skipped or repeated micro-batches). Returns 0, or -1 with a reason in err. */
 int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, char *err, size_t errlen);
 void pp__reference_free(pp_reference *ref);
+
+/* Appends ref (its step-1 gradients, final weights and c->steps losses; never the per-micro-batch gradients) to w,
+ * for the grader's reference process to hand it over. */
+void pp__reference_encode(pp_wire *w, const pp_reference *ref, int steps);
+/* Reads what pp__reference_encode wrote into ref (freed with pp__reference_free), checking every count against the
+ * bytes that are there. Returns 0, or -1 (ref empty) when anything is malformed. */
+int pp__reference_decode(pp_wire_in *r, int steps, pp_reference *ref);
 
 /* Loss per step of the reference (loss_per_step holds c->steps floats). Returns 0 or -1. */
 int pp__reference_losses(const pp_run_config *c, float *loss_per_step);

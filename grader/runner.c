@@ -31,7 +31,7 @@
 #include "wire.h"
 
 #define RESULT_MAGIC 0x70706c6162726573ull /* "pplabres" */
-enum { KIND_RUN = 1, KIND_WARMUP = 2 };
+enum { KIND_RUN = 1, KIND_WARMUP = 2, KIND_REFERENCE = 3 };
 
 static const char *plot_dir;
 static const char *mpi_exe; /* pplab to start under mpirun; NULL: ranks are threads of the supervisor */
@@ -354,7 +354,7 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
 }
 
 void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
-                      const pp_run_result *plain, pp_test_result *out) {
+                      const pp_run_result *plain, pp_reference *given, pp_test_result *out) {
     char err[1024];
     if (res->status != PP_OK) {
         pp__checks_failed_run(rc, res->status, res->error, res->traces, res->waiting_tag, out);
@@ -370,7 +370,13 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
     if (pp__checks_zero_grads(rc, res, out)) return;
     /* the micro-batches' own gradients only serve to diagnose wrong gradients: compute them only then */
     pp_reference ref;
-    int failed = pp__reference_run(rc, 0, &ref, err, sizeof err);
+    int failed = 0;
+    if (given) {
+        ref = *given;
+        memset(given, 0, sizeof *given);
+    } else {
+        failed = pp__reference_run(rc, 0, &ref, err, sizeof err);
+    }
     if (!failed && !pp__checks_grads_ok(res, &ref)) {
         pp__reference_free(&ref);
         failed = pp__reference_run(rc, 1, &ref, err, sizeof err);
@@ -430,15 +436,17 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
 
 /* Tests in flight, for pp__runner_abort_all (read from a signal handler: plain fixed-size storage). */
 #define MAX_INFLIGHT 64
-static volatile pid_t inflight_pid[MAX_INFLIGHT];
-static char inflight_files[MAX_INFLIGHT][3][40];
+static volatile pid_t inflight_pid[MAX_INFLIGHT], inflight_ref[MAX_INFLIGHT];
+static char inflight_files[MAX_INFLIGHT][4][40];
 
-static void inflight_set(pid_t pid, const char *a, const char *b, const char *c) {
+static void inflight_set(pid_t pid, pid_t ref, const char *a, const char *b, const char *c, const char *d) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
         if (!inflight_pid[i]) {
             snprintf(inflight_files[i][0], 40, "%s", a);
             snprintf(inflight_files[i][1], 40, "%s", b);
             snprintf(inflight_files[i][2], 40, "%s", c);
+            snprintf(inflight_files[i][3], 40, "%s", d);
+            inflight_ref[i] = ref;
             inflight_pid[i] = pid;
             return;
         }
@@ -446,7 +454,7 @@ static void inflight_set(pid_t pid, const char *a, const char *b, const char *c)
 
 static void inflight_clear(pid_t pid) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
-        if (inflight_pid[i] == pid) inflight_pid[i] = 0;
+        if (inflight_pid[i] == pid) inflight_pid[i] = inflight_ref[i] = 0;
 }
 
 void pp__runner_abort_all(void) {
@@ -455,19 +463,11 @@ void pp__runner_abort_all(void) {
         if (!pid) continue;
         kill(-pid, SIGKILL); /* each test leads its own process group: drivers, mpirun, ranks */
         kill(pid, SIGKILL);
-        for (int k = 0; k < 3; k++)
+        if (inflight_ref[i]) kill(inflight_ref[i], SIGKILL);
+        for (int k = 0; k < 4; k++)
             if (inflight_files[i][k][0]) unlink(inflight_files[i][k]);
     }
 }
-
-/* A test in flight. */
-struct pp_runner_job {
-    pp_test_config tc;
-    pid_t pid;
-    char cap[40], res_path[40], plain_path[40];
-    uint64_t token;
-    double t0;
-};
 
 static int temp_file(char *path, size_t len, const char *kind) {
     snprintf(path, len, "/tmp/pplab-%s-XXXXXX", kind);
@@ -475,6 +475,87 @@ static int temp_file(char *path, size_t len, const char *kind) {
     if (fd < 0) return -1;
     close(fd);
     return 0;
+}
+
+/* A test in flight. */
+struct pp_runner_job {
+    pp_test_config tc;
+    pid_t pid, ref_pid;      /* the supervisor; the reference process (runs only), else 0 */
+    char cap[40], res_path[40], plain_path[40], ref_path[40];
+    uint64_t token;
+    double t0;
+};
+
+/* The reference process: the full-batch reference of the test's configuration, computed beside the run (it
+ * used to be the grader's own serial work, half of all CPU time), written into a token-stamped file. It runs
+ * pplab's code alone, on nothing the submission produced, so it is as trusted as the grader. */
+static void __attribute__((noreturn)) reference_execute(const pp_test_config *tc, uint64_t token, const char *path) {
+    pp_run_config rc;
+    pp__config_to_run(tc, "cpu", &rc);
+    pp_reference ref;
+    char err[512];
+    pp_wire w;
+    pp__wire_init(&w);
+    file_head(&w, token, KIND_REFERENCE);
+    int failed = pp__reference_run(&rc, 0, &ref, err, sizeof err);
+    pp__wire_u32(&w, (uint32_t)failed);
+    if (failed) {
+        pp__wire_str(&w, err, sizeof err - 1);
+    } else {
+        pp__reference_encode(&w, &ref, rc.steps);
+        pp__reference_free(&ref);
+    }
+    int rc_w = file_put(path, &w);
+    pp__wire_free(&w);
+    _exit(rc_w ? 3 : 0);
+}
+
+/* Starts the reference process of j (its pid in j->ref_pid, 0 when it could not start: the grader then computes
+ * the reference itself). */
+static void reference_start(pp_runner_job *j) {
+    if (temp_file(j->ref_path, sizeof j->ref_path, "reference")) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        signal(SIGINT, SIG_DFL); /* not the grader's handlers: an interrupt just ends it */
+        signal(SIGTERM, SIG_DFL);
+        reference_execute(&j->tc, j->token, j->ref_path);
+    }
+    if (pid < 0) {
+        unlink(j->ref_path);
+        j->ref_path[0] = 0;
+        return;
+    }
+    j->ref_pid = pid;
+}
+
+/* Ends j's reference process: waits for it (want) and reads its file into ref, or kills it (!want). Returns 1
+ * with ref filled, 0 when there is none (ref empty; the caller computes it), -1 with err set when it failed. */
+static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, char *err, size_t errlen) {
+    memset(ref, 0, sizeof *ref);
+    if (!j->ref_pid) return 0;
+    if (!want) kill(j->ref_pid, SIGKILL);
+    int st = 0, got = 0;
+    while (waitpid(j->ref_pid, &st, 0) < 0 && errno == EINTR) {}
+    j->ref_pid = 0;
+    if (want && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+        pp_run_config rc;
+        pp__config_to_run(&j->tc, "cpu", &rc);
+        size_t len = 0;
+        unsigned char *buf = file_get(j->ref_path, &len);
+        pp_wire_in r;
+        if (buf && file_open(&r, buf, len, j->token, KIND_REFERENCE) == 0) {
+            if (pp__wire_get_u32(&r, 0, 1)) {
+                pp__wire_get_str(&r, err, errlen);
+                got = -1;
+            } else {
+                got = pp__reference_decode(&r, rc.steps, ref) == 0;
+            }
+        }
+        free(buf);
+    }
+    unlink(j->ref_path);
+    return got;
 }
 
 pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, pp_status build_st,
@@ -508,6 +589,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     j->t0 = pp__now();
     fflush(stdout);
     fflush(stderr);
+    if (strcmp(tc->lab, "warmup")) reference_start(j);
     j->pid = fork();
     if (j->pid == 0) {
         /* its own process group, a subreaper of everything below it, and its output in the capture file, which
@@ -522,7 +604,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
         supervise(tc, impl, backend, j->token, j->res_path, j->plain_path);
     }
     if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
-    if (j->pid > 0) inflight_set(j->pid, j->cap, j->res_path, j->plain_path);
+    if (j->pid > 0) inflight_set(j->pid, j->ref_pid, j->cap, j->res_path, j->plain_path, j->ref_path);
     close(capfd);
     return j;
 }
@@ -539,17 +621,20 @@ static int wait_until(pid_t pid, double t_end, int *status) {
 }
 
 /* Orphans of a killed supervisor came to this process (a subreaper): end them too, but not the supervisors
- * of other tests still in flight. */
-static void reap_orphans(void) {
-    pid_t keep[MAX_INFLIGHT];
+ * and reference processes of tests still in flight (this one's reference included: it is read next). */
+static void reap_orphans(pid_t own_ref) {
+    pid_t keep[2 * MAX_INFLIGHT + 1];
     int n = 0;
-    for (int i = 0; i < MAX_INFLIGHT; i++)
+    for (int i = 0; i < MAX_INFLIGHT; i++) {
         if (inflight_pid[i]) keep[n++] = inflight_pid[i];
+        if (inflight_ref[i]) keep[n++] = inflight_ref[i];
+    }
+    if (own_ref) keep[n++] = own_ref;
     reap_children(keep, n);
 }
 
 /* The results of a run, read from the supervisor's file and graded here. */
-static void grade_run(const pp_runner_job *j, pp_test_result *out) {
+static void grade_run(pp_runner_job *j, pp_test_result *out) {
     const pp_test_config *tc = &j->tc;
     pp_run_config rc;
     pp__config_to_run(tc, "cpu", &rc);
@@ -564,11 +649,20 @@ static void grade_run(const pp_runner_job *j, pp_test_result *out) {
         have_plain = pbuf && file_open(&r, pbuf, plen, j->token, KIND_RUN) == 0 &&
                      pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
     }
+    pp_reference ref;
+    char err[512] = "";
+    /* a failed run or all-zero gradients need no reference */
+    int got = reference_finish(j, ok && res.status == PP_OK, &ref, err, sizeof err);
     if (!ok) {
         fail_whole(out, tc, PP_ERR_IO, "the test's supervisor ended without a report of its run: this is a bug in "
                    "pplab, or the machine ran out of memory or disk");
+    } else if (got < 0) {
+        pp__checks_failed_run(&rc, PP_ERR_BACKEND, err, NULL, NULL, out);
+        pp__result_free(&res);
+        if (have_plain) pp__result_free(&plain);
     } else {
-        pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, out);
+        pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, got ? &ref : NULL, out);
+        pp__reference_free(&ref);
         pp__result_free(&res);
         if (have_plain) pp__result_free(&plain);
     }
@@ -627,7 +721,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         if (timed_out)
             while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
         inflight_clear(j->pid);
-        reap_orphans();
+        reap_orphans(j->ref_pid);
     }
     long cap_size = 0;
     char msg[400];
@@ -651,7 +745,10 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     } else {
         grade_run(j, out);
     }
-    out->seconds = pp__now() - j->t0;
+    pp_reference unused;
+    char ignored[8];
+    reference_finish(j, 0, &unused, ignored, sizeof ignored); /* a run that never got graded */
+    out->seconds = pp__now() - j->t0; /* the whole test: the run, the reference and the checks */
     settle_score(out);
     if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
     unlink(j->cap);

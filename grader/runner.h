@@ -12,6 +12,7 @@
 
 #include "grade.h"
 #include "impl.h"
+#include "reference.h"
 #include "runtime.h"
 
 typedef struct pp_sandbox pp_sandbox;
@@ -56,10 +57,11 @@ void pp__runner_set_in_process(int on);
 int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, const char *transport,
                        double deadline_s, int plain, uint64_t token, const char *path);
 
-/* Grades a finished run against the full-batch reference (computed here) and the theory: the checks of
- * grader/checks.c, and the timeline picture when a plot folder is set. plain is the same run without
- * recomputation (recomputation configs only), else NULL. */
+/* Grades a finished run against the full-batch reference and the theory: the checks of grader/checks.c, and the
+ * timeline picture when a plot folder is set. plain is the same run without recomputation (recomputation configs
+ * only), else NULL. ref is the reference computed for rc, which this call takes over (emptied), or NULL to
+ * compute it here. */
 void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
-                      const pp_run_result *plain, pp_test_result *out);
+                      const pp_run_result *plain, pp_reference *ref, pp_test_result *out);
 
 #endif /* PP_RUNNER_H */

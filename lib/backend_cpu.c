@@ -18,7 +18,7 @@ typedef struct pp_cpu_ctx {
     char desc[200];
 } pp_cpu_ctx;
 
-static void *cpu_alloc(void *ctx, size_t bytes) {
+static void *cpu_alloc_uninit(void *ctx, size_t bytes) {
     /* aligned_alloc wants a multiple of the alignment; 0 bytes still gets a block so the result is never NULL. */
     size_t rounded = (bytes + PP__CPU_ALIGN - 1) / PP__CPU_ALIGN * PP__CPU_ALIGN;
     if (rounded == 0) rounded = PP__CPU_ALIGN;
@@ -26,7 +26,12 @@ static void *cpu_alloc(void *ctx, size_t bytes) {
     if (!p)
         PP_DIE("use a smaller model or micro-batch (--hidden, --microbatch-size), or free host memory",
                "cpu backend: out of memory allocating %zu bytes", bytes);
-    memset(p, 0, rounded);
+    return p;
+}
+
+static void *cpu_alloc(void *ctx, size_t bytes) {
+    void *p = cpu_alloc_uninit(ctx, bytes);
+    memset(p, 0, bytes);
     return p;
 }
 
@@ -74,6 +79,7 @@ const pp_backend_ops pp__backend_cpu_ops = {
     .timer_end = NULL,
     .timer_read = NULL,
     .describe = cpu_describe,
+    .alloc_uninit = cpu_alloc_uninit,
 };
 
 static pthread_once_t cpu_blas_once = PTHREAD_ONCE_INIT;

@@ -7,7 +7,8 @@
 
 static size_t dtype_size(pp_dtype dt) { return dt == PP_I32 ? sizeof(int) : sizeof(float); }
 
-pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner) {
+static pp_tensor *tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner,
+                             int zeroed) {
     PP_ASSERT(rows > 0 && cols > 0);
     pp_tensor *t = pp__xcalloc(1, sizeof *t);
     t->rows = rows;
@@ -15,7 +16,7 @@ pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, p
     t->dtype = dtype;
     t->bytes = (size_t)rows * (size_t)cols * dtype_size(dtype);
     t->be = be;
-    t->data = be->ops->alloc(be->ctx, t->bytes);
+    t->data = zeroed || !be->ops->alloc_uninit ? be->ops->alloc(be->ctx, t->bytes) : be->ops->alloc_uninit(be->ctx, t->bytes);
     t->owner = owner;
     if (arena) {
         t->next = arena->head;
@@ -23,6 +24,14 @@ pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, p
         arena->live_bytes += t->bytes;
     }
     return t;
+}
+
+pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner) {
+    return tensor_new(be, arena, rows, cols, dtype, owner, 1);
+}
+
+pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols) {
+    return tensor_new(be, arena, rows, cols, PP_F32, -1, 0);
 }
 
 void pp__tensor_free(pp_tensor *t) {

@@ -29,6 +29,9 @@ typedef struct pp_arena {
 
 /* Makes a zeroed rows x cols tensor on be, owned by arena (NULL: the caller frees it with pp__tensor_free). */
 pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner);
+/* The same, fp32 and unowned, for an operation's output: its contents are undefined until that operation, which
+ * must write every element (a GEMM with beta 0, a forward, an overwriting backward). */
+pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols);
 /* Frees a tensor made with a NULL arena. */
 void pp__tensor_free(pp_tensor *t);
 /* Frees every tensor of the arena. */
