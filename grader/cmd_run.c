@@ -189,7 +189,10 @@ static void print_step_time(const double *step_s, int steps) {
     double *rest = pp__xmalloc((size_t)(steps - 1) * sizeof *rest);
     memcpy(rest, step_s + 1, (size_t)(steps - 1) * sizeof *rest);
     double med = pp__cli_median(rest, steps - 1);
-    printf("time: %.1f ms/step (median of steps 2-%d; step 1 %.1f ms)\n", 1e3 * med, steps, 1e3 * step_s[0]);
+    if (steps == 2)
+        printf("time: %.1f ms/step (step 2; step 1 %.1f ms)\n", 1e3 * med, 1e3 * step_s[0]);
+    else
+        printf("time: %.1f ms/step (median of steps 2-%d; step 1 %.1f ms)\n", 1e3 * med, steps, 1e3 * step_s[0]);
     free(rest);
 }
 

@@ -100,6 +100,8 @@ static void post(pp_rank *r, pp_request *q) {
         /* the tensor's producer may still be running on the device: the copy must see finished data */
         if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
         r->sent_msgs++;
+        q->t->sent = 1;
+        q->t->sends_pending++;
     }
     r->world->tp->post(r->world, q);
 }
@@ -138,6 +140,11 @@ static void finish(pp_rank *r, pp_request *q) {
     e.vend = e.vstart + lat;
     pp__trace_add(&r->trace, &e);
     q->waited = 1;
+    if (q->is_send) {
+        char why[96], op[96];
+        snprintf(why, sizeof why, "when its %s completed", pp__request_describe(q, op, sizeof op));
+        pp__tensor_send_done(q->t, why);
+    }
 }
 
 static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
@@ -181,11 +188,16 @@ static void check_tensor(pp_rank *r, const char *api, pp_tensor *t) {
     if (t->owner != r->id)
         pp__rank_abort(r, PP_ERR_USAGE, "each rank only touches its own tensors",
                        "%s: tensor belongs to rank %d", api, t->owner);
+    if (!t->data && t->released[0])
+        pp__rank_abort(r, PP_ERR_USAGE, "send each output once, right after the op that made it",
+                       "%s: the tensor was released %s", api, t->released);
 }
 
 static pp_tensor *activation_new(pp_rank *r) {
-    pp_tensor *t = pp__tensor_new(r->be, &r->arena, r->cfg->mb_size * r->cfg->seq, r->cfg->hidden, PP_F32, r->id);
+    /* written whole by the message; unreadable until then (pending) */
+    pp_tensor *t = pp__tensor_new_output(r->be, &r->arena, r->cfg->mb_size * r->cfg->seq, r->cfg->hidden, r->id);
     t->pending = 1;
+    t->received = t->handed = 1;
     return t;
 }
 

@@ -146,7 +146,7 @@ struct pp_model_stash {
 
 /* A tensor the stash owns. Every one is the output of the op right after it, which writes it whole. */
 static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) {
-    return pp__tensor_new_output(be, &st->own, rows, cols);
+    return pp__tensor_new_output(be, &st->own, rows, cols, -1);
 }
 
 size_t pp__stash_bytes(const pp_model_stash *st) { return (st->input ? st->input->bytes : 0) + st->own.live_bytes; }
@@ -182,7 +182,7 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
     pp_tensor *x = st->input;
     if (s->has_embed) {
         /* with blocks after it the embedding output is internal, else it is the stage output */
-        x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h);
+        x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
         o->embedding_fwd(c, x->data, W(&s->params[0]), st->tokens->data, n, h);
     }
     for (int i = 0; i < s->nblocks; i++) {
@@ -199,7 +199,7 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
         o->bias_add(c, a->h1->data, W(block_param(s, i, P_B1)), n, f);
         o->gelu_fwd(c, a->a1->data, a->h1->data, n * f);
         int last = i == s->nblocks - 1 && !s->has_head;
-        pp_tensor *y = last ? pp__tensor_new_output(s->be, arena, n, h) : own(st, s->be, n, h);
+        pp_tensor *y = last ? pp__tensor_new_output(s->be, arena, n, h, -1) : own(st, s->be, n, h);
         o->copy(c, y->data, x->data, x->bytes);
         o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
         o->bias_add(c, y->data, W(block_param(s, i, P_B2)), n, h);
@@ -216,7 +216,7 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
                          W(head_param(s, H_LN_B)), n, h);
         o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, W(head_param(s, H_W)), V, 0.0f, logits->data, V);
         o->bias_add(c, logits->data, W(head_param(s, H_B)), n, V);
-        pp_tensor *loss = pp__tensor_new_output(s->be, arena, 1, 1);
+        pp_tensor *loss = pp__tensor_new_output(s->be, arena, 1, 1, -1);
         o->xent_fwd(c, loss->data, st->probs->data, logits->data, st->targets->data, n, V);
         x = loss;
     }
@@ -256,7 +256,7 @@ pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
         o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
         o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, W(head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
         int inner = s->nblocks || s->has_embed;
-        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h);
+        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
         o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
                          W(head_param(s, H_LN_G)), n, h);
         dy = dx;
@@ -266,13 +266,13 @@ pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
         a->dy = dy;
         a->dh1 = own(st, s->be, n, f);
         a->dln = own(st, s->be, n, h);
-        pp_tensor *da1 = pp__tensor_new_output(s->be, NULL, n, f); /* scratch: the weight half never reads it */
+        pp_tensor *da1 = pp__tensor_new_output(s->be, NULL, n, f, -1); /* scratch: the weight half never reads it */
         o->gemm(c, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
         o->gelu_bwd(c, a->dh1->data, a->h1->data, da1->data, n * f);
         pp__tensor_free(da1);
         o->gemm(c, 0, 1, n, h, f, 1.0f, a->dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data, h);
         int inner = i > 0 || s->has_embed;
-        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h);
+        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
         o->layernorm_bwd(c, dx->data, NULL, NULL, a->dln->data, a->x->data, a->mean->data, a->rstd->data,
                          W(block_param(s, i, P_LN_G)), n, h);
         o->axpy(c, dx->data, 1.0f, dy->data, n * h); /* the residual path */

@@ -11,8 +11,12 @@
  * cut into P*v virtual stages of equal depth. M micro-batches make one global batch. Virtual stage 0 embeds the
  * tokens itself; the last virtual stage ends in the loss.
  *
- * Ownership. Tensors the library hands you live until the end of the step; you never free them. Stashes are the
- * activation memory the library counts: you free each one with pp_stash_free() once its backward is done.
+ * Ownership. You never free a tensor: the library does, at the end of the step, or earlier for two kinds that a
+ * pipeline is done with long before, so that memory follows the schedule instead of growing with M: a tensor
+ * you received goes once the backward of every micro-batch you passed it to (as x or dy) has finished, and a
+ * tensor you sent goes once every send of it has completed. Using one after that stops the run with a message
+ * naming when it went. Stashes are the activation memory the library counts: you free each one with
+ * pp_stash_free() once its backward is done.
  *
  * Errors. A misuse (wrong rank, stash used after free, shape mismatch, deadlock...) stops the whole run with a
  * one-line message naming what was wrong and a hint; the function does not return to you.

@@ -47,6 +47,7 @@ int pp__config_blocks_per_vstage(const pp_run_config *c);
 /* Stash as handed to the student: the model's stash plus the bookkeeping that catches misuse. */
 struct pp_stash {
     int chunk, mb;
+    pp_tensor *x, *dy;       /* the forward's input and the backward's gradient, held until the backward ends */
     int state;               /* PP__STASH_LIVE, _INPUT_DONE (B done, W pending), _DONE, _FREED */
     int checkpointed;
     size_t bytes;            /* counted now */

@@ -100,6 +100,10 @@ static pp_tensor *data_tensor(pp_rank *r, const int *host) {
 
 static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, const char *what) {
     char b1[48];
+    if (!x->data && x->released[0])
+        pp__rank_abort(r, PP_ERR_USAGE, "a received tensor serves one forward or backward, a sent one is the "
+                       "receiver's; receive the tensor this op needs", "%s: %s was released %s", api, what,
+                       x->released);
     if (x->pending)
         pp__rank_abort(r, PP_ERR_USAGE, "call pp_wait (or pp_group_end) before using a received tensor",
                        "%s: %s comes from a receive that has not completed yet", api, what);
@@ -146,10 +150,12 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     pp_model_stash *ms;
     pp_tensor *out = pp__stage_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
+    out->handed = 1;
     out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, m->nblocks + edge_cost(r, m), 0);
     pp_stash *s = pp__xcalloc(1, sizeof *s);
     s->chunk = chunk;
     s->mb = mb;
+    if (x) x->uses++, s->x = x;
     s->state = STASH_LIVE;
     s->ms = ms;
     s->next = r->stashes;
@@ -167,6 +173,15 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
 }
 
 /* ---- backward ------------------------------------------------------------------------------------------ */
+
+/* The backward of s is over (both halves): its x and dy go, unless another stash still holds them. */
+static void stash_inputs_done(pp_stash *s) {
+    char why[96];
+    snprintf(why, sizeof why, "when the backward of micro-batch %d, chunk %d finished", s->mb, s->chunk);
+    if (s->x) pp__tensor_drop_use(s->x, why);
+    if (s->dy) pp__tensor_drop_use(s->dy, why);
+    s->x = s->dy = NULL;
+}
 
 static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
     pp__rank_check(r);
@@ -207,6 +222,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
         pp__rank_abort(r, PP_ERR_USAGE, "run one backward per forward",
                        "%s: the backward of micro-batch %d, chunk %d already ran", api, s->mb, s->chunk);
     check_dy(r, api, s, dy);
+    dy->uses++, s->dy = dy;
     pp_stage_model *m = &r->chunks[s->chunk];
     double forward = m->nblocks + edge_cost(r, m);
     int rebuilt = pp__stash_needs_recompute(s->ms);
@@ -217,6 +233,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     if (whole) {
         pp__stage_backward_weight(m, s->ms);
         pp__stash_drop(s->ms); /* like autograd, the activations go as soon as the backward consumed them */
+        stash_inputs_done(s);
     }
     double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost,
                         (whole ? 0 : PP_EV_SPLIT) | (rebuilt ? PP_EV_RECOMPUTED : 0));
@@ -224,6 +241,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     stash_account(r, s);
     if (dx) {
         dx->owner = r->id;
+        dx->handed = 1;
         dx->ready = end;
     }
     return dx;
@@ -247,6 +265,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     op_timer t = op_begin(r);
     pp__stage_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
+    stash_inputs_done(s);
     op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m), 0);
     s->state = STASH_DONE;
     stash_account(r, s);

@@ -30,13 +30,32 @@ pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, p
     return tensor_new(be, arena, rows, cols, dtype, owner, 1);
 }
 
-pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols) {
-    return tensor_new(be, arena, rows, cols, PP_F32, -1, 0);
+pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols, int owner) {
+    return tensor_new(be, arena, rows, cols, PP_F32, owner, 0);
+}
+
+static void maybe_release(pp_tensor *t, const char *why) {
+    if (!t->handed || t->uses > 0 || t->sends_pending > 0 || !(t->received || t->sent) || !t->data) return;
+    t->be->ops->free(t->be->ctx, t->data);
+    t->data = NULL;
+    snprintf(t->released, sizeof t->released, "%s", why);
+}
+
+void pp__tensor_drop_use(pp_tensor *t, const char *why) {
+    PP_ASSERT(t->uses > 0);
+    t->uses--;
+    maybe_release(t, why);
+}
+
+void pp__tensor_send_done(pp_tensor *t, const char *why) {
+    PP_ASSERT(t->sends_pending > 0);
+    t->sends_pending--;
+    maybe_release(t, why);
 }
 
 void pp__tensor_free(pp_tensor *t) {
     if (!t) return;
-    t->be->ops->free(t->be->ctx, t->data);
+    if (t->data) t->be->ops->free(t->be->ctx, t->data);
     free(t);
 }
 

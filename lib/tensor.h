@@ -19,6 +19,13 @@ struct pp_tensor {
     int pending;             /* 1 while a nonblocking receive has not been waited */
     int owner;               /* rank that made it */
     struct pp_tensor *next;  /* the arena list it lives on (freed at the end of the step) */
+    /* early release (pp.h, "Ownership"): a received or sent tensor's memory goes once nothing needs it, not at
+     * the end of the step, so memory follows the schedule instead of growing with M */
+    int handed;              /* a stage op's output or a receive's: what pp.h's early release applies to */
+    int received, sent;      /* it came from a receive; it was sent at least once */
+    int uses;                /* live stashes holding it as a forward's x or a backward's dy */
+    int sends_pending;       /* posted sends of it not completed yet */
+    char released[96];       /* why its memory went ("" while it has it), for the error on a later use */
 };
 
 /* A list of tensors freed together: a rank's per-step arena, or a model's parameters. */
@@ -29,9 +36,14 @@ typedef struct pp_arena {
 
 /* Makes a zeroed rows x cols tensor on be, owned by arena (NULL: the caller frees it with pp__tensor_free). */
 pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, pp_dtype dtype, int owner);
-/* The same, fp32 and unowned, for an operation's output: its contents are undefined until that operation, which
- * must write every element (a GEMM with beta 0, a forward, an overwriting backward). */
-pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols);
+/* The same, fp32, for an operation's output: its contents are undefined until that operation, which must write
+ * every element (a GEMM with beta 0, a forward, an overwriting backward, a receive). */
+pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols, int owner);
+/* One use of t by a stash ended (drop_use), or one send of it completed (send_done): when t was received or sent
+ * and nothing holds it any more, its memory is freed now and `why` recorded ("when the backward of micro-batch
+ * 3, chunk 0 finished"); the struct stays, so a later use is reported, until its arena is cleared. */
+void pp__tensor_drop_use(pp_tensor *t, const char *why);
+void pp__tensor_send_done(pp_tensor *t, const char *why);
 /* Frees a tensor made with a NULL arena. */
 void pp__tensor_free(pp_tensor *t);
 /* Frees every tensor of the arena. */

@@ -560,3 +560,88 @@ Test(comm, pp_tag_topology_checked_at_the_call, .timeout = 10) {
         pp__result_free(&res);
     }
 }
+
+/* ---- early release ------------------------------------------------------------------------------------ */
+
+/* A sent tensor is the receiver's: a second send of it stops the run, naming the send that released it. */
+static void step_send_twice(pp_rank *r) {
+    if (r->id == 0) {
+        pp_tensor *t = act(r, 1.0f);
+        t->handed = 1; /* as a stage op's output */
+        pp_send(r, t, 1, T(PP_FWD, 0, 1));
+        if (t->data || !t->released[0]) atomic_store(&g_fail, 1); /* its memory went at once */
+        pp_send(r, t, 1, T(PP_FWD, 1, 1));
+    } else {
+        pp_recv(r, 0, T(PP_FWD, 0, 1));
+        pp_recv(r, 0, T(PP_FWD, 1, 1));
+    }
+}
+
+Test(comm, a_sent_tensor_is_released_and_a_second_send_says_so, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_send_twice, &res);
+    cr_expect_eq(atomic_load(&g_fail), 0, "the sent tensor kept its memory after its send completed");
+    cr_assert_eq(res.status, PP_ERR_USAGE, "expected a usage error, got status %d: %s", res.status, res.error);
+    char want[160], tag[32];
+    pp__tag_describe(T(PP_FWD, 0, 1), tag, sizeof tag);
+    snprintf(want, sizeof want, "pp_send: the tensor was released when its pp_send(dst=1, tag %s) completed", tag);
+    ASSERT_HAS(res, want);
+    pp__result_free(&res);
+}
+
+/* A tensor posted to two sends keeps its memory until both completed: the second copy is whole. */
+static void step_two_isends(pp_rank *r) {
+    if (r->id == 0) {
+        pp_tensor *t = act(r, 4.0f);
+        t->handed = 1;
+        pp_request *q[2] = {pp_isend(r, t, 1, T(PP_FWD, 0, 1)), pp_isend(r, t, 2, T(PP_FWD, 0, 2))};
+        pp_waitall(r, q, 2);
+        if (t->data) atomic_store(&g_fail, 1);
+    } else {
+        expect_value(pp_recv(r, 0, T(PP_FWD, 0, r->id)), 4.0f);
+    }
+}
+
+Test(comm, a_tensor_in_two_sends_goes_after_both, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 3, 0);
+    run(&c, step_two_isends, &res);
+    ASSERT_OK(res);
+    cr_expect_eq(atomic_load(&g_fail), 0, "a receiver got a torn copy, or the tensor outlived both sends");
+    pp__result_free(&res);
+}
+
+/* A received x goes when its micro-batch's backward ends; using it for another forward says when it went. */
+static void step_reuse_received(pp_rank *r) {
+    int P = pp_rank_stages(r), me = pp_rank_id(r);
+    pp_stash *s0, *s1;
+    if (me == 0) {
+        pp_send(r, pp_stage_forward(r, 0, 0, NULL, &s0), 1, pp_tag(PP_FWD, 0, 1));
+        pp_tensor *dx = pp_stage_backward(r, s0, pp_recv(r, 1, pp_tag(PP_BWD, 0, 0)));
+        (void)dx;
+        pp_stash_free(r, s0);
+    } else {
+        pp_tensor *x = pp_recv(r, 0, pp_tag(PP_FWD, 0, 1));
+        pp_stage_forward(r, 0, 0, x, &s0);
+        pp_tensor *dx = pp_stage_backward(r, s0, pp_loss_grad(r, 1.0f));
+        pp_send(r, dx, 0, pp_tag(PP_BWD, 0, 0));
+        pp_stash_free(r, s0);
+        if (x->data) atomic_store(&g_fail, 1);
+        pp_stage_forward(r, 0, 0, x, &s1); /* the mistake */
+    }
+    (void)P;
+}
+
+Test(comm, a_received_tensor_goes_with_its_backward, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 0);
+    run(&c, step_reuse_received, &res);
+    cr_expect_eq(atomic_load(&g_fail), 0, "the received x kept its memory after its backward");
+    cr_assert_eq(res.status, PP_ERR_USAGE, "expected a usage error, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "pp_stage_forward: x was released when the backward of micro-batch 0, chunk 0 finished");
+    pp__result_free(&res);
+}

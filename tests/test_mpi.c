@@ -140,6 +140,16 @@ static void expect_same_grads(const char *a, const char *b) {
     free(y);
 }
 
+/* out without its "time: ... ms/step" line, which differs on every run; fails when there is none. */
+static char *without_time(char *out) {
+    char *t = strstr(out, "time: ");
+    cr_expect(t && (t == out || t[-1] == '\n') && strstr(t, " ms/step"), "no step time line in:\n%s", out);
+    if (!t) return out;
+    char *nl = strchr(t, '\n');
+    memmove(t, nl ? nl + 1 : t + strlen(t), strlen(nl ? nl + 1 : t + strlen(t)) + 1);
+    return out;
+}
+
 /* The same schedule with threads and with mpirun -np P: same lines, same virtual trace, same gradients. */
 static void compare_transports(int P, const char *args) {
     double secs;
@@ -150,7 +160,7 @@ static void compare_transports(int P, const char *args) {
     char *err_m = out_of("mpi", "err");
     cr_assert_eq(rc_m, 0, "mpirun -np %d pplab run %s failed (exit %d): %s", P, args, rc_m, err_m);
 
-    char *out_t = out_of("threads", "out"), *out_m = out_of("mpi", "out");
+    char *out_t = without_time(out_of("threads", "out")), *out_m = without_time(out_of("mpi", "out"));
     char want[64];
     snprintf(want, sizeof want, "transport: mpi (%d processes)\n", P);
     cr_expect(!strncmp(out_m, want, strlen(want)), "rank 0 should print '%.*s' first; stdout was:\n%s",
