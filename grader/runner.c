@@ -311,10 +311,54 @@ static void mpi_execute(const pp_test_config *tc, const char *driver, const char
     free(c);
 }
 
+/* Where a supervisor or a reference process reports a fatal error of its own (pp__die): the file the grader
+ * reads, so that the grade names it (out of memory: which size) instead of a process that ended without a word. */
+static struct {
+    const pp_test_config *tc;
+    uint64_t token;
+    const char *path;
+    int kind;
+} fatal_to;
+
+static pp_status fatal_status(const char *what) {
+    return strncmp(what, "out of memory", 13) ? PP_ERR_CRASH : PP_ERR_LIMIT;
+}
+
+static void __attribute__((noreturn)) report_fatal(const char *what, const char *hint) {
+    /* a fixed buffer: the failure may be the heap's */
+    static unsigned char buf[8192];
+    pp_wire w;
+    pp__wire_init_fixed(&w, buf, sizeof buf);
+    file_head(&w, fatal_to.token, fatal_to.kind);
+    char msg[1400];
+    snprintf(msg, sizeof msg, "%s%s: %s", fatal_to.kind == KIND_REFERENCE ? "the grader's full-batch reference: " : "",
+             what,
+             fatal_status(what) == PP_ERR_LIMIT ? "the configuration's model does not fit this machine's memory"
+                                                : hint);
+    if (fatal_to.kind == KIND_REFERENCE) {
+        pp__wire_u32(&w, (uint32_t)fatal_status(what));
+        pp__wire_str(&w, msg, sizeof msg - 1);
+    } else {
+        static pp_run_result res;
+        res.status = fatal_status(what);
+        res.P = fatal_to.tc->P, res.v = fatal_to.tc->v;
+        snprintf(res.error, sizeof res.error, "%s", msg);
+        pp__result_encode(&w, &res, fatal_to.tc->steps);
+    }
+    int rc = file_put(fatal_to.path, &w);
+    _exit(rc ? 3 : 0);
+}
+
+static void fatal_report_to(const pp_test_config *tc, uint64_t token, const char *path, int kind) {
+    fatal_to.tc = tc, fatal_to.token = token, fatal_to.path = path, fatal_to.kind = kind;
+    pp__die_set_handler(report_fatal);
+}
+
 /* The body of a test's supervisor. */
 static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const pp_impl *impl, const char *backend,
                                                 uint64_t token, const char *res_path, const char *plain_path) {
     int rc = 0;
+    if (strcmp(tc->lab, "warmup")) fatal_report_to(tc, token, res_path, KIND_RUN);
     if (!strcmp(tc->lab, "warmup")) {
         rc = warmup_execute(tc, impl, token, res_path);
     } else if (mpi_exe) {
@@ -490,6 +534,10 @@ struct pp_runner_job {
  * used to be the grader's own serial work, half of all CPU time), written into a token-stamped file. It runs
  * pplab's code alone, on nothing the submission produced, so it is as trusted as the grader. */
 static void __attribute__((noreturn)) reference_execute(const pp_test_config *tc, uint64_t token, const char *path) {
+    /* what it has to say goes into its file; nothing reaches the grader's terminal */
+    int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
+    fatal_report_to(tc, token, path, KIND_REFERENCE);
     pp_run_config rc;
     pp__config_to_run(tc, "cpu", &rc);
     pp_reference ref;
@@ -498,7 +546,7 @@ static void __attribute__((noreturn)) reference_execute(const pp_test_config *tc
     pp__wire_init(&w);
     file_head(&w, token, KIND_REFERENCE);
     int failed = pp__reference_run(&rc, 0, &ref, err, sizeof err);
-    pp__wire_u32(&w, (uint32_t)failed);
+    pp__wire_u32(&w, failed ? PP_ERR_BACKEND : PP_OK);
     if (failed) {
         pp__wire_str(&w, err, sizeof err - 1);
     } else {
@@ -530,14 +578,23 @@ static void reference_start(pp_runner_job *j) {
 }
 
 /* Ends j's reference process: waits for it (want) and reads its file into ref, or kills it (!want). Returns 1
- * with ref filled, 0 when there is none (ref empty; the caller computes it), -1 with err set when it failed. */
-static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, char *err, size_t errlen) {
+ * with ref filled, 0 when there is none because it never started (ref empty; the caller computes it), -1 with
+ * *st and err set when it failed. */
+static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, pp_status *st_out, char *err,
+                            size_t errlen) {
     memset(ref, 0, sizeof *ref);
     if (!j->ref_pid) return 0;
     if (!want) kill(j->ref_pid, SIGKILL);
-    int st = 0, got = 0;
+    int st = 0, got = -1;
     while (waitpid(j->ref_pid, &st, 0) < 0 && errno == EINTR) {}
     j->ref_pid = 0;
+    *st_out = PP_ERR_CRASH;
+    if (WIFSIGNALED(st))
+        snprintf(err, errlen, "the grader's reference process died of signal %d (%s) before its result: %s",
+                 WTERMSIG(st), strsignal(WTERMSIG(st)),
+                 WTERMSIG(st) == SIGKILL ? "the machine ran out of memory (the kernel's OOM killer)" : "a bug in pplab");
+    else
+        snprintf(err, errlen, "the grader's reference process ended without its result: a bug in pplab, or no disk");
     if (want && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         pp_run_config rc;
         pp__config_to_run(&j->tc, "cpu", &rc);
@@ -545,11 +602,12 @@ static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, char 
         unsigned char *buf = file_get(j->ref_path, &len);
         pp_wire_in r;
         if (buf && file_open(&r, buf, len, j->token, KIND_REFERENCE) == 0) {
-            if (pp__wire_get_u32(&r, 0, 1)) {
+            pp_status s = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+            if (s != PP_OK) {
+                *st_out = s;
                 pp__wire_get_str(&r, err, errlen);
-                got = -1;
-            } else {
-                got = pp__reference_decode(&r, rc.steps, ref) == 0;
+            } else if (pp__reference_decode(&r, rc.steps, ref) == 0) {
+                got = 1;
             }
         }
         free(buf);
@@ -650,18 +708,19 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
                      pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
     }
     pp_reference ref;
-    char err[512] = "";
-    /* a failed run or all-zero gradients need no reference */
-    int got = reference_finish(j, ok && res.status == PP_OK, &ref, err, sizeof err);
+    char err[1400] = "";
+    pp_status ref_st = PP_OK;
+    /* a failed run needs no reference */
+    int got = reference_finish(j, ok && res.status == PP_OK, &ref, &ref_st, err, sizeof err);
     if (!ok) {
         fail_whole(out, tc, PP_ERR_IO, "the test's supervisor ended without a report of its run: this is a bug in "
                    "pplab, or the machine ran out of memory or disk");
-    } else if (got < 0) {
-        pp__checks_failed_run(&rc, PP_ERR_BACKEND, err, NULL, NULL, out);
+    } else if (got < 0 && res.status == PP_OK) {
+        pp__checks_failed_run(&rc, ref_st, err, NULL, NULL, out);
         pp__result_free(&res);
         if (have_plain) pp__result_free(&plain);
     } else {
-        pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, got ? &ref : NULL, out);
+        pp__runner_check(tc, &rc, &res, have_plain ? &plain : NULL, got > 0 ? &ref : NULL, out);
         pp__reference_free(&ref);
         pp__result_free(&res);
         if (have_plain) pp__result_free(&plain);
@@ -746,8 +805,9 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         grade_run(j, out);
     }
     pp_reference unused;
+    pp_status ignored_st;
     char ignored[8];
-    reference_finish(j, 0, &unused, ignored, sizeof ignored); /* a run that never got graded */
+    reference_finish(j, 0, &unused, &ignored_st, ignored, sizeof ignored); /* a run that never got graded */
     out->seconds = pp__now() - j->t0; /* the whole test: the run, the reference and the checks */
     settle_score(out);
     if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);

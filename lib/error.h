@@ -42,6 +42,13 @@ void pp__die(const char *file, int line, const char *hint, const char *fmt, ...)
 
 #define PP_DIE(hint, ...) pp__die(__FILE__, __LINE__, (hint), __VA_ARGS__)
 
+/* A process that reports fatal errors elsewhere than on stderr (a grading supervisor, the grader's reference
+ * process) sets a handler: pp__die calls it first with the message (what failed, without file:line) and the
+ * hint, once per process; a handler that returns lets pp__die print and exit as usual. NULL: the default. A
+ * message for memory that could not be had starts with "out of memory". */
+typedef void (*pp_die_handler)(const char *what, const char *hint);
+void pp__die_set_handler(pp_die_handler h);
+
 /* Checks a condition that only a bug in pplab can break. */
 #define PP_ASSERT(cond)                                                                                        \
     do {                                                                                                       \

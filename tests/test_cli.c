@@ -198,3 +198,27 @@ Test(cli, the_docs_check_catches_a_wrong_quote) {
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* A model that does not fit: one line naming the size that could not be had, in `pplab run` and in a grade,
+ * never a crash blamed on the schedule. The address-space limit makes "does not fit" quick and harmless. */
+Test(cli, a_model_that_does_not_fit_names_the_size) {
+    char dir[PATH_MAX], cmd[2 * PATH_MAX + 512], cfg[] = "/tmp/pplab-oom-XXXXXX";
+    test_build_dir(dir, sizeof dir);
+    if (strstr(dir, "asan")) cr_skip_test("AddressSanitizer reserves more address space than the limit allows");
+    int fd = mkstemp(cfg);
+    cr_assert(fd >= 0);
+    const char *line = "1f1b P=2 M=4 layers=8 hidden=4096 time=60\n";
+    cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+    close(fd);
+    snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' run --impl solutions --schedule 1f1b "
+             "--stages 2 --microbatches 4 --layers 8 --hidden 4096 2>&1", dir);
+    cr_expect_eq(test_capture(cmd, buf, sizeof buf), 2, "%s", buf);
+    cr_expect(strstr(buf, "out of memory allocating 268435456 bytes (256.0 MiB)") != NULL, "%s", buf);
+    snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' grade --impl solutions --lab 1f1b "
+             "--config %s --only-config 2>&1", dir, cfg);
+    cr_expect_eq(test_capture(cmd, buf, sizeof buf), 1, "%s", buf);
+    cr_expect(strstr(buf, "run: out of memory allocating 268435456 bytes (256.0 MiB) for a tensor of the cpu "
+                          "backend: the configuration's model does not fit this machine's memory") != NULL, "%s", buf);
+    cr_expect(!strstr(buf, "pplab: error:"), "nothing printed past the report: %s", buf);
+    unlink(cfg);
+}
