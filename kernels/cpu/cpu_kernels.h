@@ -8,6 +8,15 @@
 
 #include <stddef.h>
 
+/* On x86-64 every loop kernel is built for AVX-512, AVX2 and the baseline, picked when the library loads (GCC's
+ * ifunc). Contraction is off (-std=c11) and nothing is reassociated, so every clone rounds exactly alike: a
+ * result depends on the inputs only, not on the machine. */
+#if defined(__x86_64__)
+#define PP_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define PP_CPU_CLONES
+#endif
+
 /* C[m,n] = alpha * op(A) * op(B) + beta * C through cblas_sgemm (row-major); with beta == 0 C is not read. */
 void pp__cpu_gemm(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
                   const float *B, int ldb, float beta, float *C, int ldc);

@@ -5,12 +5,12 @@
 #include "cpu/cpu_kernels.h"
 
 /* out[i,:] = table[tokens[i],:] (n x h); tokens must lie inside the table. */
-void pp__cpu_embedding_fwd(void *ctx, float *out, const float *table, const int *tokens, int n, int h) {
+PP_CPU_CLONES void pp__cpu_embedding_fwd(void *ctx, float *out, const float *table, const int *tokens, int n, int h) {
     for (int i = 0; i < n; i++) memcpy(out + (size_t)i * h, table + (size_t)tokens[i] * h, (size_t)h * sizeof(float));
 }
 
 /* dtable[tokens[i],:] += dout[i,:]; accumulates, so the caller zeroes dtable once per step. */
-void pp__cpu_embedding_bwd(void *ctx, float *dtable, const float *dout, const int *tokens, int n, int h) {
+PP_CPU_CLONES void pp__cpu_embedding_bwd(void *ctx, float *dtable, const float *dout, const int *tokens, int n, int h) {
     /* Rows in order, so a token seen twice always sums its gradients in the same order. */
     for (int i = 0; i < n; i++) {
         float *row = dtable + (size_t)tokens[i] * h;

@@ -1,13 +1,11 @@
 /* gelu.c: GELU, tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), and its derivative.
  *
  * Written through the identity 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)) = sigmoid(2u), which has no cancellation
- * (1 + tanh(u) for u << 0 loses every digit), and with an exp of its own: libm's tanhf is a scalar call of ~30 ns
- * that no compiler vectorises, and was half the CPU step once GEMM ran its proper kernel. The loops below are
- * branch-free so that GCC vectorises them, built once per ISA (target_clones) and dispatched when the library
- * loads. Contraction stays off (-std=c11), so every clone rounds the same way: the result depends on the input
- * alone, not on the machine. Error against double precision over [-12, 12] (tests/test_kernels.c, gelu_dense):
- * |diff| <= 0.24 (forward) and 0.66 (backward) of 1e-7 + 1e-6 |ref|; libm's tanhf in the textbook form reached
- * 0.77 and 5.5 there. About 1 ns per element against 7-8 ns with tanhf (AVX-512, one core). */
+ * (1 + tanh(u) for u << 0 loses every digit), and with an exp of its own: libm's tanhf is a scalar call that no
+ * compiler vectorises (7-8 ns per element here), and was half the CPU step once GEMM ran its proper kernel. The
+ * loops below are branch-free so that GCC vectorises them, once per ISA (PP_CPU_CLONES): about 1 ns per element.
+ * Error against double precision over [-12, 12] (tests/test_kernels.c, gelu_dense): |diff| <= 0.24 (forward)
+ * and 0.66 (backward) of 1e-7 + 1e-6 |ref|, where libm's tanhf in the textbook form reached 0.77 and 5.5. */
 #include <stdint.h>
 #include <string.h>
 
@@ -15,12 +13,6 @@
 
 #define PP__GELU_S 0.7978845608028654f /* sqrt(2/pi) */
 #define PP__GELU_C 0.044715f
-
-#if defined(__x86_64__)
-#define PP__CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define PP__CLONES
-#endif
 
 /* exp(z) for z clamped to [-87, 87], so that 2^n stays a normal float (a NaN becomes -87, never a float-to-int
  * conversion out of range; x itself carries the NaN into the result): n = round(z / ln 2) by the 1.5 * 2^23
@@ -54,14 +46,14 @@ static inline float gelu_exp_m2u(float x) {
 }
 
 /* out = gelu(x) over count elements; out may alias x. */
-PP__CLONES void pp__cpu_gelu_fwd(void *ctx, float *out, const float *x, int count) {
+PP_CPU_CLONES void pp__cpu_gelu_fwd(void *ctx, float *out, const float *x, int count) {
     for (int i = 0; i < count; i++) out[i] = x[i] / (1.0f + gelu_exp_m2u(x[i]));
 }
 
 /* dx = gelu'(x) * dout (overwrites); dx may alias dout. With s = 1 / (1 + e) = 0.5 (1 + tanh u):
  * 1 - tanh^2 u = 4 s (1 - s) and 1 - s = e s (no cancellation where s is near 1), so
  * gelu' = s + 2 x e s^2 du/dx. */
-PP__CLONES void pp__cpu_gelu_bwd(void *ctx, float *dx, const float *x, const float *dout, int count) {
+PP_CPU_CLONES void pp__cpu_gelu_bwd(void *ctx, float *dx, const float *x, const float *dout, int count) {
     for (int i = 0; i < count; i++) {
         float v = x[i];
         float e = gelu_exp_m2u(v);

@@ -8,7 +8,7 @@
 #define PP__LN_EPS 1e-5
 
 /* out = (x - mean) * rstd * g + b per row of x (n x h); writes mean[n] and rstd[n] for the backward. */
-void pp__cpu_layernorm_fwd(void *ctx, float *out, float *mean, float *rstd, const float *x, const float *g,
+PP_CPU_CLONES void pp__cpu_layernorm_fwd(void *ctx, float *out, float *mean, float *rstd, const float *x, const float *g,
                            const float *b, int n, int h) {
     for (int i = 0; i < n; i++) {
         const float *xi = x + (size_t)i * h;
@@ -32,7 +32,7 @@ void pp__cpu_layernorm_fwd(void *ctx, float *out, float *mean, float *rstd, cons
 
 /* dx overwritten (skipped when NULL); dg += sum_i dout * xhat and db += sum_i dout (each skipped when NULL).
  * Needs the mean and rstd the forward saved for this x. */
-void pp__cpu_layernorm_bwd(void *ctx, float *dx, float *dg, float *db, const float *dout, const float *x,
+PP_CPU_CLONES void pp__cpu_layernorm_bwd(void *ctx, float *dx, float *dg, float *db, const float *dout, const float *x,
                            const float *mean, const float *rstd, const float *g, int n, int h) {
     for (int i = 0; i < n; i++) {
         const float *xi = x + (size_t)i * h;

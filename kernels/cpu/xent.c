@@ -8,7 +8,7 @@
 
 /* probs = softmax(logits) per row (n x V); loss[0] = mean over rows of -log probs[i, targets[i]].
  * A target outside [0, V) is a bug in the caller and stops the run. */
-void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits, const int *targets, int n,
+PP_CPU_CLONES void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits, const int *targets, int n,
                       int V) {
     /* summed in double, as the CUDA kernel does: a float sum over a whole batch's rows (tens of thousands) would
      * lose more than the per-row losses themselves carry */
@@ -34,7 +34,7 @@ void pp__cpu_xent_fwd(void *ctx, float *loss, float *probs, const float *logits,
 }
 
 /* dlogits = (probs - onehot(targets)) * dloss[0] / n (overwrites); probs from xent_fwd. */
-void pp__cpu_xent_bwd(void *ctx, float *dlogits, const float *probs, const int *targets, const float *dloss,
+PP_CPU_CLONES void pp__cpu_xent_bwd(void *ctx, float *dlogits, const float *probs, const int *targets, const float *dloss,
                       int n, int V) {
     float scale = dloss[0] / n;
     for (int i = 0; i < n; i++) {
