@@ -1,4 +1,4 @@
-/* test_bench.c: `pplab bench` as a user runs it: the smoke run (`all --quick`) exits 0 and prints the three
+/* test_bench.c: `pplab bench` as a user runs it: the smoke run (`all --quick`) exits 0 and prints the four
  * tables, each with its column header and its conclusion line, and bad flags end in one line with exit 2.
  * Timings are never asserted: they depend on how busy the machine is. */
 #include <criterion/criterion.h>
@@ -62,4 +62,19 @@ Test(bench, bad_flags_fail_in_one_line, .timeout = 20) {
         cr_expect_eq(count(buf, "\n"), 1, "'pplab %s' should print one line:\n%s", bad[i], buf);
         cr_expect(strstr(buf, "pplab bench:"), "'pplab %s' should name the command:\n%s", bad[i], buf);
     }
+}
+
+/* bench/compare.sh without PyTorch or numpy (as in CI): each comparison says it is skipped and why, the grading
+ * figures still come, and the script exits 0. */
+Test(bench, compare_without_torch_says_why, .timeout = 240) {
+    static char buf[1 << 16];
+    char dir[1024], cmd[1400];
+    test_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "PYTHON=/nonexistent/python bash bench/compare.sh '%s' 2>&1", dir);
+    int rc = test_capture(cmd, buf, sizeof buf);
+    cr_assert_eq(rc, 0, "compare.sh exited %d:\n%s", rc, buf);
+    cr_expect_eq(count(buf, "skipped: PyTorch is not importable by /nonexistent/python"), 2, "%s", buf);
+    cr_expect(strstr(buf, "skipped: numpy is not importable by /nonexistent/python"), "%s", buf);
+    cr_expect(strstr(buf, "  --jobs 1 ") && strstr(buf, "  --jobs 2 "), "the grading figures:\n%s", buf);
+    cr_expect(strstr(buf, "kernel"), "the BLAS kernel in use is named:\n%s", buf);
 }
