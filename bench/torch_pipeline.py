@@ -25,16 +25,7 @@ try:
 except ImportError as e:
     sys.exit(f"torch_pipeline.py: PyTorch with torch.distributed.pipelining is not importable ({e}): pip install torch")
 
-
-class Block(nn.Module):
-    def __init__(self, h):
-        super().__init__()
-        self.ln = nn.LayerNorm(h, eps=1e-5)
-        self.fc1 = nn.Linear(h, 4 * h)
-        self.fc2 = nn.Linear(4 * h, h)
-
-    def forward(self, x):
-        return x + self.fc2(F.gelu(self.fc1(self.ln(x)), approximate="tanh"))
+from torch_step import Block  # the same block as the single-device reference (this script's folder is on sys.path)
 
 
 class First(nn.Module):

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "result.h"
+
 /* Forward + backward of micro-batches [mb0, mb0+count) of `step` as one batch; gradients accumulate. */
 static void train_batch(pp_stage_model *m, const pp_run_config *c, int step, int mb0, int count, float *loss) {
     int per = c->mb_size * c->seq, rows = per * count;
@@ -95,13 +97,7 @@ void pp__reference_free(pp_reference *ref) {
 void pp__reference_encode(pp_wire *w, const pp_reference *ref, int steps) {
     pp__wire_i64(w, ref->nparams), pp__wire_i64(w, ref->M);
     pp__wire_put(w, ref->loss, (size_t)steps * sizeof(float));
-    for (int i = 0; i < ref->nparams; i++) {
-        const pp_param_result *p = &ref->params[i];
-        pp__wire_str(w, p->name, sizeof p->name - 1);
-        pp__wire_i64(w, p->count);
-        pp__wire_put(w, p->grad, (size_t)p->count * sizeof(float));
-        pp__wire_put(w, p->weight, (size_t)p->count * sizeof(float));
-    }
+    for (int i = 0; i < ref->nparams; i++) pp__param_encode(w, &ref->params[i]);
 }
 
 int pp__reference_decode(pp_wire_in *r, int steps, pp_reference *ref) {
@@ -112,17 +108,8 @@ int pp__reference_decode(pp_wire_in *r, int steps, pp_reference *ref) {
     ref->loss = pp__xcalloc((size_t)steps, sizeof(float));
     pp__wire_get(r, ref->loss, (size_t)steps * sizeof(float));
     ref->params = pp__xcalloc((size_t)ref->nparams + 1, sizeof *ref->params);
-    for (int i = 0; i < ref->nparams && !r->bad; i++) {
-        pp_param_result *p = &ref->params[i];
-        pp__wire_get_str(r, p->name, sizeof p->name);
-        p->count = (int)pp__wire_get_i64(r, 1, (int64_t)pp__wire_left(r) / (2 * (int64_t)sizeof(float)));
-        if (r->bad) break;
-        p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
-        p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
-        pp__wire_get(r, p->grad, (size_t)p->count * sizeof(float));
-        pp__wire_get(r, p->weight, (size_t)p->count * sizeof(float));
-        ref->total += (size_t)p->count;
-    }
+    for (int i = 0; i < ref->nparams && !r->bad; i++)
+        if (pp__param_decode(r, &ref->params[i]) == 0) ref->total += (size_t)ref->params[i].count;
     if (r->bad || pp__wire_left(r)) {
         pp__reference_free(ref);
         return -1;

@@ -4,6 +4,24 @@
 
 #include <string.h>
 
+void pp__param_encode(pp_wire *w, const pp_param_result *p) {
+    pp__wire_str(w, p->name, sizeof p->name - 1);
+    pp__wire_i64(w, p->count);
+    pp__wire_put(w, p->grad, (size_t)p->count * sizeof(float));
+    pp__wire_put(w, p->weight, (size_t)p->count * sizeof(float));
+}
+
+int pp__param_decode(pp_wire_in *r, pp_param_result *p) {
+    pp__wire_get_str(r, p->name, sizeof p->name);
+    p->count = (int)pp__wire_get_i64(r, 1, (int64_t)pp__wire_left(r) / (2 * (int64_t)sizeof(float)));
+    if (r->bad) return -1;
+    p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
+    p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
+    pp__wire_get(r, p->grad, (size_t)p->count * sizeof(float));
+    pp__wire_get(r, p->weight, (size_t)p->count * sizeof(float));
+    return r->bad ? -1 : 0;
+}
+
 void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_u32(w, (uint32_t)res->status);
     pp__wire_str(w, res->error, sizeof res->error - 1);
@@ -26,11 +44,8 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_put(w, res->loss, (size_t)steps * sizeof(float));
     pp__wire_put(w, res->step_s, (size_t)steps * sizeof(double));
     for (int i = 0; i < res->nparams; i++) {
-        const pp_param_result *p = &res->params[i];
-        pp__wire_str(w, p->name, sizeof p->name - 1);
-        pp__wire_i64(w, p->vstage), pp__wire_i64(w, p->rank), pp__wire_i64(w, p->count);
-        pp__wire_put(w, p->grad, (size_t)p->count * sizeof(float));
-        pp__wire_put(w, p->weight, (size_t)p->count * sizeof(float));
+        pp__wire_i64(w, res->params[i].vstage), pp__wire_i64(w, res->params[i].rank);
+        pp__param_encode(w, &res->params[i]);
     }
     for (int q = 0; q < res->P; q++) {
         pp__wire_i64(w, res->opt_calls[q]), pp__wire_i64(w, res->peak_stashes[q]);
@@ -85,15 +100,9 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     pp__wire_get(r, res->step_s, (size_t)steps * sizeof(double));
     for (int i = 0; i < nparams && !r->bad; i++) {
         pp_param_result *p = &res->params[i];
-        pp__wire_get_str(r, p->name, sizeof p->name);
         p->vstage = (int)pp__wire_get_i64(r, 0, (int64_t)P * v - 1);
         p->rank = (int)pp__wire_get_i64(r, 0, P - 1);
-        p->count = (int)pp__wire_get_i64(r, 1, (int64_t)pp__wire_left(r) / (2 * (int64_t)sizeof(float)));
-        if (r->bad) break;
-        p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
-        p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
-        pp__wire_get(r, p->grad, (size_t)p->count * sizeof(float));
-        pp__wire_get(r, p->weight, (size_t)p->count * sizeof(float));
+        pp__param_decode(r, p);
     }
     pp__result_alloc_ranks(res, P);
     for (int q = 0; q < P && !r->bad; q++) {

@@ -9,6 +9,12 @@
 #include "runtime.h"
 #include "wire.h"
 
+/* One parameter's name, size, gradient and weight, as every result that carries parameters writes them (a run's,
+ * the grader's reference). Decoding checks the size against the bytes left; 0, or -1 (p->grad, p->weight may
+ * then be allocated: free them with the result). */
+void pp__param_encode(pp_wire *w, const pp_param_result *p);
+int pp__param_decode(pp_wire_in *r, pp_param_result *p);
+
 /* Appends res (with its `steps` losses) to w. */
 void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps);
 
