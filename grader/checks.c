@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "tag.h"
 
 pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...) {
     PP_ASSERT(r->nchecks < PP_MAX_CHECKS);

@@ -55,12 +55,12 @@ void pp__schedule_free(pp_schedule *s) {
 }
 
 void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
-    int S = c->P * c->v, bpv = pp__config_blocks_per_vstage(c);
+    int S = c->P * c->v;
     k->f = pp__xcalloc((size_t)S, sizeof *k->f);
     k->b = pp__xcalloc((size_t)S, sizeof *k->b);
     for (int s = 0; s < S; s++) {
-        k->f[s] = bpv + c->edge_cost * ((s == 0) + (s == S - 1));
-        k->b[s] = 2 * k->f[s];
+        k->f[s] = pp__config_forward_cost(c, s);
+        k->b[s] = pp__config_backward_cost(c, s, 2, 0);
     }
     k->latency = c->comm_latency;
 }
@@ -211,8 +211,6 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
             if (e->op == PP_OP_B && e->vstage >= 0 && e->vstage < S && e->mb >= 0 && e->mb < M)
                 how[e->vstage * M + e->mb] = 4 | e->flags;
         }
-    pp_costs k;
-    pp__costs_from_config(&k, c);
     *split = *rebuilt = 0;
     for (int r = 0; r < P; r++) {
         int n = 0, extra = 0;
@@ -221,15 +219,15 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
         for (int i = 0; i < s->n[r]; i++) {
             pp_sched_op op = s->ops[r][i];
             int vs = op.chunk * P + r, h = op.kind == 'B' ? how[vs * M + op.mb] : 0;
-            double f = k.f[vs], again = (h & PP_EV_RECOMPUTED) && c->recompute ? f : 0;
-            *rebuilt += again > 0;
+            int again = (h & PP_EV_RECOMPUTED) && c->recompute;
+            *rebuilt += again;
             if (h & PP_EV_SPLIT) {
-                op.cost = f + again;
+                op.cost = pp__config_backward_cost(c, vs, 1, again);
                 ops[n++] = op;
-                ops[n++] = (pp_sched_op){'W', op.mb, op.chunk, f};
+                ops[n++] = (pp_sched_op){'W', op.mb, op.chunk, pp__config_backward_cost(c, vs, 1, 0)};
                 (*split)++;
             } else {
-                if (op.kind == 'B') op.cost = 2 * f + again;
+                if (op.kind == 'B') op.cost = pp__config_backward_cost(c, vs, 2, again);
                 ops[n++] = op;
             }
         }
@@ -237,7 +235,6 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
         s->ops[r] = ops;
         s->n[r] = n;
     }
-    pp__costs_free(&k);
     free(how);
     return 0;
 }

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "comm.h"
+#include "rank.h"
 
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
     char tb[32];

@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "comm.h"
-#include "runtime.h"
+#include "rank.h"
 #include "tensor.h"
 #include "transport.h"
 

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "comm.h"
-#include "runtime.h"
+#include "rank.h"
 #include "tensor.h"
 
 typedef struct tp_rank {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "config.h"
 
 void pp__config_defaults(pp_run_config *c) {
     memset(c, 0, sizeof *c);
@@ -37,6 +37,16 @@ void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d) {
 int pp__config_blocks_per_vstage(const pp_run_config *c) {
     int layers = c->layers ? c->layers : c->P * c->v;
     return layers / (c->P * c->v);
+}
+
+double pp__config_forward_cost(const pp_run_config *c, int vstage) {
+    int S = c->P * c->v;
+    return pp__config_blocks_per_vstage(c) + c->edge_cost * ((vstage == 0) + (vstage == S - 1));
+}
+
+double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt) {
+    double f = pp__config_forward_cost(c, vstage);
+    return halves * f + (rebuilt ? f : 0);
 }
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)

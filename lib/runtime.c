@@ -12,75 +12,24 @@
 #include "spawn.h"
 #include "transport.h"
 
-double pp__now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ---- failure ------------------------------------------------------------------------------------------- */
-
-int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
-    /* a rank whose driver died is not blocked but gone: that, not the wait it left behind, is the cause */
-    char how[1024], died[1100];
-    if (st == PP_ERR_DEADLOCK)
-        for (int i = 0; i < w->P; i++) {
-            pp_rank *r = &w->ranks[i];
-            pp_status why;
-            if (r->cfg && r->srv && pp__server_ended(r->srv, &why, how, sizeof how)) {
-                snprintf(died, sizeof died, "rank %d: %s", i, how);
-                st = why, msg = died;
-                break;
-            }
-        }
-    int first = 0;
-    pthread_mutex_lock(&w->fail_lock);
-    if (!pp__world_failed(w)) {
-        w->status = st;
-        snprintf(w->error, sizeof w->error, "%s", msg);
-        __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
-        first = 1;
-    }
-    pthread_mutex_unlock(&w->fail_lock);
-    if (w->tp && w->tp->wake_all) w->tp->wake_all(w);
-    return first;
-}
-
-int pp__world_failed(const pp_world *w) { return __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE); }
-
-void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }
-
-void pp__rank_check(pp_rank *r) {
-    if (pp__world_failed(r->world)) pp__rank_bail(r);
-}
-
-void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...) {
-    char msg[3072], full[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (hint && *hint)
-        snprintf(full, sizeof full, "rank %d: %s\nHINT: %s", r->id, msg, hint);
-    else
-        snprintf(full, sizeof full, "rank %d: %s", r->id, msg);
-    pp__world_fail(r->world, st, full);
-    pp__rank_bail(r);
-}
-
-void pp__rank_charge(pp_rank *r, pp_charge what, const char *api) {
-    const pp_run_config *c = r->cfg;
-    static const char *const names[] = {"forwards", "loss gradients", "messages"};
-    static const char *const needs[] = {"one per micro-batch and chunk", "one per micro-batch", "two per micro-batch and boundary"};
-    long cap = what == PP_CHARGE_FORWARD ? 4L * c->M * c->v + 64 : what == PP_CHARGE_LOSS_GRAD ? 4L * c->M + 64
-                                                                 : 16L * c->M * c->v + 256;
-    if (++r->made[what] > cap && !c->uncapped)
-        pp__rank_abort(r, PP_ERR_LIMIT, "look for a loop that never ends or runs the same micro-batch again",
-                       "%s: this step made more than %ld %s (a schedule needs %s): pplab stops it here", api, cap,
-                       names[what], needs[what]);
-}
-
 /* ---- setup --------------------------------------------------------------------------------------------- */
+
+/* pp_world.driver_death: a rank whose driver died is not blocked but gone. */
+static int driver_death(pp_world *w, pp_status *st, char *msg, size_t len) {
+    char how[1024];
+    for (int i = 0; i < w->P; i++) {
+        pp_rank *r = &w->ranks[i];
+        if (r->cfg && r->srv && pp__server_ended(r->srv, st, how, sizeof how)) {
+            snprintf(msg, len, "rank %d: %s", i, how);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void wake_all(pp_world *w) {
+    if (w->tp && w->tp->wake_all) w->tp->wake_all(w);
+}
 
 static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen) {
     const pp_run_config *c = w->cfg;
@@ -148,44 +97,19 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     if (r->be->ops->timer_epoch) r->be->ops->timer_epoch(r->be->ctx);
 }
 
-/* Parameters of every chunk of the rank. */
-static int rank_nparams(const pp_rank *r) {
-    int n = 0;
-    for (int ch = 0; ch < r->cfg->v; ch++) n += r->chunks[ch].nparams;
-    return n;
-}
-
 static void rank_teardown(pp_rank *r) {
     stash_list_free(r);
     requests_free(r);
     pp__arena_clear(&r->arena);
     pp__trace_clear(&r->trace);
     if (r->grad_snapshot) {
-        for (int i = 0; i < rank_nparams(r); i++) free(r->grad_snapshot[i]); /* NULL once a result took it */
+        for (int i = 0; i < pp__rank_nparams(r); i++) free(r->grad_snapshot[i]); /* NULL once a result took it */
         free(r->grad_snapshot);
     }
     if (r->chunks)
         for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_free(&r->chunks[ch]);
     free(r->chunks);
     pp__backend_close(r->be);
-}
-
-/* Host copies of every gradient of the rank, in chunk then parameter order. */
-static float **grads_to_host(pp_rank *r) {
-    int n = rank_nparams(r);
-    float **out = pp__xcalloc((size_t)n + 1, sizeof *out);
-    int k = 0;
-    for (int ch = 0; ch < r->cfg->v; ch++)
-        for (int i = 0; i < r->chunks[ch].nparams; i++) {
-            pp_tensor *g = r->chunks[ch].params[i].g;
-            out[k] = pp__xmalloc(g->bytes);
-            pp__tensor_to_host(g, out[k++]);
-        }
-    return out;
-}
-
-void pp__rank_snapshot_grads(pp_rank *r) {
-    if (r->step == 0 && !r->grad_snapshot && !r->world->no_params) r->grad_snapshot = grads_to_host(r);
 }
 
 /* ---- one step ------------------------------------------------------------------------------------------ */
@@ -195,14 +119,10 @@ typedef struct rank_job {
     pp_step_fn fn;
 } rank_job;
 
-static __thread int tls_rank = -1;
-
-int pp__current_rank(void) { return tls_rank; }
-
 /* Runs the step function on one rank; returns normally whether the function returned or the run aborted. */
 static void rank_run_step(pp_rank *r, pp_step_fn fn) {
     pp_world *w = r->world;
-    tls_rank = r->id;
+    pp__rank_set_current(r->id);
     if (setjmp(r->abort_jmp) == 0) {
         fn(r);
         if (r->in_group)
@@ -218,7 +138,7 @@ static void rank_run_step(pp_rank *r, pp_step_fn fn) {
     }
     if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
     w->tp->rank_exit(w, r->id);
-    tls_rank = -1;
+    pp__rank_set_current(-1);
 }
 
 static void *rank_thread(void *arg) {
@@ -360,6 +280,8 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     w.P = cfg->P;
     w.local_rank = -1;
     w.no_params = prog->no_params;
+    w.wake_all = wake_all;
+    w.driver_death = driver_death;
     pthread_mutex_init(&w.fail_lock, NULL);
     w.tp = pp__transport_find(cfg->transport, err, sizeof err);
     w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);

@@ -1,8 +1,7 @@
 /* runtime_mpi.c: what a run does differently when every rank is its own process (the mpi transport): each
  * process collects its own rank's results as with threads, then rank 0 gathers the others' (traces, counters,
- * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. Also the ping-pong
- * benchmark that measures one message's latency through pp_send/pp_recv on any transport.
- * No MPI call here: the collectives are the transport's (transport.h). */
+ * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. No MPI
+ * call here: the collectives are the transport's (transport.h). */
 #include <stdint.h>
 #include <string.h>
 
@@ -88,56 +87,3 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     free(lens);
     free(all);
 }
-
-/* ---- ping-pong benchmark ------------------------------------------------------------------------------- */
-
-static int bench_iters;
-static double bench_oneway;
-
-/* Rank 0 sends a 1x1 activation to rank 1, which sends it back, bench_iters times; rank 0 times the loop. A
- * few round trips first, untimed, so that connections and caches are warm. Raw tag 7: messages between the
- * same two ranks keep their order, so one tag serves every round. */
-static void pingpong_step(pp_rank *r) {
-    int warm = bench_iters / 10 + 10;
-    if (r->id == 0) {
-        pp_stash *st = NULL;
-        pp_tensor *x = pp_stage_forward(r, 0, 0, NULL, &st);
-        double t0 = 0;
-        for (int i = 0; i < warm + bench_iters; i++) {
-            if (i == warm) t0 = pp__now();
-            pp_send(r, x, 1, 7);
-            x = pp_recv(r, 1, 7);
-        }
-        /* the stash stays alive: the step's end releases it */
-        bench_oneway = (pp__now() - t0) / (2.0 * bench_iters);
-    } else if (r->id == 1) {
-        for (int i = 0; i < warm + bench_iters; i++) {
-            pp_tensor *y = pp_recv(r, 0, 7);
-            pp_send(r, y, 0, 7);
-        }
-    }
-}
-
-double pp__bench_pingpong(const char *transport, int iters) {
-    pp_run_config c;
-    pp__config_defaults(&c);
-    c.P = 2;
-    c.M = 1;
-    c.schedule = "gpipe";
-    c.mb_size = 1;
-    c.seq = 1;
-    c.hidden = 1;
-    c.vocab = 2;
-    c.transport = transport;
-    c.eager = 0;
-    c.uncapped = 1;
-    bench_iters = iters > 0 ? iters : 1;
-    bench_oneway = -1;
-    pp_run_result res;
-    pp_status st = pp__run(&c, pingpong_step, &res);
-    pp__result_free(&res);
-    /* under MPI only rank 0 timed the loop: the others return -1 like a failure */
-    return st == PP_OK ? bench_oneway : -1;
-}
-
-double pp__bench_mpi_pingpong(int iters) { return pp__bench_pingpong("mpi", iters); }

@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "comm.h"
+#include "rank.h"
 #include "rpc.h"
 #include "wire.h"
-#include "runtime.h"
 #include "spawn.h"
 
 #define NKINDS 4

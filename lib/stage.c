@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runtime.h"
+#include "rank.h"
 
 enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
 
@@ -77,9 +77,6 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
     return r->clock;
 }
 
-static double edge_cost(const pp_rank *r, const pp_stage_model *m) {
-    return r->cfg->edge_cost * (m->has_embed + m->has_head);
-}
 
 static void stash_account(pp_rank *r, pp_stash *s) {
     size_t now = s->state == STASH_FREED ? 0 : pp__stash_bytes(s->ms);
@@ -151,7 +148,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     pp_tensor *out = pp__stage_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
     out->handed = 1;
-    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, m->nblocks + edge_cost(r, m), 0);
+    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost(c, vs), 0);
     pp_stash *s = pp__xcalloc(1, sizeof *s);
     s->chunk = chunk;
     s->mb = mb;
@@ -224,10 +221,9 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     check_dy(r, api, s, dy);
     dy->uses++, s->dy = dy;
     pp_stage_model *m = &r->chunks[s->chunk];
-    double forward = m->nblocks + edge_cost(r, m);
     int rebuilt = pp__stash_needs_recompute(s->ms);
     r->backwards++;
-    double cost = (whole ? 2 : 1) * forward + (rebuilt ? forward : 0);
+    double cost = pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, whole ? 2 : 1, rebuilt);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
@@ -266,7 +262,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__stage_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, m->nblocks + edge_cost(r, m), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, 1, 0), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

@@ -9,6 +9,7 @@
 
 #include "pp.h"
 #include "runtime.h"
+#include "tag.h"
 #include "tensor.h"
 
 /* Each Criterion test runs in its own process, so step functions and the test body share plain globals. */

@@ -1,0 +1,50 @@
+/* config.h: what a run is asked to do (pp_run_config): schedule, ranks, micro-batches, model and data shape,
+ * costs of the virtual clock, optimizer; its defaults and its checks (config.c). */
+#ifndef PP_CONFIG_H
+#define PP_CONFIG_H
+
+#include <stddef.h>
+
+#include "model.h"
+
+typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
+
+typedef struct pp_run_config {
+    const char *schedule;   /* "naive", "gpipe", "1f1b", "interleaved": which theory applies */
+    int P, M, v;            /* ranks, micro-batches, chunks per rank */
+    int layers;             /* blocks in the model; must be a multiple of P*v */
+    int mb_size;            /* samples per micro-batch */
+    int seq, hidden, vocab; /* model and data shape */
+    int steps;              /* optimizer steps */
+    double comm_latency;    /* virtual cost of one boundary message */
+    double edge_cost;       /* virtual cost of the embedding and of the head + loss (each) in a forward; twice
+                               that in a whole backward, once in each of B and W when split */
+    int eager;              /* 1: sends complete at once; 0: rendezvous (NCCL-like, the default) */
+    int recompute;          /* ask schedules for activation recomputation */
+    unsigned seed;
+    const char *backend;    /* "cpu" or "cuda" */
+    const char *transport;  /* "threads" (default) or "mpi" */
+    pp_optimizer optimizer;
+    float lr, weight_decay;
+    double deadline_s;      /* transports without exact detection: a wait longer than this is a deadlock */
+    int uncapped;           /* 1: no caps on what a step makes (pp__rank_charge): for benchmarks that loop on
+                               purpose in this process, never for a student's schedule */
+} pp_run_config;
+
+/* The defaults every run starts from (P=2, M=4, v=1, gpipe, cpu, SGD...). */
+void pp__config_defaults(pp_run_config *c);
+/* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */
+int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
+/* The model shape of a run (L defaults to one block per virtual stage; the FFN is 4h). */
+void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
+/* Blocks per virtual stage: layers / (P * v). */
+int pp__config_blocks_per_vstage(const pp_run_config *c);
+
+/* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/schedule.c): a
+ * forward of a virtual stage costs its blocks, plus edge_cost for the embedding (stage 0) and for the head and
+ * loss (the last stage); a backward costs one forward per half it runs (2 whole, 1 for the input or the weight
+ * half of a split one), plus one more when it first rebuilds a checkpointed stash. */
+double pp__config_forward_cost(const pp_run_config *c, int vstage);
+double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt);
+
+#endif /* PP_CONFIG_H */

@@ -1,0 +1,129 @@
+/* rank.h: the rank and world behind pp.h's handles (pp_rank, pp_world, pp_stash) and how a run fails: the first
+ * failure is recorded once and every rank leaves its step function through its abort point (rank.c). What the
+ * pp.h calls themselves do lives in stage.c (compute, stashes) and comm.c (messages). */
+#ifndef PP_RANK_H
+#define PP_RANK_H
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "error.h"
+#include "model.h"
+#include "trace.h"
+
+struct pp_transport_ops;
+
+/* Stash as handed to the student: the model's stash plus the bookkeeping that catches misuse. */
+struct pp_stash {
+    int chunk, mb;
+    pp_tensor *x, *dy;       /* the forward's input and the backward's gradient, held until the backward ends */
+    int state;               /* PP__STASH_LIVE, _INPUT_DONE (B done, W pending), _DONE, _FREED */
+    int checkpointed;
+    size_t bytes;            /* counted now */
+    pp_model_stash *ms;
+    struct pp_stash *next;
+};
+
+typedef struct pp_world pp_world;
+typedef struct pp_server pp_server;
+
+struct pp_rank {
+    int id;
+    const pp_run_config *cfg;
+    pp_world *world;
+    pp_backend *be;
+    pp_stage_model *chunks;  /* v stages: chunk c is virtual stage c*P + id */
+    pp_arena arena;          /* tensors of the current step */
+    int step;                /* 0-based */
+    /* virtual clock */
+    double clock;
+    pp_trace trace;          /* events of the current step */
+    double wall0;            /* wall time the step began */
+    /* activation stashes */
+    pp_stash *stashes;
+    size_t live_bytes, peak_bytes;
+    size_t peak_single_bytes;  /* the largest one stash got, measured after each op (F, checkpoint, B, W) */
+    int live_stashes, peak_stashes;
+    /* messages */
+    int in_group;
+    pp_request **group;
+    int ngroup, group_cap;
+    pp_request *requests;    /* every request of the step, freed at its end */
+    int sent_msgs;
+    const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)") */
+    int waiting_tag;         /* the tag of the receive it blocks in (pp_recv, or the first in a group), else -1 */
+    char blocked_buf[160];
+    /* optimizer */
+    int opt_calls;           /* pp_optimizer_step calls this step */
+    int opt_t;               /* AdamW step counter */
+    float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
+    int dloss_calls;         /* pp_loss_grad calls this step */
+    int zero_scales;         /* of them, with a scale of 0 (1 / M in integer arithmetic) */
+    int backwards;           /* backwards (or input halves) run this step */
+    int late_grad_zero;      /* pp_grad_zero calls after a backward this step: they erase its gradients */
+    double last_loss_sum;    /* sum of micro-batch losses seen by this rank's last stage (double: M may be 1024) */
+    int loss_count;
+    /* what this step made, against the caps that keep a runaway schedule from exhausting pplab's memory */
+    int made[3];             /* per pp_charge */
+    /* the driver serving this rank in a sandboxed run (server.c); NULL in-process */
+    pp_server *srv;
+    /* abort */
+    jmp_buf abort_jmp;
+};
+
+struct pp_world {
+    const pp_run_config *cfg;
+    int P;
+    int local_rank;          /* -1 with threads (all ranks local); the process's rank under MPI */
+    pp_rank *ranks;          /* P entries; under MPI only ranks[local_rank] is in use */
+    const struct pp_transport_ops *tp;
+    void *tp_ctx;
+    int no_params;           /* pp_program.no_params: no gradient snapshot, no weights in the result */
+    /* set by the runtime, called by pp__world_fail (rank.c knows neither transports nor drivers): wakes every
+     * rank blocked in the transport; on a deadlock, names a rank whose driver died instead (1, *st and msg set) */
+    void (*wake_all)(pp_world *w);
+    int (*driver_death)(pp_world *w, pp_status *st, char *msg, size_t len);
+    pthread_mutex_t fail_lock;
+    int failed;              /* set once, atomically (release); read with pp__world_failed() */
+    pp_status status;
+    char error[4096];        /* the first failure's message (may hold several lines for deadlocks) */
+};
+
+/* Stops the run: records the first failure (status + message + hint), wakes every rank and leaves rank r's
+ * step function through its abort point. Safe from any rank thread; later failures are dropped. */
+void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5), noreturn));
+/* Records a failure without leaving (for transports detecting on behalf of several ranks). Returns 1 if this
+ * was the first failure. */
+int pp__world_fail(pp_world *w, pp_status st, const char *msg);
+/* 1 once the run failed (an acquire load: safe from any rank thread without a lock). */
+int pp__world_failed(const pp_world *w);
+/* Leaves rank r's step function because the run already failed elsewhere. */
+void pp__rank_bail(pp_rank *r) __attribute__((noreturn));
+/* Bails out if the run failed; called at the entry of every pp.h function. */
+void pp__rank_check(pp_rank *r);
+/* Copies rank r's gradients to the host once in step 1 (at its first optimizer step, or when its step
+ * function returns without one), so the grader compares what the optimizer saw. */
+void pp__rank_snapshot_grads(pp_rank *r);
+/* The id of the rank whose step function runs on this thread, -1 outside one (for crash reports). */
+int pp__current_rank(void);
+/* Seconds since an arbitrary start (monotonic). */
+double pp__now(void);
+
+/* A step function: what every rank runs once per step. */
+typedef void (*pp_step_fn)(pp_rank *r);
+
+/* What a pp.h call makes that costs the runtime memory. */
+typedef enum { PP_CHARGE_FORWARD = 0, PP_CHARGE_LOSS_GRAD, PP_CHARGE_MESSAGE } pp_charge;
+/* Counts one more of `what` on rank r this step and stops the run with PP_ERR_LIMIT once the step made far more
+ * than any schedule needs (forwards 4Mv + 64, loss gradients 4M + 64, posted messages 16Mv + 256): pplab's
+ * memory must not be at a schedule's mercy, in a sandboxed run or in-process. */
+void pp__rank_charge(pp_rank *r, pp_charge what, const char *api);
+/* The number of parameter tensors over all of rank r's chunks. */
+int pp__rank_nparams(const pp_rank *r);
+/* Marks the calling thread as running rank id's step function (-1: none), for pp__current_rank. */
+void pp__rank_set_current(int id);
+
+#endif /* PP_RANK_H */

@@ -1,0 +1,158 @@
+/* test_layout.c: rules of the source tree that no compiler checks. lib/ and grader/ include each other's files
+ * without a cycle, a file and its header counting as one module (a cycle is what makes a header impossible to
+ * read alone, and a library impossible to split); CUDA's #ifdef stays in the two registries and kernels/. Tests
+ * run from the project root. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { MAX_MODS = 256, NAME = 128 };
+
+typedef struct {
+    char name[NAME]; /* "lib/runtime": the path without .c/.h */
+    int deps[MAX_MODS], ndeps;
+} module;
+
+static module mods[MAX_MODS];
+static int nmods;
+
+static int module_index(const char *name) {
+    for (int i = 0; i < nmods; i++)
+        if (!strcmp(mods[i].name, name)) return i;
+    cr_assert_lt(nmods, MAX_MODS, "more than %d modules", MAX_MODS);
+    snprintf(mods[nmods].name, NAME, "%s", name);
+    mods[nmods].ndeps = 0;
+    return nmods++;
+}
+
+static int exists(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Where #include "name" from a file in dir resolves, as the build's -I folders resolve it; 0 when it does not
+ * (a system header, or one of another tree). */
+static int resolve(const char *dir, const char *name, char *out, size_t len) {
+    const char *roots[] = {dir, "lib", "kernels", "grader"};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        snprintf(out, len, "%s/%s", roots[i], name);
+        if (exists(out)) return 1;
+    }
+    return 0;
+}
+
+static void strip_ext(char *path) {
+    size_t n = strlen(path);
+    if (n > 2 && path[n - 2] == '.' && (path[n - 1] == 'c' || path[n - 1] == 'h')) path[n - 2] = 0;
+}
+
+static void add_dep(int from, int to) {
+    if (from == to) return;
+    for (int i = 0; i < mods[from].ndeps; i++)
+        if (mods[from].deps[i] == to) return;
+    mods[from].deps[mods[from].ndeps++] = to;
+}
+
+static void scan_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    cr_assert(d, "cannot open %s (run the tests from the project root)", dir);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+        char path[512], self[512], line[1024], target[640];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        snprintf(self, sizeof self, "%s", path);
+        strip_ext(self);
+        int me = module_index(self);
+        FILE *f = fopen(path, "r");
+        cr_assert(f, "cannot read %s", path);
+        while (fgets(line, sizeof line, f)) {
+            char inc[256];
+            if (sscanf(line, " #include \"%255[^\"]\"", inc) != 1) continue;
+            if (!resolve(dir, inc, target, sizeof target)) continue;
+            strip_ext(target);
+            add_dep(me, module_index(target));
+        }
+        fclose(f);
+    }
+    closedir(d);
+}
+
+/* Depth-first search; on a back edge, writes the cycle into out and returns 1. */
+static int state[MAX_MODS], stack_[MAX_MODS], depth;
+
+static int dfs(int v, char *out, size_t len) {
+    state[v] = 1;
+    stack_[depth++] = v;
+    for (int i = 0; i < mods[v].ndeps; i++) {
+        int w = mods[v].deps[i];
+        if (state[w] == 1) {
+            size_t used = 0;
+            int from = 0;
+            while (stack_[from] != w) from++;
+            for (int k = from; k < depth && used < len; k++)
+                used += (size_t)snprintf(out + used, len - used, "%s -> ", mods[stack_[k]].name);
+            if (used < len) snprintf(out + used, len - used, "%s", mods[w].name);
+            return 1;
+        }
+        if (state[w] == 0 && dfs(w, out, len)) return 1;
+    }
+    depth--;
+    state[v] = 2;
+    return 0;
+}
+
+Test(layout, no_include_cycle_in_lib_or_grader) {
+    const char *dirs[] = {"lib", "lib/driver", "grader", "kernels/cpu"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) scan_dir(dirs[i]);
+    cr_assert_gt(nmods, 20, "only %d modules found: run from the project root", nmods);
+    char cycle[4096] = "";
+    for (int v = 0; v < nmods; v++)
+        if (state[v] == 0) {
+            depth = 0;
+            cr_assert(!dfs(v, cycle, sizeof cycle), "an include cycle (a file and its header are one module): %s",
+                      cycle);
+        }
+}
+
+/* The check itself catches a cycle: two modules that include each other. */
+Test(layout, the_cycle_check_finds_one) {
+    int a = module_index("x/a"), b = module_index("x/b");
+    add_dep(a, b);
+    add_dep(b, a);
+    char cycle[256] = "";
+    depth = 0;
+    cr_expect(dfs(a, cycle, sizeof cycle), "a <-> b not found");
+    cr_expect_str_eq(cycle, "x/a -> x/b -> x/a");
+}
+
+/* CUDA's conditional compilation lives in the backend and transport registries and under kernels/ only. */
+Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
+    const char *dirs[] = {"lib", "lib/driver", "grader", "bench"};
+    const char *allowed[] = {"lib/backend.c", "lib/transport.c"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        DIR *d = opendir(dirs[i]);
+        cr_assert(d, "cannot open %s", dirs[i]);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+            char path[512], line[1024];
+            snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+            int ok = 0;
+            for (size_t k = 0; k < sizeof allowed / sizeof allowed[0]; k++) ok |= !strcmp(path, allowed[k]);
+            FILE *f = fopen(path, "r");
+            cr_assert(f, "cannot read %s", path);
+            for (int ln = 1; fgets(line, sizeof line, f); ln++)
+                if (strstr(line, "PP_HAVE_CUDA") && strchr(line, '#') && !ok)
+                    cr_expect(0, "%s:%d tests PP_HAVE_CUDA: only the registries (lib/backend.c, lib/transport.c) "
+                                 "and kernels/ may", path, ln);
+            fclose(f);
+        }
+        closedir(d);
+    }
+}
