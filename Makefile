@@ -72,7 +72,7 @@ CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
 NVCC        := $(CUDA_HOME)/bin/nvcc
-NVCCFLAGS   := -O2 -std=c++17 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter -Ilib -Ikernels \
+NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter -Ilib -Ikernels \
                --expt-relaxed-constexpr -Werror all-warnings \
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90
@@ -83,7 +83,8 @@ CFLAGS      += -DPP_HAVE_NCCL
 NVCCFLAGS   += -DPP_HAVE_NCCL
 LIB_LDLIBS  += -lnccl
 endif
-LIB_CUDA_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.o,$(CUDA_SRC))
+# .cu.o: kernels/cuda mirrors kernels/cpu file by file, and libpp.a must not see two members named gemm.o
+LIB_CUDA_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRC))
 endif
 
 ifeq ($(HAVE_MPI),1)
@@ -141,7 +142,7 @@ $(BUILD)/obj/%.o: %.c
 	$(call msg,CC,$<)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu
+$(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(call msg,NVCC,$<)
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@

@@ -28,17 +28,10 @@ static const pp_backend_entry backends[] = {
 };
 #define PP__NBACKENDS ((int)(sizeof backends / sizeof backends[0]))
 
-/* The required slots, in struct order. */
-#define PP__REQUIRED_OPS(X)                                                                                    \
-    X(alloc) X(free) X(zero) X(to_host) X(from_host) X(copy) X(sync) X(gemm) X(embedding_fwd)                  \
-    X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd) X(bias_add) X(bias_grad) X(gelu_fwd) X(gelu_bwd)        \
-    X(axpy) X(fill) X(xent_fwd) X(xent_bwd) X(sgd) X(adamw)
-#define PP__COUNT_OP(slot) +1
-enum { PP__NREQUIRED = 0 PP__REQUIRED_OPS(PP__COUNT_OP) };
-/* A slot added to pp_backend_ops before timer_epoch must be added to the list above too. */
+/* The required slots come first: the last of them ends where the first optional one begins. */
 _Static_assert(offsetof(pp_backend_ops, timer_epoch) ==
-                   sizeof(const char *) + PP__NREQUIRED * sizeof(void (*)(void)),
-               "pp_backend_ops changed: update PP__REQUIRED_OPS in backend.c");
+                   sizeof(const char *) + PP_BACKEND_NREQUIRED * sizeof(void (*)(void)),
+               "pp_backend_ops: the required slots must come before timer_epoch, as PP_BACKEND_REQUIRED_OPS lists them");
 
 static void append_name(char *buf, size_t len, size_t *used, const char *name) {
     if (!buf || len == 0) return;
@@ -57,7 +50,7 @@ int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len) {
         missing++;                                                                                             \
         append_name(buf, len, &used, #slot);                                                                   \
     }
-    PP__REQUIRED_OPS(PP__CHECK_OP)
+    PP_BACKEND_REQUIRED_OPS(PP__CHECK_OP)
 #undef PP__CHECK_OP
     return missing;
 }
@@ -109,6 +102,6 @@ void pp__backend_describe_all(FILE *out) {
         if (n)
             fprintf(out, "; missing: %s\n", missing);
         else
-            fprintf(out, "; all %d ops filled\n", PP__NREQUIRED);
+            fprintf(out, "; all %d ops filled\n", PP_BACKEND_NREQUIRED);
     }
 }

@@ -73,6 +73,26 @@ typedef struct pp_backend_ops {
     void *(*alloc_uninit)(void *ctx, size_t bytes);
 } pp_backend_ops;
 
+/* Every slot of pp_backend_ops in struct order, required ones first (backend.c refuses a backend missing one), then
+ * the optional ones. One list for every check: a slot added to the struct and not here fails to compile. */
+#define PP_BACKEND_REQUIRED_OPS(X)                                                                             \
+    X(alloc) X(free) X(zero) X(to_host) X(from_host) X(copy) X(sync) X(gemm) X(embedding_fwd)                  \
+    X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd) X(bias_add) X(bias_grad) X(gelu_fwd) X(gelu_bwd)        \
+    X(axpy) X(fill) X(xent_fwd) X(xent_bwd) X(sgd) X(adamw)
+#define PP_BACKEND_OPTIONAL_OPS(X) X(timer_epoch) X(timer_begin) X(timer_end) X(timer_read) X(describe) X(alloc_uninit)
+#define PP__BACKEND_COUNT_OP(slot) +1
+enum {
+    PP_BACKEND_NREQUIRED = 0 PP_BACKEND_REQUIRED_OPS(PP__BACKEND_COUNT_OP),
+    PP_BACKEND_NSLOTS = PP_BACKEND_NREQUIRED + 0 PP_BACKEND_OPTIONAL_OPS(PP__BACKEND_COUNT_OP)
+};
+#ifdef __cplusplus
+static_assert(sizeof(pp_backend_ops) == sizeof(const char *) + PP_BACKEND_NSLOTS * sizeof(void (*)(void)),
+              "pp_backend_ops and PP_BACKEND_*_OPS in backend.h differ: add the new slot to the list");
+#else
+_Static_assert(sizeof(pp_backend_ops) == sizeof(const char *) + PP_BACKEND_NSLOTS * sizeof(void (*)(void)),
+               "pp_backend_ops and PP_BACKEND_*_OPS in backend.h differ: add the new slot to the list");
+#endif
+
 typedef struct pp_backend {
     const pp_backend_ops *ops;
     void *ctx;
@@ -92,7 +112,7 @@ void pp__backend_describe_all(FILE *out);
  * comma-separated and truncated to len, and returns how many there are. */
 int pp__backend_missing_ops(const pp_backend_ops *ops, char *buf, size_t len);
 
-/* The always-present CPU backend (backend_cpu.c). */
+/* The always-present CPU backend (kernels/cpu/backend_cpu.c). */
 pp_backend *pp__backend_cpu_open(int rank, int nranks, char *err, size_t errlen);
 void pp__backend_cpu_close(pp_backend *be);
 extern const pp_backend_ops pp__backend_cpu_ops;

@@ -1,5 +1,5 @@
-/* cpu_kernels.h: the fp32 CPU kernels behind the `cpu` backend, one file per op family (gemm.c, embedding.c,
- * layernorm.c, gelu.c, elementwise.c, xent.c, optim.c). Each has exactly the signature of its slot in
+/* cpu_kernels.h: the fp32 CPU kernels behind the `cpu` backend (backend_cpu.c), one file per op family (gemm.c,
+ * embedding.c, layernorm.c, gelu.c, elementwise.c, xent.c, optim.c), as kernels/cuda has them. Each has exactly the signature of its slot in
  * pp_backend_ops (backend.h), whose comments are the contract: row-major, "+=" accumulates, "=" overwrites.
  * ctx is unused (the CPU kernels keep no state); pointers are ordinary host memory. Every kernel is
  * deterministic: a fixed summation order and no threading of its own (GEMM runs OpenBLAS on one thread). */

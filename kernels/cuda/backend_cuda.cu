@@ -1,6 +1,6 @@
 /* backend_cuda.cu: the CUDA backend object: opening one instance per rank (device rank % device count, one
  * stream, one cuBLAS handle, a green-context SM share when ranks share a GPU), memory, synchronisation,
- * CUDA-event timers, describe(), and the ops table. Kernels live in cuda_kernels.cu, GEMM in cuda_gemm.cu. */
+ * CUDA-event timers, describe(), and the ops table. The kernels live one op family per file, as in kernels/cpu. */
 #include "cuda_common.h"
 
 #include <stdint.h>
@@ -242,38 +242,35 @@ void pp__backend_cuda_close(pp_backend *be)
     free(be);
 }
 
-/* The table below is positional (C++17 has no designated initialisers): a new slot must be added here too. */
-static_assert(sizeof(pp_backend_ops) == sizeof(const char *) + 28 * sizeof(void (*)(void)),
-              "pp_backend_ops changed: update pp__backend_cuda_ops");
-
+/* Designated, as the cpu table (C++20): every slot is named, and -Wextra refuses one left out. */
 const pp_backend_ops pp__backend_cuda_ops = {
-    /* name */ "cuda",
-    /* alloc */ cuda_alloc,
-    /* free */ cuda_free,
-    /* zero */ cuda_zero,
-    /* to_host */ cuda_to_host,
-    /* from_host */ cuda_from_host,
-    /* copy */ cuda_copy,
-    /* sync */ cuda_sync,
-    /* gemm */ pp__cuda_gemm,
-    /* embedding_fwd */ pp__cuda_embedding_fwd,
-    /* embedding_bwd */ pp__cuda_embedding_bwd,
-    /* layernorm_fwd */ pp__cuda_layernorm_fwd,
-    /* layernorm_bwd */ pp__cuda_layernorm_bwd,
-    /* bias_add */ pp__cuda_bias_add,
-    /* bias_grad */ pp__cuda_bias_grad,
-    /* gelu_fwd */ pp__cuda_gelu_fwd,
-    /* gelu_bwd */ pp__cuda_gelu_bwd,
-    /* axpy */ pp__cuda_axpy,
-    /* fill */ pp__cuda_fill,
-    /* xent_fwd */ pp__cuda_xent_fwd,
-    /* xent_bwd */ pp__cuda_xent_bwd,
-    /* sgd */ pp__cuda_sgd,
-    /* adamw */ pp__cuda_adamw,
-    /* timer_epoch */ cuda_timer_epoch,
-    /* timer_begin */ cuda_timer_begin,
-    /* timer_end */ cuda_timer_end,
-    /* timer_read */ cuda_timer_read,
-    /* describe */ cuda_describe,
-    /* alloc_uninit: the pool's blocks are zeroed on the stream, which costs next to nothing there */ nullptr,
+    .name = "cuda",
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .zero = cuda_zero,
+    .to_host = cuda_to_host,
+    .from_host = cuda_from_host,
+    .copy = cuda_copy,
+    .sync = cuda_sync,
+    .gemm = pp__cuda_gemm,
+    .embedding_fwd = pp__cuda_embedding_fwd,
+    .embedding_bwd = pp__cuda_embedding_bwd,
+    .layernorm_fwd = pp__cuda_layernorm_fwd,
+    .layernorm_bwd = pp__cuda_layernorm_bwd,
+    .bias_add = pp__cuda_bias_add,
+    .bias_grad = pp__cuda_bias_grad,
+    .gelu_fwd = pp__cuda_gelu_fwd,
+    .gelu_bwd = pp__cuda_gelu_bwd,
+    .axpy = pp__cuda_axpy,
+    .fill = pp__cuda_fill,
+    .xent_fwd = pp__cuda_xent_fwd,
+    .xent_bwd = pp__cuda_xent_bwd,
+    .sgd = pp__cuda_sgd,
+    .adamw = pp__cuda_adamw,
+    .timer_epoch = cuda_timer_epoch,
+    .timer_begin = cuda_timer_begin,
+    .timer_end = cuda_timer_end,
+    .timer_read = cuda_timer_read,
+    .describe = cuda_describe,
+    .alloc_uninit = nullptr, /* the pool's blocks are zeroed on the stream, which costs next to nothing there */
 };

@@ -90,7 +90,13 @@ void pp__cuda_green_open(int dev, int local, int share_count, pp_cuda_share *sh,
 /* Destroys the stream and green context made by pp__cuda_green_open (no-op without one). */
 void pp__cuda_green_close(pp_cuda_share *sh, cudaStream_t stream);
 
-/* Kernel launchers (cuda_kernels.cu), with the signatures of the pp_backend_ops slots. */
+/* Kernel launchers (embedding.cu, layernorm.cu, elementwise.cu, gelu.cu, xent.cu, optim.cu), with the signatures
+ * of the pp_backend_ops slots. */
+/* dcol1[j] += sum_i dout[i,j] * xhat[i,j] with xhat = (x - mean[i]) * rstd[i] (when dcol1 is given), dcol0[j] +=
+ * sum_i dout[i,j] (when dcol0 is given), n x cols, on c's stream (columns.cu). */
+void pp__cuda_column_sums(pp_cuda_ctx *c, float *dcol0, float *dcol1, const float *dout, const float *x,
+                          const float *mean, const float *rstd, int n, int cols);
+
 void pp__cuda_embedding_fwd(void *ctx, float *out, const float *table, const int *tokens, int n, int h);
 void pp__cuda_embedding_bwd(void *ctx, float *dtable, const float *dout, const int *tokens, int n, int h);
 void pp__cuda_layernorm_fwd(void *ctx, float *out, float *mean, float *rstd, const float *x, const float *g,
@@ -109,7 +115,7 @@ void pp__cuda_xent_bwd(void *ctx, float *dlogits, const float *probs, const int 
 void pp__cuda_sgd(void *ctx, float *p, const float *g, float lr, float wd, int count);
 void pp__cuda_adamw(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
                     float eps, float wd, int t, int count);
-/* cuBLAS GEMM (cuda_gemm.cu). */
+/* cuBLAS GEMM (gemm.cu). */
 void pp__cuda_gemm(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
                    const float *B, int ldb, float beta, float *C, int ldc);
 

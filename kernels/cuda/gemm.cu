@@ -1,4 +1,4 @@
-/* cuda_gemm.cu: the backend's GEMM through cuBLAS. cuBLAS is column-major and pplab row-major: a row-major
+/* gemm.cu: the backend's GEMM through cuBLAS. cuBLAS is column-major and pplab row-major: a row-major
  * matrix is its own transpose seen column-major, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T by
  * swapping the operands (and m with n), with no copy. fp32 arithmetic by default (CUBLAS_COMPUTE_32F); with
  * PP_CUDA_TF32=1 in the environment, TF32 tensor cores (about 1e-3 relative error: the grader's gradient
