@@ -32,7 +32,7 @@ HAVE_CJSON     := $(call have,pkg-config --exists libcjson)
 HAVE_CRITERION := $(call have,pkg-config --exists criterion)
 HAVE_SECCOMP   := $(call have,pkg-config --exists libseccomp)
 HAVE_GNUPLOT   := $(call have,command -v gnuplot)
-HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/comm_mpi.c),$(call have,command -v mpicc),0))
+HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/transport/mpi.c),$(call have,command -v mpicc),0))
 HAVE_NVCC      := $(if $(NO_CUDA),0,$(call have,test -x $(CUDA_HOME)/bin/nvcc))
 HAVE_CUBLAS    := $(if $(filter 1,$(HAVE_NVCC)),$(call have,test -f $(CUDA_HOME)/include/cublas_v2.h),0)
 HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,test -f $(CUDA_HOME)/include/nccl.h -o -f /usr/include/nccl.h),0))
@@ -62,7 +62,7 @@ CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 
 # ---- sources -------------------------------------------------------------------------------------------
-LIB_SRC  := $(filter-out lib/comm_mpi.c,$(wildcard lib/*.c)) $(wildcard kernels/cpu/*.c)
+LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*.c)
 # The schedule driver: the program that holds a student's object, one process per rank. Never built with a
 # sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
 DRIVER_SRC := $(wildcard lib/driver/*.c) lib/chan.c lib/wire.c lib/tag.c lib/crash.c lib/warmup_call.c
@@ -82,6 +82,7 @@ ifeq ($(HAVE_NCCL),1)
 CFLAGS      += -DPP_HAVE_NCCL
 NVCCFLAGS   += -DPP_HAVE_NCCL
 LIB_LDLIBS  += -lnccl
+CUDA_SRC    += lib/transport/nccl.cu
 endif
 # .cu.o: kernels/cuda mirrors kernels/cpu file by file, and libpp.a must not see two members named gemm.o
 LIB_CUDA_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRC))
@@ -90,10 +91,10 @@ endif
 ifeq ($(HAVE_MPI),1)
 MPI_CFLAGS := $(shell mpicc --showme:compile)
 MPI_LIBS   := $(shell mpicc --showme:link)
-LIB_SRC    += lib/comm_mpi.c
+LIB_SRC    += lib/transport/mpi.c
 CFLAGS     += -DPP_HAVE_MPI
 LIB_LDLIBS += $(MPI_LIBS)
-$(BUILD)/obj/lib/comm_mpi.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/lib/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/lib/transport.o: CFLAGS += $(MPI_CFLAGS)
 endif
 

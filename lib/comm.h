@@ -1,7 +1,8 @@
 /* comm.h: messages between ranks. The API layer (comm.c) checks arguments, keeps groups, moves virtual time
  * and writes the trace; a transport moves bytes and decides when a request completes:
- *   threads  ranks are threads of one process (comm_threads.c), exact deadlock detection;
- *   mpi      one process per rank (comm_mpi.c), deadlines instead of exact detection.
+ *   threads  ranks are threads of one process (transport/threads.c), exact deadlock detection;
+ *   mpi      one process per rank (transport/mpi.c), deadlines instead of exact detection;
+ *   nccl     ranks are threads, one GPU each (transport/nccl.cu).
  * Matching is on (source, destination, tag), first posted first matched, as in MPI and NCCL. */
 #ifndef PP_COMM_H
 #define PP_COMM_H
@@ -56,6 +57,5 @@ typedef struct pp_transport_ops {
     void (*fini)(pp_world *w);
 } pp_transport_ops;
 
-extern const pp_transport_ops pp__transport_threads;
 
 #endif /* PP_COMM_H */

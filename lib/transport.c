@@ -4,13 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef PP_HAVE_MPI
-extern const pp_transport_ops pp__transport_mpi;
-#endif
-#ifdef PP_HAVE_NCCL
-extern const pp_transport_ops pp__transport_nccl;
-#endif
-
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen) {
     if (!name || !strcmp(name, "threads")) return &pp__transport_threads;
 #ifdef PP_HAVE_MPI

@@ -5,6 +5,16 @@
 #include <stdio.h>
 #include "comm.h"
 
+/* The transports, one file each in lib/transport/; transport.c is the one file that knows which were built. */
+/* threads.c: ranks are threads of one process; exact deadlock detection. Always built. */
+extern const pp_transport_ops pp__transport_threads;
+/* mpi.c: one process per rank under mpirun or srun; built with Open MPI (PP_HAVE_MPI). */
+extern const pp_transport_ops pp__transport_mpi;
+/* nccl.cu: ranks are threads of one process, rank r on GPU r, messages by ncclSend/ncclRecv on each rank's stream;
+ * built with NCCL (PP_HAVE_NCCL). Needs the cuda backend and P <= GPU count. NCCL has no tags: between two ranks,
+ * sends and receives pair up in the order they are posted, and a tag or shape mismatch of a pair stops the run. */
+extern const pp_transport_ops pp__transport_nccl;
+
 /* The transport called name ("threads", "mpi", "nccl"; NULL means threads), or NULL with a one-line reason in
  * err when it is unknown or not compiled in. */
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen);

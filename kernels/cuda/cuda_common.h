@@ -1,6 +1,7 @@
 /* cuda_common.h: what the files of the CUDA backend share: the per-rank context (device, stream, cuBLAS handle,
  * timing events), the checks that stop a run on a CUDA, cuBLAS or driver error, and the launch helpers.
- * Included only by the .cu files of kernels/cuda. The project headers are C, so they are wrapped in extern "C" here. */
+ * Included by the .cu files of kernels/cuda and by the nccl transport (lib/transport/nccl.cu), which runs on the
+ * backend's streams. The project headers are C, so they are wrapped in extern "C" here. */
 #ifndef PP_CUDA_COMMON_H
 #define PP_CUDA_COMMON_H
 

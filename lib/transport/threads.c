@@ -1,4 +1,4 @@
-/* comm_threads.c: the `threads` transport. Ranks are threads of one process; messages match on (source,
+/* threads.c: the `threads` transport. Ranks are threads of one process; messages match on (source,
  * destination, tag), oldest posted first, and are copied device to device with the receiver's backend. In
  * rendezvous mode (the default, as NCCL) a send completes only when a receive matches it; in eager mode it
  * completes at once and its bytes wait in a buffer the transport owns.

@@ -1,4 +1,4 @@
-/* comm_nccl.cu: the `nccl` transport. Ranks are threads of one process, rank r on GPU r (ncclCommInitAll, one
+/* nccl.cu: the `nccl` transport. Ranks are threads of one process, rank r on GPU r (ncclCommInitAll, one
  * communicator per rank); bytes move with ncclSend/ncclRecv on the rank's own backend stream, so a received
  * tensor is ordered before the kernels that read it without any host synchronisation.
  *
@@ -16,9 +16,8 @@
  *
  * Several ranks on one GPU are not supported by NCCL (ncclCommInitAll refuses duplicate devices); for that
  * case the threads transport copies between the ranks' buffers with the cuda backend's copy(). */
-#include "cuda_common.h"
+#include "cuda/cuda_common.h"
 
-#ifdef PP_HAVE_NCCL
 
 #include <errno.h>
 #include <nccl.h>
@@ -28,9 +27,10 @@
 #include <time.h>
 
 extern "C" {
-#include "comm_nccl.h"
-#include "runtime.h"
+#include "comm.h"
+#include "rank.h"
 #include "tensor.h"
+#include "transport.h"
 }
 
 /* A FIFO of unpaired requests of one kind for one (source, destination), linked through pp_request.next. */
@@ -338,5 +338,3 @@ const pp_transport_ops pp__transport_nccl = {
     /* wake_all */ nccl_wake_all,
     /* fini */ nccl_fini,
 };
-
-#endif /* PP_HAVE_NCCL */

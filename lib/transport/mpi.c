@@ -1,4 +1,4 @@
-/* comm_mpi.c: the `mpi` transport. One process per rank (under mpirun or srun); a boundary tensor travels as
+/* mpi.c: the `mpi` transport. One process per rank (under mpirun or srun); a boundary tensor travels as
  * one MPI message (a small header: shape, dtype, the sender's call, the virtual time the data was ready; then
  * the bytes, staged through host memory). Matching is MPI's own: (source, tag, communicator), oldest posted
  * first, the same rule as the threads transport. Rendezvous mode sends with MPI_Issend, which completes only
