@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "schedule.h"
+#include "schedules.h"
 #include "tag.h"
 
 pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...) {
@@ -219,9 +220,7 @@ static int rank_in_turn(int q, int prefer, int P) {
 
 /* GPipe's (and naive's) phases are the schedule: the order inside each phase, and where a weight half runs,
  * change neither the bubble nor the peak. */
-static int free_inside_phases(const pp_run_config *c) {
-    return !strcmp(c->schedule, "gpipe") || !strcmp(c->schedule, "naive");
-}
+static int free_inside_phases(const pp_run_config *c) { return pp__schedule_def(c->schedule)->free_phases; }
 
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
@@ -482,10 +481,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     else
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
                       bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r],
-                      !strcmp(c->schedule, "1f1b") ? "warmup should be min(P-r-1, M) forwards, and each stash freed "
-                      "right after its backward" : !strcmp(c->schedule, "interleaved") ? "warmup should be "
-                      "min(2(P-r-1)+(v-1)P, vM) chunk-forwards, and each stash freed right after its backward"
-                      : "free each stash right after its backward");
+                      pp__schedule_def(c->schedule)->peak_hint ? pp__schedule_def(c->schedule)->peak_hint
+                                                                : "free each stash right after its backward");
     /* messages */
     int sent = 0;
     for (int r = 0; r < P; r++) sent += res->sent_msgs[r];

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "impl.h"
+#include "schedules.h"
+
 void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
@@ -43,7 +46,8 @@ const char *pp__cli_value(int argc, char **argv, int *i) {
 void pp__cli_run_finish(pp_cli_run *o) {
     /* a run is described by these three: no silent defaults for them */
     if (!(o->given & PP_CLI_GIVEN_SCHEDULE))
-        pp__cli_fail("run", "--schedule is required: naive, gpipe, 1f1b or interleaved");
+        pp__cli_fail("run", "--schedule is required: %s",
+                     pp__schedule_names((char[256]){0}, 256, ", ", " or "));
     if (!(o->given & PP_CLI_GIVEN_STAGES)) pp__cli_fail("run", "--stages is required: the number of ranks P");
     if (!(o->given & PP_CLI_GIVEN_MICROBATCHES))
         pp__cli_fail("run", "--microbatches is required: the number of micro-batches M (1 for naive)");
@@ -105,4 +109,19 @@ static int cmp_double(const void *a, const void *b) {
 double pp__cli_median(double *x, int n) {
     qsort(x, (size_t)n, sizeof *x, cmp_double);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
+void pp__cli_usage(FILE *out, const char *usage) {
+    char sched[256], labs[300];
+    pp__schedule_names(sched, sizeof sched, "|", "|");
+    pp__lab_names(labs, sizeof labs, "|", "|");
+    for (const char *p = usage; *p;) {
+        if (!strncmp(p, "{schedules}", 11)) {
+            fputs(sched, out), p += 11;
+        } else if (!strncmp(p, "{labs}", 6)) {
+            fputs(labs, out), p += 6;
+        } else {
+            fputc(*p++, out);
+        }
+    }
 }

@@ -26,6 +26,9 @@ int pp__cli_int(const char *flag, const char *val, int lo, int hi);
 double pp__cli_num(const char *flag, const char *val);
 /* The value after argv[*i] (advancing *i), or dies with "--flag needs a value". */
 const char *pp__cli_value(int argc, char **argv, int *i);
+/* Prints a command's usage text with "{schedules}" and "{labs}" replaced by the names of the schedule table
+ * ("naive|gpipe|...") and of the labs ("warmup|naive|..."): usage never lists a schedule by hand. */
+void pp__cli_usage(FILE *out, const char *usage);
 /* Prints "pplab <cmd>: <msg>" and a usage hint to stderr, exits 2. */
 void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 

@@ -17,7 +17,7 @@
 #include "transport.h"
 
 static const char *usage =
-    "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|warmup|naive|gpipe|1f1b|interleaved]\n"
+    "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|{labs}]\n"
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
     "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
     "                   [--transport threads|mpi] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
@@ -78,13 +78,13 @@ int pp__cmd_grade(int argc, char **argv) {
         else if (!strcmp(f, "--table")) table = 1;
         else if (!strcmp(f, "--quiet")) quiet = 1;
         else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            fputs(usage, stdout);
+            pp__cli_usage(stdout, usage);
             return 0;
         } else pp__cli_fail("grade", "unknown flag '%s'", f);
 #undef VAL
     }
     if (strcmp(lab, "all") && !pp__lab_find(lab))
-        pp__cli_fail("grade", "unknown lab '%s': use all, warmup, naive, gpipe, 1f1b or interleaved", lab);
+        pp__cli_fail("grade", "unknown lab '%s': use all, %s", lab, pp__lab_names((char[300]){0}, 300, ", ", " or "));
     const pp_lab_info *li = pp__lab_find(lab);
     if (li) lab = li->name;
     if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) pp__cli_fail("grade", "unknown backend '%s': use cpu or cuda", backend);
@@ -130,9 +130,9 @@ int pp__cmd_grade(int argc, char **argv) {
     pp__runner_set_sandbox(&sb);
     pp__runner_set_in_process(in_process);
     /* Build every lab involved first: nothing is forked or threaded yet. */
-    pp_impl built[8];
-    pp_status build_st[8];
-    char build_err[8][2048];
+    pp_impl *built = pp__xcalloc((size_t)pp__nlabs, sizeof *built);
+    pp_status *build_st = pp__xcalloc((size_t)pp__nlabs, sizeof *build_st);
+    char (*build_err)[2048] = pp__xcalloc((size_t)pp__nlabs, sizeof *build_err);
     for (int l = 0; l < pp__nlabs; l++) {
         int used = 0;
         build_st[l] = PP_OK;
@@ -170,6 +170,9 @@ int pp__cmd_grade(int argc, char **argv) {
         }
     }
     free(job);
+    free(built);
+    free(build_st);
+    free(build_err);
     if (table) pp__report_table(stdout, res, n);
     pp__report_summary(stdout, res, n, color);
     int rc = 0;

@@ -17,6 +17,7 @@
 #include "configs.h"
 #include "crash.h"
 #include "impl.h"
+#include "schedules.h"
 #include "runner.h"
 #include "spawn.h"
 #include "transport.h"
@@ -61,7 +62,8 @@ static void parse(one_opts *o, int argc, char **argv) {
 #undef VAL
     }
     if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))
-        pp__cli_fail("grade-one", "--lab needs naive, gpipe, 1f1b or interleaved, got '%s'", t->lab);
+        pp__cli_fail("grade-one", "--lab needs %s, got '%s'", pp__schedule_names((char[256]){0}, 256, ", ", " or "),
+                     t->lab);
     if (!t->P || !t->M || !o->driver || !o->out)
         pp__cli_fail("grade-one", "needs --stages, --microbatches, --driver and --out (it is started by pplab grade "
                      "--transport mpi)");

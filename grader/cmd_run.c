@@ -18,7 +18,7 @@
 #include "transport.h"
 
 static const char *usage =
-    "usage: pplab run [--impl labs|solutions|DIR] --schedule naive|gpipe|1f1b|interleaved --stages P\n"
+    "usage: pplab run [--impl labs|solutions|DIR] --schedule {schedules} --stages P\n"
     "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b | --batch B] [--steps K]\n"
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
@@ -241,7 +241,7 @@ int pp__cmd_run(int argc, char **argv) {
     pp__config_defaults(&o.cfg);
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
+            pp__cli_usage(stdout, usage);
             return 0;
         }
         if (own_flag(&hid, &o, argc, argv, &i)) continue;

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "impl.h"
+#include "schedules.h"
+
 /* lab, P, M, v, steps, seed, latency, recompute. About fifty runs covering P 2..8, M 1..4P, v 2..4, several
  * seeds, M < P, M = P, a comm-latency case and recomputation, chosen so the whole set grades in seconds. */
 static const struct {
@@ -123,15 +126,15 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
         if (!tok) continue;
         pp_test_config c = {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 1, .time_limit_s = 10, .secret = 1};
         snprintf(c.lab, sizeof c.lab, "%s", tok);
-        static const char *const labs[] = {"warmup", "naive", "gpipe", "1f1b", "interleaved"};
-        int known = 0;
-        for (int i = 0; i < 5; i++) known |= !strcmp(tok, labs[i]);
-        if (!known) {
-            snprintf(err, errlen, "%s:%d: unknown lab '%s' (use warmup, naive, gpipe, 1f1b or interleaved)", path, lineno, tok);
+        if (!pp__lab_find(tok) || strchr(tok, '-')) { /* a lab's name, not its folder's */
+            char names[300];
+            snprintf(err, errlen, "%s:%d: unknown lab '%s' (use %s)", path, lineno, tok,
+                     pp__lab_names(names, sizeof names, ", ", " or "));
             fclose(f);
             return -1;
         }
-        if (!strcmp(tok, "naive")) c.M = 1;
+        const pp_schedule_def *def = pp__schedule_def(tok);
+        if (def && def->one_microbatch) c.M = 1;
         while ((tok = strtok(NULL, " \t\r\n"))) {
             char item[128], *end = NULL;
             snprintf(item, sizeof item, "%s", tok); /* the whole key=value, for the message */

@@ -16,16 +16,30 @@
 
 #include "compile.h"
 #include "files.h"
+#include "schedules.h"
 #include "spawn.h"
 
-const pp_lab_info pp__labs[] = {
-    {"warmup", "00-warmup", NULL},
-    {"naive", "01-naive", "pp_naive_step"},
-    {"gpipe", "02-gpipe", "pp_gpipe_step"},
-    {"1f1b", "03-1f1b", "pp_1f1b_step"},
-    {"interleaved", "04-interleaved", "pp_interleaved_step"},
-};
-const int pp__nlabs = (int)(sizeof pp__labs / sizeof *pp__labs);
+const pp_lab_info *pp__labs;
+int pp__nlabs;
+
+/* Before main: every lab is known to every command from the start. */
+__attribute__((constructor)) static void labs_from_table(void) {
+    pp_lab_info *labs = pp__xcalloc((size_t)pp__nschedules + 1, sizeof *labs);
+    labs[0] = (pp_lab_info){"warmup", "00-warmup", "warmup", NULL};
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *d = &pp__schedules[i];
+        labs[i + 1] = (pp_lab_info){d->name, d->folder, d->file, d->symbol};
+    }
+    pp__labs = labs;
+    pp__nlabs = pp__nschedules + 1;
+}
+
+const char *pp__lab_names(char *buf, size_t len, const char *sep, const char *last) {
+    char rest[256];
+    snprintf(buf, len, "%s%s%s", pp__labs[0].name, pp__nlabs > 2 ? sep : last,
+             pp__schedule_names(rest, sizeof rest, sep, last));
+    return buf;
+}
 
 const pp_lab_info *pp__lab_find(const char *name) {
     for (int i = 0; i < pp__nlabs; i++)
@@ -122,7 +136,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
                          size_t errlen) {
     char build[PATH_MAX], root[PATH_MAX], src[PATH_MAX + 128], outdir[2 * PATH_MAX + 64], rel[128];
     pp__impl_dirs(build, root, sizeof build);
-    const char *file = !strcmp(lab->name, "warmup") ? "warmup" : !strcmp(lab->name, "1f1b") ? "onef1b" : lab->name;
+    const char *file = lab->file;
     snprintf(src, sizeof src, "%s/%s/%s.c", dir, lab->folder, file);
     snprintf(rel, sizeof rel, "%s/%s.c", lab->folder, file);
     if (access(src, R_OK) != 0) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "configs.h"
+#include "impl.h"
 
 #define C_GREEN "\033[32m"
 #define C_RED "\033[31m"
@@ -21,7 +22,6 @@
 /* Widest per-rank peak list the table shows before falling back to "max N". */
 #define PEAK_COL 14
 
-static const char *const lab_order[] = {"warmup", "naive", "gpipe", "1f1b", "interleaved"};
 
 /* Fixed-size fields come from a child process over a pipe: never trust them to be terminated. */
 static int field_len(const char *s, size_t size) { return (int)strnlen(s, size); }
@@ -78,11 +78,10 @@ const char *pp__report_points(double p, char *buf, size_t len) {
 }
 
 int pp__report_labs(const pp_test_result *r, int n, const char **labs, int max) {
-    int k = 0;
-    size_t nknown = sizeof lab_order / sizeof lab_order[0];
-    for (size_t j = 0; j < nknown; j++)
+    int k = 0; /* the labs' own order first (the warm-up, then the schedule table's), then any other */
+    for (int j = 0; j < pp__nlabs; j++)
         for (int i = 0; i < n && k < max; i++)
-            if (strncmp(r[i].cfg.lab, lab_order[j], sizeof r[i].cfg.lab) == 0) {
+            if (strncmp(r[i].cfg.lab, pp__labs[j].name, sizeof r[i].cfg.lab) == 0) {
                 labs[k++] = r[i].cfg.lab;
                 break;
             }

@@ -3,48 +3,18 @@
 
 #include <string.h>
 
-static void push(pp_schedule *s, int r, char kind, int mb, int chunk) {
-    s->ops[r][s->n[r]++] = (pp_sched_op){kind, mb, chunk, 0};
-}
-
-/* Megatron-LM's interleaved order: the k-th chunk-forward of a rank runs chunk (k mod Pv) div P on micro-batch
- * (k div Pv) * P + k mod P; backwards visit the chunks in reverse. */
-static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
-    int chunk = (k % (P * v)) / P;
-    return (pp_sched_op){backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk, 0};
-}
-
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
+    const pp_schedule_def *def = pp__schedule_def(name);
     memset(s, 0, sizeof *s);
+    if (!def) return -1;
     s->P = P, s->M = M, s->v = v;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
-    for (int r = 0; r < P; r++) s->ops[r] = pp__xcalloc((size_t)(2 * M * v), sizeof **s->ops);
-    int known = 1;
     for (int r = 0; r < P; r++) {
-        if (!strcmp(name, "naive") || !strcmp(name, "gpipe")) {
-            for (int mb = 0; mb < M; mb++) push(s, r, 'F', mb, 0);
-            for (int mb = 0; mb < M; mb++) push(s, r, 'B', mb, 0);
-        } else if (!strcmp(name, "1f1b")) {
-            int w = P - r - 1 < M ? P - r - 1 : M;
-            for (int mb = 0; mb < w; mb++) push(s, r, 'F', mb, 0);
-            for (int i = 0; i < M - w; i++) push(s, r, 'F', w + i, 0), push(s, r, 'B', i, 0);
-            for (int i = M - w; i < M; i++) push(s, r, 'B', i, 0);
-        } else if (!strcmp(name, "interleaved")) {
-            int total = v * M, w = 2 * (P - r - 1) + (v - 1) * P;
-            if (w > total) w = total;
-            for (int k = 0; k < w; k++) s->ops[r][s->n[r]++] = interleaved_op(P, v, k, 0);
-            for (int i = 0; i < total - w; i++) {
-                s->ops[r][s->n[r]++] = interleaved_op(P, v, w + i, 0);
-                s->ops[r][s->n[r]++] = interleaved_op(P, v, i, 1);
-            }
-            for (int i = total - w; i < total; i++) s->ops[r][s->n[r]++] = interleaved_op(P, v, i, 1);
-        } else {
-            known = 0;
-        }
+        s->ops[r] = pp__xcalloc((size_t)(2 * M * v), sizeof **s->ops);
+        s->n[r] = def->order(P, M, v, r, s->ops[r]);
     }
-    if (!known) pp__schedule_free(s);
-    return known ? 0 : -1;
+    return 0;
 }
 
 void pp__schedule_free(pp_schedule *s) {
@@ -260,13 +230,7 @@ double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int
 }
 
 int pp__theory_peak(const pp_run_config *c, int r) {
-    int P = c->P, M = c->M, v = c->v;
-    if (!strcmp(c->schedule, "1f1b")) return P - r < M ? P - r : M;
-    if (!strcmp(c->schedule, "interleaved")) {
-        int w = 2 * (P - r - 1) + (v - 1) * P + 1;
-        return w < v * M ? w : v * M;
-    }
-    return M; /* gpipe, and naive with M = 1 */
+    return pp__schedule_def(c->schedule)->peak(c->P, c->M, c->v, r);
 }
 
 int pp__theory_messages(const pp_run_config *c) { return 2 * c->M * (c->v * c->P - 1); }

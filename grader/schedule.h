@@ -5,13 +5,7 @@
 #define PP_SCHEDULE_H
 
 #include "runtime.h"
-
-typedef struct pp_sched_op {
-    char kind;   /* 'F', 'B' (a whole backward, or its input half when a 'W' follows), 'W' (the weight half) */
-    int mb;
-    int chunk;
-    double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
-} pp_sched_op;
+#include "schedules.h"
 
 typedef struct pp_schedule {
     int P, M, v;
@@ -19,9 +13,8 @@ typedef struct pp_schedule {
     int *n;              /* n[r] ops on rank r */
 } pp_schedule;
 
-/* Builds the canonical order of `name` (naive, gpipe, 1f1b, interleaved) for P ranks, M micro-batches, v
- * chunks: GPipe backward in micro-batch order; 1F1B with warmup min(P-r-1, M); interleaved as Megatron-LM's
- * depth-first order with warmup min(2(P-r-1)+(v-1)P, vM). Returns 0, or -1 for an unknown name. */
+/* Builds the canonical order of schedule `name` (its row of the schedule table, lib/schedules.c) for P ranks, M
+ * micro-batches, v chunks. Returns 0, or -1 for an unknown name. */
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v);
 void pp__schedule_free(pp_schedule *s);
 

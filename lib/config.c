@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "schedules.h"
 
 void pp__config_defaults(pp_run_config *c) {
     memset(c, 0, sizeof *c);
@@ -51,21 +52,32 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
+/* The schedules that take --chunks, for the message that asks for one ("interleaved"). */
+static const char *chunked_names(char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < pp__nschedules && used < len; i++)
+        if (pp__schedules[i].chunked)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " or " : "", pp__schedules[i].name);
+    return buf;
+}
+
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
-    static const char *const schedules[] = {"naive", "gpipe", "1f1b", "interleaved"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof schedules / sizeof *schedules; i++) known |= !strcmp(c->schedule, schedules[i]);
-    if (!known) return BAD("unknown schedule '%s': use naive, gpipe, 1f1b or interleaved", c->schedule);
+    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    char names[256];
+    if (!def)
+        return BAD("unknown schedule '%s': use %s", c->schedule ? c->schedule : "(none)",
+                   pp__schedule_names(names, sizeof names, ", ", " or "));
     if (c->P < 1 || c->P > 64) return BAD("--stages %d is out of range: use 1..64", c->P);
     if (c->M < 1 || c->M > 1024) return BAD("--microbatches %d is out of range: use 1..1024", c->M);
     if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
-    if (c->v > 1 && strcmp(c->schedule, "interleaved"))
-        return BAD("--chunks %d needs --schedule interleaved (the %s schedule has one chunk per rank)", c->v,
-                   c->schedule);
-    if (!strcmp(c->schedule, "naive") && c->M != 1)
-        return BAD("the naive schedule runs the whole batch at once: use --microbatches 1 (got %d)", c->M);
-    if (!strcmp(c->schedule, "interleaved") && c->M % c->P)
-        return BAD("interleaved 1F1B needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d",
+    if (c->v > 1 && !def->chunked)
+        return BAD("--chunks %d needs --schedule %s (the %s schedule has one chunk per rank)", c->v,
+                   chunked_names(names, sizeof names), c->schedule);
+    if (def->one_microbatch && c->M != 1)
+        return BAD("the %s schedule runs the whole batch at once: use --microbatches 1 (got %d)", def->title, c->M);
+    if (def->microbatches_per_rank && c->M % c->P)
+        return BAD("%s needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d", def->title,
                    c->M, c->P, c->M % c->P);
     int layers = c->layers ? c->layers : c->P * c->v;
     if (c->layers < 0 || layers % (c->P * c->v))

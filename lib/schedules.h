@@ -1,0 +1,47 @@
+/* schedules.h: the one table of pipeline schedules. A row says everything the kit knows about a schedule: its
+ * name and lab (folder, file, step function), the rules a configuration of it must meet, its canonical order
+ * and its stash bound. The configuration check, the grader's replay and checks, and the labs' build read it
+ * from here. */
+#ifndef PP_SCHEDULES_H
+#define PP_SCHEDULES_H
+
+#include <stddef.h>
+
+/* One op of an order. */
+typedef struct pp_sched_op {
+    char kind;   /* 'F', 'B' (a whole backward, or its input half when a 'W' follows), 'W' (the weight half) */
+    int mb;
+    int chunk;
+    double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
+} pp_sched_op;
+
+typedef struct pp_schedule_def {
+    const char *name;          /* --schedule, and the lab's name */
+    const char *title;         /* how messages name it ("interleaved 1F1B") */
+    const char *folder;        /* the lab's folder under labs/ and solutions/ */
+    const char *file;          /* the student's file in it, without ".c" */
+    const char *symbol;        /* the step function that file defines */
+    int chunked;               /* 1: v >= 1 chunks per rank; 0: v = 1 only */
+    int one_microbatch;        /* 1: M = 1 (the whole batch at once) */
+    int microbatches_per_rank; /* 1: M must be a multiple of P */
+    int free_phases;           /* 1: the order inside the forward phase and inside the backward phase is free,
+                                  and a weight half may wait (only the phases are graded: GPipe) */
+    /* Rank r's canonical order into ops (room for 2Mv ops); returns the number of ops. */
+    int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
+    /* The most stashes rank r holds at once in the canonical order. */
+    int (*peak)(int P, int M, int v, int r);
+    /* What a run holding more stashes than `peak` should change (the memory check's hint); NULL: none. */
+    const char *peak_hint;
+} pp_schedule_def;
+
+/* The rows, in the labs' order. */
+extern const pp_schedule_def pp__schedules[];
+extern const int pp__nschedules;
+
+/* The row called name, or NULL. */
+const pp_schedule_def *pp__schedule_def(const char *name);
+/* The schedule names joined for a message or a usage line: ", " and " or " give "naive, gpipe, 1f1b or
+ * interleaved"; "|" and "|" give "naive|gpipe|1f1b|interleaved". Returns buf. */
+const char *pp__schedule_names(char *buf, size_t len, const char *sep, const char *last);
+
+#endif /* PP_SCHEDULES_H */
