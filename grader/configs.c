@@ -8,49 +8,15 @@
 #include "impl.h"
 #include "schedules.h"
 
-/* lab, P, M, v, steps, seed, latency, recompute. About fifty runs covering P 2..8, M 1..4P, v 2..4, several
- * seeds, M < P, M = P, a comm-latency case and recomputation, chosen so the whole set grades in seconds. */
-static const struct {
-    const char *lab;
-    int P, M, v, steps;
-    unsigned seed;
-    double latency;
-    int recompute;
-} defaults[] = {
-    {"naive", 2, 1, 1, 2, 1, 0, 0},      {"naive", 3, 1, 1, 2, 2, 0, 0},      {"naive", 4, 1, 1, 3, 3, 0, 0},
-    {"naive", 8, 1, 1, 2, 4, 0, 0},      {"naive", 4, 1, 1, 2, 5, 0.5, 0},    {"naive", 6, 1, 1, 2, 6, 0, 0},
-    {"gpipe", 2, 1, 1, 2, 11, 0, 0},     {"gpipe", 2, 4, 1, 2, 12, 0, 0},     {"gpipe", 3, 5, 1, 2, 13, 0, 0},
-    {"gpipe", 4, 4, 1, 2, 14, 0, 0},     {"gpipe", 4, 6, 1, 3, 15, 0, 0},     {"gpipe", 4, 16, 1, 2, 16, 0, 0},
-    {"gpipe", 8, 8, 1, 2, 17, 0, 0},     {"gpipe", 8, 32, 1, 2, 18, 0, 0},    {"gpipe", 4, 8, 1, 2, 19, 1.0, 0},
-    {"gpipe", 4, 8, 1, 2, 20, 0, 1},     {"gpipe", 2, 3, 1, 2, 21, 0, 1},     {"gpipe", 6, 12, 1, 2, 22, 0, 0},
-    {"1f1b", 2, 2, 1, 2, 31, 0, 0},      {"1f1b", 2, 8, 1, 2, 32, 0, 0},      {"1f1b", 4, 2, 1, 2, 33, 0, 0},
-    {"1f1b", 4, 4, 1, 2, 34, 0, 0},      {"1f1b", 4, 8, 1, 3, 35, 0, 0},      {"1f1b", 4, 16, 1, 2, 36, 0, 0},
-    {"1f1b", 3, 7, 1, 2, 37, 0, 0},      {"1f1b", 8, 8, 1, 2, 38, 0, 0},      {"1f1b", 8, 32, 1, 2, 39, 0, 0},
-    {"1f1b", 4, 8, 1, 2, 40, 0.5, 0},    {"1f1b", 8, 3, 1, 2, 41, 0, 0},      {"1f1b", 1, 4, 1, 2, 42, 0, 0},
-    {"1f1b", 6, 6, 1, 2, 43, 0, 0},
-    {"interleaved", 2, 2, 2, 2, 51, 0, 0},  {"interleaved", 2, 4, 2, 2, 52, 0, 0},
-    {"interleaved", 4, 4, 2, 2, 53, 0, 0},  {"interleaved", 4, 8, 2, 3, 54, 0, 0},
-    {"interleaved", 4, 16, 2, 2, 55, 0, 0}, {"interleaved", 4, 8, 3, 2, 56, 0, 0},
-    {"interleaved", 2, 4, 4, 2, 57, 0, 0},  {"interleaved", 8, 8, 2, 2, 58, 0, 0},
-    {"interleaved", 8, 16, 2, 2, 59, 0, 0}, {"interleaved", 4, 8, 2, 2, 60, 1.0, 0},
-    {"interleaved", 3, 6, 2, 2, 61, 0, 0},  {"interleaved", 4, 12, 4, 2, 62, 0, 0},
-    {"interleaved", 2, 4, 3, 2, 63, 0.5, 0}, {"interleaved", 6, 12, 2, 2, 64, 0, 0},
-};
-
 static const char *const warmup_parts[] = {"bubble", "peaks", "orders", "partition"};
-
-/* On a GPU the set is smaller: every lab once or twice, so a CUDA grading run stays short. */
-static int gpu_pick(int i) {
-    static const int picks[] = {2, 8, 14, 20, 24, 31, 36};
-    for (size_t k = 0; k < sizeof picks / sizeof *picks; k++)
-        if (picks[k] == i) return 1;
-    return 0;
-}
 
 static int wants(const char *lab, const char *name) { return !strcmp(lab, "all") || !strcmp(lab, name); }
 
+/* The default set: the warm-up's parts, then each schedule's tests from its row of the schedule table (a GPU
+ * run keeps the few marked on_gpu, so that it stays short). */
 int pp__configs_default(const char *lab, int gpu, pp_test_config **out) {
-    int cap = (int)(sizeof defaults / sizeof *defaults) + 4, n = 0;
+    int cap = 4, n = 0;
+    for (int s = 0; s < pp__nschedules; s++) cap += pp__schedules[s].ntests;
     pp_test_config *v = pp__xcalloc((size_t)cap, sizeof *v);
     if (wants(lab, "warmup") && !gpu)
         for (int i = 0; i < 4; i++) {
@@ -59,15 +25,16 @@ int pp__configs_default(const char *lab, int gpu, pp_test_config **out) {
             snprintf(c->part, sizeof c->part, "%s", warmup_parts[i]);
             c->time_limit_s = 10;
         }
-    static const char *const order[] = {"naive", "gpipe", "1f1b", "interleaved"};
-    for (int o = 0; o < 4; o++) {
-        if (!wants(lab, order[o])) continue;
-        for (int i = 0; i < (int)(sizeof defaults / sizeof *defaults); i++) {
-            if (strcmp(defaults[i].lab, order[o]) || (gpu && !gpu_pick(i))) continue;
+    for (int s = 0; s < pp__nschedules; s++) {
+        const pp_schedule_def *d = &pp__schedules[s];
+        if (!wants(lab, d->name)) continue;
+        for (int i = 0; i < d->ntests; i++) {
+            const pp_schedule_test *t = &d->tests[i];
+            if (gpu && !t->on_gpu) continue;
             pp_test_config *c = &v[n++];
-            snprintf(c->lab, sizeof c->lab, "%s", defaults[i].lab);
-            c->P = defaults[i].P, c->M = defaults[i].M, c->v = defaults[i].v, c->steps = defaults[i].steps;
-            c->seed = defaults[i].seed, c->latency = defaults[i].latency, c->recompute = defaults[i].recompute;
+            snprintf(c->lab, sizeof c->lab, "%s", d->name);
+            c->P = t->P, c->M = t->M, c->v = t->v, c->steps = t->steps;
+            c->seed = t->seed, c->latency = t->latency, c->recompute = t->recompute;
             c->time_limit_s = 10;
         }
     }

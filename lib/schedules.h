@@ -15,6 +15,15 @@ typedef struct pp_sched_op {
     double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
 } pp_sched_op;
 
+/* One configuration of the default grading set (grader/configs.c turns it into a test). */
+typedef struct pp_schedule_test {
+    int P, M, v, steps;
+    unsigned seed;
+    double latency;            /* --comm-latency */
+    int recompute;
+    int on_gpu;                /* 1: also in the smaller set a CUDA grading run uses */
+} pp_schedule_test;
+
 typedef struct pp_schedule_def {
     const char *name;          /* --schedule, and the lab's name */
     const char *title;         /* how messages name it ("interleaved 1F1B") */
@@ -32,6 +41,9 @@ typedef struct pp_schedule_def {
     int (*peak)(int P, int M, int v, int r);
     /* What a run holding more stashes than `peak` should change (the memory check's hint); NULL: none. */
     const char *peak_hint;
+    /* Its part of the default grading set, in order. */
+    const pp_schedule_test *tests;
+    int ntests;
 } pp_schedule_def;
 
 /* The rows, in the labs' order. */

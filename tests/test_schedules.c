@@ -80,3 +80,20 @@ Test(schedules, names_list_every_row) {
     cr_expect_null(pp__schedule_def("no-such-schedule"));
     cr_expect_null(pp__schedule_def(NULL));
 }
+
+/* Every configuration of a row's part of the default grading set is one its own rules accept, and a CUDA run
+ * keeps at least one test of every row. */
+Test(schedules, default_tests_fit_their_rules) {
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *d = &pp__schedules[i];
+        int gpu = 0;
+        cr_expect_gt(d->ntests, 0, "%s has no default tests", d->name);
+        for (int k = 0; k < d->ntests; k++) {
+            const pp_schedule_test *t = &d->tests[k];
+            cr_expect_eq(allowed(d, t->P, t->M, t->v), 0, "%s test %d (P=%d M=%d v=%d) breaks the row's rules",
+                         d->name, k, t->P, t->M, t->v);
+            gpu += t->on_gpu;
+        }
+        cr_expect_gt(gpu, 0, "%s: no test marked on_gpu", d->name);
+    }
+}
