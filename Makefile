@@ -105,9 +105,13 @@ FLAGS_STAMP := $(BUILD)/.flags
 FLAGS_NOW   := $(CC) $(CFLAGS) $(NVCCFLAGS) $(LIB_LDLIBS)
 $(shell mkdir -p $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
 
-CLI_SRC  := $(wildcard grader/*.c) $(wildcard bench/*.c)
+# grader/ in rooms, in the order data flows: cli (commands, flags) -> grade (build, run, check) -> theory (the
+# canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)
+GRADER_ROOMS := cli grade theory report view
+GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS))
+CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
-$(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) -Igrader
+$(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
@@ -189,8 +193,8 @@ $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/libppdriver.a $(BUILD)/pplab tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) -Igrader -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
-	    $(wildcard tests/util/*.c) $(filter-out $(BUILD)/obj/grader/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
+	    $(wildcard tests/util/*.c) $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
 
 test: deps

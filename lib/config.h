@@ -40,7 +40,7 @@ void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
 /* Blocks per virtual stage: layers / (P * v). */
 int pp__config_blocks_per_vstage(const pp_run_config *c);
 
-/* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/schedule.c): a
+/* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/schedule.c): a
  * forward of a virtual stage costs its blocks, plus edge_cost for the embedding (stage 0) and for the head and
  * loss (the last stage); a backward costs one forward per half it runs (2 whole, 1 for the input or the weight
  * half of a split one), plus one more when it first rebuilds a checkpointed stash. */

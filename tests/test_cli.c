@@ -155,7 +155,7 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     int labs = 0, grader = 0, solutions = 0, tests = 0;
     while (fgets(line, sizeof line, p)) {
         labs += strstr(line, "pplab/labs/02-gpipe/gpipe.c") != NULL;
-        grader += strstr(line, "pplab/grader/checks.c") != NULL;
+        grader += strstr(line, "pplab/grader/grade/checks.c") != NULL;
         solutions += strstr(line, "solutions/") != NULL;
         tests += strstr(line, "pplab/tests/") != NULL;
     }

@@ -5,7 +5,7 @@
  * Tolerance for accumulation vs full batch: per-tensor relative error norm ||a-b||/||b|| <= 1e-5. The two
  * differ only in summation order (M GEMMs of n rows accumulated, against one GEMM of M*n rows); the noise
  * measured here at M=8 is logged by the test (about 1e-7), two orders of magnitude below the limit, and far
- * below the grader's 1e-4 threshold (grader/checks.h). */
+ * below the grader's 1e-4 threshold (grader/grade/checks.h). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>

@@ -20,12 +20,17 @@ void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     exit(2);
 }
 
+/* The subcommand being parsed, for the messages of the shared value parsers ("pplab grade: --jobs needs ..."). */
+static const char *command = "run";
+
+void pp__cli_set_command(const char *cmd) { command = cmd; }
+
 int pp__cli_int(const char *flag, const char *val, int lo, int hi) {
     char *end;
     errno = 0;
     long x = strtol(val, &end, 10);
     if (errno || end == val || *end || x < lo || x > hi)
-        pp__cli_fail("run", "%s needs an integer in %d..%d, got '%s'", flag, lo, hi, val);
+        pp__cli_fail(command, "%s needs an integer in %d..%d, got '%s'", flag, lo, hi, val);
     return (int)x;
 }
 
@@ -34,12 +39,12 @@ double pp__cli_num(const char *flag, const char *val) {
     errno = 0;
     double x = strtod(val, &end);
     if (errno || end == val || *end || !(x >= 0) || x > 1e9)
-        pp__cli_fail("run", "%s needs a number >= 0, got '%s'", flag, val);
+        pp__cli_fail(command, "%s needs a number >= 0, got '%s'", flag, val);
     return x;
 }
 
 const char *pp__cli_value(int argc, char **argv, int *i) {
-    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) pp__cli_fail("run", "%s needs a value", argv[*i]);
+    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) pp__cli_fail(command, "%s needs a value", argv[*i]);
     return argv[++*i];
 }
 

@@ -28,7 +28,7 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule);
 /* Resolves an --impl value ("labs", "solutions" or a folder) to the folder holding the lab folders; 0 or -1. */
 int pp__impl_dir(const char *impl, char *dir, size_t len);
 
-/* A lab built from a student's file (grader/compile.c): the schedule driver that sandboxed runs execute, one
+/* A lab built from a student's file (grader/grade/compile.c): the schedule driver that sandboxed runs execute, one
  * process per rank, and the same code as a shared object for `pplab run --in-process`. */
 typedef struct pp_impl {
     char driver[4096];

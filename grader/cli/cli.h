@@ -22,6 +22,9 @@ enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBAT
 
 /* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
 int pp__cli_int(const char *flag, const char *val, int lo, int hi);
+/* Names the subcommand whose flags are being parsed (main sets it), for the messages of pp__cli_int,
+ * pp__cli_num and pp__cli_value; "run" until set. */
+void pp__cli_set_command(const char *cmd);
 /* Parses a non-negative number. */
 double pp__cli_num(const char *flag, const char *val);
 /* The value after argv[*i] (advancing *i), or dies with "--flag needs a value". */

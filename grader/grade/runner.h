@@ -57,7 +57,7 @@ void pp__runner_set_in_process(int on);
 int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, const char *transport,
                        double deadline_s, int plain, uint64_t token, const char *path);
 
-/* Grades a finished run against the full-batch reference and the theory: the checks of grader/checks.c, and the
+/* Grades a finished run against the full-batch reference and the theory: the checks of grader/grade/checks.c, and the
  * timeline picture when a plot folder is set. plain is the same run without recomputation (recomputation configs
  * only), else NULL. ref is the reference computed for rc, which this call takes over (emptied), or NULL to
  * compute it here. */

@@ -20,6 +20,7 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     const char *cmd = argv[1];
+    pp__cli_set_command(cmd);
     if (!strcmp(cmd, "run")) return pp__cmd_run(argc, argv);
     if (!strcmp(cmd, "grade")) return pp__cmd_grade(argc, argv);
     if (!strcmp(cmd, "grade-one")) return pp__cmd_grade_one(argc, argv); /* hidden: pplab grade --transport mpi */
