@@ -53,7 +53,7 @@ static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int co
 enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
 enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
 
-void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
+void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be) {
     memset(s, 0, sizeof *s);
     s->d = *d;
@@ -84,7 +84,7 @@ void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, 
     }
 }
 
-void pp__stage_free(pp_stage_model *s) {
+void pp__model_free(pp_stage_model *s) {
     for (int i = 0; i < s->nparams; i++) {
         pp__tensor_free(s->params[i].w);
         pp__tensor_free(s->params[i].g);
@@ -95,11 +95,11 @@ void pp__stage_free(pp_stage_model *s) {
     memset(s, 0, sizeof *s);
 }
 
-void pp__stage_zero_grad(pp_stage_model *s) {
+void pp__model_zero_grad(pp_stage_model *s) {
     for (int i = 0; i < s->nparams; i++) s->be->ops->zero(s->be->ctx, s->params[i].g->data, s->params[i].g->bytes);
 }
 
-void pp__stage_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t) {
+void pp__model_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t) {
     const pp_backend_ops *o = s->be->ops;
     for (int i = 0; i < s->nparams; i++) {
         pp_param *p = &s->params[i];
@@ -224,7 +224,7 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
     return x;
 }
 
-pp_tensor *pp__stage_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
                              pp_tensor *targets, pp_model_stash **stash) {
     pp_model_stash *st = pp__xcalloc(1, sizeof *st);
     st->rows = rows;
@@ -239,7 +239,7 @@ pp_tensor *pp__stage_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
 
 /* ---- backward ------------------------------------------------------------------------------------------ */
 
-pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
+pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
@@ -286,7 +286,7 @@ pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
     return dy;
 }
 
-void pp__stage_backward_weight(pp_stage_model *s, pp_model_stash *st) {
+void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;

@@ -36,26 +36,26 @@ typedef struct pp_model_stash pp_model_stash;
 
 /* Makes the stage's parameters, initialised from d.seed so that every block gets the same values whichever
  * stage holds it (the reference model and any partition agree bit for bit). Gradients start at zero. */
-void pp__stage_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
+void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be);
 /* Frees the stage's parameters, gradients and optimizer moments; s is zeroed and may be initialised again. */
-void pp__stage_free(pp_stage_model *s);
+void pp__model_free(pp_stage_model *s);
 /* Sets every gradient of the stage to zero (before a step: backwards only add to them). */
-void pp__stage_zero_grad(pp_stage_model *s);
+void pp__model_zero_grad(pp_stage_model *s);
 
 /* One optimizer update of every parameter from its gradient: SGD, or AdamW (betas 0.9/0.999, eps 1e-8) at
  * step t >= 1, its moments made on first use. */
-void pp__stage_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t);
+void pp__model_update(pp_stage_model *s, int adamw, float lr, float weight_decay, int t);
 
 /* Forward over n = rows tokens. Input: x (n x h) for an inner stage, or tokens (n x 1 i32) for a first
  * stage; targets (n x 1 i32) for a last stage (both on the stage's backend). Returns the output (n x h, or 1x1 mean loss) from arena and
  * fills *stash (malloc'd; free with pp__stash_release). */
-pp_tensor *pp__stage_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
                              pp_tensor *targets, pp_model_stash **stash);
 /* Input half of the backward: returns dx (n x h; NULL on a first stage), keeps what the weight half needs. */
-pp_tensor *pp__stage_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
+pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
 /* Weight half: adds the weight gradients. */
-void pp__stage_backward_weight(pp_stage_model *s, pp_model_stash *st);
+void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st);
 /* Drops all but the stage input (recomputation); a later backward recomputes the forward first. */
 void pp__stash_checkpoint(pp_model_stash *st);
 /* 1 when the backward must recompute (after a checkpoint), so the caller can charge a forward's cost. */

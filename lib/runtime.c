@@ -45,7 +45,7 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
     for (int ch = 0; ch < c->v; ch++) {
         int s = ch * c->P + id;
-        pp__stage_init(&r->chunks[ch], &d, s * bpv, bpv, s == 0, s == S - 1, r->be);
+        pp__model_init(&r->chunks[ch], &d, s * bpv, bpv, s == 0, s == S - 1, r->be);
     }
     return 0;
 }
@@ -93,7 +93,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->dloss_calls = r->zero_scales = r->backwards = r->late_grad_zero = 0;
     r->last_loss_sum = 0;
     r->loss_count = 0;
-    for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
+    for (int ch = 0; ch < r->cfg->v; ch++) pp__model_zero_grad(&r->chunks[ch]);
     if (r->be->ops->timer_epoch) r->be->ops->timer_epoch(r->be->ctx);
 }
 
@@ -107,7 +107,7 @@ static void rank_teardown(pp_rank *r) {
         free(r->grad_snapshot);
     }
     if (r->chunks)
-        for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_free(&r->chunks[ch]);
+        for (int ch = 0; ch < r->cfg->v; ch++) pp__model_free(&r->chunks[ch]);
     free(r->chunks);
     pp__backend_close(r->be);
 }

@@ -15,7 +15,7 @@ typedef struct pp_sched_op {
     double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
 } pp_sched_op;
 
-/* One configuration of the default grading set (grader/grade/configs.c turns it into a test). */
+/* One configuration of the default grading set (grader/grade/suite.c turns it into a test). */
 typedef struct pp_schedule_test {
     int P, M, v, steps;
     unsigned seed;

@@ -145,7 +145,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     }
     op_timer t = op_begin(r);
     pp_model_stash *ms;
-    pp_tensor *out = pp__stage_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
+    pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
     out->handed = 1;
     out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost(c, vs), 0);
@@ -225,9 +225,9 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     r->backwards++;
     double cost = pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, whole ? 2 : 1, rebuilt);
     op_timer t = op_begin(r);
-    pp_tensor *dx = pp__stage_backward_input(m, &r->arena, s->ms, dy);
+    pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
-        pp__stage_backward_weight(m, s->ms);
+        pp__model_backward_weight(m, s->ms);
         pp__stash_drop(s->ms); /* like autograd, the activations go as soon as the backward consumed them */
         stash_inputs_done(s);
     }
@@ -259,7 +259,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
                        s->chunk);
     pp_stage_model *m = &r->chunks[s->chunk];
     op_timer t = op_begin(r);
-    pp__stage_backward_weight(m, s->ms);
+    pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
     op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, 1, 0), 0);
@@ -308,7 +308,7 @@ void pp_stash_free(pp_rank *r, pp_stash *s) {
 void pp_grad_zero(pp_rank *r) {
     pp__rank_check(r);
     r->late_grad_zero += r->backwards > 0;
-    for (int ch = 0; ch < r->cfg->v; ch++) pp__stage_zero_grad(&r->chunks[ch]);
+    for (int ch = 0; ch < r->cfg->v; ch++) pp__model_zero_grad(&r->chunks[ch]);
 }
 
 void pp_optimizer_step(pp_rank *r) {
@@ -318,5 +318,5 @@ void pp_optimizer_step(pp_rank *r) {
     r->opt_t++;
     const pp_run_config *c = r->cfg;
     for (int ch = 0; ch < c->v; ch++)
-        pp__stage_update(&r->chunks[ch], c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, r->opt_t);
+        pp__model_update(&r->chunks[ch], c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, r->opt_t);
 }

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "configs.h"
+#include "suite.h"
 #include "impl.h"
 #include "runner.h"
 #include "testutil.h"
@@ -209,7 +209,7 @@ Test(grader, config_file_errors_name_the_line) {
     pp_test_config *cfgs = NULL;
     int n = 0;
     char err[512];
-    cr_expect_eq(pp__configs_load(path, "all", &cfgs, &n, err, sizeof err), -1);
+    cr_expect_eq(pp__suite_load(path, "all", &cfgs, &n, err, sizeof err), -1);
     cr_expect(strstr(err, ":3: interleaved 1F1B needs the micro-batch count to be a multiple") != NULL, "%s", err);
     unlink(path);
     free(cfgs);

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "configs.h"
+#include "suite.h"
 #include "impl.h"
 #include "runner.h"
 #include "spawn.h"
@@ -322,7 +322,7 @@ Test(hostile, the_grader_survives_and_reports_every_test) {
     cJSON *root = cJSON_Parse(text);
     cr_assert(root, "the JSON report does not parse");
     pp_test_config *all = NULL;
-    int n = pp__configs_default("all", 0, &all);
+    int n = pp__suite_default("all", 0, &all);
     free(all);
     cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(root, "tests")), n, "every default test is reported");
     cr_expect_eq(cJSON_GetObjectItem(root, "score")->valuedouble, 0, "a hostile submission scored");

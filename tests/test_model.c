@@ -45,15 +45,15 @@ static float run_stages(pp_stage_model *st, int nst, pp_backend *be, const pp_mo
     pp_model_stash **stash = calloc((size_t)nst, sizeof *stash);
     pp_tensor *x = NULL;
     for (int s = 0; s < nst; s++)
-        x = pp__stage_forward(&st[s], &a, rows, x, st[s].has_embed ? tokens : NULL, st[s].has_head ? targets : NULL,
+        x = pp__model_forward(&st[s], &a, rows, x, st[s].has_embed ? tokens : NULL, st[s].has_head ? targets : NULL,
                               &stash[s]);
     float loss;
     pp__tensor_to_host(x, &loss);
     pp_tensor *dy = pp__tensor_new(be, &a, 1, 1, PP_F32, -1);
     pp__tensor_from_host(dy, &scale);
     for (int s = nst - 1; s >= 0; s--) {
-        dy = pp__stage_backward_input(&st[s], &a, stash[s], dy);
-        pp__stage_backward_weight(&st[s], stash[s]);
+        dy = pp__model_backward_input(&st[s], &a, stash[s], dy);
+        pp__model_backward_weight(&st[s], stash[s]);
         pp__stash_release(stash[s]);
     }
     pp__arena_clear(&a);
@@ -86,14 +86,14 @@ static double rel(const float *a, const float *b, int n) {
 
 static void cut(pp_stage_model *st, int nst, const pp_model_dims *d, pp_backend *be) {
     int per = d->layers / nst;
-    for (int s = 0; s < nst; s++) pp__stage_init(&st[s], d, s * per, per, s == 0, s == nst - 1, be);
+    for (int s = 0; s < nst; s++) pp__model_init(&st[s], d, s * per, per, s == 0, s == nst - 1, be);
 }
 
 Test(model, stages_in_sequence_equal_the_whole_model) {
     pp_backend *be = cpu();
     pp_model_dims d = dims(8);
     pp_stage_model whole;
-    pp__stage_init(&whole, &d, 0, 8, 1, 1, be);
+    pp__model_init(&whole, &d, 0, 8, 1, 1, be);
     float lw = run_stages(&whole, 1, be, &d, 0, 1, 1.0f);
     int n1, n2;
     float *gw = flat(&whole, 1, 1, &n1), *ww = flat(&whole, 1, 0, &n1);
@@ -107,11 +107,11 @@ Test(model, stages_in_sequence_equal_the_whole_model) {
         /* the same ops on the same rows: equal to the last bit */
         cr_expect_eq(ls, lw, "%d stages: loss %.9g vs %.9g", nst, ls, lw);
         cr_expect_eq(memcmp(gs, gw, sizeof(float) * n1), 0, "%d stages: gradients differ (rel %.2e)", nst, rel(gs, gw, n1));
-        for (int s = 0; s < nst; s++) pp__stage_free(&st[s]);
+        for (int s = 0; s < nst; s++) pp__model_free(&st[s]);
         free(gs), free(ws);
     }
     free(gw), free(ww);
-    pp__stage_free(&whole);
+    pp__model_free(&whole);
     pp__backend_close(be);
 }
 
@@ -120,8 +120,8 @@ Test(model, microbatch_accumulation_equals_the_full_batch) {
     pp_model_dims d = dims(4);
     const int M = 8;
     pp_stage_model full, acc;
-    pp__stage_init(&full, &d, 0, 4, 1, 1, be);
-    pp__stage_init(&acc, &d, 0, 4, 1, 1, be);
+    pp__model_init(&full, &d, 0, 4, 1, 1, be);
+    pp__model_init(&acc, &d, 0, 4, 1, 1, be);
     float lf = run_stages(&full, 1, be, &d, 0, M, 1.0f), lsum = 0;
     for (int m = 0; m < M; m++) lsum += run_stages(&acc, 1, be, &d, m, 1, 1.0f / M);
     int n;
@@ -137,12 +137,12 @@ Test(model, microbatch_accumulation_equals_the_full_batch) {
     cr_log_info("accumulation vs full batch, M=%d: worst per-tensor relative error %.2e", M, worst);
     cr_expect(fabsf(lsum / M - lf) <= 1e-6f * fabsf(lf), "mean of micro-batch losses %.9g vs full %.9g", lsum / M, lf);
     /* and a real mistake is far from it: dropping one micro-batch */
-    pp__stage_zero_grad(&acc);
+    pp__model_zero_grad(&acc);
     for (int m = 0; m < M - 1; m++) run_stages(&acc, 1, be, &d, m, 1, 1.0f / M);
     float *gm = flat(&acc, 1, 1, &n);
     cr_expect_gt(rel(gm, gf, n), 1e-2, "one micro-batch missing must show: %.2e", rel(gm, gf, n));
     free(gf), free(ga), free(gm);
-    pp__stage_free(&full), pp__stage_free(&acc);
+    pp__model_free(&full), pp__model_free(&acc);
     pp__backend_close(be);
 }
 
@@ -151,7 +151,7 @@ Test(model, backward_matches_a_finite_difference_of_the_loss) {
     pp_backend *be = cpu();
     pp_model_dims d = dims(2);
     pp_stage_model m;
-    pp__stage_init(&m, &d, 0, 2, 1, 1, be);
+    pp__model_init(&m, &d, 0, 2, 1, 1, be);
     run_stages(&m, 1, be, &d, 0, 1, 1.0f);
     int n;
     float *g = flat(&m, 1, 1, &n), *w0 = flat(&m, 1, 0, &n);
@@ -171,14 +171,14 @@ Test(model, backward_matches_a_finite_difference_of_the_loss) {
             pp__tensor_from_host(m.params[i].w, w + k);
             k += m.params[i].w->rows * m.params[i].w->cols;
         }
-        pp__stage_zero_grad(&m);
+        pp__model_zero_grad(&m);
         loss[sign] = run_stages(&m, 1, be, &d, 0, 1, 1.0f);
     }
     double fd = (loss[0] - loss[1]) / (2 * eps);
     cr_log_info("directional derivative: backward %.6g, finite difference %.6g", gd, fd);
     cr_expect(fabs(fd - gd) <= 2e-3 * fabs(gd) + 1e-4, "backward %.6g vs finite difference %.6g", gd, fd);
     free(g), free(w0), free(dir), free(w);
-    pp__stage_free(&m);
+    pp__model_free(&m);
     pp__backend_close(be);
 }
 
@@ -191,10 +191,10 @@ Test(model, split_backward_and_recomputation_change_nothing) {
     float *ref = NULL;
     for (int mode = 0; mode < 2; mode++) { /* 0: plain, 1: checkpointed (recomputed in the backward) */
         pp_stage_model m;
-        pp__stage_init(&m, &d, 0, 2, 1, 1, be);
+        pp__model_init(&m, &d, 0, 2, 1, 1, be);
         pp_arena a = {0};
         pp_model_stash *st;
-        pp_tensor *out = pp__stage_forward(&m, &a, per, NULL, ints(be, &a, tok, per), ints(be, &a, tgt, per), &st);
+        pp_tensor *out = pp__model_forward(&m, &a, per, NULL, ints(be, &a, tok, per), ints(be, &a, tgt, per), &st);
         size_t full = pp__stash_bytes(st);
         if (mode) {
             pp__stash_checkpoint(st);
@@ -206,10 +206,10 @@ Test(model, split_backward_and_recomputation_change_nothing) {
         float one = 1;
         pp_tensor *dy = pp__tensor_new(be, &a, 1, 1, PP_F32, -1);
         pp__tensor_from_host(dy, &one);
-        cr_expect_null(pp__stage_backward_input(&m, &a, st, dy), "the first stage has no input gradient");
+        cr_expect_null(pp__model_backward_input(&m, &a, st, dy), "the first stage has no input gradient");
         float *after_b = flat(&m, 1, 1, &n);
         for (int i = 0; i < n; i++) cr_assert_eq(after_b[i], 0, "the input half must not touch weight gradients");
-        pp__stage_backward_weight(&m, st);
+        pp__model_backward_weight(&m, st);
         float *g = flat(&m, 1, 1, &n);
         if (!ref) ref = g;
         else {
@@ -219,7 +219,7 @@ Test(model, split_backward_and_recomputation_change_nothing) {
         free(after_b);
         pp__stash_release(st);
         pp__arena_clear(&a);
-        pp__stage_free(&m);
+        pp__model_free(&m);
     }
     free(ref);
     pp__backend_close(be);

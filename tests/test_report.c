@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "configs.h"
+#include "suite.h"
 #include "report.h"
 #include "testutil.h"
 
@@ -646,7 +646,7 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     }
     cr_expect_eq(per_lab, tests);
     pp_test_config *all = NULL;
-    int ndefault = pp__configs_default("all", 0, &all);
+    int ndefault = pp__suite_default("all", 0, &all);
     free(all);
     cr_expect_eq(tests, ndefault + 3, "the default set and the three hidden lines");
     cr_expect(strstr(x, "name=\"hidden: naive P=2 M=1 seed=5\"") && strstr(x, "name=\"hidden: naive P=2 M=1 seed=5 #2\""),

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "checks.h"
-#include "configs.h"
+#include "suite.h"
 #include "impl.h"
 #include "runner.h"
 #include "testutil.h"

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "configs.h"
+#include "suite.h"
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
@@ -112,8 +112,8 @@ int pp__cmd_grade(int argc, char **argv) {
         pp__cli_fail("grade", "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
 
     pp_test_config *cfgs = NULL;
-    int n = only_config ? 0 : pp__configs_default(lab, !strcmp(backend, "cuda"), &cfgs);
-    if (cfgfile && pp__configs_load(cfgfile, lab, &cfgs, &n, err, sizeof err)) {
+    int n = only_config ? 0 : pp__suite_default(lab, !strcmp(backend, "cuda"), &cfgs);
+    if (cfgfile && pp__suite_load(cfgfile, lab, &cfgs, &n, err, sizeof err)) {
         fprintf(stderr, "pplab grade: %s\n", err);
         free(cfgs);
         return 2;

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "configs.h"
+#include "suite.h"
 #include "crash.h"
 #include "impl.h"
 #include "schedules.h"

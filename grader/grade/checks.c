@@ -173,7 +173,7 @@ int pp__checks_grads_ok(const pp_run_result *res, const pp_reference *ref) {
 /* ---- trace --------------------------------------------------------------------------------------------- */
 
 /* Checks exactly one F and one B (and at most one W) per (virtual stage, micro-batch). 0 or -1 with a message. */
-static int check_ownership(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
     int S = c->P * c->v, M = c->M;
     int *cnt = pp__xcalloc((size_t)(3 * S * M), sizeof *cnt);
     for (int r = 0; r < c->P; r++)
@@ -313,7 +313,7 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
 
 static const char *const gate_names[] = {"weights and loss after K steps", "one F and one B per micro-batch and stage",
                                          "bubble", "stash peak", "boundary messages"};
-static const double gate_pts[] = {PP_PTS_WEIGHTS, PP_PTS_OWNERSHIP, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
+static const double gate_pts[] = {PP_PTS_WEIGHTS, PP_PTS_ONE_F_ONE_B, PP_PTS_BUBBLE, PP_PTS_PEAK, PP_PTS_MESSAGES};
 
 /* Every check after the gradients, at zero: their points are gated on the gradients being right. */
 static void add_gated(const pp_run_config *c, pp_test_result *out, const char *why) {
@@ -365,7 +365,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     char msg[600], own_msg[300];
     int P = c->P;
     /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
-    int own = check_ownership(c, res, own_msg, sizeof own_msg) == 0;
+    int own = check_one_f_one_b(c, res, own_msg, sizeof own_msg) == 0;
     /* gradients */
     double worst = 0;
     int worst_i = 0, names_ok = res->nparams == ref->nparams;
@@ -426,8 +426,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                       ok || own ? "" : "; so ", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
                       lworst, PP_LOSS_RTOL);
     }
-    /* ownership */
-    pp__check_add(out, gate_names[1], PP_PTS_OWNERSHIP, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
+    /* one F and one B per micro-batch and stage */
+    pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
                   "each virtual stage, on the rank that owns it" : own_msg);
     /* bubble: against the canonical order replayed with the freedoms pp.h gives (split backwards) */
     int formula;

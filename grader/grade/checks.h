@@ -23,7 +23,7 @@ double pp__weight_rtol(const pp_run_config *c);
 
 #define PP_PTS_GRADS 4
 #define PP_PTS_WEIGHTS 2
-#define PP_PTS_OWNERSHIP 1
+#define PP_PTS_ONE_F_ONE_B 1
 #define PP_PTS_BUBBLE 2
 #define PP_PTS_PEAK 2
 #define PP_PTS_MESSAGES 1

@@ -17,13 +17,13 @@ static void train_batch(pp_stage_model *m, const pp_run_config *c, int step, int
     pp__tensor_from_host(tokens, tok);
     pp__tensor_from_host(targets, tgt);
     pp_model_stash *st;
-    pp_tensor *out = pp__stage_forward(m, &arena, rows, NULL, tokens, targets, &st);
+    pp_tensor *out = pp__model_forward(m, &arena, rows, NULL, tokens, targets, &st);
     if (loss) pp__tensor_to_host(out, loss);
     pp_tensor *dloss = pp__tensor_new(m->be, &arena, 1, 1, PP_F32, -1);
     float one = 1.0f;
     pp__tensor_from_host(dloss, &one);
-    pp__stage_backward_input(m, &arena, st, dloss);
-    pp__stage_backward_weight(m, st);
+    pp__model_backward_input(m, &arena, st, dloss);
+    pp__model_backward_weight(m, st);
     pp__stash_release(st);
     pp__arena_clear(&arena);
     free(tok);
@@ -47,7 +47,7 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
     pp_model_dims d;
     pp__config_model_dims(c, &d);
     pp_stage_model m;
-    pp__stage_init(&m, &d, 0, d.layers, 1, 1, be);
+    pp__model_init(&m, &d, 0, d.layers, 1, 1, be);
     ref->nparams = m.nparams;
     ref->M = c->M;
     ref->params = pp__xcalloc((size_t)m.nparams, sizeof *ref->params);
@@ -56,13 +56,13 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
     if (per_mb) {
         ref->mb_grad = pp__xcalloc((size_t)c->M, sizeof *ref->mb_grad);
         for (int mb = 0; mb < c->M; mb++) {
-            pp__stage_zero_grad(&m);
+            pp__model_zero_grad(&m);
             train_batch(&m, c, 0, mb, 1, NULL);
             ref->mb_grad[mb] = flatten_grads(&m, ref->total);
         }
     }
     for (int step = 0; step < c->steps; step++) {
-        pp__stage_zero_grad(&m);
+        pp__model_zero_grad(&m);
         train_batch(&m, c, step, 0, c->M, &ref->loss[step]);
         if (step == 0)
             for (int i = 0; i < m.nparams; i++) {
@@ -72,14 +72,14 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
                 p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
                 pp__tensor_to_host(m.params[i].g, p->grad);
             }
-        pp__stage_update(&m, c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, step + 1);
+        pp__model_update(&m, c->optimizer == PP_OPT_ADAMW, c->lr, c->weight_decay, step + 1);
     }
     for (int i = 0; i < m.nparams; i++) {
         pp_param_result *p = &ref->params[i];
         p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
         pp__tensor_to_host(m.params[i].w, p->weight);
     }
-    pp__stage_free(&m);
+    pp__model_free(&m);
     pp__backend_close(be);
     return 0;
 }

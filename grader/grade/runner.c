@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "configs.h"
+#include "suite.h"
 #include "crash.h"
 #include "files.h"
 #include "plot.h"
@@ -106,7 +106,7 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
                        double deadline_s, int plain, uint64_t token, const char *path) {
     const pp_lab_info *lab = pp__lab_find(tc->lab);
     pp_run_config rc;
-    pp__config_to_run(tc, backend, &rc);
+    pp__test_to_run(tc, backend, &rc);
     rc.transport = transport;
     if (deadline_s > 0) rc.deadline_s = deadline_s;
     if (plain) rc.recompute = 0;
@@ -408,7 +408,7 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
     out->bubble = res->bubble;
     if (plot_dir) {
         char name[96];
-        pp__config_name(tc, name, sizeof name);
+        pp__test_name(tc, name, sizeof name);
         plot_pair(rc, res, name);
     }
     if (pp__checks_zero_grads(rc, res, out)) return;
@@ -473,7 +473,7 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
         pp__warmup_fail(tc, st, msg, out);
     } else {
         pp_run_config rc;
-        pp__config_to_run(tc, "cpu", &rc);
+        pp__test_to_run(tc, "cpu", &rc);
         pp__checks_failed_run(&rc, st, msg, NULL, NULL, out);
     }
 }
@@ -539,7 +539,7 @@ static void __attribute__((noreturn)) reference_execute(const pp_test_config *tc
     if (null >= 0) dup2(null, 1), dup2(null, 2), close(null);
     fatal_report_to(tc, token, path, KIND_REFERENCE);
     pp_run_config rc;
-    pp__config_to_run(tc, "cpu", &rc);
+    pp__test_to_run(tc, "cpu", &rc);
     pp_reference ref;
     char err[512];
     pp_wire w;
@@ -597,7 +597,7 @@ static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, pp_st
         snprintf(err, errlen, "the grader's reference process ended without its result: a bug in pplab, or no disk");
     if (want && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
         pp_run_config rc;
-        pp__config_to_run(&j->tc, "cpu", &rc);
+        pp__test_to_run(&j->tc, "cpu", &rc);
         size_t len = 0;
         unsigned char *buf = file_get(j->ref_path, &len);
         pp_wire_in r;
@@ -621,7 +621,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     memset(out, 0, sizeof *out);
     out->weight_err = out->loss_err = -1;
     out->cfg = *tc;
-    pp__config_name(tc, out->name, sizeof out->name);
+    pp__test_name(tc, out->name, sizeof out->name);
     if (!impl) {
         fail_whole(out, tc, build_st != PP_OK ? build_st : PP_ERR_COMPILE,
                    build_err ? build_err : "the implementation did not build");
@@ -695,7 +695,7 @@ static void reap_orphans(pid_t own_ref) {
 static void grade_run(pp_runner_job *j, pp_test_result *out) {
     const pp_test_config *tc = &j->tc;
     pp_run_config rc;
-    pp__config_to_run(tc, "cpu", &rc);
+    pp__test_to_run(tc, "cpu", &rc);
     size_t len = 0, plen = 0;
     unsigned char *buf = file_get(j->res_path, &len), *pbuf = NULL;
     pp_run_result res, plain;

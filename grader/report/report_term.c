@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "configs.h"
+#include "suite.h"
 #include "impl.h"
 
 #define C_GREEN "\033[32m"
@@ -332,7 +332,7 @@ static void config_cell(const pp_test_result *t, char *buf, size_t len) {
     buf[0] = '\0';
     const pp_test_config *c = &t->cfg;
     char knobs[128];
-    pp__config_knobs(c, knobs, sizeof knobs);
+    pp__test_knobs(c, knobs, sizeof knobs);
     /* a warm-up part runs no model: its part is all that sets it apart */
     if (c->part[0]) sb_printf(&b, " part=%.*s", FIELD(c->part));
     else sb_printf(&b, "%s", knobs);

@@ -1,29 +1,30 @@
-/* configs.h: the grader's configuration sets: the explicit default set, and hidden ones from a file. */
-#ifndef PP_CONFIGS_H
-#define PP_CONFIGS_H
+/* suite.h: the grading suite: the test configurations, the default set (from the schedule table) and hidden ones
+ * from a file, and how a test is named. */
+#ifndef PP_SUITE_H
+#define PP_SUITE_H
 
 #include "grade.h"
 
 /* The default configurations of `lab` ("all" for every lab), in lab order. Returns the count; *out is
  * malloc'd. The set is explicit so students and instructors can read exactly what is graded. */
-int pp__configs_default(const char *lab, int gpu, pp_test_config **out);
+int pp__suite_default(const char *lab, int gpu, pp_test_config **out);
 
 /* Appends the configurations of a file to *out (count *n), keeping only `lab` ("all" keeps every one). Lines:
  *   <lab> [P=4] [M=8] [v=2] [steps=2] [seed=7] [latency=0.5] [recompute=1] [layers=8] [hidden=64] [time=20]
  *         [part=bubble|peaks|orders|partition]   (part: warm-up only)
  * '#' starts a comment. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
-int pp__configs_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
+int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
 
 /* The test's name: "gpipe P=4 M=8 v=2 latency=0.5 recompute seed=3" (v, latency, recompute, layers, hidden and
  * steps only when not the default), "warmup bubble" for a warm-up part; "hidden: " first for a configuration
  * from an instructor's file. */
-void pp__config_name(const pp_test_config *c, char *buf, size_t len);
+void pp__test_name(const pp_test_config *c, char *buf, size_t len);
 
 /* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 hidden=64 steps=3", each knob
  * only when it is not the default ("" when none). Shared by the test's name and the --table note. */
-void pp__config_knobs(const pp_test_config *c, char *buf, size_t len);
+void pp__test_knobs(const pp_test_config *c, char *buf, size_t len);
 
 /* Turns a test configuration into a run configuration for `backend`. */
-void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
+void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
 
-#endif /* PP_CONFIGS_H */
+#endif /* PP_SUITE_H */

@@ -1,5 +1,6 @@
-/* configs.c: the default grading set and the parser for hidden configuration files. */
-#include "configs.h"
+/* suite.c: the grading suite: the default set (from the schedule table), the parser for hidden configuration
+ * files, and test names. */
+#include "suite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@ static int wants(const char *lab, const char *name) { return !strcmp(lab, "all")
 
 /* The default set: the warm-up's parts, then each schedule's tests from its row of the schedule table (a GPU
  * run keeps the few marked on_gpu, so that it stays short). */
-int pp__configs_default(const char *lab, int gpu, pp_test_config **out) {
+int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
     int cap = 4, n = 0;
     for (int s = 0; s < pp__nschedules; s++) cap += pp__schedules[s].ntests;
     pp_test_config *v = pp__xcalloc((size_t)cap, sizeof *v);
@@ -42,20 +43,20 @@ int pp__configs_default(const char *lab, int gpu, pp_test_config **out) {
     return n;
 }
 
-void pp__config_name(const pp_test_config *c, char *buf, size_t len) {
+void pp__test_name(const pp_test_config *c, char *buf, size_t len) {
     if (!strcmp(c->lab, "warmup")) {
         snprintf(buf, len, "%swarmup %s", c->secret ? "hidden: " : "", c->part);
         return;
     }
     /* an instructor's configurations are told from the visible set in every report */
     char knobs[128];
-    pp__config_knobs(c, knobs, sizeof knobs);
+    pp__test_knobs(c, knobs, sizeof knobs);
     int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
     if (c->v > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
     if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "%s seed=%u", knobs, c->seed);
 }
 
-void pp__config_knobs(const pp_test_config *c, char *buf, size_t len) {
+void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
     int n = 0;
     buf[0] = 0;
 #define KNOB(cond, ...)                                                                                        \
@@ -68,7 +69,7 @@ void pp__config_knobs(const pp_test_config *c, char *buf, size_t len) {
 #undef KNOB
 }
 
-void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc) {
+void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc) {
     pp__config_defaults(rc);
     rc->schedule = t->lab;
     rc->P = t->P, rc->M = t->M, rc->v = t->v ? t->v : 1, rc->steps = t->steps ? t->steps : 1;
@@ -77,7 +78,7 @@ void pp__config_to_run(const pp_test_config *t, const char *backend, pp_run_conf
     rc->backend = backend;
 }
 
-int pp__configs_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen) {
+int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open the config file", path);
@@ -150,7 +151,7 @@ int pp__configs_load(const char *path, const char *lab, pp_test_config **out, in
         }
         if (strcmp(c.lab, "warmup")) {
             pp_run_config rc;
-            pp__config_to_run(&c, "cpu", &rc);
+            pp__test_to_run(&c, "cpu", &rc);
             char why[300];
             if (pp__config_check(&rc, why, sizeof why)) {
                 snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
