@@ -153,7 +153,7 @@ static void trace_read_timers(pp_rank *r) {
     if (!o->timer_read) return;
     for (int i = 0; i < r->trace.n; i++) {
         pp_event *e = &r->trace.ev[i];
-        if (e->timer < 0 || e->op > PP_OP_W) continue;
+        if (e->timer < 0 || !pp__op_is_compute(e->op)) continue;
         double s, t;
         if (o->timer_read(r->be->ctx, e->timer, &s, &t) == 0) e->wall_start = s, e->wall_end = t;
     }

@@ -22,12 +22,11 @@ const char *pp__op_name(pp_op_kind op) {
     return (op >= 0 && op < PP_OP_COUNT) ? names[op] : "?";
 }
 
-static int is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
 
 double pp__trace_busy(const pp_trace *t) {
     double busy = 0;
     for (int i = 0; i < t->n; i++)
-        if (is_compute(t->ev[i].op)) busy += t->ev[i].vend - t->ev[i].vstart;
+        if (pp__op_is_compute(t->ev[i].op)) busy += t->ev[i].vend - t->ev[i].vstart;
     return busy;
 }
 
@@ -35,7 +34,7 @@ double pp__trace_makespan(const pp_trace *traces, int P) {
     double end = 0;
     for (int r = 0; r < P; r++)
         for (int i = 0; i < traces[r].n; i++)
-            if (is_compute(traces[r].ev[i].op) && traces[r].ev[i].vend > end) end = traces[r].ev[i].vend;
+            if (pp__op_is_compute(traces[r].ev[i].op) && traces[r].ev[i].vend > end) end = traces[r].ev[i].vend;
     return end;
 }
 

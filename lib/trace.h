@@ -12,6 +12,9 @@
 
 typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_COUNT } pp_op_kind;
 
+/* 1 for the ops that compute (F, B, W) and run on the virtual clock, 0 for messages: the one test of it. */
+static inline int pp__op_is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
+
 /* How a B op ran: the input half alone (its W comes as an op of its own), and whether it first rebuilt a stash
  * that pp_stash_checkpoint had dropped (one more forward of cost). */
 enum { PP_EV_SPLIT = 1, PP_EV_RECOMPUTED = 2 };

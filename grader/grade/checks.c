@@ -179,7 +179,7 @@ static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, c
     for (int r = 0; r < c->P; r++)
         for (int i = 0; i < res->traces[r].n; i++) {
             const pp_event *e = &res->traces[r].ev[i];
-            if (e->op > PP_OP_W || e->mb < 0 || e->mb >= M || e->vstage < 0 || e->vstage >= S) continue;
+            if (!pp__op_is_compute(e->op) || e->mb < 0 || e->mb >= M || e->vstage < 0 || e->vstage >= S) continue;
             cnt[(e->op * S + e->vstage) * M + e->mb]++;
         }
     int bad = 0;
@@ -195,7 +195,7 @@ static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, c
                 pp_op_kind want = f != 1 ? PP_OP_F : b != 1 ? PP_OP_B : PP_OP_W;
                 for (int i = 0; i < res->traces[r].n && said < 4; i++) {
                     const pp_event *e = &res->traces[r].ev[i];
-                    if (e->op > PP_OP_W) continue;
+                    if (!pp__op_is_compute(e->op)) continue;
                     if (e->op == want && e->vstage == s && e->mb == m) {
                         size_t used = strlen(ops);
                         snprintf(ops + used, sizeof ops - used, "%s%d", said++ ? " and " : ", its ops ", k);
@@ -240,7 +240,7 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
         int k = 0;
         for (int i = 0; i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op > PP_OP_W) continue;
+            if (!pp__op_is_compute(e->op)) continue;
             char kind = kinds[e->op];
             if (k >= s.n[r]) {
                 snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r,
@@ -273,7 +273,7 @@ static int first_deferred_weight(const pp_run_result *res, int r) {
         const pp_event *e = &t->ev[i];
         if (e->op != PP_OP_B || !(e->flags & PP_EV_SPLIT)) continue;
         int j = i + 1;
-        while (j < t->n && t->ev[j].op > PP_OP_W) j++;
+        while (j < t->n && !pp__op_is_compute(t->ev[j].op)) j++;
         if (j < t->n && (t->ev[j].op != PP_OP_W || t->ev[j].mb != e->mb || t->ev[j].chunk != e->chunk)) return i;
     }
     return -1;

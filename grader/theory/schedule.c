@@ -122,7 +122,7 @@ double pp__trace_wall_bubble(const pp_trace *traces, int P) {
     for (int r = 0; r < P; r++)
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op > PP_OP_W) continue;
+            if (!pp__op_is_compute(e->op)) continue;
             busy += e->wall_end - e->wall_start;
             first = e->wall_start < first ? e->wall_start : first;
             last = e->wall_end > last ? e->wall_end : last;
@@ -138,7 +138,7 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
     for (int r = 0; r < c->P; r++)
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op > PP_OP_W || e->vstage < 0 || e->vstage >= S) continue;
+            if (!pp__op_is_compute(e->op) || e->vstage < 0 || e->vstage >= S) continue;
             double d = e->wall_end - e->wall_start;
             if (e->op == PP_OP_F) k->f[e->vstage] += d, nf[e->vstage]++;
             else k->b[e->vstage] += d, nb[e->vstage] += e->op == PP_OP_B; /* W adds to its B */

@@ -129,7 +129,8 @@ out:
 
 /* ---- Gantt ---------------------------------------------------------------------------------------------- */
 
-static int kind_of(pp_op_kind op) { return op == PP_OP_F ? 0 : op == PP_OP_B ? 1 : op == PP_OP_W ? 2 : -1; }
+/* The bar colour of an op: F, B and W in their own (PP_OP_F..W are 0..2), messages none. */
+static int kind_of(pp_op_kind op) { return pp__op_is_compute(op) ? (int)op : -1; }
 
 static int traces_chunks(const pp_trace *t, int P) {
     int v = 1;

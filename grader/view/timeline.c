@@ -21,7 +21,6 @@ typedef struct {
 /* A trace whose smallest op is tiny next to its span would need millions of cells; cap the picture. */
 #define TL_MAX_CELLS 100000
 
-static int is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
 
 static int cmp_start(const void *a, const void *b) {
     const tl_op *x = a, *y = b;
@@ -118,7 +117,7 @@ static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_ou
         int from = n;
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (!is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
+            if (!pp__op_is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
             ops[n++] = (tl_op){r, e->op, e->mb, e->chunk, e->vstage, e->vstart, e->vend};
         }
         qsort(ops + from, (size_t)(n - from), sizeof *ops, cmp_start);
