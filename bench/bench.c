@@ -41,13 +41,13 @@ const char *pp__bench_size(size_t bytes, char *buf, size_t len) {
 int pp__cmd_bench(int argc, char **argv) {
     pp_bench_opts o = {0};
     const char *which = NULL;
+    const pp_flag flags[] = {{.name = "--quick", .kind = PP_FLAG_SET, .to = &o.quick, .set = 1}};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
+        if (pp__cli_flag(flags, 1, argc, argv, &i)) continue;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(usage, stdout);
             return 0;
-        } else if (!strcmp(a, "--quick")) {
-            o.quick = 1;
         } else if (!strcmp(a, "comm") || !strcmp(a, "gemm") || !strcmp(a, "pipeline") || !strcmp(a, "sandbox") ||
                    !strcmp(a, "all")) {
             if (which)

@@ -63,46 +63,82 @@ void pp__cli_run_finish(pp_cli_run *o) {
     o->cfg.mb_size = o->batch / o->cfg.M;
 }
 
-int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
+int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
     const char *f = argv[*i];
+    const pp_flag *g = NULL;
+    for (int k = 0; k < n && !g; k++)
+        if (!strcmp(f, flags[k].name) || (flags[k].alias && !strcmp(f, flags[k].alias))) g = &flags[k];
+    if (!g) return 0;
+    if (g->given) *g->given |= g->bit;
+    if (g->kind == PP_FLAG_SET) {
+        *(int *)g->to = g->set;
+        return 1;
+    }
+    const char *v = pp__cli_value(argc, argv, i);
+    if (g->need) {
+        /* a message of its own: the value must still be an integer in range */
+        char *end;
+        errno = 0;
+        long x = strtol(v, &end, 10);
+        if (errno || end == v || *end || x < g->lo || x > g->hi) pp__cli_fail(command, "%s needs %s", f, g->need);
+        *(int *)g->to = (int)x;
+        return 1;
+    }
+    switch (g->kind) {
+    case PP_FLAG_STR: *(const char **)g->to = v; break;
+    case PP_FLAG_INT: *(int *)g->to = pp__cli_int(f, v, (int)g->lo, (int)g->hi); break;
+    case PP_FLAG_UINT: *(unsigned *)g->to = (unsigned)pp__cli_int(f, v, (int)g->lo, (int)g->hi); break;
+    case PP_FLAG_MIB: *(size_t *)g->to = (size_t)pp__cli_int(f, v, (int)g->lo, (int)g->hi) << 20; break;
+    case PP_FLAG_NUM:
+    case PP_FLAG_FLOAT: {
+        double x = pp__cli_num(f, v);
+        if (g->lo > 0 && !(x > 0)) pp__cli_fail(command, "%s needs a number > 0, got '%s'", f, v);
+        if (g->kind == PP_FLAG_NUM) *(double *)g->to = x;
+        else *(float *)g->to = (float)x;
+        break;
+    }
+    case PP_FLAG_SET: break;
+    }
+    return 1;
+}
+
+int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
     pp_run_config *c = &o->cfg;
-#define IS(name) (!strcmp(f, name))
-#define VAL() pp__cli_value(argc, argv, i)
-    if (IS("--impl")) o->impl = VAL();
-    else if (IS("--schedule")) c->schedule = VAL(), o->given |= PP_CLI_GIVEN_SCHEDULE;
-    else if (IS("--stages")) c->P = pp__cli_int(f, VAL(), 1, 64), o->given |= PP_CLI_GIVEN_STAGES;
-    else if (IS("--microbatches")) c->M = pp__cli_int(f, VAL(), 1, 1024), o->given |= PP_CLI_GIVEN_MICROBATCHES;
-    else if (IS("--chunks")) c->v = pp__cli_int(f, VAL(), 1, 16);
-    else if (IS("--layers")) c->layers = pp__cli_int(f, VAL(), 1, 4096);
-    else if (IS("--microbatch-size")) c->mb_size = pp__cli_int(f, VAL(), 1, 4096);
-    else if (IS("--batch")) o->batch = pp__cli_int(f, VAL(), 1, 1 << 20);
-    else if (IS("--hidden")) c->hidden = pp__cli_int(f, VAL(), 1, 65536);
-    else if (IS("--seq")) c->seq = pp__cli_int(f, VAL(), 1, 65536);
-    else if (IS("--vocab")) c->vocab = pp__cli_int(f, VAL(), 2, 1 << 20);
-    else if (IS("--steps")) c->steps = pp__cli_int(f, VAL(), 1, 100000);
-    else if (IS("--seed")) c->seed = (unsigned)pp__cli_int(f, VAL(), 0, 2147483647);
-    else if (IS("--comm-latency")) c->comm_latency = pp__cli_num(f, VAL());
-    else if (IS("--edge-cost")) c->edge_cost = pp__cli_num(f, VAL());
-    else if (IS("--lr")) c->lr = (float)pp__cli_num(f, VAL());
-    else if (IS("--backend")) c->backend = VAL();
-    else if (IS("--transport")) c->transport = VAL();
-    else if (IS("--eager")) c->eager = 1;
-    else if (IS("--recompute")) c->recompute = 1;
-    else if (IS("--timeline")) o->timeline = 1;
-    else if (IS("--wall")) o->wall = 1;
-    else if (IS("--per-rank")) o->per_rank = 1;
-    else if (IS("--canonical")) o->canonical = 1;
-    else if (IS("--forward-only")) o->forward_only = 1;
-    else if (IS("--plot")) o->plot = VAL();
-    else if (IS("--trace")) o->trace = VAL();
-    else if (IS("--optimizer")) {
-        const char *v = VAL();
-        if (!strcmp(v, "sgd")) c->optimizer = PP_OPT_SGD;
-        else if (!strcmp(v, "adamw")) c->optimizer = PP_OPT_ADAMW;
-        else pp__cli_fail("run", "--optimizer must be sgd or adamw, got '%s'", v);
-    } else return 0;
-#undef IS
-#undef VAL
+    const pp_flag flags[] = {
+        {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl},
+        {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = &o->given, .bit = PP_CLI_GIVEN_SCHEDULE},
+        {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = &o->given, .bit = PP_CLI_GIVEN_STAGES},
+        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &c->M, .lo = 1, .hi = 1024, .given = &o->given, .bit = PP_CLI_GIVEN_MICROBATCHES},
+        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16},
+        {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096},
+        {.name = "--microbatch-size", .kind = PP_FLAG_INT, .to = &c->mb_size, .lo = 1, .hi = 4096},
+        {.name = "--batch", .kind = PP_FLAG_INT, .to = &o->batch, .lo = 1, .hi = 1 << 20},
+        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &c->hidden, .lo = 1, .hi = 65536},
+        {.name = "--seq", .kind = PP_FLAG_INT, .to = &c->seq, .lo = 1, .hi = 65536},
+        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20},
+        {.name = "--steps", .kind = PP_FLAG_INT, .to = &c->steps, .lo = 1, .hi = 100000},
+        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &c->seed, .lo = 0, .hi = 2147483647},
+        {.name = "--comm-latency", .kind = PP_FLAG_NUM, .to = &c->comm_latency},
+        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &c->edge_cost},
+        {.name = "--lr", .kind = PP_FLAG_FLOAT, .to = &c->lr},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &c->backend},
+        {.name = "--transport", .kind = PP_FLAG_STR, .to = &c->transport},
+        {.name = "--eager", .kind = PP_FLAG_SET, .to = &c->eager, .set = 1},
+        {.name = "--recompute", .kind = PP_FLAG_SET, .to = &c->recompute, .set = 1},
+        {.name = "--timeline", .kind = PP_FLAG_SET, .to = &o->timeline, .set = 1},
+        {.name = "--wall", .kind = PP_FLAG_SET, .to = &o->wall, .set = 1},
+        {.name = "--per-rank", .kind = PP_FLAG_SET, .to = &o->per_rank, .set = 1},
+        {.name = "--canonical", .kind = PP_FLAG_SET, .to = &o->canonical, .set = 1},
+        {.name = "--forward-only", .kind = PP_FLAG_SET, .to = &o->forward_only, .set = 1},
+        {.name = "--plot", .kind = PP_FLAG_STR, .to = &o->plot},
+        {.name = "--trace", .kind = PP_FLAG_STR, .to = &o->trace},
+    };
+    if (pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, i)) return 1;
+    if (strcmp(argv[*i], "--optimizer")) return 0;
+    const char *v = pp__cli_value(argc, argv, i);
+    if (!strcmp(v, "sgd")) c->optimizer = PP_OPT_SGD;
+    else if (!strcmp(v, "adamw")) c->optimizer = PP_OPT_ADAMW;
+    else pp__cli_fail("run", "--optimizer must be sgd or adamw, got '%s'", v);
     return 1;
 }
 

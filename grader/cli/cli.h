@@ -35,6 +35,33 @@ void pp__cli_usage(FILE *out, const char *usage);
 /* Prints "pplab <cmd>: <msg>" and a usage hint to stderr, exits 2. */
 void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
+/* One flag of a command, for pp__cli_flag: every command's flags are a table of these, parsed the same way. */
+typedef enum {
+    PP_FLAG_STR,   /* to: const char **; the next argument */
+    PP_FLAG_INT,   /* to: int *; an integer in [lo, hi] */
+    PP_FLAG_UINT,  /* to: unsigned *; an integer in [lo, hi] */
+    PP_FLAG_MIB,   /* to: size_t *; an integer of MiB in [lo, hi], stored in bytes */
+    PP_FLAG_NUM,   /* to: double *; a number >= 0 (and > 0 when lo > 0) */
+    PP_FLAG_FLOAT, /* to: float *; the same */
+    PP_FLAG_SET,   /* to: int *; no value: stores `set` */
+} pp_flag_kind;
+
+typedef struct pp_flag {
+    const char *name;   /* "--stages" */
+    pp_flag_kind kind;
+    void *to;
+    double lo, hi;      /* the range of INT, UINT, MIB */
+    int set;            /* what SET stores */
+    unsigned *given;    /* when not NULL, `bit` is or'ed in once the flag is seen */
+    unsigned bit;
+    const char *alias;  /* a second spelling ("-j"), or NULL */
+    const char *need;   /* the message's "needs ..." for a bad value, when the default does not say enough */
+} pp_flag;
+
+/* Parses argv[*i] if it is one of the n flags: stores its value (advancing *i past it) and returns 1; 0 when it
+ * is none of them. A missing or bad value ends in one line naming the flag (pp__cli_fail). */
+int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i);
+
 /* Parses one run flag at argv[*i] into o; returns 1 if it was one, 0 if not a run flag. */
 int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i);
 /* Settles flags that depend on each other once all are parsed (--batch over --microbatches); dies on a conflict. */

@@ -11,11 +11,14 @@
 int pp__cmd_figures(int argc, char **argv) {
     const char *impl = "solutions", *outdir = NULL;
     int steps = 30, hidden = 0;
+    const pp_flag flags[] = {
+        {.name = "--impl", .kind = PP_FLAG_STR, .to = &impl},
+        {.name = "--steps", .kind = PP_FLAG_INT, .to = &steps, .lo = 2, .hi = 10000},
+        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &hidden, .lo = 1, .hi = 65536},
+    };
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--impl") && i + 1 < argc) impl = argv[++i];
-        else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = pp__cli_int("--steps", argv[++i], 2, 10000);
-        else if (!strcmp(argv[i], "--hidden") && i + 1 < argc) hidden = pp__cli_int("--hidden", argv[++i], 1, 65536);
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        if (pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i)) continue;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: pplab figures [--impl labs|solutions|DIR] [--steps K] [--hidden H] OUTDIR\n"
                    "Runs the sweeps (bubble vs M, bubble vs comm latency, peak stashes, loss curve, Gantt charts)\n"
                    "with the implementation's schedules and renders each as OUTDIR/NAME.{dat,gp,png,svg}.\n"

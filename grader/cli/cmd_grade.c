@@ -49,40 +49,35 @@ int pp__cmd_grade(int argc, char **argv) {
     int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
-    int in_process = 0;
+    int in_process = 0, unsafe = 0;
+    const pp_flag flags[] = {
+        {.name = "--impl", .kind = PP_FLAG_STR, .to = &impl},
+        {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &backend},
+        {.name = "--json", .kind = PP_FLAG_STR, .to = &json},
+        {.name = "--junit", .kind = PP_FLAG_STR, .to = &junit},
+        {.name = "--gradescope", .kind = PP_FLAG_STR, .to = &gs},
+        {.name = "--config", .kind = PP_FLAG_STR, .to = &cfgfile},
+        {.name = "--plots", .kind = PP_FLAG_STR, .to = &plots},
+        {.name = "--transport", .kind = PP_FLAG_STR, .to = &transport},
+        {.name = "--jobs", .alias = "-j", .kind = PP_FLAG_INT, .to = &jobs, .lo = 1, .hi = 64,
+         .need = "a number of tests to run at once, 1..64"},
+        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &sb.memory_limit, .lo = 16, .hi = 1 << 20},
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
+        {.name = "--unsafe-in-process", .kind = PP_FLAG_SET, .to = &in_process, .set = 1},
+        {.name = "--only-config", .kind = PP_FLAG_SET, .to = &only_config, .set = 1},
+        {.name = "--table", .kind = PP_FLAG_SET, .to = &table, .set = 1},
+        {.name = "--quiet", .kind = PP_FLAG_SET, .to = &quiet, .set = 1},
+    };
     for (int i = 2; i < argc; i++) {
-        const char *f = argv[i];
-#define VAL() (i + 1 < argc ? argv[++i] : NULL)
-        const char **slot = !strcmp(f, "--impl") ? &impl : !strcmp(f, "--lab") ? &lab : !strcmp(f, "--backend") ? &backend
-                          : !strcmp(f, "--json") ? &json : !strcmp(f, "--junit") ? &junit
-                          : !strcmp(f, "--gradescope") ? &gs : !strcmp(f, "--config") ? &cfgfile
-                          : !strcmp(f, "--plots") ? &plots : !strcmp(f, "--transport") ? &transport : NULL;
-        if (slot) {
-            const char *v = VAL();
-            if (!v) pp__cli_fail("grade", "%s needs a value", f);
-            *slot = v;
-        } else if (!strcmp(f, "--jobs") || !strcmp(f, "-j")) {
-            const char *v = VAL();
-            char *end = NULL;
-            long x = v ? strtol(v, &end, 10) : 0;
-            if (!v || *end || x < 1 || x > 64) pp__cli_fail("grade", "%s needs a number of tests to run at once, 1..64", f);
-            jobs = (int)x;
-        } else if (!strcmp(f, "--memory-limit")) {
-            const char *v = VAL();
-            sb.memory_limit = (size_t)pp__cli_int(f, v ? v : "", 16, 1 << 20) << 20;
-        } else if (!strcmp(f, "--unsafe-no-sandbox")) {
-            sb.lockdown = 0, sb.drop_uid = 0;
-        } else if (!strcmp(f, "--unsafe-in-process")) {
-            in_process = 1;
-        } else if (!strcmp(f, "--only-config")) only_config = 1;
-        else if (!strcmp(f, "--table")) table = 1;
-        else if (!strcmp(f, "--quiet")) quiet = 1;
-        else if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+        if (pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i)) continue;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             pp__cli_usage(stdout, usage);
             return 0;
-        } else pp__cli_fail("grade", "unknown flag '%s'", f);
-#undef VAL
+        }
+        pp__cli_fail("grade", "unknown flag '%s'", argv[i]);
     }
+    if (unsafe) sb.lockdown = 0, sb.drop_uid = 0;
     if (strcmp(lab, "all") && !pp__lab_find(lab))
         pp__cli_fail("grade", "unknown lab '%s': use all, %s", lab, pp__lab_names((char[300]){0}, 300, ", ", " or "));
     const pp_lab_info *li = pp__lab_find(lab);

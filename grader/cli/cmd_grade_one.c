@@ -35,32 +35,35 @@ static void parse(one_opts *o, int argc, char **argv) {
     t->v = 1, t->steps = 1, t->time_limit_s = 10;
     o->backend = "cpu";
     pp__sandbox_defaults(&o->sb);
-    for (int i = 2; i < argc; i++) {
-        const char *f = argv[i];
-#define IS(s) (!strcmp(f, s))
-#define VAL() pp__cli_value(argc, argv, &i)
-        if (IS("--lab")) snprintf(t->lab, sizeof t->lab, "%s", VAL());
-        else if (IS("--stages")) t->P = pp__cli_int(f, VAL(), 1, PP_MAX_RANKS);
-        else if (IS("--microbatches")) t->M = pp__cli_int(f, VAL(), 1, 1024);
-        else if (IS("--chunks")) t->v = pp__cli_int(f, VAL(), 1, 16);
-        else if (IS("--steps")) t->steps = pp__cli_int(f, VAL(), 1, 100000);
-        else if (IS("--seed")) t->seed = (unsigned)pp__cli_int(f, VAL(), 0, 2147483647);
-        else if (IS("--latency")) t->latency = pp__cli_num(f, VAL());
-        else if (IS("--recompute")) t->recompute = pp__cli_int(f, VAL(), 0, 1);
-        else if (IS("--layers")) t->layers = pp__cli_int(f, VAL(), 0, 4096);
-        else if (IS("--hidden")) t->hidden = pp__cli_int(f, VAL(), 0, 65536);
-        else if (IS("--time")) t->time_limit_s = pp__cli_num(f, VAL());
-        else if (IS("--deadline")) o->deadline = pp__cli_num(f, VAL());
-        else if (IS("--driver")) o->driver = VAL();
-        else if (IS("--backend")) o->backend = VAL();
-        else if (IS("--out")) o->out = VAL();
-        else if (IS("--plain")) o->plain = 1;
-        else if (IS("--memory-limit")) o->sb.memory_limit = (size_t)pp__cli_num(f, VAL());
-        else if (IS("--unsafe-no-sandbox")) o->sb.lockdown = 0, o->sb.drop_uid = 0;
-        else pp__cli_fail("grade-one", "unknown flag '%s'", f);
-#undef IS
-#undef VAL
-    }
+    const char *lab = "";
+    double memory = 0;
+    int unsafe = 0;
+    const pp_flag flags[] = {
+        {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
+        {.name = "--stages", .kind = PP_FLAG_INT, .to = &t->P, .lo = 1, .hi = PP_MAX_RANKS},
+        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &t->M, .lo = 1, .hi = 1024},
+        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &t->v, .lo = 1, .hi = 16},
+        {.name = "--steps", .kind = PP_FLAG_INT, .to = &t->steps, .lo = 1, .hi = 100000},
+        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &t->seed, .lo = 0, .hi = 2147483647},
+        {.name = "--latency", .kind = PP_FLAG_NUM, .to = &t->latency},
+        {.name = "--recompute", .kind = PP_FLAG_INT, .to = &t->recompute, .lo = 0, .hi = 1},
+        {.name = "--layers", .kind = PP_FLAG_INT, .to = &t->layers, .lo = 0, .hi = 4096},
+        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &t->hidden, .lo = 0, .hi = 65536},
+        {.name = "--time", .kind = PP_FLAG_NUM, .to = &t->time_limit_s},
+        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->deadline},
+        {.name = "--driver", .kind = PP_FLAG_STR, .to = &o->driver},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &o->backend},
+        {.name = "--out", .kind = PP_FLAG_STR, .to = &o->out},
+        {.name = "--plain", .kind = PP_FLAG_SET, .to = &o->plain, .set = 1},
+        {.name = "--memory-limit", .kind = PP_FLAG_NUM, .to = &memory}, /* bytes, as pplab grade passes it */
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
+    };
+    for (int i = 2; i < argc; i++)
+        if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i))
+            pp__cli_fail("grade-one", "unknown flag '%s'", argv[i]);
+    snprintf(t->lab, sizeof t->lab, "%s", lab);
+    if (memory > 0) o->sb.memory_limit = (size_t)memory;
+    if (unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))
         pp__cli_fail("grade-one", "--lab needs %s, got '%s'", pp__schedule_names((char[256]){0}, 256, ", ", " or "),
                      t->lab);

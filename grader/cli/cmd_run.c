@@ -48,30 +48,17 @@ typedef struct run_hidden {
 
 /* Flags of `pplab run` alone: the hidden ones and how the schedule is run. */
 static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
-    if (!strcmp(argv[*i], "--dump-grads")) {
-        h->dump_grads = pp__cli_value(argc, argv, i);
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--in-process")) {
-        h->in_process = 1;
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--unsafe-no-sandbox")) {
-        h->sb.lockdown = 0, h->sb.drop_uid = 0;
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--memory-limit")) {
-        const char *f = argv[*i];
-        h->sb.memory_limit = (size_t)pp__cli_int(f, pp__cli_value(argc, argv, i), 16, 1 << 20) << 20;
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--deadline")) {
-        const char *f = argv[*i];
-        o->cfg.deadline_s = pp__cli_num(f, pp__cli_value(argc, argv, i));
-        if (o->cfg.deadline_s <= 0) pp__cli_fail("run", "--deadline needs a number of seconds > 0");
-        return 1;
-    }
-    return 0;
+    int unsafe = 0;
+    const pp_flag flags[] = {
+        {.name = "--dump-grads", .kind = PP_FLAG_STR, .to = &h->dump_grads},
+        {.name = "--in-process", .kind = PP_FLAG_SET, .to = &h->in_process, .set = 1},
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
+        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &h->sb.memory_limit, .lo = 16, .hi = 1 << 20},
+        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->cfg.deadline_s, .lo = 1e-9},
+    };
+    if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, i)) return 0;
+    if (unsafe) h->sb.lockdown = 0, h->sb.drop_uid = 0;
+    return 1;
 }
 
 static int grads_write(const pp_run_result *res, const char *path) {
