@@ -10,8 +10,10 @@
 
 #include "cli.h"
 #include "crash.h"
+#include "files.h"
 #include "impl.h"
 #include "plot.h"
+#include "result.h"
 #include "schedule.h"
 #include "spawn.h"
 #include "timeline.h"
@@ -28,6 +30,7 @@ static const char *usage =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
     "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
     "replayed on the measured op durations (the fair prediction when stages share a device).\n"
@@ -35,9 +38,9 @@ static const char *usage =
     "runs it inside pplab instead, unsandboxed, for gdb, ASan and printf debugging.\n";
 
 /* Flags kept out of --help, for the test suites and for diagnosis:
- *   --dump-grads FILE  writes every parameter's step-1 gradient, in the model's order, as records of a 32-byte
- *                      NUL-padded name, int32 virtual stage, int32 count, then count float32 (host byte order),
- *                      so two runs compare bitwise with cmp;
+ *   --dump-grads FILE  writes every parameter, in the model's order, through the one serialiser of results
+ *                      (wire.h): its virtual stage, then pp__param_encode's name, count, step-1 gradient and final
+ *                      weight, so two runs compare bitwise with cmp;
  *   --deadline S       seconds a wait may block before a transport without exact detection (mpi) calls it a
  *                      deadlock (default 10). */
 typedef struct run_hidden {
@@ -62,18 +65,15 @@ static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i)
 }
 
 static int grads_write(const pp_run_result *res, const char *path) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = 1;
-    for (int i = 0; i < res->nparams && ok; i++) {
-        const pp_param_result *p = &res->params[i];
-        char name[32] = {0};
-        snprintf(name, sizeof name, "%s", p->name);
-        int32_t head[2] = {p->vstage, p->count};
-        ok = fwrite(name, sizeof name, 1, f) == 1 && fwrite(head, sizeof head, 1, f) == 1 &&
-             fwrite(p->grad, sizeof(float), (size_t)p->count, f) == (size_t)p->count;
+    pp_wire w;
+    pp__wire_init(&w);
+    for (int i = 0; i < res->nparams; i++) {
+        pp__wire_i64(&w, res->params[i].vstage);
+        pp__param_encode(&w, &res->params[i]);
     }
-    return (fclose(f) == 0 && ok) ? 0 : -1;
+    int rc = w.bad ? -1 : pp__file_write(path, w.p, w.len, 0644);
+    pp__wire_free(&w);
+    return rc;
 }
 
 /* Under mpirun or srun: checks the launch (MPI compiled in, as many processes as stages) and switches the run
