@@ -219,6 +219,19 @@ static void gantt_style(FILE *b) {
                "set grid xtics\nset key outside bottom center horizontal\nset mxtics\n");
 }
 
+/* Opens the gnuplot script of a Gantt chart (a memory stream in *body) with the style set, and names its data file,
+ * out_prefix.dat as the script in out_prefix's folder sees it, in dat. */
+static FILE *gantt_script_open(const char *out_prefix, char **body, size_t *len, char *dat, size_t datlen) {
+    char *dir, *base;
+    split_prefix(out_prefix, &dir, &base);
+    snprintf(dat, datlen, "%s.dat", base);
+    free(dir);
+    free(base);
+    FILE *b = open_memstream(body, len);
+    gantt_style(b);
+    return b;
+}
+
 int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix) {
     int v = traces_chunks(traces, P);
     gantt_info gi = {0, INFINITY, 1, {0}};
@@ -232,19 +245,13 @@ int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char 
     gantt_dat_placeholder(f);
     if (close_out(f, out_prefix, ".dat")) return -1;
 
-    char *dir, *base, *body = NULL;
+    char *body = NULL, dat[4096];
     size_t len = 0;
-    split_prefix(out_prefix, &dir, &base);
-    char dat[4096];
-    snprintf(dat, sizeof dat, "%s.dat", base);
-    FILE *b = open_memstream(&body, &len);
-    gantt_style(b);
+    FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
     gantt_panel(b, dat, 0, P, span, &gi, title);
     fclose(b);
     int rc = gp_write_and_render(out_prefix, body, GANTT_W, 150 + 45 * P);
     free(body);
-    free(dir);
-    free(base);
     return rc;
 }
 
@@ -267,13 +274,9 @@ int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int 
     gantt_dat_placeholder(f);
     if (close_out(f, out_prefix, ".dat")) return -1;
 
-    char *dir, *base, *body = NULL;
+    char *body = NULL, dat[4096];
     size_t len = 0;
-    split_prefix(out_prefix, &dir, &base);
-    char dat[4096];
-    snprintf(dat, sizeof dat, "%s.dat", base);
-    FILE *b = open_memstream(&body, &len);
-    gantt_style(b);
+    FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
     fprintf(b, "set multiplot layout 2,1\n");
     gantt_panel(b, dat, 0, P, span, &gs, "your run");
     gantt_panel(b, dat, 1, P, span, &gr, "reference schedule");
@@ -281,8 +284,6 @@ int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int 
     fclose(b);
     int rc = gp_write_and_render(out_prefix, body, GANTT_W, 2 * (150 + 45 * P));
     free(body);
-    free(dir);
-    free(base);
     return rc;
 }
 
