@@ -52,7 +52,7 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
-/* The schedules that take --chunks, for the message that asks for one ("interleaved"). */
+/* The schedules that take --chunks (the table's chunked rows), for the message that asks for one. */
 static const char *chunked_names(char *buf, size_t len) {
     size_t used = 0;
     buf[0] = 0;

@@ -10,7 +10,7 @@
 typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 
 typedef struct pp_run_config {
-    const char *schedule;   /* "naive", "gpipe", "1f1b", "interleaved": which theory applies */
+    const char *schedule;   /* a row of the schedule table (lib/schedules.c): which order and theory apply */
     int P, M, v;            /* ranks, micro-batches, chunks per rank */
     int layers;             /* blocks in the model; must be a multiple of P*v */
     int mb_size;            /* samples per micro-batch */

@@ -39,7 +39,7 @@ int pp__plot_xy(const char *out_prefix, const char *title, const char *xlabel, c
                 const pp_plot_series *series, int nseries);
 
 /* Clustered bars: ngroups clusters on the x axis named groups[g] (e.g. "GPU 0"), one bar per series named
- * names[s] (e.g. "gpipe") of height values[s * ngroups + g]. title and ylabel may be NULL. */
+ * names[s] (a schedule's name, say) of height values[s * ngroups + g]. title and ylabel may be NULL. */
 int pp__plot_bars(const char *out_prefix, const char *title, const char *ylabel, const char *const *groups,
                   int ngroups, const char *const *names, const double *values, int nseries);
 
