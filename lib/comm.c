@@ -18,6 +18,19 @@ const char *pp__request_describe(const pp_request *q, char *buf, size_t len) {
     return pp__op_describe(api, q->is_send, q->peer, q->tag, buf, len);
 }
 
+const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len) {
+    char op[96];
+    if (t->data) return NULL;
+    if (t->released_by_send)
+        snprintf(buf, len, "when its %s completed", pp__request_describe(t->released_by_send, op, sizeof op));
+    else if (t->released_by_stash)
+        snprintf(buf, len, "when the backward of micro-batch %d, chunk %d finished", t->released_by_stash->mb,
+                 t->released_by_stash->chunk);
+    else
+        return NULL;
+    return buf;
+}
+
 static void check_peer(pp_rank *r, const char *api, int peer) {
     pp__rank_check(r);
     if (peer < 0 || peer >= r->cfg->P)
@@ -141,11 +154,7 @@ static void finish(pp_rank *r, pp_request *q) {
     e.vend = e.vstart + lat;
     pp__trace_add(&r->trace, &e);
     q->waited = 1;
-    if (q->is_send) {
-        char why[96], op[96];
-        snprintf(why, sizeof why, "when its %s completed", pp__request_describe(q, op, sizeof op));
-        pp__tensor_send_done(q->t, why);
-    }
+    if (q->is_send) pp__tensor_send_done(q->t, q);
 }
 
 static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
@@ -189,9 +198,10 @@ static void check_tensor(pp_rank *r, const char *api, pp_tensor *t) {
     if (t->owner != r->id)
         pp__rank_abort(r, PP_ERR_USAGE, "each rank only touches its own tensors",
                        "%s: tensor belongs to rank %d", api, t->owner);
-    if (!t->data && t->released[0])
+    char why[160];
+    if (pp__tensor_released_why(t, why, sizeof why))
         pp__rank_abort(r, PP_ERR_USAGE, "send each output once, right after the op that made it",
-                       "%s: the tensor was released %s", api, t->released);
+                       "%s: the tensor was released %s", api, why);
 }
 
 static pp_tensor *activation_new(pp_rank *r) {

@@ -34,6 +34,9 @@ struct pp_request {
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len);
 /* The same for a posted request (its api, or pp_send/pp_recv when unset). */
 const char *pp__request_describe(const pp_request *q, char *buf, size_t len);
+/* When t's memory went early, how ("when its pp_send(dst=1, tag F mb0 vs1) completed", "when the backward of
+ * micro-batch 3, chunk 0 finished") into buf; NULL while t still has it. For the errors of pp.h's checks. */
+const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len);
 
 typedef struct pp_transport_ops {
     const char *name;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "comm.h"
 #include "rank.h"
 
 enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
@@ -97,10 +98,10 @@ static pp_tensor *data_tensor(pp_rank *r, const int *host) {
 
 static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, const char *what) {
     char b1[48];
-    if (!x->data && x->released[0])
+    char why[160];
+    if (pp__tensor_released_why(x, why, sizeof why))
         pp__rank_abort(r, PP_ERR_USAGE, "a received tensor serves one forward or backward, a sent one is the "
-                       "receiver's; receive the tensor this op needs", "%s: %s was released %s", api, what,
-                       x->released);
+                       "receiver's; receive the tensor this op needs", "%s: %s was released %s", api, what, why);
     if (x->pending)
         pp__rank_abort(r, PP_ERR_USAGE, "call pp_wait (or pp_group_end) before using a received tensor",
                        "%s: %s comes from a receive that has not completed yet", api, what);
@@ -173,10 +174,8 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
 
 /* The backward of s is over (both halves): its x and dy go, unless another stash still holds them. */
 static void stash_inputs_done(pp_stash *s) {
-    char why[96];
-    snprintf(why, sizeof why, "when the backward of micro-batch %d, chunk %d finished", s->mb, s->chunk);
-    if (s->x) pp__tensor_drop_use(s->x, why);
-    if (s->dy) pp__tensor_drop_use(s->dy, why);
+    if (s->x) pp__tensor_drop_use(s->x, s);
+    if (s->dy) pp__tensor_drop_use(s->dy, s);
     s->x = s->dy = NULL;
 }
 

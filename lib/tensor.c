@@ -34,23 +34,26 @@ pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int 
     return tensor_new(be, arena, rows, cols, PP_F32, owner, 0);
 }
 
-static void maybe_release(pp_tensor *t, const char *why) {
-    if (!t->handed || t->uses > 0 || t->sends_pending > 0 || !(t->received || t->sent) || !t->data) return;
+/* 1 when t's memory may go now: handed out, received or sent, and held by no stash and no pending send. */
+static int releasable(const pp_tensor *t) {
+    return t->handed && t->uses == 0 && t->sends_pending == 0 && (t->received || t->sent) && t->data;
+}
+
+static void release(pp_tensor *t) {
     t->be->ops->free(t->be->ctx, t->data);
     t->data = NULL;
-    snprintf(t->released, sizeof t->released, "%s", why);
 }
 
-void pp__tensor_drop_use(pp_tensor *t, const char *why) {
+void pp__tensor_drop_use(pp_tensor *t, const pp_stash *by) {
     PP_ASSERT(t->uses > 0);
     t->uses--;
-    maybe_release(t, why);
+    if (releasable(t)) release(t), t->released_by_stash = by;
 }
 
-void pp__tensor_send_done(pp_tensor *t, const char *why) {
+void pp__tensor_send_done(pp_tensor *t, const pp_request *by) {
     PP_ASSERT(t->sends_pending > 0);
     t->sends_pending--;
-    maybe_release(t, why);
+    if (releasable(t)) release(t), t->released_by_send = by;
 }
 
 void pp__tensor_free(pp_tensor *t) {

@@ -25,7 +25,10 @@ struct pp_tensor {
     int received, sent;      /* it came from a receive; it was sent at least once */
     int uses;                /* live stashes holding it as a forward's x or a backward's dy */
     int sends_pending;       /* posted sends of it not completed yet */
-    char released[96];       /* why its memory went ("" while it has it), for the error on a later use */
+    /* what freed its memory early (NULL while it has it), to name it when the tensor is used after: the send
+     * that completed last, or the stash whose backward finished; both live to the end of the step, as this does */
+    const pp_request *released_by_send;
+    const pp_stash *released_by_stash;
 };
 
 /* A list of tensors freed together: a rank's per-step arena, or a model's parameters. */
@@ -39,11 +42,12 @@ pp_tensor *pp__tensor_new(pp_backend *be, pp_arena *arena, int rows, int cols, p
 /* The same, fp32, for an operation's output: its contents are undefined until that operation, which must write
  * every element (a GEMM with beta 0, a forward, an overwriting backward, a receive). */
 pp_tensor *pp__tensor_new_output(pp_backend *be, pp_arena *arena, int rows, int cols, int owner);
-/* One use of t by a stash ended (drop_use), or one send of it completed (send_done): when t was received or sent
- * and nothing holds it any more, its memory is freed now and `why` recorded ("when the backward of micro-batch
- * 3, chunk 0 finished"); the struct stays, so a later use is reported, until its arena is cleared. */
-void pp__tensor_drop_use(pp_tensor *t, const char *why);
-void pp__tensor_send_done(pp_tensor *t, const char *why);
+/* Stash `by` no longer holds t (its backward finished: drop_use), or send `by` of t completed (send_done): when t
+ * was received or sent and nothing holds it any more, its memory is freed now and `by` recorded (nothing is
+ * formatted on this path; pp__tensor_released_why says it on a later use). The struct stays until its arena is
+ * cleared. */
+void pp__tensor_drop_use(pp_tensor *t, const pp_stash *by);
+void pp__tensor_send_done(pp_tensor *t, const pp_request *by);
 /* Frees a tensor made with a NULL arena. */
 void pp__tensor_free(pp_tensor *t);
 /* Frees every tensor of the arena. */

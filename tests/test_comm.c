@@ -570,7 +570,7 @@ static void step_send_twice(pp_rank *r) {
         pp_tensor *t = act(r, 1.0f);
         t->handed = 1; /* as a stage op's output */
         pp_send(r, t, 1, T(PP_FWD, 0, 1));
-        if (t->data || !t->released[0]) atomic_store(&g_fail, 1); /* its memory went at once */
+        if (t->data || !t->released_by_send) atomic_store(&g_fail, 1); /* its memory went at once */
         pp_send(r, t, 1, T(PP_FWD, 1, 1));
     } else {
         pp_recv(r, 0, T(PP_FWD, 0, 1));
