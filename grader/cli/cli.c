@@ -25,13 +25,20 @@ static const char *command = "run";
 
 void pp__cli_set_command(const char *cmd) { command = cmd; }
 
-int pp__cli_int(const char *flag, const char *val, int lo, int hi) {
+/* 1 when val is a whole integer in [lo, hi], stored in *x. */
+static int int_in(const char *val, long lo, long hi, int *x) {
     char *end;
     errno = 0;
-    long x = strtol(val, &end, 10);
-    if (errno || end == val || *end || x < lo || x > hi)
-        pp__cli_fail(command, "%s needs an integer in %d..%d, got '%s'", flag, lo, hi, val);
-    return (int)x;
+    long v = strtol(val, &end, 10);
+    if (errno || end == val || *end || v < lo || v > hi) return 0;
+    *x = (int)v;
+    return 1;
+}
+
+int pp__cli_int(const char *flag, const char *val, int lo, int hi) {
+    int x;
+    if (!int_in(val, lo, hi, &x)) pp__cli_fail(command, "%s needs an integer in %d..%d, got '%s'", flag, lo, hi, val);
+    return x;
 }
 
 double pp__cli_num(const char *flag, const char *val) {
@@ -75,13 +82,8 @@ int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
         return 1;
     }
     const char *v = pp__cli_value(argc, argv, i);
-    if (g->need) {
-        /* a message of its own: the value must still be an integer in range */
-        char *end;
-        errno = 0;
-        long x = strtol(v, &end, 10);
-        if (errno || end == v || *end || x < g->lo || x > g->hi) pp__cli_fail(command, "%s needs %s", f, g->need);
-        *(int *)g->to = (int)x;
+    if (g->need) { /* an integer with a message of its own */
+        if (!int_in(v, (long)g->lo, (long)g->hi, (int *)g->to)) pp__cli_fail(command, "%s needs %s", f, g->need);
         return 1;
     }
     switch (g->kind) {

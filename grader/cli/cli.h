@@ -55,7 +55,7 @@ typedef struct pp_flag {
     unsigned *given;    /* when not NULL, `bit` is or'ed in once the flag is seen */
     unsigned bit;
     const char *alias;  /* a second spelling ("-j"), or NULL */
-    const char *need;   /* the message's "needs ..." for a bad value, when the default does not say enough */
+    const char *need;   /* an INT flag's "needs ..." for a bad value, when the default does not say enough */
 } pp_flag;
 
 /* Parses argv[*i] if it is one of the n flags: stores its value (advancing *i past it) and returns 1; 0 when it
