@@ -52,16 +52,6 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
-/* The schedules that take --chunks (the table's chunked rows), for the message that asks for one. */
-static const char *chunked_names(char *buf, size_t len) {
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < pp__nschedules && used < len; i++)
-        if (pp__schedules[i].chunked)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " or " : "", pp__schedules[i].name);
-    return buf;
-}
-
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
     char names[256];
@@ -73,7 +63,7 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
     if (c->v > 1 && !def->chunked)
         return BAD("--chunks %d needs --schedule %s (the %s schedule has one chunk per rank)", c->v,
-                   chunked_names(names, sizeof names), c->schedule);
+                   pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule);
     if (def->one_microbatch && c->M != 1)
         return BAD("the %s schedule runs the whole batch at once: use --microbatches 1 (got %d)", def->title, c->M);
     if (def->microbatches_per_rank && c->M % c->P)

@@ -136,14 +136,30 @@ const pp_schedule_def *pp__schedule_def(const char *name) {
     return NULL;
 }
 
-const char *pp__schedule_names(char *buf, size_t len, const char *sep, const char *last) {
+/* The names of the rows that `keep` accepts (all when NULL), joined with sep, and last before the final one. */
+static const char *names_of(char *buf, size_t len, const char *sep, const char *last,
+                            int (*keep)(const pp_schedule_def *)) {
+    int total = 0, k = 0;
+    for (int i = 0; i < pp__nschedules; i++) total += !keep || keep(&pp__schedules[i]);
     size_t used = 0;
     buf[0] = 0;
     for (int i = 0; i < pp__nschedules && used < len; i++) {
-        const char *join = i == 0 ? "" : i == pp__nschedules - 1 ? last : sep;
+        if (keep && !keep(&pp__schedules[i])) continue;
+        const char *join = k == 0 ? "" : k == total - 1 ? last : sep;
         int w = snprintf(buf + used, len - used, "%s%s", join, pp__schedules[i].name);
         if (w < 0) break;
         used += (size_t)w;
+        k++;
     }
     return buf;
+}
+
+const char *pp__schedule_names(char *buf, size_t len, const char *sep, const char *last) {
+    return names_of(buf, len, sep, last, NULL);
+}
+
+static int is_chunked(const pp_schedule_def *d) { return d->chunked; }
+
+const char *pp__schedule_names_chunked(char *buf, size_t len, const char *sep, const char *last) {
+    return names_of(buf, len, sep, last, is_chunked);
 }

@@ -55,5 +55,7 @@ const pp_schedule_def *pp__schedule_def(const char *name);
 /* The schedule names joined for a message or a usage line: ", " and " or " give "naive, gpipe, 1f1b or
  * interleaved"; "|" and "|" give "naive|gpipe|1f1b|interleaved". Returns buf. */
 const char *pp__schedule_names(char *buf, size_t len, const char *sep, const char *last);
+/* The same for the rows that take --chunks. */
+const char *pp__schedule_names_chunked(char *buf, size_t len, const char *sep, const char *last);
 
 #endif /* PP_SCHEDULES_H */
