@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "suite.h"
 #include "impl.h"
 #include "runner.h"
+#include "suite.h"
 #include "testutil.h"
 
 /* Grades one configuration of `lab` from implementation folder `impl`, as pplab grade does. */

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "suite.h"
 #include "impl.h"
 #include "runner.h"
 #include "spawn.h"
+#include "suite.h"
 #include "testutil.h"
 
 /* ---- what every hostile grading must leave as it was ------------------------------------------------------ */

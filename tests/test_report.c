@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "suite.h"
 #include "report.h"
+#include "suite.h"
 #include "testutil.h"
 
 /* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence. */

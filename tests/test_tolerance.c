@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "checks.h"
-#include "suite.h"
 #include "impl.h"
 #include "runner.h"
+#include "suite.h"
 #include "testutil.h"
 
 typedef struct size_case {

@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "suite.h"
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
 #include "spawn.h"
+#include "suite.h"
 #include "transport.h"
 
 static const char *usage =

@@ -14,12 +14,12 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "suite.h"
 #include "crash.h"
 #include "impl.h"
-#include "schedules.h"
 #include "runner.h"
+#include "schedules.h"
 #include "spawn.h"
+#include "suite.h"
 #include "transport.h"
 
 typedef struct one_opts {

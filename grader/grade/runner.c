@@ -19,13 +19,13 @@
 #include <unistd.h>
 
 #include "checks.h"
-#include "suite.h"
 #include "crash.h"
 #include "files.h"
 #include "plot.h"
 #include "result.h"
 #include "schedule.h"
 #include "spawn.h"
+#include "suite.h"
 #include "transport.h"
 #include "warmup_call.h"
 #include "wire.h"
@@ -358,14 +358,16 @@ static void fatal_report_to(const pp_test_config *tc, uint64_t token, const char
 static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const pp_impl *impl, const char *backend,
                                                 uint64_t token, const char *res_path, const char *plain_path) {
     int rc = 0;
-    if (strcmp(tc->lab, "warmup")) fatal_report_to(tc, token, res_path, KIND_RUN);
     if (!strcmp(tc->lab, "warmup")) {
         rc = warmup_execute(tc, impl, token, res_path);
-    } else if (mpi_exe) {
-        mpi_execute(tc, impl->driver, backend, token, res_path, plain_path);
     } else {
-        rc = pp__runner_execute(tc, impl, backend, "threads", 0, 0, token, res_path);
-        if (tc->recompute) rc |= pp__runner_execute(tc, impl, backend, "threads", 0, 1, token, plain_path);
+        fatal_report_to(tc, token, res_path, KIND_RUN);
+        if (mpi_exe) {
+            mpi_execute(tc, impl->driver, backend, token, res_path, plain_path);
+        } else {
+            rc = pp__runner_execute(tc, impl, backend, "threads", 0, 0, token, res_path);
+            if (tc->recompute) rc |= pp__runner_execute(tc, impl, backend, "threads", 0, 1, token, plain_path);
+        }
     }
     fflush(stdout);
     fflush(stderr);
@@ -577,42 +579,47 @@ static void reference_start(pp_runner_job *j) {
     j->ref_pid = pid;
 }
 
-/* Ends j's reference process: waits for it (want) and reads its file into ref, or kills it (!want). Returns 1
- * with ref filled, 0 when there is none because it never started (ref empty; the caller computes it), -1 with
- * *st and err set when it failed. */
-static int reference_finish(pp_runner_job *j, int want, pp_reference *ref, pp_status *st_out, char *err,
-                            size_t errlen) {
-    memset(ref, 0, sizeof *ref);
-    if (!j->ref_pid) return 0;
-    if (!want) kill(j->ref_pid, SIGKILL);
-    int st = 0, got = -1;
+/* Ends j's reference process: waits for it to finish, or kills it (!wait) when the test needs it no more, and
+ * reaps it. Returns its wait status, or -1 when none is running. */
+static int reference_end(pp_runner_job *j, int wait) {
+    if (!j->ref_pid) return -1;
+    if (!wait) kill(j->ref_pid, SIGKILL);
+    int st = 0;
     while (waitpid(j->ref_pid, &st, 0) < 0 && errno == EINTR) {}
     j->ref_pid = 0;
+    return st;
+}
+
+/* Waits for j's reference and reads its file (steps losses) into ref. Returns 1 with ref filled, 0 when none was
+ * started (ref empty: the caller computes it), -1 with *st_out and err set when it failed. */
+static int reference_read(pp_runner_job *j, int steps, pp_reference *ref, pp_status *st_out, char *err,
+                          size_t errlen) {
+    memset(ref, 0, sizeof *ref);
+    int st = reference_end(j, 1);
+    if (st < 0) return 0;
     *st_out = PP_ERR_CRASH;
-    if (WIFSIGNALED(st))
+    if (WIFSIGNALED(st)) {
         snprintf(err, errlen, "the grader's reference process died of signal %d (%s) before its result: %s",
                  WTERMSIG(st), strsignal(WTERMSIG(st)),
                  WTERMSIG(st) == SIGKILL ? "the machine ran out of memory (the kernel's OOM killer)" : "a bug in pplab");
-    else
-        snprintf(err, errlen, "the grader's reference process ended without its result: a bug in pplab, or no disk");
-    if (want && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-        pp_run_config rc;
-        pp__test_to_run(&j->tc, "cpu", &rc);
-        size_t len = 0;
-        unsigned char *buf = file_get(j->ref_path, &len);
-        pp_wire_in r;
-        if (buf && file_open(&r, buf, len, j->token, KIND_REFERENCE) == 0) {
-            pp_status s = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
-            if (s != PP_OK) {
-                *st_out = s;
-                pp__wire_get_str(&r, err, errlen);
-            } else if (pp__reference_decode(&r, rc.steps, ref) == 0) {
-                got = 1;
-            }
-        }
-        free(buf);
+        return -1;
     }
-    unlink(j->ref_path);
+    snprintf(err, errlen, "the grader's reference process ended without its result: a bug in pplab, or no disk");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
+    size_t len = 0;
+    unsigned char *buf = file_get(j->ref_path, &len);
+    pp_wire_in r;
+    int got = -1;
+    if (buf && file_open(&r, buf, len, j->token, KIND_REFERENCE) == 0) {
+        pp_status s = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+        if (s != PP_OK) {
+            *st_out = s;
+            pp__wire_get_str(&r, err, errlen);
+        } else if (pp__reference_decode(&r, steps, ref) == 0) {
+            got = 1;
+        }
+    }
+    free(buf);
     return got;
 }
 
@@ -710,8 +717,8 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
     pp_reference ref;
     char err[1400] = "";
     pp_status ref_st = PP_OK;
-    /* a failed run needs no reference */
-    int got = reference_finish(j, ok && res.status == PP_OK, &ref, &ref_st, err, sizeof err);
+    /* a failed run needs no reference (pp__runner_finish stops it) */
+    int got = ok && res.status == PP_OK ? reference_read(j, rc.steps, &ref, &ref_st, err, sizeof err) : 0;
     if (!ok) {
         fail_whole(out, tc, PP_ERR_IO, "the test's supervisor ended without a report of its run: this is a bug in "
                    "pplab, or the machine ran out of memory or disk");
@@ -804,16 +811,14 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     } else {
         grade_run(j, out);
     }
-    pp_reference unused;
-    pp_status ignored_st;
-    char ignored[8];
-    reference_finish(j, 0, &unused, &ignored_st, ignored, sizeof ignored); /* a run that never got graded */
+    reference_end(j, 0); /* the reference of a run that never got graded */
     out->seconds = pp__now() - j->t0; /* the whole test: the run, the reference and the checks */
     settle_score(out);
     if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
     unlink(j->cap);
     unlink(j->res_path);
     if (j->plain_path[0]) unlink(j->plain_path);
+    if (j->ref_path[0]) unlink(j->ref_path);
     free(j);
 }
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "suite.h"
 #include "impl.h"
+#include "suite.h"
 
 #define C_GREEN "\033[32m"
 #define C_RED "\033[31m"
