@@ -4,9 +4,7 @@
  * rank's entry), and the run reports the first failure. */
 #include "runtime.h"
 
-#include <stdarg.h>
 #include <string.h>
-#include <time.h>
 
 #include "server.h"
 #include "spawn.h"

@@ -1,5 +1,6 @@
-/* backend_cpu.c: the `cpu` backend: host memory (64-byte aligned, zero-filled) and the C kernels of
- * kernels/cpu, GEMM through OpenBLAS on one thread per rank. Always built; every op is synchronous. */
+/* backend_cpu.c: the `cpu` backend: host memory (64-byte aligned; zero-filled unless an op writes it whole) and
+ * the C kernels of kernels/cpu, GEMM through OpenBLAS on one thread per rank. Always built; every op is
+ * synchronous. */
 #include <cblas.h>
 #include <malloc.h>
 #include <pthread.h>
