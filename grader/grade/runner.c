@@ -714,7 +714,7 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
         have_plain = pbuf && file_open(&r, pbuf, plen, j->token, KIND_RUN) == 0 &&
                      pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
     }
-    pp_reference ref;
+    pp_reference ref = {0}; /* stays empty when the run failed and no reference is read */
     char err[1400] = "";
     pp_status ref_st = PP_OK;
     /* a failed run needs no reference (pp__runner_finish stops it) */
