@@ -324,6 +324,19 @@ Test(grader, a_deferred_weight_half_under_recomputation_is_named) {
               check_named(&r, "recomputation memory")->msg);
 }
 
+/* A step function that fails only without recomputation loses the recomputation check, and its message is that
+ * run's own failure, not a bare "failed". */
+Test(grader, a_failure_without_recomputation_is_named) {
+    pp_test_config c = {.lab = "gpipe", .P = 3, .M = 4, .v = 1, .steps = 1, .seed = 23, .recompute = 1,
+                        .time_limit_s = 20};
+    pp_test_result r;
+    test_grade_config("tests/broken/plain-fails", &c, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "recomputation memory", "the run without recomputation failed: deadlock");
+    cr_expect(strstr(check_named(&r, "recomputation memory")->msg, "rank 1"), "names the blocked rank: %s",
+              check_named(&r, "recomputation memory")->msg);
+}
+
 /* Checkpointing when pp_rank_recompute() is 0 costs a forward per backward: with latency the bubble moves, and
  * the report names that cost, not an order. */
 Test(grader, checkpointing_unasked_is_named_as_the_cost) {

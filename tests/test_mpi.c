@@ -244,6 +244,19 @@ Test(mpi, deadlock_reported_at_deadline, .timeout = 90) {
     tmp_remove();
 }
 
+/* A rank busy for six deadlines while its neighbours wait is slow, not deadlocked: the run succeeds. */
+Test(mpi, a_slow_rank_is_no_deadlock, .timeout = 90) {
+    need_mpi();
+    int rc = pplab_run("slow", 3,
+                       "--impl tests/valid/slow-rank --schedule gpipe --stages 3 --microbatches 4 --deadline 0.1",
+                       NULL);
+    char *err = out_of("slow", "err");
+    cr_expect_eq(rc, 0, "a run whose rank 0 computes for 0.6 s failed (exit %d): %s", rc, err);
+    cr_expect(!strstr(err, "deadlock"), "a slow rank was called a deadlock: %s", err);
+    free(err);
+    tmp_remove();
+}
+
 Test(mpi, process_count_must_match_stages, .timeout = 60) {
     need_mpi();
     int rc = pplab_run("np", 3, "--impl solutions --schedule gpipe --stages 4 --microbatches 4", NULL);

@@ -492,7 +492,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                   "boundary exactly once");
     /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
     if (c->recompute) {
-        int ok = plain != NULL, r_bad = 0, d;
+        int ok = plain && plain->status == PP_OK, r_bad = 0, d;
         size_t limit = 0;
         for (int r = 0; ok && r < P; r++) {
             size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
@@ -502,7 +502,12 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 1, "peak stash memory on rank 0: %zu KiB "
                           "with recomputation, %zu KiB without", res->peak_bytes[0] / 1024, plain->peak_bytes[0] / 1024);
         else if (!plain)
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed");
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation left "
+                          "no report (this is a bug in pplab, or the machine ran out of disk)");
+        else if (plain->status != PP_OK)
+            /* the same step function failed only without recomputation: its own error says where */
+            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed: "
+                          "%s", plain->error);
         else if ((d = first_deferred_weight(res, r_bad)) >= 0)
             /* the stashes were checkpointed; a weight half run later keeps its rebuilt stash whole until then */
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d defers the weight half of "

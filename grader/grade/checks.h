@@ -35,8 +35,8 @@ double pp__rel_err(const float *got, const float *ref, int n);
 /* 1 when every gradient of res is within PP_GRAD_RTOL of the reference's (the gradients check would pass). */
 int pp__checks_grads_ok(const pp_run_result *res, const pp_reference *ref);
 
-/* Grades a completed run: res (the student's), plain (the same schedule without recomputation, only for
- * recomputation configs, else NULL) and the reference (with per-micro-batch gradients). Adds checks to out. */
+/* Grades a completed run: res (the student's), plain (the same schedule without recomputation, failed or not,
+ * only for recomputation configs; NULL when that run left no report) and the reference (with per-micro-batch gradients). Adds checks to out. */
 void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
                     const pp_reference *ref, pp_test_result *out);
 

@@ -430,7 +430,7 @@ void pp__runner_check(const pp_test_config *tc, const pp_run_config *rc, const p
     if (failed) {
         pp__checks_failed_run(rc, PP_ERR_BACKEND, err, NULL, NULL, out);
     } else {
-        pp__checks_run(rc, res, plain && plain->status == PP_OK ? plain : NULL, &ref, out);
+        pp__checks_run(rc, res, plain, &ref, out);
         pp__reference_free(&ref);
     }
 }

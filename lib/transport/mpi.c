@@ -6,7 +6,8 @@
  * pp_send return at once (the packed copy belongs to the transport until the step ends).
  *
  * No process sees the others' queues, so deadlocks are found by deadline: a wait polls its requests with
- * MPI_Test and gives up after cfg->deadline_s. Any failure (deadline, shape mismatch, misuse, pp_fail) is
+ * MPI_Test, and once it has waited cfg->deadline_s it asks whether the whole job is stuck (see quiet_round: a
+ * slow or descheduled peer is not a deadlock) and gives up only when it is. Any failure (deadline, shape mismatch, misuse, pp_fail) is
  * announced to every other process on a control communicator; each one leaves its step function at its next
  * wait. step_end is collective: every process joins it, failed or not, drains what was never received (counted
  * with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one report of the run, with
@@ -79,6 +80,17 @@ typedef struct mp_ctx {
     int *notice_from;        /* notices received, per sender */
     int kind;                /* MP_RANK_* */
     char state[512];         /* this rank's line for a deadlock report */
+    /* deadlock confirmation (quiet_round) */
+    MPI_Comm quiet;
+    long progress;           /* operations this rank posted or completed this step */
+    int rounds;              /* rounds joined this step */
+    int round_active;
+    MPI_Request round_req;
+    long round_vote[2], round_out[2];
+    int have_prev;           /* the last round found every rank waiting */
+    long prev_sum;
+    double round_done_at;
+    unsigned polls_after;
 } mp_ctx;
 
 static mp_ctx *ctx_of(pp_world *w) { return (mp_ctx *)w->tp_ctx; }
@@ -193,6 +205,7 @@ static void mpi_post(pp_world *w, pp_request *req) {
             pp__rank_abort(r, PP_ERR_BACKEND, "check the MPI installation (ompi_info) and the launcher's log",
                            "%s: MPI refused the send (error %d)", req->api, rc);
         m->active = 1;
+        c->progress++;
         c->sent_to[req->peer]++;
         if (w->cfg->eager) {
             /* the packed copy is the transport's: the caller may reuse its tensor now */
@@ -205,6 +218,7 @@ static void mpi_post(pp_world *w, pp_request *req) {
             pp__rank_abort(r, PP_ERR_BACKEND, "check the MPI installation (ompi_info) and the launcher's log",
                            "%s: MPI refused the receive (error %d)", req->api, rc);
         m->active = 1;
+        c->progress++;
     }
 }
 
@@ -254,12 +268,74 @@ static void req_test(pp_world *w, mp_ctx *c, pp_request *req) {
     int rc = MPI_Test(&m->mq, &flag, &st);
     if (!flag && rc == MPI_SUCCESS) return;
     m->active = 0;
+    c->progress++;
     if (req->is_send) {
         req->msg_ready = req->t->ready;
     } else {
         recv_finish(w, c, req, m, &st, rc);
     }
     req->done = 1;
+}
+
+/* ---- deadlock confirmation ---------------------------------------------------------------------------- */
+
+/* Between two rounds a waiting rank keeps polling this long (and this many times), so that a message already
+ * matched has every chance to complete before "nothing moved" is concluded. */
+#define QUIET_GAP_S 0.1
+#define QUIET_GAP_POLLS 64u
+
+/* A rank that has waited past the deadline joins a round: a nonblocking allreduce on its own communicator of
+ * (ranks not waiting, operations posted or completed). Only a rank in a wait (or at the end of its step) joins,
+ * so a round completes only once every rank is waiting; a rank busy computing holds it open, as it should. Two
+ * rounds in a row that find every rank waiting with the same total mean that from the end of the first round
+ * (when every rank had joined it) to each rank's joining of the second, no rank posted or completed anything:
+ * the job is stuck. Returns 1 when this call saw that confirmed. Every rank sees the same rounds in the same
+ * order, so they all conclude alike; step_end pads the rounds so that each rank joins as many. */
+static int quiet_round(mp_ctx *c, int waiting) {
+    if (c->round_active) {
+        int flag = 0;
+        MPI_Test(&c->round_req, &flag, MPI_STATUS_IGNORE);
+        if (!flag) return 0;
+        c->round_active = 0;
+        int all_waiting = c->round_out[0] == 0;
+        int stuck = all_waiting && c->have_prev && c->round_out[1] == c->prev_sum;
+        c->have_prev = all_waiting;
+        c->prev_sum = c->round_out[1];
+        c->round_done_at = now();
+        c->polls_after = 0;
+        return stuck;
+    }
+    if (!waiting || c->size < 2) return 0;
+    if (c->rounds > 0 && (++c->polls_after < QUIET_GAP_POLLS || now() - c->round_done_at < QUIET_GAP_S)) return 0;
+    c->round_vote[0] = 0;
+    c->round_vote[1] = c->progress;
+    MPI_Iallreduce(c->round_vote, c->round_out, 2, MPI_LONG, MPI_SUM, c->quiet, &c->round_req);
+    c->round_active = 1;
+    c->rounds++;
+    return 0;
+}
+
+/* At step end, once every rank has left its waits: joins, voting "not waiting", the rounds other ranks joined and
+ * this one did not, completes them all, and resets the rounds for the next step. Collective. */
+static void quiet_end(mp_ctx *c) {
+    int most = 0;
+    MPI_Allreduce(&c->rounds, &most, 1, MPI_INT, MPI_MAX, c->ctl);
+    int pad = most - c->rounds, n = 0;
+    MPI_Request *q = pp__xcalloc((size_t)pad + 1, sizeof *q);
+    long(*vote)[2] = pp__xcalloc((size_t)pad + 1, sizeof *vote), (*out)[2] = pp__xcalloc((size_t)pad + 1, sizeof *out);
+    if (c->round_active) q[n++] = c->round_req;
+    for (int k = 0; k < pad; k++, n++) {
+        vote[k][0] = 1;
+        MPI_Iallreduce(vote[k], out[k], 2, MPI_LONG, MPI_SUM, c->quiet, &q[n]);
+    }
+    MPI_Waitall(n, q, MPI_STATUSES_IGNORE);
+    free(q);
+    free(vote);
+    free(out);
+    c->round_active = 0;
+    c->rounds = 0;
+    c->have_prev = 0;
+    c->progress = 0;
 }
 
 /* Records why this rank stopped and leaves its step function. */
@@ -293,7 +369,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
         }
         if (it < 256) continue;
         double t = now() - t0;
-        if (t > deadline) {
+        if (t > deadline && quiet_round(c, 1)) {
             char line[512];
             snprintf(line, sizeof line, "rank %d blocked in %s for %.1f s", r,
                      w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait", t);
@@ -335,7 +411,7 @@ static void mpi_wake_all(pp_world *w) {
 
 /* Waits for MPI request q, polling, up to limit seconds; on expiry this process cannot continue: it says so
  * and aborts the job (a peer died or hangs outside any wait). */
-static void wait_or_abort(mp_ctx *c, MPI_Request *q, double limit, const char *what) {
+static void wait_or_abort(mp_ctx *c, MPI_Request *q, double deadline, double limit, const char *what) {
     double t0 = now();
     for (unsigned it = 0;; it++) {
         int flag = 0;
@@ -343,6 +419,8 @@ static void wait_or_abort(mp_ctx *c, MPI_Request *q, double limit, const char *w
         if (flag) return;
         poll_notices(c);
         if (it < 256) continue;
+        /* a rank that has returned counts as waiting: it can answer nobody */
+        if (now() - t0 > deadline) quiet_round(c, 1);
         if (now() - t0 > limit) {
             fprintf(stderr,
                     "pplab: rank %d: the other processes did not reach %s within %.0f s: aborting the job\n"
@@ -411,7 +489,8 @@ static int mpi_step_end(pp_world *w) {
     double deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
     MPI_Request bar;
     MPI_Ibarrier(c->ctl, &bar);
-    wait_or_abort(c, &bar, 2 * deadline + 5, "the end of the step");
+    wait_or_abort(c, &bar, deadline, 2 * deadline + 5, "the end of the step");
+    quiet_end(c);
 
     /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
     for (mp_req *m = c->reqs; m; m = m->next)
@@ -562,6 +641,7 @@ static int mpi_init(pp_world *w) {
     c->tag_ub = flag && ub ? *ub : 32767; /* 32767: the least the MPI standard guarantees */
     MPI_Comm_dup(MPI_COMM_WORLD, &c->data);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl);
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->quiet);
     /* a receive shorter than the message must come back as an error we can report, not abort the job */
     MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
     c->sent_to = pp__xcalloc((size_t)size, sizeof *c->sent_to);
@@ -577,6 +657,7 @@ static void mpi_fini(pp_world *w) {
     if (!c) return;
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
+    MPI_Comm_free(&c->quiet);
     free(c->sent_to);
     free(c->recv_from);
     free(c->notice_from);
