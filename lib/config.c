@@ -69,6 +69,14 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (def->microbatches_per_rank && c->M % c->P)
         return BAD("%s needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d", def->title,
                    c->M, c->P, c->M % c->P);
+    if (def->weight_halves && c->recompute)
+        return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
+                   "until they run, which the recomputation memory bound does not cover; drop --recompute",
+                   def->title);
+    if (def->weight_halves && c->recompute)
+        return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
+                   "until they run, which the recomputation memory bound does not cover; drop --recompute",
+                   def->title);
     int layers = c->layers ? c->layers : c->P * c->v;
     if (c->layers < 0 || layers % (c->P * c->v))
         return BAD("--layers %d must be a positive multiple of stages x chunks = %d so every virtual stage gets "

@@ -6,12 +6,14 @@
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
+static pp_sched_op op_of(char kind, int mb, int chunk) { return (pp_sched_op){.kind = kind, .mb = mb, .chunk = chunk}; }
+
 /* All forwards in micro-batch order, then all backwards in the same order (GPipe; the naive schedule is its
  * M = 1 case). */
 static int gpipe_order(int P, int M, int v, int r, pp_sched_op *ops) {
     int n = 0;
-    for (int mb = 0; mb < M; mb++) ops[n++] = (pp_sched_op){'F', mb, 0, 0};
-    for (int mb = 0; mb < M; mb++) ops[n++] = (pp_sched_op){'B', mb, 0, 0};
+    for (int mb = 0; mb < M; mb++) ops[n++] = op_of('F', mb, 0);
+    for (int mb = 0; mb < M; mb++) ops[n++] = op_of('B', mb, 0);
     return n;
 }
 
@@ -21,12 +23,12 @@ static int gpipe_peak(int P, int M, int v, int r) { return M; }
  * backwards. */
 static int onef1b_order(int P, int M, int v, int r, pp_sched_op *ops) {
     int n = 0, w = min_int(P - r - 1, M);
-    for (int mb = 0; mb < w; mb++) ops[n++] = (pp_sched_op){'F', mb, 0, 0};
+    for (int mb = 0; mb < w; mb++) ops[n++] = op_of('F', mb, 0);
     for (int i = 0; i < M - w; i++) {
-        ops[n++] = (pp_sched_op){'F', w + i, 0, 0};
-        ops[n++] = (pp_sched_op){'B', i, 0, 0};
+        ops[n++] = op_of('F', w + i, 0);
+        ops[n++] = op_of('B', i, 0);
     }
-    for (int i = M - w; i < M; i++) ops[n++] = (pp_sched_op){'B', i, 0, 0};
+    for (int i = M - w; i < M; i++) ops[n++] = op_of('B', i, 0);
     return n;
 }
 
@@ -36,7 +38,7 @@ static int onef1b_peak(int P, int M, int v, int r) { return min_int(P - r, M); }
  * (k div Pv) * P + k mod P; backwards visit the chunks in reverse. */
 static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
     int chunk = (k % (P * v)) / P;
-    return (pp_sched_op){backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk, 0};
+    return op_of(backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk);
 }
 
 /* The depth-first order with a warm-up of min(2(P - r - 1) + (v - 1)P, vM) chunk-forwards. */
@@ -52,6 +54,41 @@ static int interleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
 }
 
 static int interleaved_peak(int P, int M, int v, int r) { return min_int(2 * (P - r - 1) + (v - 1) * P + 1, v * M); }
+
+/* Every pipeline of the four classic schedules idles P-1 forward-and-backward slots per rank. */
+static double classic_bubble(int P, int M, int v) { return (double)(P - 1) / (v * M + P - 1); }
+
+/* Zero bubble (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): 1F1B with each backward split into its
+ * input half B, which the previous stage waits for, and its weight half W, which nobody waits for. A warm-up of
+ * w forwards, then F and B in turn, then the remaining B's; rank r runs each W only once r more backwards have
+ * run after its B, and the r it still holds at the end last. The later a rank, the earlier it starts, so the
+ * more of the cool-down's waiting it can fill with weight halves while its B's go upstream at once. */
+static int zb_order(int M, int r, int w, pp_sched_op *ops) {
+    int n = 0, nb = 0, nw = 0;
+    w = min_int(w, M);
+    for (int mb = 0; mb < w; mb++) ops[n++] = op_of('F', mb, 0);
+    for (int i = 0; i < M; i++) {
+        if (w + i < M) ops[n++] = op_of('F', w + i, 0);
+        ops[n++] = op_of('B', i, 0);
+        if (++nb - nw > r) ops[n++] = op_of('W', nw++, 0);
+    }
+    while (nw < M) ops[n++] = op_of('W', nw++, 0);
+    return n;
+}
+
+/* ZB-H1: 1F1B's warm-up, min(P-r-1, M) forwards. */
+static int zbh1_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_order(M, r, P - r - 1, ops); }
+
+/* ZB-H2: twice 1F1B's warm-up; the extra forwards give every message time to arrive. */
+static int zbh2_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_order(M, r, 2 * (P - r - 1), ops); }
+
+/* The warm-up's stashes, the one in flight and the r whose W waits. */
+static int zbh1_peak(int P, int M, int v, int r) { return min_int(min_int(P - r - 1, M) + 1 + r, M); }
+static int zbh2_peak(int P, int M, int v, int r) { return min_int(min_int(2 * (P - r - 1), M) + 1 + r, M); }
+
+/* With F = B = W, rank r can start no earlier than r and the last rank's 3M ops then run back to back: no
+ * schedule ends before 3M+P-1. Both zero-bubble orders end then once every rank has P micro-batches. */
+static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * M + P - 1) : -1; }
 
 /* The default grading set, per schedule: P up to 8, M from below P to 4P, several seeds, latency and
  * recomputation cases, chosen so that the whole set grades in seconds; on_gpu marks the few a CUDA run keeps. */
@@ -109,23 +146,58 @@ static const pp_schedule_test interleaved_tests[] = {
     {.P = 6, .M = 12, .v = 2, .steps = 2, .seed = 64},
 };
 
+static const pp_schedule_test zbh1_tests[] = {
+    {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 71},
+    {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 72},
+    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 73, .on_gpu = 1},
+    {.P = 4, .M = 8, .v = 1, .steps = 3, .seed = 74},
+    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 75},
+    {.P = 3, .M = 7, .v = 1, .steps = 2, .seed = 76},
+    {.P = 8, .M = 8, .v = 1, .steps = 2, .seed = 77},
+    {.P = 8, .M = 24, .v = 1, .steps = 2, .seed = 78},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 79, .latency = 1.0},
+    {.P = 6, .M = 3, .v = 1, .steps = 2, .seed = 80},
+};
+static const pp_schedule_test zbh2_tests[] = {
+    {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 81},
+    {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 82},
+    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 83},
+    {.P = 4, .M = 8, .v = 1, .steps = 3, .seed = 84, .on_gpu = 1},
+    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 85},
+    {.P = 3, .M = 9, .v = 1, .steps = 2, .seed = 86},
+    {.P = 8, .M = 16, .v = 1, .steps = 2, .seed = 87},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 88, .latency = 1.0},
+    {.P = 4, .M = 12, .v = 1, .steps = 2, .seed = 89, .latency = 0.5},
+    {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 90, .latency = 1.0},
+};
+
 #define TESTS(a) .tests = a, .ntests = (int)(sizeof a / sizeof a[0])
 
 const pp_schedule_def pp__schedules[] = {
     {.name = "naive", .title = "naive", .folder = "01-naive", .file = "naive", .symbol = "pp_naive_step",
      .one_microbatch = 1, .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, TESTS(naive_tests)},
     {.name = "gpipe", .title = "GPipe", .folder = "02-gpipe", .file = "gpipe", .symbol = "pp_gpipe_step",
-     .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, TESTS(gpipe_tests)},
+     .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, .bubble = classic_bubble, TESTS(gpipe_tests)},
     {.name = "1f1b", .title = "1F1B", .folder = "03-1f1b", .file = "onef1b", .symbol = "pp_1f1b_step",
-     .order = onef1b_order, .peak = onef1b_peak,
+     .order = onef1b_order, .peak = onef1b_peak, .bubble = classic_bubble,
      .peak_hint = "warmup should be min(P-r-1, M) forwards, and each stash freed right after its backward",
      TESTS(onef1b_tests)},
     {.name = "interleaved", .title = "interleaved 1F1B", .folder = "04-interleaved", .file = "interleaved",
      .symbol = "pp_interleaved_step", .chunked = 1, .microbatches_per_rank = 1, .order = interleaved_order,
-     .peak = interleaved_peak,
+     .peak = interleaved_peak, .bubble = classic_bubble,
      .peak_hint = "warmup should be min(2(P-r-1)+(v-1)P, vM) chunk-forwards, and each stash freed right after its "
                   "backward",
      TESTS(interleaved_tests)},
+    {.name = "zbh1", .title = "ZB-H1", .folder = "05-zerobubble", .file = "zbh1", .symbol = "pp_zbh1_step",
+     .weight_halves = 1, .order = zbh1_order, .peak = zbh1_peak, .bubble = zb_bubble,
+     .peak_hint = "keep 1F1B's warm-up, hold back only rank r's last r weight halves, and free each stash right "
+                  "after its weight half",
+     TESTS(zbh1_tests)},
+    {.name = "zbh2", .title = "ZB-H2", .folder = "05-zerobubble", .file = "zbh2", .symbol = "pp_zbh2_step",
+     .weight_halves = 1, .order = zbh2_order, .peak = zbh2_peak, .bubble = zb_bubble,
+     .peak_hint = "the warm-up is twice 1F1B's, rank r holds back r weight halves, and each stash is freed right "
+                  "after its weight half",
+     TESTS(zbh2_tests)},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

@@ -13,6 +13,7 @@ typedef struct pp_sched_op {
     int mb;
     int chunk;
     double cost; /* the op's virtual cost; 0: the costs' default for its kind and virtual stage */
+    int split;   /* a 'B' whose weight half is a 'W' of the same order (set by pp__schedule_build) */
 } pp_sched_op;
 
 /* One configuration of the default grading set (grader/grade/suite.c turns it into a test). */
@@ -35,16 +36,31 @@ typedef struct pp_schedule_def {
     int microbatches_per_rank; /* 1: M must be a multiple of P */
     int free_phases;           /* 1: the order inside the forward phase and inside the backward phase is free,
                                   and a weight half may wait (only the phases are graded: GPipe) */
-    /* Rank r's canonical order into ops (room for 2Mv ops); returns the number of ops. */
+    int weight_halves;         /* 1: the order splits every backward into 'B' and 'W' and says where each W runs
+                                  (the zero-bubble schedules); 0: whole backwards, a weight half follows its input
+                                  half at once */
+    /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
-    /* The most stashes rank r holds at once in the canonical order. */
+    /* The most stashes rank r holds at once in the canonical order (a stash lives from its F to its last
+     * backward op: its B, or its W when the order splits it). */
     int (*peak)(int P, int M, int v, int r);
+    /* The bubble of the canonical order with no latency and no edge cost, in closed form; -1 where the row has
+     * none (theory then replays the order). */
+    double (*bubble)(int P, int M, int v);
     /* What a run holding more stashes than `peak` should change (the memory check's hint); NULL: none. */
     const char *peak_hint;
     /* Its part of the default grading set, in order. */
     const pp_schedule_test *tests;
     int ntests;
 } pp_schedule_def;
+
+/* Every row's step function, for the schedule driver, which must name them at link time (weak references:
+ * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
+#define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
+    X(pp_zbh1_step) X(pp_zbh2_step)
+
+/* Room an order needs: an F, a B and a W per micro-batch and chunk. */
+#define PP_SCHED_ROOM(M, v) (3 * (M) * (v))
 
 /* The rows, in the labs' order. */
 extern const pp_schedule_def pp__schedules[];

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The demo behind `make demo`: grades the reference solution of every lab on CPU (table: lab, P, M, v, bubble
-# measured vs theory, peak stashes, gradient error, score), shows the timelines of the four schedules, and
+# measured vs theory, peak stashes, gradient error, score), shows the timelines of the schedules, and
 # renders the figures into out/ when gnuplot is installed. In a student handout (no solutions/) it shows the
 # canonical schedules, the theory and where the student's labs stand instead, and exits 0.
 set -uo pipefail
@@ -12,8 +12,8 @@ say() { printf '\n== %s\n' "$*"; }
 # A student handout has no solutions: show the schedules as pplab's clock runs their canonical orders (no code of
 # the student's is needed), the theory, where the student's labs stand, and where to start.
 if [ ! -d solutions ]; then
-    say "The four schedules on pplab's virtual clock: their canonical orders, drawn without running any code"
-    for args in "naive 4 1" "gpipe 4 6" "1f1b 4 8" "interleaved 4 8 --chunks 2"; do
+    say "The schedules on pplab's virtual clock: their canonical orders, drawn without running any code"
+    for args in "naive 4 1" "gpipe 4 6" "1f1b 4 8" "interleaved 4 8 --chunks 2" "zbh1 4 8" "zbh2 4 8"; do
         set -- $args
         printf -- '-- %s, %s stages, %s micro-batches %s\n' "$1" "$2" "$3" "${5:+x $5 chunks}"
         "$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" ${4:+$4 $5} --timeline
@@ -21,7 +21,7 @@ if [ ! -d solutions ]; then
     say "Theory: bubble and peak stashes per rank, P = 4 (what your schedules must reach)"
     printf '%-12s %3s %3s %3s  %-8s %s\n' schedule P M v bubble "peak stashes"
     for args in "naive 4 1 1" "gpipe 4 8 1" "gpipe 4 32 1" "1f1b 4 8 1" "1f1b 4 32 1" "interleaved 4 8 2" \
-                "interleaved 4 8 4"; do
+                "interleaved 4 8 4" "zbh1 4 8 1" "zbh2 4 8 1"; do
         set -- $args
         out=$("$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" --chunks "$4")
         printf '%-12s %3s %3s %3s  %-8s %s\n' "$1" "$2" "$3" "$4" "$(sed -n 's/^bubble: \([0-9.]*\).*/\1/p' <<<"$out")" \
@@ -56,6 +56,8 @@ say "1F1B, 4 stages, 8 micro-batches: the same bubble, at most P-r stashes on ra
 "$pplab" run --impl "$impl" --schedule 1f1b --stages 4 --microbatches 8 --timeline
 say "Interleaved 1F1B, 4 ranks x 2 chunks, 8 micro-batches: a smaller bubble for 7/3 the messages"
 "$pplab" run --impl "$impl" --schedule interleaved --stages 4 --microbatches 8 --chunks 2 --timeline
+say "ZB-H1, 4 stages, 8 micro-batches: backwards split, weight halves held back to fill the cool-down"
+"$pplab" run --impl "$impl" --schedule zbh1 --stages 4 --microbatches 8 --timeline
 
 if command -v gnuplot >/dev/null 2>&1; then
     say "Figures (gnuplot) into out/"

@@ -39,7 +39,8 @@ TestSuite(grader, .timeout = 120);
 
 Test(grader, solutions_full_marks_on_each_lab) {
     static const struct { const char *lab; int P, M, v; } cases[] = {
-        {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2}};
+        {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2},
+        {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_result r;
         grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
@@ -49,14 +50,17 @@ Test(grader, solutions_full_marks_on_each_lab) {
 }
 
 Test(grader, untouched_lab_scores_zero) {
-    pp_test_result r;
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
-    grade(pristine, "1f1b", 4, 8, 1, &r);
+    static const char *const labs[] = {"1f1b", "zbh1", "zbh2"};
+    for (size_t i = 0; i < sizeof labs / sizeof *labs; i++) {
+        pp_test_result r;
+        grade(pristine, labs[i], 4, 8, 1, &r);
+        cr_expect_eq(r.score, 0, "the untouched %s handout scored %g", labs[i], r.score);
+        cr_expect_lt(r.seconds, 5, "the untouched %s handout took %.1f s", labs[i], r.seconds);
+        expect_failed_with(&r, "gradients", "all-zero gradients on every rank");
+    }
     test_rm_tree(pristine);
-    cr_expect_eq(r.score, 0, "the untouched handout scored %g", r.score);
-    cr_expect_lt(r.seconds, 5, "the untouched handout took %.1f s", r.seconds);
-    expect_failed_with(&r, "gradients", "all-zero gradients on every rank");
 }
 
 Test(grader, missing_loss_scaling_is_diagnosed_as_mx) {
@@ -258,7 +262,7 @@ Test(grader, every_freedom_the_contract_gives_keeps_full_marks, .timeout = 600) 
         if (e->d_name[0] == '.') continue;
         for (int l = 0; l < pp__nlabs; l++) {
             char path[PATH_MAX], cmd[2 * PATH_MAX];
-            snprintf(path, sizeof path, "tests/valid/%s/%s", e->d_name, pp__labs[l].folder);
+            snprintf(path, sizeof path, "tests/valid/%s/%s/%s.c", e->d_name, pp__labs[l].folder, pp__labs[l].file);
             if (access(path, F_OK) != 0) continue;
             snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/valid/%s --lab %s --quiet > /dev/null 2>&1",
                      e->d_name, pp__labs[l].name);
@@ -290,22 +294,61 @@ Test(grader, a_deferred_weight_half_is_named) {
                                          "pp_stage_backward_weight follows its pp_stage_backward_input at once");
 }
 
-/* 1F1B without its warm-up: right gradients, the naive bubble, led by the first op off the canonical order. */
-Test(grader, a_missing_warmup_is_named_by_its_first_op) {
+/* 1F1B without its warm-up: right gradients, the naive bubble, led by the warm-up that is too short. */
+Test(grader, a_missing_warmup_is_named_by_its_length) {
     pp_test_result r;
     grade("tests/broken/no-warmup-1f1b", "1f1b", 4, 8, 1, &r);
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
-    expect_failed_with(&r, "bubble", "rank 0 op 1 is B mb0 chunk 0; the canonical order runs F mb1 chunk 0 there "
-                                     "(bubble 0.7500 measured, 0.2727 in theory, formula)");
+    expect_failed_with(&r, "bubble", "rank 0 runs 1 forward before its first backward, the canonical 1F1B order 4: "
+                                     "its warm-up is 3 forwards too short (bubble 0.7500 measured, 0.2727 in theory, "
+                                     "formula)");
 }
 
-/* One warm-up forward too many: the peak leads with the op where the order leaves the canonical one. */
-Test(grader, a_long_warmup_is_named_by_its_first_op) {
+/* One warm-up forward too many: the peak leads with the warm-up's length. */
+Test(grader, a_long_warmup_is_named_by_its_length) {
     pp_test_result r;
     grade("tests/broken/long-warmup-1f1b", "1f1b", 4, 8, 1, &r);
     cr_expect(check_named(&r, "bubble")->passed, "without latency the bubble is right: %s", check_named(&r, "bubble")->msg);
-    expect_failed_with(&r, "stash peak", "rank 0 op 4 is F mb4 chunk 0; the canonical order runs B mb0 chunk 0 there; "
-                                         "so rank 0 held 5 stashes at once, the 1f1b bound is 4");
+    expect_failed_with(&r, "stash peak", "rank 0 runs 5 forwards before its first backward, the canonical 1F1B order "
+                                         "4: its warm-up is 1 forward too long; so rank 0 held 5 stashes at once, the "
+                                         "1f1b bound is 4");
+}
+
+/* ZB-H1 with each weight half run right after its input half: 1F1B's bubble with a split backward, led by the
+ * first weight half that runs before the order holds it back to. */
+Test(grader, a_weight_half_not_held_back_is_named) {
+    pp_test_result r;
+    grade("tests/broken/zb-no-defer", "zbh1", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    cr_expect(check_named(&r, "stash peak")->passed, "%s", check_named(&r, "stash peak")->msg);
+    expect_failed_with(&r, "bubble", "rank 1 runs the weight half of micro-batch 0 (chunk 0) too early, as its op 4: "
+                                     "the canonical order runs F mb3 chunk 0 there and holds that weight half back "
+                                     "until its op 6");
+    expect_failed_with(&r, "bubble", "(bubble 0.2000 measured, 0.1111 in theory, formula)");
+}
+
+/* ZB-H1 with whole backwards: the schedule needs split ones, and the report says so first. */
+Test(grader, a_whole_backward_in_a_zero_bubble_lab_is_named) {
+    pp_test_result r;
+    grade("tests/broken/zb-whole-backward", "zbh1", 4, 8, 1, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 0 runs the backward of micro-batch 0 (chunk 0) whole: ZB-H1 splits every "
+                                     "backward, pp_stage_backward_input at once and pp_stage_backward_weight where the "
+                                     "order places it");
+}
+
+/* ZB-H1's order handed in for ZB-H2: without latency the two tie (full marks there), with latency the short
+ * warm-up cannot hide the messages and the report names the warm-up's length. */
+Test(grader, zbh2_with_zbh1s_warmup_loses_the_latency_bubble) {
+    pp_test_config c = {.lab = "zbh2", .P = 4, .M = 8, .v = 1, .steps = 2, .seed = 9, .time_limit_s = 20};
+    pp_test_result r;
+    test_grade_config("tests/broken/zbh2-short-warmup", &c, &r);
+    cr_expect_eq(r.score, r.max, "without latency ZB-H1's order measures ZB-H2's bubble: %g/%g", r.score, r.max);
+    c.latency = 1;
+    test_grade_config("tests/broken/zbh2-short-warmup", &c, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 0 runs 4 forwards before its first backward, the canonical ZB-H2 order 7: "
+                                     "its warm-up is 3 forwards too short (bubble 0.4146 measured, 0.2727 in theory");
 }
 
 /* In GPipe a weight half may wait (bubble and peak do not change, tests/valid/deferred-weight-gpipe), but with

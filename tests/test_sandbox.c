@@ -148,6 +148,6 @@ Test(sandbox, in_process_objects_bind_to_pplab) {
     snprintf(cmd, sizeof cmd, "build/pplab run --impl solutions --schedule gpipe --stages 2 --microbatches 2 "
                               "--in-process > /dev/null 2>&1");
     cr_assert_eq(system(cmd), 0, "pplab run --in-process failed");
-    int needs = system("readelf -d build/impl/solutions/02-gpipe.so | grep -q 'NEEDED.*libpp'");
+    int needs = system("readelf -d build/impl/solutions/gpipe.so | grep -q 'NEEDED.*libpp'");
     cr_expect_neq(needs, 0, "the in-process object must not need libpp.so");
 }

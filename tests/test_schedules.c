@@ -1,12 +1,16 @@
 /* test_schedules.c: properties every row of the schedule table (lib/schedules.c) must have, checked for every row
  * at every configuration its own rules allow up to P = 8, M = 4P, v = 4: each rank's canonical order runs one
- * forward and one backward per micro-batch and chunk, each backward after its forward, and the stash bound the
- * row states is the peak its own order reaches. A new row is held to them without a test of its own. */
+ * forward and one backward per micro-batch and chunk, each backward after its forward, a weight half after its
+ * input half exactly where the row says the order splits its backwards, the stash bound the row states is the
+ * peak its own order reaches, and the row's closed bubble formula is its order's replayed bubble. A new row is
+ * held to them without a test of its own. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "schedule.h"
 #include "schedules.h"
 
 /* 0 when (P, M, v) is a configuration the row allows (config.c's check, which reads the same row). */
@@ -19,14 +23,15 @@ static int allowed(const pp_schedule_def *d, int P, int M, int v) {
 }
 
 static void check_order(const pp_schedule_def *d, int P, int M, int v) {
-    pp_sched_op *ops = calloc((size_t)(2 * M * v), sizeof *ops);
-    char *fwd = calloc((size_t)(M * v), 1), *bwd = calloc((size_t)(M * v), 1);
+    pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
+    char *fwd = calloc((size_t)(M * v), 1), *bwd = calloc((size_t)(M * v), 1), *wgt = calloc((size_t)(M * v), 1);
+    int want_n = (d->weight_halves ? 3 : 2) * M * v;
     for (int r = 0; r < P; r++) {
         memset(fwd, 0, (size_t)(M * v));
         memset(bwd, 0, (size_t)(M * v));
+        memset(wgt, 0, (size_t)(M * v));
         int n = d->order(P, M, v, r, ops), live = 0, peak = 0;
-        cr_expect_eq(n, 2 * M * v, "%s P=%d M=%d v=%d rank %d: %d ops, expected 2Mv = %d", d->name, P, M, v, r, n,
-                     2 * M * v);
+        cr_expect_eq(n, want_n, "%s P=%d M=%d v=%d rank %d: %d ops, expected %d", d->name, P, M, v, r, n, want_n);
         for (int i = 0; i < n; i++) {
             const pp_sched_op *o = &ops[i];
             cr_assert(o->mb >= 0 && o->mb < M && o->chunk >= 0 && o->chunk < v, "%s P=%d M=%d v=%d rank %d op %d: "
@@ -36,11 +41,18 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
                 cr_expect(!fwd[k]++, "%s P=%d M=%d v=%d rank %d: F mb%d chunk %d twice", d->name, P, M, v, r, o->mb,
                           o->chunk);
                 peak = ++live > peak ? live : peak;
-            } else {
-                cr_expect_eq(o->kind, 'B', "%s: op kind '%c'", d->name, o->kind);
+            } else if (o->kind == 'B') {
                 cr_expect(fwd[k], "%s P=%d M=%d v=%d rank %d: B mb%d chunk %d before its F", d->name, P, M, v, r,
                           o->mb, o->chunk);
                 cr_expect(!bwd[k]++, "%s P=%d M=%d v=%d rank %d: B mb%d chunk %d twice", d->name, P, M, v, r, o->mb,
+                          o->chunk);
+                live -= !d->weight_halves; /* a split stash lives on until its W */
+            } else {
+                cr_expect_eq(o->kind, 'W', "%s: op kind '%c'", d->name, o->kind);
+                cr_expect(d->weight_halves, "%s: a W in an order whose row does not split its backwards", d->name);
+                cr_expect(bwd[k], "%s P=%d M=%d v=%d rank %d: W mb%d chunk %d before its B", d->name, P, M, v, r,
+                          o->mb, o->chunk);
+                cr_expect(!wgt[k]++, "%s P=%d M=%d v=%d rank %d: W mb%d chunk %d twice", d->name, P, M, v, r, o->mb,
                           o->chunk);
                 live--;
             }
@@ -51,6 +63,26 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
     free(ops);
     free(fwd);
     free(bwd);
+    free(wgt);
+}
+
+/* Where the row has a closed formula, the replay of its own order under the plain costs gives the same bubble
+ * (and every order completes: no op waits on one that never runs). */
+static void check_bubble(const pp_schedule_def *d, int P, int M, int v) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = d->name, c.P = P, c.M = M, c.v = v;
+    pp_schedule s;
+    pp_costs k;
+    cr_assert_eq(pp__schedule_build(&s, d->name, P, M, v), 0);
+    pp__costs_from_config(&k, &c);
+    double replayed = pp__schedule_bubble(&s, &k), closed = d->bubble ? d->bubble(P, M, v) : -1;
+    cr_expect_geq(replayed, 0, "%s P=%d M=%d v=%d: the canonical order cannot complete", d->name, P, M, v);
+    if (closed >= 0)
+        cr_expect(fabs(replayed - closed) < 1e-12, "%s P=%d M=%d v=%d: the formula says %.6f, the order replays to "
+                  "%.6f", d->name, P, M, v, closed, replayed);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
 }
 
 Test(schedules, every_row_runs_each_op_once_and_reaches_its_bound) {
@@ -61,9 +93,13 @@ Test(schedules, every_row_runs_each_op_once_and_reaches_its_bound) {
         for (int P = 1; P <= 8; P++)
             for (int v = 1; v <= 4; v++)
                 for (int M = 1; M <= 4 * P; M++)
-                    if (allowed(d, P, M, v) == 0) check_order(d, P, M, v), tried++;
+                    if (allowed(d, P, M, v) == 0) check_order(d, P, M, v), check_bubble(d, P, M, v), tried++;
         cr_expect_gt(tried, 0, "%s: no configuration its rules allow", d->name);
         cr_expect(pp__schedule_def(d->name) == d, "%s: found under its own name", d->name);
+#define PP_STEP_NAME(fn) #fn "\n"
+        cr_expect(strstr(PP_SCHEDULE_STEPS(PP_STEP_NAME), d->symbol), "%s: its step function %s is missing from "
+                  "PP_SCHEDULE_STEPS, so the schedule driver cannot call it", d->name, d->symbol);
+#undef PP_STEP_NAME
     }
 }
 
@@ -96,4 +132,25 @@ Test(schedules, default_tests_fit_their_rules) {
         }
         cr_expect_gt(gpu, 0, "%s: no test marked on_gpu", d->name);
     }
+}
+
+static double bubble_of(const char *name, int P, int M, double latency) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = name, c.P = P, c.M = M, c.v = 1, c.comm_latency = latency;
+    return pp__theory_bubble(&c, NULL);
+}
+
+/* The zero-bubble paper's numbers on pplab's clock (F = B = W = 1): with P = 4, M = 8 both orders reach the floor
+ * (P-1)/(3M+P-1) = 3/27, where 1F1B idles 3/11; with a message latency ZB-H2's longer warm-up hides the messages
+ * and beats ZB-H1. */
+Test(schedules, zero_bubble_orders_reach_the_floor_and_zbh2_hides_latency) {
+    cr_expect(fabs(bubble_of("zbh1", 4, 8, 0) - 3.0 / 27) < 1e-12, "zbh1 %.6f", bubble_of("zbh1", 4, 8, 0));
+    cr_expect(fabs(bubble_of("zbh2", 4, 8, 0) - 3.0 / 27) < 1e-12, "zbh2 %.6f", bubble_of("zbh2", 4, 8, 0));
+    cr_expect(fabs(bubble_of("1f1b", 4, 8, 0) - 3.0 / 11) < 1e-12, "1f1b %.6f", bubble_of("1f1b", 4, 8, 0));
+    for (int P = 2; P <= 8; P += 2)
+        for (double L = 0.5; L <= 2; L += 0.5) {
+            double h1 = bubble_of("zbh1", P, 4 * P, L), h2 = bubble_of("zbh2", P, 4 * P, L);
+            cr_expect_lt(h2, h1, "P=%d M=%d latency %g: zbh2 %.4f is not below zbh1 %.4f", P, 4 * P, L, h2, h1);
+        }
 }

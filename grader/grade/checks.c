@@ -222,6 +222,27 @@ static int rank_in_turn(int q, int prefer, int P) {
  * change neither the bubble nor the peak. */
 static int free_inside_phases(const pp_run_config *c) { return pp__schedule_def(c->schedule)->free_phases; }
 
+/* Op k of rank r's run (kind, e) differs from the canonical order, and a weight half is involved: says when the
+ * order runs it. msg stays "" when no weight half is. */
+static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, const pp_event *e, char *msg,
+                             size_t len) {
+    const pp_sched_op *want = &s->ops[r][k];
+    if (kind == 'W') {
+        int at = -1;
+        for (int i = 0; i < s->n[r] && at < 0; i++)
+            if (s->ops[r][i].kind == 'W' && s->ops[r][i].mb == e->mb && s->ops[r][i].chunk == e->chunk) at = i;
+        if (at > k)
+            snprintf(msg, len, "rank %d runs the weight half of micro-batch %d (chunk %d) too early, as its op %d: "
+                     "the canonical order runs %c mb%d chunk %d there and holds that weight half back until its op "
+                     "%d, to fill time the rank would otherwise wait", r, e->mb, e->chunk, k, want->kind, want->mb,
+                     want->chunk, at);
+    } else if (want->kind == 'W') {
+        snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d, where the canonical order runs the weight half of "
+                 "micro-batch %d (chunk %d): the order holds back no more weight halves than that", r, k, kind, e->mb,
+                 e->chunk, want->mb, want->chunk);
+    }
+}
+
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
  * run's ops so far: only what ran is compared. */
@@ -234,22 +255,53 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
     static const char kinds[] = {'F', 'B', 'W'};
     /* there, only which phase an op runs in is compared */
     int phases = free_inside_phases(c);
+    /* an order that places weight halves needs them: a whole backward is the first thing to say */
+    for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
+        int r = rank_in_turn(q, prefer, c->P);
+        for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT))
+                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole: %s splits every "
+                         "backward, pp_stage_backward_input at once and pp_stage_backward_weight where the order "
+                         "places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);
+        }
+    }
+    if (msg[0]) {
+        pp__schedule_free(&s);
+        return;
+    }
     for (int q = 0; q <= c->P && !msg[0]; q++) {
         int r = rank_in_turn(q, prefer, c->P);
         if (r < 0) continue;
-        int k = 0;
+        int k = 0, backwards_before = 0;
         for (int i = 0; i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (!pp__op_is_compute(e->op)) continue;
             char kind = kinds[e->op];
-            if (k >= s.n[r]) {
+            const pp_sched_op *want = k < s.n[r] ? &s.ops[r][k] : NULL;
+            if (!want) {
                 snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r,
                          k, kind, e->mb, e->chunk);
-            } else if (phases ? (s.ops[r][k].kind == 'F') != (kind == 'F')
-                              : s.ops[r][k].kind != kind || s.ops[r][k].mb != e->mb || s.ops[r][k].chunk != e->chunk) {
-                snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d there",
-                         r, k, kind, e->mb, e->chunk, s.ops[r][k].kind, s.ops[r][k].mb, s.ops[r][k].chunk);
+            } else if (phases ? (want->kind == 'F') != (kind == 'F')
+                              : want->kind != kind || want->mb != e->mb || want->chunk != e->chunk) {
+                if (!phases && backwards_before == 0 && (kind == 'F') != (want->kind == 'F')) {
+                    /* the first backward comes too early or too late: the warm-up's length is the cause */
+                    int lead = 0, ran = 0;
+                    while (lead < s.n[r] && s.ops[r][lead].kind == 'F') lead++;
+                    for (int j = 0; j < traces[r].n && traces[r].ev[j].op != PP_OP_B; j++)
+                        ran += traces[r].ev[j].op == PP_OP_F;
+                    int d = ran > lead ? ran - lead : lead - ran;
+                    snprintf(msg, len, "rank %d runs %d forward%s before its first backward, the canonical %s order "
+                             "%d: its warm-up is %d forward%s too %s", r, ran, ran == 1 ? "" : "s",
+                             pp__schedule_def(c->schedule)->title, lead, d, d == 1 ? "" : "s",
+                             ran > lead ? "long" : "short");
+                }
+                if (!msg[0]) weight_half_diff(&s, r, k, kind, e, msg, len);
+                if (!msg[0])
+                    snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d "
+                             "there", r, k, kind, e->mb, e->chunk, want->kind, want->mb, want->chunk);
             }
+            backwards_before += kind == 'B';
             k++;
         }
         /* a rank that failed waiting for an input was about to run the op that input feeds */
@@ -298,7 +350,8 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
                      r, e->mb, e->chunk);
             return COST_REBUILT;
         }
-        int d = free_inside_phases(c) ? -1 : first_deferred_weight(res, r);
+        /* where the order places the weight halves itself, the order check compares them */
+        int d = free_inside_phases(c) || pp__schedule_def(c->schedule)->weight_halves ? -1 : first_deferred_weight(res, r);
         if (d >= 0) {
             snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
                      "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "

@@ -163,11 +163,12 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         snprintf(err, errlen, "cannot create %s: check the permissions of the build folder", outdir);
         return PP_ERR_IO;
     }
-    snprintf(out->driver, sizeof out->driver, "%s/%s.drv", outdir, lab->folder);
-    snprintf(out->object, sizeof out->object, "%s/%s.so", outdir, lab->folder);
+    /* named by the lab, not its folder: one folder may hold several labs (05-zerobubble) */
+    snprintf(out->driver, sizeof out->driver, "%s/%s.drv", outdir, lab->name);
+    snprintf(out->object, sizeof out->object, "%s/%s.so", outdir, lab->name);
     char keyp[PATH_MAX + 16], lockp[PATH_MAX + 16], pp_h[PATH_MAX + 16], lib[PATH_MAX + 32];
-    snprintf(keyp, sizeof keyp, "%s/%s.key", outdir, lab->folder);
-    snprintf(lockp, sizeof lockp, "%s/%s.lock", outdir, lab->folder);
+    snprintf(keyp, sizeof keyp, "%s/%s.key", outdir, lab->name);
+    snprintf(lockp, sizeof lockp, "%s/%s.lock", outdir, lab->name);
     snprintf(pp_h, sizeof pp_h, "%s/lib/pp.h", root);
     snprintf(lib, sizeof lib, "%s/libppdriver.a", build);
     size_t klen = 0, nsrc;

@@ -11,8 +11,16 @@ int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
     for (int r = 0; r < P; r++) {
-        s->ops[r] = pp__xcalloc((size_t)(2 * M * v), sizeof **s->ops);
+        s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, v), sizeof **s->ops);
         s->n[r] = def->order(P, M, v, r, s->ops[r]);
+        /* a backward whose weight half the order places itself is only its input half */
+        for (int i = 0; i < s->n[r]; i++) {
+            if (s->ops[r][i].kind != 'W') continue;
+            for (int j = 0; j < i; j++)
+                if (s->ops[r][j].kind == 'B' && s->ops[r][j].mb == s->ops[r][i].mb &&
+                    s->ops[r][j].chunk == s->ops[r][i].chunk)
+                    s->ops[r][j].split = 1;
+        }
     }
     return 0;
 }
@@ -76,7 +84,11 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                         if (up > ready) ready = up;
                     }
                 }
-                double cost = op.cost > 0 ? op.cost : op.kind == 'B' ? k->b[vs] : k->f[vs];
+                /* a half of a backward costs half of it */
+                double cost = op.cost > 0        ? op.cost
+                              : op.kind == 'F'   ? k->f[vs]
+                              : op.kind == 'W' || op.split ? k->b[vs] / 2
+                                                           : k->b[vs];
                 double start = clock[r] > ready ? clock[r] : ready;
                 clock[r] = start + cost;
                 if (busy) busy[r] += cost;
@@ -153,9 +165,11 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
 }
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
-    if (c->comm_latency == 0 && c->edge_cost == 0) {
+    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 ? def->bubble(c->P, c->M, c->v) : -1;
+    if (closed >= 0) {
         if (formula) *formula = 1;
-        return (double)(c->P - 1) / (c->v * c->M + c->P - 1);
+        return closed;
     }
     if (formula) *formula = 0;
     pp_schedule s;
@@ -184,17 +198,27 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
     *split = *rebuilt = 0;
     for (int r = 0; r < P; r++) {
         int n = 0, extra = 0;
-        for (int i = 0; i < s->n[r]; i++) extra += s->ops[r][i].kind == 'B';
+        for (int i = 0; i < s->n[r]; i++) extra += s->ops[r][i].kind == 'B' && !s->ops[r][i].split;
         pp_sched_op *ops = pp__xcalloc((size_t)(s->n[r] + extra), sizeof *ops);
         for (int i = 0; i < s->n[r]; i++) {
             pp_sched_op op = s->ops[r][i];
             int vs = op.chunk * P + r, h = op.kind == 'B' ? how[vs * M + op.mb] : 0;
             int again = (h & PP_EV_RECOMPUTED) && c->recompute;
             *rebuilt += again;
-            if (h & PP_EV_SPLIT) {
-                op.cost = pp__config_backward_cost(c, vs, 1, again);
+            if (op.kind == 'W') {
+                op.cost = pp__config_backward_cost(c, vs, 1, 0);
                 ops[n++] = op;
-                ops[n++] = (pp_sched_op){'W', op.mb, op.chunk, pp__config_backward_cost(c, vs, 1, 0)};
+            } else if (op.split) {
+                /* the order splits it: the run's halves are the order's own (a whole backward is the run's
+                 * mistake, which the order check names; it costs its whole here) */
+                op.cost = pp__config_backward_cost(c, vs, !traces || (h & PP_EV_SPLIT) ? 1 : 2, again);
+                ops[n++] = op;
+            } else if (h & PP_EV_SPLIT) {
+                op.cost = pp__config_backward_cost(c, vs, 1, again);
+                op.split = 1;
+                ops[n++] = op;
+                ops[n++] = (pp_sched_op){.kind = 'W', .mb = op.mb, .chunk = op.chunk,
+                                         .cost = pp__config_backward_cost(c, vs, 1, 0)};
                 (*split)++;
             } else {
                 if (op.kind == 'B') op.cost = pp__config_backward_cost(c, vs, 2, again);
@@ -227,6 +251,16 @@ double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int
     pp__costs_free(&k);
     pp__schedule_free(&s);
     return b;
+}
+
+int pp__schedule_peak(const pp_schedule *s, int r) {
+    int live = 0, peak = 0;
+    for (int i = 0; i < s->n[r]; i++) {
+        const pp_sched_op *op = &s->ops[r][i];
+        live += op->kind == 'F' ? 1 : op->kind == 'W' || !op->split ? -1 : 0;
+        peak = live > peak ? live : peak;
+    }
+    return peak;
 }
 
 int pp__theory_peak(const pp_run_config *c, int r) {

@@ -46,8 +46,9 @@ double pp__trace_wall_bubble(const pp_trace *traces, int P);
  * share a device or differ in speed. */
 void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_config *c);
 
-/* Theory for a run: the closed formula (P-1)/(vM+P-1) when latency and edge costs are zero, else the replay of
- * the canonical schedule. *formula is set to 1 when the formula was used. */
+/* Theory for a run: the row's closed formula (the classic four: (P-1)/(vM+P-1)) when latency and edge costs are
+ * zero and the row has one for this configuration, else the replay of the canonical schedule. *formula is set
+ * to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
 
 /* The canonical order of c's schedule as a finished run executed its backwards, which pp.h leaves free: a
@@ -62,8 +63,11 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
  * from the run: "" or "with split backwards", "with recomputation", both. traces NULL: the canonical schedule's
  * own bubble, as pp__schedule_as_run has it. */
 double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int *formula, char *note, size_t len);
-/* Peak stash bound of the canonical schedule on rank r (in chunk stashes): GPipe M, 1F1B min(P-r, M),
- * interleaved min(2(P-r-1)+(v-1)P+1, vM), naive 1. */
+/* The most stashes rank r of s holds at once: a stash lives from its F to its last backward op (its W when the
+ * backward is split). */
+int pp__schedule_peak(const pp_schedule *s, int r);
+/* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row: GPipe M, 1F1B
+ * min(P-r, M), interleaved min(2(P-r-1)+(v-1)P+1, vM), ZB-H1 min(P, M), ZB-H2 min(2P-1-r, M), naive 1. */
 int pp__theory_peak(const pp_run_config *c, int r);
 /* Boundary messages per step: 2M(vP-1) (so 2M(P-1) without interleaving). */
 int pp__theory_messages(const pp_run_config *c);

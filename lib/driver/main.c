@@ -12,13 +12,13 @@
 
 #include "driver.h"
 #include "rpc.h"
+#include "schedules.h"
 #include "warmup_call.h"
 
 /* Weak references: the student's object defines the one its lab needs (the build checks that it does). */
-extern void pp_naive_step(pp_rank *r) __attribute__((weak));
-extern void pp_gpipe_step(pp_rank *r) __attribute__((weak));
-extern void pp_1f1b_step(pp_rank *r) __attribute__((weak));
-extern void pp_interleaved_step(pp_rank *r) __attribute__((weak));
+#define PP_STEP_DECLARE(fn) extern void fn(pp_rank *r) __attribute__((weak));
+PP_SCHEDULE_STEPS(PP_STEP_DECLARE)
+#undef PP_STEP_DECLARE
 /* the warm-up's: a student may have deleted one, and the grader then fails that part alone */
 extern double pp_warmup_bubble(const char *schedule, int P, int M, int v) __attribute__((weak));
 extern int pp_warmup_peak_stashes(const char *schedule, int P, int M, int v, int rank) __attribute__((weak));
@@ -31,10 +31,9 @@ static step_fn step_named(const char *name) {
     static const struct {
         const char *name;
         step_fn fn;
-    } steps[] = {{"pp_naive_step", pp_naive_step},
-                 {"pp_gpipe_step", pp_gpipe_step},
-                 {"pp_1f1b_step", pp_1f1b_step},
-                 {"pp_interleaved_step", pp_interleaved_step}};
+#define PP_STEP_ENTRY(fn) {#fn, fn},
+    } steps[] = {PP_SCHEDULE_STEPS(PP_STEP_ENTRY)};
+#undef PP_STEP_ENTRY
     for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
         if (!strcmp(name, steps[i].name)) return steps[i].fn;
     return NULL;
