@@ -76,8 +76,8 @@ Test(cli, run_prints_the_median_step_time) {
 }
 
 Test(cli, trace_csv_header_and_rows) {
-    char path[] = "/tmp/pplab-trace-XXXXXX", args[256];
-    close(mkstemp(path));
+    char path[] = "/tmp/pplab-trace-XXXXXX.csv", args[256];
+    close(mkstemps(path, 4));
     snprintf(args, sizeof args, "run --impl solutions --schedule gpipe --stages 2 --microbatches 2 --trace %s", path);
     cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
     FILE *f = fopen(path, "r");

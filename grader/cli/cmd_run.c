@@ -17,6 +17,7 @@
 #include "schedule.h"
 #include "spawn.h"
 #include "timeline.h"
+#include "tracefile.h"
 #include "transport.h"
 
 static const char *usage =
@@ -24,14 +25,17 @@ static const char *usage =
     "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b | --batch B] [--steps K]\n"
     "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
     "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
-    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv] [--wall] [--per-rank]\n"
-    "                 [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
+    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv|FILE.json] [--wall]\n"
+    "                 [--per-rank] [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
     "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
+    "--trace writes step 1 op by op: FILE.csv, or FILE.json in the Trace Event Format (ui.perfetto.dev,\n"
+    "chrome://tracing: one track per rank for compute and one for messages, virtual and wall clock, arrows\n"
+    "from each send to its receive; 1 ms on the viewer's ruler = 1 unit of the virtual clock).\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
     "replayed on the measured op durations (the fair prediction when stages share a device).\n"
     "The schedule runs as grading runs it: one sandboxed process per rank (pp.h and memory only). --in-process\n"
@@ -138,14 +142,7 @@ static int run_canonical(const pp_cli_run *o) {
     double theory = pp__theory_bubble_run(c, NULL, NULL, note, sizeof note);
     printf("bubble: %.4f (theory %.4f)\n", pp__trace_bubble(tr, c->P), theory);
     printf("peak stashes:");
-    for (int r = 0; r < c->P; r++) {
-        int live = 0, peak = 0; /* a stash lives from its F to its B */
-        for (int i = 0; i < s.n[r]; i++) {
-            live += s.ops[r][i].kind == 'F' ? 1 : -1;
-            peak = live > peak ? live : peak;
-        }
-        printf(" %d", peak);
-    }
+    for (int r = 0; r < c->P; r++) printf(" %d", pp__schedule_peak(&s, r));
     printf("\n");
     if (note[0]) printf("theory: the canonical order replayed %s\n", note);
     if (o->per_rank) {
@@ -154,8 +151,9 @@ static int run_canonical(const pp_cli_run *o) {
         printf("\n");
     }
     int rc = 0;
-    if (o->trace && pp__trace_write_csv(tr, c->P, o->trace)) {
-        fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o->trace);
+    char err[512];
+    if (o->trace && pp__tracefile_write(tr, c->P, o->trace, err, sizeof err)) {
+        fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     }
     if (o->plot && plot_run(o, tr, " (canonical)")) rc = 1;
@@ -236,6 +234,7 @@ int pp__cmd_run(int argc, char **argv) {
     }
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
+    if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
@@ -306,8 +305,8 @@ int pp__cmd_run(int argc, char **argv) {
     }
     fflush(stdout);
     int rc = 0;
-    if (o.trace && pp__trace_write_csv(res.traces, P, o.trace)) {
-        fprintf(stderr, "pplab run: cannot write --trace %s: check the folder exists and is writable\n", o.trace);
+    if (o.trace && pp__tracefile_write(res.traces, P, o.trace, err, sizeof err)) {
+        fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o.trace) {
         fprintf(stderr, "pplab run: trace of step 1 written to %s (%d events)\n", o.trace, ops);

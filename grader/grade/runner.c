@@ -26,6 +26,7 @@
 #include "schedule.h"
 #include "spawn.h"
 #include "suite.h"
+#include "tracefile.h"
 #include "transport.h"
 #include "warmup_call.h"
 #include "wire.h"
@@ -377,7 +378,8 @@ static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const 
 
 /* ---- in the grader ------------------------------------------------------------------------------------- */
 
-/* The student's timeline above the canonical one, as plot_dir/<test name>.png. */
+/* The student's timeline above the canonical one, as plot_dir/<test name>.png, and the run's trace as
+ * plot_dir/<test name>.json (Trace Event Format). */
 static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const char *name) {
     pp_schedule s;
     pp_costs k;
@@ -392,6 +394,11 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
             if (*p != ':') prefix[n++] = *p == ' ' ? '_' : *p == '=' ? '-' : *p;
         prefix[n] = 0;
         pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix);
+        /* and the run itself, for ui.perfetto.dev */
+        char json[1100];
+        snprintf(json, sizeof json, "%s.json", prefix);
+        if (pp__tracefile_write_json(res->traces, rc->P, json))
+            fprintf(stderr, "pplab grade: cannot write %s: check the --plots folder is writable\n", json);
     }
     for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);
     free(ideal);

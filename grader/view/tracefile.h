@@ -1,0 +1,29 @@
+/* tracefile.h: a run's trace as a file, in the format its name asks for: ".csv" (one row per op, the columns
+ * pplab always wrote) or ".json" (the Trace Event Format that ui.perfetto.dev and chrome://tracing open). */
+#ifndef PP_TRACEFILE_H
+#define PP_TRACEFILE_H
+
+#include <stddef.h>
+
+#include "trace.h"
+
+/* Virtual time in a JSON trace: one unit of pplab's clock (one block's forward) is drawn as this many
+ * microseconds, so that a viewer's millisecond ruler counts units. */
+#define PP_TRACE_JSON_US_PER_UNIT 1000.0
+
+/* 0 when path names a format pp__tracefile_write knows (.csv, .json), else -1 with the one-line reason in err:
+ * checked before a run, so that a wrong name costs no run. */
+int pp__tracefile_format_check(const char *path, char *err, size_t errlen);
+
+/* Writes the P ranks' traces to path, CSV or JSON by its extension. Returns 0, or -1 with the reason in err (an
+ * extension that is neither, a file that cannot be written). */
+int pp__tracefile_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen);
+
+/* The JSON trace alone: two processes, "virtual clock" (ts and dur in virtual time) and "wall clock" (measured),
+ * one thread per rank; each compute op a complete event ("X") on its rank's thread, each send and receive an
+ * async slice ("b" to "e": messages overlap each other and the compute, which slices on one thread may not),
+ * all with micro-batch, chunk, virtual stage and both clocks' times in args; and for each send a flow arrow
+ * ("s" to "f") from the op that produced its tensor to the op that consumed it on the receiver. */
+int pp__tracefile_write_json(const pp_trace *traces, int P, const char *path);
+
+#endif /* PP_TRACEFILE_H */
