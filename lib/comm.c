@@ -34,15 +34,16 @@ const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len) {
 static void check_peer(pp_rank *r, const char *api, int peer) {
     pp__rank_check(r);
     if (peer < 0 || peer >= r->cfg->P)
-        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; virtual stage s lives on rank s mod P",
+        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; pp_virtual_stage(r, chunk) says where a stage lives",
                        "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
 }
 
 /* 1 when a message with this direction, micro-batch and receiving virtual stage may travel from rank `from_rank`
  * to rank `to_rank` (the stage exists, its neighbour does, and they live on those two ranks). */
 static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_rank, int to_rank) {
-    int P = r->cfg->P, S = P * r->cfg->v, from = dir == PP_FWD ? vs - 1 : vs + 1;
-    return vs >= 0 && vs < S && from >= 0 && from < S && mb < r->cfg->M && from % P == from_rank && vs % P == to_rank;
+    int S = r->cfg->P * r->cfg->v, from = dir == PP_FWD ? vs - 1 : vs + 1;
+    return vs >= 0 && vs < S && from >= 0 && from < S && mb < r->cfg->M &&
+           pp__config_vstage_rank(r->cfg, from) == from_rank && pp__config_vstage_rank(r->cfg, vs) == to_rank;
 }
 
 /* A message's tag that names the sending stage instead of the receiving one, or the wrong direction, is the
@@ -83,15 +84,20 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     if (mb >= r->cfg->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1", "%s: tag %s names micro-batch %d (M = %d)",
                        api, tb, mb, r->cfg->M);
-    int from_rank = from % P, to_rank = vs % P;
+    int from_rank = pp__config_vstage_rank(r->cfg, from), to_rank = pp__config_vstage_rank(r->cfg, vs);
     const char *what = dir == PP_FWD ? "activation" : "gradient";
+    const char *hint = pp__config_vshape(r->cfg)
+                           ? "in a V rank r holds virtual stages r and 2P-1-r; pp_tag names the stage that receives"
+                           : "virtual stage s lives on rank s mod P; pp_tag names the stage that receives";
+    if (from_rank == to_rank)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass the output straight into the next op on this rank",
+                       "%s: virtual stages %d and %d both live on rank %d: that boundary needs no message", call, from,
+                       vs, to_rank);
     if (is_send)
-        pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
-                       "%s: the %s of virtual stage %d (rank %d) for virtual stage %d goes to rank %d", call, what, from,
-                       from_rank, vs, to_rank);
-    pp__rank_abort(r, PP_ERR_USAGE, "virtual stage s lives on rank s mod P; pp_tag names the stage that receives",
-                   "%s: virtual stage %d (rank %d) gets this %s from virtual stage %d on rank %d", call, vs, to_rank, what,
-                   from, from_rank);
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "%s: the %s of virtual stage %d (rank %d) for virtual stage %d goes to "
+                       "rank %d", call, what, from, from_rank, vs, to_rank);
+    pp__rank_abort(r, PP_ERR_USAGE, hint, "%s: virtual stage %d (rank %d) gets this %s from virtual stage %d on rank %d",
+                   call, vs, to_rank, what, from, from_rank);
 }
 
 static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_tensor *t, const char *api) {
@@ -125,7 +131,7 @@ static int message_chunk(const pp_rank *r, const pp_request *q) {
     int dir, mb, vs;
     if (!pp__tag_split(q->tag, &dir, &mb, &vs)) return -1;
     int mine = q->is_send ? (dir == PP_FWD ? vs - 1 : vs + 1) : vs;
-    return mine >= 0 ? mine / r->cfg->P : -1;
+    return mine >= 0 && mine < r->cfg->P * r->cfg->v ? pp__config_vstage_chunk(r->cfg, mine) : -1;
 }
 
 /* Completion bookkeeping: virtual time, trace. */

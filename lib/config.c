@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "placement.h"
 #include "schedules.h"
 
 void pp__config_defaults(pp_run_config *c) {
@@ -31,26 +32,142 @@ void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d) {
     d->hidden = c->hidden;
     d->ffn = 4 * c->hidden;
     d->seq = c->seq;
-    d->layers = c->layers ? c->layers : c->P * c->v;
+    d->layers = pp__config_layers(c);
     d->seed = c->seed;
 }
 
-int pp__config_blocks_per_vstage(const pp_run_config *c) {
-    int layers = c->layers ? c->layers : c->P * c->v;
-    return layers / (c->P * c->v);
+#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
+
+/* A count in a layout: digits only, 1 or more. */
+static int layout_count(const char *s, const char **end) {
+    long v = 0;
+    const char *p = s;
+    while (*p >= '0' && *p <= '9' && v < 100000) v = v * 10 + (*p++ - '0');
+    *end = p;
+    return p == s ? -1 : (int)v;
+}
+
+int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t errlen) {
+    int S = c->P * c->v, named = 0, placed = 0;
+    for (int s = 0; s < S; s++) blocks[s] = -1;
+    const char *l = c->layout && *c->layout ? c->layout : NULL;
+    if (l && strlen(l) >= PP_LAYOUT_MAX) return BAD("--layout is longer than %d characters: name the first and last "
+                                                   "stages (first:K,last:K) and let --layers fill the others",
+                                                   PP_LAYOUT_MAX - 1);
+    if (l && (!strncmp(l, "first:", 6) || !strncmp(l, "last:", 5))) {
+        for (const char *p = l; *p;) {
+            int first = !strncmp(p, "first:", 6), at = first ? 0 : S - 1;
+            if (!first && strncmp(p, "last:", 5))
+                return BAD("--layout %s: expected first:K or last:K at '%s' (K = blocks on that virtual stage)", l, p);
+            const char *end;
+            int k = layout_count(p + (first ? 6 : 5), &end);
+            if (k < 1) return BAD("--layout %s: the %s stage needs a count of 1 or more blocks", l, first ? "first" : "last");
+            if (blocks[at] >= 0)
+                return BAD("--layout %s: the %s virtual stage is named twice%s", l, first ? "first" : "last",
+                           S == 1 ? " (with one virtual stage, first and last are the same)" : "");
+            blocks[at] = k, placed += k, named++;
+            if (*end == ',') end++;
+            else if (*end) return BAD("--layout %s: unexpected '%s' (separate the parts with a comma)", l, end);
+            p = end;
+        }
+    } else if (l) {
+        int n = 0;
+        for (const char *p = l;; n++) {
+            const char *end;
+            int k = layout_count(p, &end);
+            if (k < 1) return BAD("--layout %s: expected a block count of 1 or more at '%s' (first:K,last:K, or one "
+                                  "count per virtual stage, comma-separated)", l, p);
+            if (n < S) blocks[n] = k;
+            placed += k;
+            if (*end == 0) {
+                n++;
+                break;
+            }
+            if (*end != ',') return BAD("--layout %s: unexpected '%s' (separate the counts with a comma)", l, end);
+            p = end + 1;
+        }
+        if (n != S) return BAD("--layout %s names %d virtual stages; this run has %d (stages x chunks): give one count "
+                               "per virtual stage", l, n, S);
+        named = S;
+    }
+    int L = c->layers ? c->layers : named == S ? placed : S - named + placed, rest = L - placed, free_ = S - named;
+    if (named == S && L != placed)
+        return BAD("--layout %s places %d blocks but --layers is %d: make them agree, or drop --layers", l, placed, L);
+    if (!l && L < S)
+        return BAD("--layers %d is fewer than the %d virtual stages (stages x chunks): each needs a block", L, S);
+    if (rest < 0)
+        return BAD("--layout %s places %d blocks, more than the %d of --layers: raise --layers or lower the counts", l,
+                   placed, L);
+    if (free_ > 0 && rest < free_)
+        return BAD("--layout %s with %d layers leaves %d block%s for the %d other virtual stage%s, each of which needs "
+                   "one: raise --layers to at least %d", l, L, rest, rest == 1 ? "" : "s", free_,
+                   free_ == 1 ? "" : "s", placed + free_);
+    for (int s = 0, k = 0; s < S; s++)
+        if (blocks[s] < 0) blocks[s] = rest / free_ + (k++ < rest % free_);
+    return 0;
+}
+
+/* The layout of a configuration that passed the check (a fixed buffer: S <= 64 * 16). */
+static const int *layout_of(const pp_run_config *c, int *buf) {
+    char err[8];
+    if (pp__config_layout(c, buf, err, sizeof err))
+        for (int s = 0; s < c->P * c->v; s++) buf[s] = 1;
+    return buf;
+}
+
+int pp__config_blocks(const pp_run_config *c, int vstage) {
+    int buf[64 * 16];
+    return layout_of(c, buf)[vstage];
+}
+
+int pp__config_first_block(const pp_run_config *c, int vstage) {
+    int buf[64 * 16], first = 0;
+    const int *b = layout_of(c, buf);
+    for (int s = 0; s < vstage; s++) first += b[s];
+    return first;
+}
+
+int pp__config_layers(const pp_run_config *c) {
+    int S = c->P * c->v;
+    return pp__config_first_block(c, S - 1) + pp__config_blocks(c, S - 1);
+}
+
+int pp__config_even(const pp_run_config *c) {
+    int buf[64 * 16];
+    const int *b = layout_of(c, buf);
+    for (int s = 1; s < c->P * c->v; s++)
+        if (b[s] != b[0]) return 0;
+    return 1;
+}
+
+int pp__config_vshape(const pp_run_config *c) {
+    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    return d && d->vshape;
+}
+
+int pp__config_vstage(const pp_run_config *c, int rank, int chunk) {
+    return pp__place_vstage(c->P, pp__config_vshape(c), rank, chunk);
+}
+
+int pp__config_vstage_rank(const pp_run_config *c, int vs) { return pp__place_rank(c->P, pp__config_vshape(c), vs); }
+
+int pp__config_vstage_chunk(const pp_run_config *c, int vs) { return pp__place_chunk(c->P, pp__config_vshape(c), vs); }
+
+int pp__config_messages(const pp_run_config *c) {
+    int S = c->P * c->v, n = 0, vshape = pp__config_vshape(c);
+    for (int s = 0; s + 1 < S; s++) n += pp__place_rank(c->P, vshape, s) != pp__place_rank(c->P, vshape, s + 1);
+    return 2 * c->M * n;
 }
 
 double pp__config_forward_cost(const pp_run_config *c, int vstage) {
     int S = c->P * c->v;
-    return pp__config_blocks_per_vstage(c) + c->edge_cost * ((vstage == 0) + (vstage == S - 1));
+    return pp__config_blocks(c, vstage) + c->edge_cost * ((vstage == 0) + (vstage == S - 1));
 }
 
 double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt) {
     double f = pp__config_forward_cost(c, vstage);
     return halves * f + (rebuilt ? f : 0);
 }
-
-#define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
 
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
@@ -66,6 +183,11 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
                    pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule);
     if (def->one_microbatch && c->M != 1)
         return BAD("the %s schedule runs the whole batch at once: use --microbatches 1 (got %d)", def->title, c->M);
+    if (def->vshape && c->v != 2)
+        return BAD("%s places two chunks per rank in a V: use --chunks 2 (got %d)", def->title, c->v);
+    if (def->microbatches_2v && c->M < 2 * c->P)
+        return BAD("%s needs at least as many micro-batches as virtual stages (2P = %d): got --microbatches %d",
+                   def->title, 2 * c->P, c->M);
     if (def->microbatches_per_rank && c->M % c->P)
         return BAD("%s needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d", def->title,
                    c->M, c->P, c->M % c->P);
@@ -77,10 +199,9 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
                    "until they run, which the recomputation memory bound does not cover; drop --recompute",
                    def->title);
-    int layers = c->layers ? c->layers : c->P * c->v;
-    if (c->layers < 0 || layers % (c->P * c->v))
-        return BAD("--layers %d must be a positive multiple of stages x chunks = %d so every virtual stage gets "
-                   "the same number of blocks", c->layers, c->P * c->v);
+    if (c->layers < 0) return BAD("--layers %d must be positive", c->layers);
+    int blocks[64 * 16];
+    if (pp__config_layout(c, blocks, err, errlen)) return -1;
     if (c->mb_size < 1 || c->mb_size > 4096) return BAD("--microbatch-size %d is out of range: use 1..4096", c->mb_size);
     if (c->seq < 1 || c->hidden < 1 || c->vocab < 2)
         return BAD("model shape seq=%d hidden=%d vocab=%d is invalid: use seq >= 1, hidden >= 1, vocab >= 2", c->seq,

@@ -12,7 +12,8 @@ typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 typedef struct pp_run_config {
     const char *schedule;   /* a row of the schedule table (lib/schedules.c): which order and theory apply */
     int P, M, v;            /* ranks, micro-batches, chunks per rank */
-    int layers;             /* blocks in the model; must be a multiple of P*v */
+    int layers;             /* blocks in the model; 0: one per virtual stage (or the layout's sum) */
+    const char *layout;     /* blocks per virtual stage (pp__config_layout); NULL or "": as even as possible */
     int mb_size;            /* samples per micro-batch */
     int seq, hidden, vocab; /* model and data shape */
     int steps;              /* optimizer steps */
@@ -37,11 +38,32 @@ void pp__config_defaults(pp_run_config *c);
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
 /* The model shape of a run (L defaults to one block per virtual stage; the FFN is 4h). */
 void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
-/* Blocks per virtual stage: layers / (P * v). */
-int pp__config_blocks_per_vstage(const pp_run_config *c);
+/* The most virtual stages a layout may name one by one, and the longest layout text. */
+#define PP_LAYOUT_MAX 256
+/* Blocks on each of the P*v virtual stages, into blocks[] (room for P*v). The layout names stages' counts:
+ * "first:K", "last:K", both ("first:K,last:K"), or every stage's ("4,4,4,3"); the blocks of --layers that it
+ * does not place go to the other stages as evenly as possible, the earlier stages taking one more where they
+ * do not divide. Without a layout every stage is such a stage. Returns 0, or -1 with a one-line reason. */
+int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t errlen);
+/* Blocks of virtual stage vstage, and the index of its first block in the model (c must pass the check). */
+int pp__config_blocks(const pp_run_config *c, int vstage);
+int pp__config_first_block(const pp_run_config *c, int vstage);
+/* Blocks in the whole model. */
+int pp__config_layers(const pp_run_config *c);
+/* 1 when every virtual stage has as many blocks as the others (the closed bubble formulas hold). */
+int pp__config_even(const pp_run_config *c);
+/* Where c's virtual stages live (placement.h; the schedule's row says which placement): the virtual stage of
+ * rank's chunk, and the rank and chunk of virtual stage vs. */
+int pp__config_vshape(const pp_run_config *c);
+int pp__config_vstage(const pp_run_config *c, int rank, int chunk);
+int pp__config_vstage_rank(const pp_run_config *c, int vs);
+int pp__config_vstage_chunk(const pp_run_config *c, int vs);
+/* Boundary messages per step: 2M for each pair of neighbouring virtual stages on different ranks (2M(vP-1)
+ * looped; 4M(P-1) in a V, whose turn on rank P-1 sends nothing). */
+int pp__config_messages(const pp_run_config *c);
 
 /* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/schedule.c): a
- * forward of a virtual stage costs its blocks, plus edge_cost for the embedding (stage 0) and for the head and
+ * forward of a virtual stage costs its blocks (pp__config_blocks), plus edge_cost for the embedding (stage 0) and for the head and
  * loss (the last stage); a backward costs one forward per half it runs (2 whole, 1 for the input or the weight
  * half of a split one), plus one more when it first rebuilds a checkpointed stash. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage);

@@ -39,11 +39,12 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     if (!r->be) return -1;
     pp_model_dims d;
     pp__config_model_dims(c, &d);
-    int bpv = pp__config_blocks_per_vstage(c), S = c->P * c->v;
+    int S = c->P * c->v;
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
     for (int ch = 0; ch < c->v; ch++) {
-        int s = ch * c->P + id;
-        pp__model_init(&r->chunks[ch], &d, s * bpv, bpv, s == 0, s == S - 1, r->be);
+        int s = pp__config_vstage(c, id, ch);
+        pp__model_init(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s), s == 0, s == S - 1,
+                       r->be);
     }
     return 0;
 }
@@ -218,14 +219,15 @@ static void collect_params(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
     int S = c->P * c->v, n = 0;
     for (int s = 0; s < S; s++)
-        if (rank_is_local(w, s % c->P)) n += w->ranks[s % c->P].chunks[s / c->P].nparams;
+        if (rank_is_local(w, pp__config_vstage_rank(c, s)))
+            n += w->ranks[pp__config_vstage_rank(c, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
     res->params = pp__xcalloc((size_t)n, sizeof *res->params);
     res->nparams = n;
     int k = 0;
     for (int s = 0; s < S; s++) {
-        if (!rank_is_local(w, s % c->P)) continue;
-        pp_rank *r = &w->ranks[s % c->P];
-        int ch = s / c->P, base = 0;
+        if (!rank_is_local(w, pp__config_vstage_rank(c, s))) continue;
+        pp_rank *r = &w->ranks[pp__config_vstage_rank(c, s)];
+        int ch = pp__config_vstage_chunk(c, s), base = 0;
         for (int j = 0; j < ch; j++) base += r->chunks[j].nparams;
         pp_stage_model *m = &r->chunks[ch];
         for (int i = 0; i < m->nparams; i++, k++) {

@@ -71,7 +71,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     res->params = pp__xcalloc((size_t)total + 1, sizeof *res->params);
     int S = P * w->cfg->v, k = 0;
     for (int s = 0; s < S; s++) {
-        pp_run_result *pq = &part[s % P];
+        pp_run_result *pq = &part[pp__config_vstage_rank(w->cfg, s)];
         for (int i = 0; i < pq->nparams; i++)
             if (pq->params[i].vstage == s) {
                 res->params[k++] = pq->params[i];

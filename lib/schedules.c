@@ -86,6 +86,100 @@ static int zbh2_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_
 static int zbh1_peak(int P, int M, int v, int r) { return min_int(min_int(P - r - 1, M) + 1 + r, M); }
 static int zbh2_peak(int P, int M, int v, int r) { return min_int(min_int(2 * (P - r - 1), M) + 1 + r, M); }
 
+/* The same floor with two chunks per rank: 6M ops of one unit each on every rank. */
+static double v_bubble(int P, int M, int v) { return M >= 2 * P ? (double)(P - 1) / (6 * M + P - 1) : -1; }
+
+/* ---- V-shaped placement: rank r holds virtual stages r (chunk 0) and 2P-1-r (chunk 1) ------------------ */
+
+/* An order under construction, dropping ops of micro-batches that do not exist: the V orders are written for
+ * at least 2P-1 micro-batches and cut down, as PyTorch does. */
+typedef struct order_out {
+    pp_sched_op *ops;
+    int n, M;
+} order_out;
+
+static void put(order_out *o, char kind, int mb, int chunk) {
+    if (mb < o->M) o->ops[o->n++] = op_of(kind, mb, chunk);
+}
+
+/* ZBV (Qi et al., "Zero Bubble Pipeline Parallelism", section 6), op for op PyTorch's ScheduleZBVZeroBubble
+ * (torch 2.15; tests/fixtures/torch-v-orders.txt holds its pipeline_order): a warm-up down chunk 0, then chunk 1's
+ * forwards interleaved, then F, B, W of one chunk after the other's, every backward split, the cool-down's input
+ * halves first and their weight halves last. */
+static int zbv_order(int P, int M, int v, int r, pp_sched_op *ops) {
+    order_out o = {ops, 0, M};
+    int nm = M > 2 * P - 1 ? M : 2 * P - 1, f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    for (int i = 0; i < 2 * (P - r) - 1; i++) put(&o, 'F', f0++, 0);
+    for (int i = 0; i < r; i++) put(&o, 'F', f1++, 1), put(&o, 'F', f0++, 0);
+    for (int i = 0; i < P - r; i++) put(&o, 'F', f1++, 1), put(&o, 'B', b1, 1), put(&o, 'W', b1++, 1);
+    while (f1 < f0 || f0 < nm) {
+        if (f0 < nm) put(&o, 'F', f0++, 0);
+        put(&o, 'B', b0, 0), put(&o, 'W', b0++, 0);
+        put(&o, 'F', f1++, 1), put(&o, 'B', b1, 1), put(&o, 'W', b1++, 1);
+    }
+    int w0 = b0, w1 = b1;
+    for (int i = 0; i < r; i++) put(&o, 'B', b0++, 0), put(&o, 'B', b1++, 1);
+    for (int i = 0; i < P - r; i++) put(&o, 'B', b0++, 0), put(&o, 'W', w0++, 0);
+    while (w1 < b1) put(&o, 'W', w1++, 1);
+    while (w0 < b0) put(&o, 'W', w0++, 0);
+    return o.n;
+}
+
+/* 2P-1 forwards before the first backward and the one after it; with fewer micro-batches, chunk 0's M and the
+ * r+1 of chunk 1 that run before its first backward; never more than the rank's 2M. */
+static int zbv_peak(int P, int M, int v, int r) { return min_int(min_int(2 * P, M + 1 + r), 2 * M); }
+
+/* DualPipeV's state: per chunk the next forward and the next backward, and the weight halves held back. */
+typedef struct dpv {
+    order_out o;
+    int f[2], b[2];
+    int wq_chunk[2048], wq_mb[2048], wq_head, wq_tail;
+} dpv;
+
+static void dpv_f(dpv *d, int ch) { put(&d->o, 'F', d->f[ch]++, ch); }
+static void dpv_whole(dpv *d, int ch) { put(&d->o, 'B', d->b[ch]++, ch); }
+
+static void dpv_input(dpv *d, int ch) {
+    d->wq_chunk[d->wq_tail] = ch, d->wq_mb[d->wq_tail++] = d->b[ch];
+    put(&d->o, 'B', d->b[ch]++, ch);
+}
+
+static void dpv_weight(dpv *d) {
+    if (d->wq_head < d->wq_tail) put(&d->o, 'W', d->wq_mb[d->wq_head], d->wq_chunk[d->wq_head]), d->wq_head++;
+}
+
+/* DualPipeV (DeepSeek-V3's DualPipe folded into a V), op for op PyTorch's ScheduleDualPipeV (torch 2.15;
+ * tests/fixtures/torch-v-orders.txt): its "overlapped" F-and-B slots are written as the F, then the whole B. A
+ * warm-up down chunk 0, forwards of both chunks, chunk 1's split backwards, then the main phase of overlapped
+ * pairs, and a cool-down that splits the second half of its backwards to fill the drain with weight halves. */
+static int dualpipev_order(int P, int M, int v, int r, pp_sched_op *ops) {
+    static _Thread_local dpv d;
+    memset(&d, 0, sizeof d);
+    d.o = (order_out){ops, 0, M};
+    for (int i = 0; i < 2 * (P - r - 1); i++) dpv_f(&d, 0);
+    for (int i = 0; i < r + 1; i++) dpv_f(&d, 0), dpv_f(&d, 1);
+    for (int i = 0; i < P - r - 1; i++) dpv_input(&d, 1), dpv_weight(&d), dpv_f(&d, 1);
+    /* (PyTorch keeps rank P-1's first pair apart, not overlapped; the order of its ops is the same) */
+    for (int i = 0; i < M - 2 * P + r + 1; i++) dpv_f(&d, 0), dpv_whole(&d, 1), dpv_f(&d, 1), dpv_whole(&d, 0);
+    for (int i = 0; i < P - r - 1; i++) dpv_whole(&d, 1), dpv_f(&d, 1), dpv_whole(&d, 0);
+    int zb = 0, half = (r + 1) / 2;
+    for (int i = 0; i < r + 1; i++) {
+        if (i == half && r % 2 == 1) zb = 1;
+        zb ? dpv_input(&d, 1) : dpv_whole(&d, 1);
+        if (i == half && r % 2 == 0) zb = 1;
+        zb ? dpv_input(&d, 0) : dpv_whole(&d, 0);
+    }
+    for (int i = 0; i < P - r - 1; i++) {
+        dpv_weight(&d);
+        zb ? dpv_input(&d, 0) : dpv_whole(&d, 0);
+    }
+    for (int i = 0; i < r + 1; i++) dpv_weight(&d);
+    return d.o.n;
+}
+
+/* The warm-up leaves 2P stashes on every rank, and each overlapped pair runs its forward before its backward. */
+static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
+
 /* With F = B = W, rank r can start no earlier than r and the last rank's 3M ops then run back to back: no
  * schedule ends before 3M+P-1. Both zero-bubble orders end then once every rank has P micro-batches. */
 static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * M + P - 1) : -1; }
@@ -171,6 +265,28 @@ static const pp_schedule_test zbh2_tests[] = {
     {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 90, .latency = 1.0},
 };
 
+static const pp_schedule_test zbv_tests[] = {
+    {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 91},
+    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 92},
+    {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 93, .on_gpu = 1},
+    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 94},
+    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 95},
+    {.P = 3, .M = 7, .v = 2, .steps = 2, .seed = 96},
+    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 97},
+    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 98, .latency = 1.0},
+    {.P = 6, .M = 9, .v = 2, .steps = 2, .seed = 99},
+};
+static const pp_schedule_test dualpipev_tests[] = {
+    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 101},
+    {.P = 2, .M = 8, .v = 2, .steps = 2, .seed = 102},
+    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 103, .on_gpu = 1},
+    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 104},
+    {.P = 3, .M = 9, .v = 2, .steps = 2, .seed = 105},
+    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 106},
+    {.P = 4, .M = 12, .v = 2, .steps = 2, .seed = 107, .latency = 1.0},
+    {.P = 6, .M = 24, .v = 2, .steps = 2, .seed = 108},
+};
+
 #define TESTS(a) .tests = a, .ntests = (int)(sizeof a / sizeof a[0])
 
 const pp_schedule_def pp__schedules[] = {
@@ -198,6 +314,15 @@ const pp_schedule_def pp__schedules[] = {
      .peak_hint = "the warm-up is twice 1F1B's, rank r holds back r weight halves, and each stash is freed right "
                   "after its weight half",
      TESTS(zbh2_tests)},
+    {.name = "zbv", .title = "ZBV", .folder = "06-vshape", .file = "zbv", .symbol = "pp_zbv_step", .chunked = 1,
+     .weight_halves = 1, .vshape = 1, .order = zbv_order, .peak = zbv_peak, .bubble = v_bubble,
+     .peak_hint = "free each stash right after its weight half, and follow the canonical order's warm-up",
+     TESTS(zbv_tests)},
+    {.name = "dualpipev", .title = "DualPipeV", .folder = "06-vshape", .file = "dualpipev",
+     .symbol = "pp_dualpipev_step", .chunked = 1, .weight_halves = 1, .vshape = 1, .microbatches_2v = 1,
+     .order = dualpipev_order, .peak = dualpipev_peak, .bubble = v_bubble,
+     .peak_hint = "free each stash right after its last backward op, and follow the canonical order's warm-up",
+     TESTS(dualpipev_tests)},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

@@ -34,11 +34,14 @@ typedef struct pp_schedule_def {
     int chunked;               /* 1: v >= 1 chunks per rank; 0: v = 1 only */
     int one_microbatch;        /* 1: M = 1 (the whole batch at once) */
     int microbatches_per_rank; /* 1: M must be a multiple of P */
+    int microbatches_2v;       /* 1: M must be at least the 2P virtual stages (DualPipeV) */
     int free_phases;           /* 1: the order inside the forward phase and inside the backward phase is free,
                                   and a weight half may wait (only the phases are graded: GPipe) */
-    int weight_halves;         /* 1: the order splits every backward into 'B' and 'W' and says where each W runs
-                                  (the zero-bubble schedules); 0: whole backwards, a weight half follows its input
-                                  half at once */
+    int weight_halves;         /* 1: the order says where each backward is split into 'B' and 'W' and where each
+                                  W runs (the zero-bubble schedules); 0: whole backwards, a weight half follows its
+                                  input half at once */
+    int vshape;                /* 1: two chunks per rank placed in a V (placement.h): rank r holds virtual stages
+                                  r and 2P-1-r; 0: looped, chunk c of rank r is c*P + r */
     /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
     /* The most stashes rank r holds at once in the canonical order (a stash lives from its F to its last
@@ -57,7 +60,7 @@ typedef struct pp_schedule_def {
 /* Every row's step function, for the schedule driver, which must name them at link time (weak references:
  * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
-    X(pp_zbh1_step) X(pp_zbh2_step)
+    X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbv_step) X(pp_dualpipev_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))

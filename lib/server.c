@@ -35,7 +35,7 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
                             char *err, size_t len) {
     pp_server *s = pp__xcalloc(1, sizeof *s);
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank, .P = cfg->P, .M = cfg->M, .v = cfg->v,
-                       .recompute = cfg->recompute};
+                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg)};
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);

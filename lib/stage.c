@@ -28,7 +28,7 @@ static void check_chunk(pp_rank *r, const char *api, int chunk) {
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_chunk((pp_rank *)r, "pp_virtual_stage", chunk);
-    return chunk * r->cfg->P + r->id;
+    return pp__config_vstage(r->cfg, r->id, chunk);
 }
 
 void pp_fail(pp_rank *r, const char *fmt, ...) {
@@ -64,7 +64,7 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .op = op,
                   .mb = mb,
                   .chunk = chunk,
-                  .vstage = chunk * r->cfg->P + r->id,
+                  .vstage = pp__config_vstage(r->cfg, r->id, chunk),
                   .peer = -1,
                   .tag = -1,
                   .timer = t.handle,
@@ -119,7 +119,7 @@ static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, con
 pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
     check_chunk(r, "pp_stage_forward", chunk);
     const pp_run_config *c = r->cfg;
-    int vs = chunk * c->P + r->id, S = c->P * c->v;
+    int vs = pp__config_vstage(c, r->id, chunk), S = c->P * c->v;
     if (mb < 0 || mb >= c->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1",
                        "pp_stage_forward: micro-batch %d does not exist (M = %d)", mb, c->M);
@@ -197,7 +197,7 @@ static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
 }
 
 static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
-    int vs = s->chunk * r->cfg->P + r->id, S = r->cfg->P * r->cfg->v;
+    int vs = pp__config_vstage(r->cfg, r->id, s->chunk), S = r->cfg->P * r->cfg->v;
     if (vs == S - 1) {
         if (!dy || dy->rows != 1 || dy->cols != 1)
             pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) on the last virtual stage",
@@ -222,7 +222,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     pp_stage_model *m = &r->chunks[s->chunk];
     int rebuilt = pp__stash_needs_recompute(s->ms);
     r->backwards++;
-    double cost = pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, whole ? 2 : 1, rebuilt);
+    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->id, s->chunk), whole ? 2 : 1, rebuilt);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
@@ -261,7 +261,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, s->chunk * r->cfg->P + r->id, 1, 0), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->id, s->chunk), 1, 0), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

@@ -72,6 +72,100 @@ Test(clock, comm_latency_raises_the_bubble_as_an_independent_replay_says) {
     }
 }
 
+/* The same recurrences with a forward cost per stage (its blocks, plus the edge cost on the first and last):
+ * what an uneven layout must give. */
+static double gpipe_replay_costs(int P, int M, const double *f) {
+    double F[16][64], B[16][64], busy = 0;
+    for (int s = 0; s < P; s++) {
+        busy += 3 * M * f[s];
+        for (int m = 0; m < M; m++) {
+            double t = m ? F[s][m - 1] : 0;
+            if (s && F[s - 1][m] > t) t = F[s - 1][m];
+            F[s][m] = t + f[s];
+        }
+    }
+    for (int s = P - 1; s >= 0; s--)
+        for (int m = 0; m < M; m++) {
+            double t = m ? B[s][m - 1] : F[s][M - 1];
+            if (s < P - 1 && B[s + 1][m] > t) t = B[s + 1][m];
+            B[s][m] = t + 2 * f[s];
+        }
+    double span = 0;
+    for (int s = 0; s < P; s++) span = B[s][M - 1] > span ? B[s][M - 1] : span;
+    return 1 - busy / (P * span);
+}
+
+/* Llama 3's layout (the first and last stage one block fewer, for the embedding and the head) balances the
+ * stages when those cost a block each: GPipe's even bubble again. Without the edge cost, or with blocks spread
+ * unevenly, the slowest stage sets the pace, and the clock follows the per-stage replay. */
+Test(clock, uneven_layouts_cost_what_their_blocks_cost) {
+    static const struct {
+        const char *layout;
+        int layers;
+        double edge, f[4];
+    } cases[] = {{"first:3,last:3", 14, 1, {4, 4, 4, 4}},
+                 {"first:3,last:3", 14, 0, {3, 4, 4, 3}},
+                 {"1,2,3,4", 0, 0, {1, 2, 3, 4}},
+                 {NULL, 10, 0, {3, 3, 2, 2}},
+                 {"last:1", 9, 0.5, {3.5, 3, 2, 1.5}}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_run_config c;
+        pp__config_defaults(&c);
+        c.schedule = "gpipe", c.P = 4, c.M = 6, c.layers = cases[i].layers, c.layout = cases[i].layout;
+        c.edge_cost = cases[i].edge;
+        pp_run_result res;
+        cr_assert_eq(pp__run(&c, solution("gpipe"), &res), PP_OK, "%s", res.error);
+        double want = gpipe_replay_costs(4, 6, cases[i].f);
+        cr_expect(fabs(res.bubble - want) < 1e-12, "layout %s layers %d edge %g: bubble %.6f, replay %.6f",
+                  cases[i].layout ? cases[i].layout : "(even)", cases[i].layers, cases[i].edge, res.bubble, want);
+        pp__result_free(&res);
+    }
+    double even[4] = {1, 1, 1, 1};
+    cr_expect(fabs(gpipe_replay_costs(4, 6, even) - 3.0 / 9) < 1e-12, "the replay itself: GPipe's (P-1)/(M+P-1)");
+}
+
+/* Every layout places each block of the model once, on stages of at least one block each; the stages it does
+ * not name differ by at most one block, the earlier ones taking the extra. */
+Test(clock, layouts_place_every_block_once) {
+    static const char *const layouts[] = {NULL, "first:2", "last:3", "first:1,last:5", "last:2,first:2"};
+    for (int P = 1; P <= 6; P++)
+        for (int v = 1; v <= 3; v++)
+            for (int L = 0; L <= 40; L++)
+                for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
+                    pp_run_config c;
+                    pp__config_defaults(&c);
+                    c.schedule = v > 1 ? "interleaved" : "gpipe", c.P = P, c.M = P, c.v = v, c.layers = L;
+                    c.layout = layouts[k];
+                    int b[64], S = P * v, sum = 0, lo = 1 << 30, hi = 0, prev = 1 << 30, ok = 1;
+                    char err[256];
+                    if (pp__config_layout(&c, b, err, sizeof err)) {
+                        cr_expect(strstr(err, "--layers") || strstr(err, "--layout"), "P=%d v=%d L=%d %s: %s", P, v,
+                                  L, layouts[k] ? layouts[k] : "", err);
+                        continue;
+                    }
+                    int named_first = layouts[k] && strstr(layouts[k], "first:"), named_last = layouts[k] &&
+                                                                                             strstr(layouts[k], "last:");
+                    for (int s = 0; s < S; s++) {
+                        sum += b[s];
+                        ok &= b[s] >= 1;
+                        if ((s == 0 && named_first) || (s == S - 1 && named_last)) continue;
+                        lo = b[s] < lo ? b[s] : lo, hi = b[s] > hi ? b[s] : hi;
+                        ok &= b[s] <= prev;
+                        prev = b[s];
+                    }
+                    cr_expect(ok && (hi == 0 || hi - lo <= 1), "P=%d v=%d L=%d %s: uneven or empty stages", P, v, L,
+                              layouts[k] ? layouts[k] : "");
+                    cr_expect_eq(sum, pp__config_layers(&c), "P=%d v=%d L=%d: %d blocks placed", P, v, L, sum);
+                    if (L) cr_expect_eq(sum, L, "P=%d v=%d L=%d %s: %d blocks placed", P, v, L,
+                                        layouts[k] ? layouts[k] : "", sum);
+                    for (int s = 0; s < S; s++) {
+                        cr_expect_eq(pp__config_blocks(&c, s), b[s]);
+                        cr_expect_eq(pp__config_first_block(&c, s) + b[s],
+                                     s + 1 < S ? pp__config_first_block(&c, s + 1) : sum);
+                    }
+                }
+}
+
 Test(clock, where_recv_is_called_does_not_move_the_clock) {
     /* the eager and rendezvous modes block at different places; the virtual clock must not care */
     pp_run_config c;

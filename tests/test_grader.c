@@ -40,7 +40,7 @@ TestSuite(grader, .timeout = 120);
 Test(grader, solutions_full_marks_on_each_lab) {
     static const struct { const char *lab; int P, M, v; } cases[] = {
         {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2},
-        {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1}};
+        {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1},        {"zbv", 4, 8, 2},         {"dualpipev", 4, 8, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_result r;
         grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
@@ -49,13 +49,31 @@ Test(grader, solutions_full_marks_on_each_lab) {
     }
 }
 
+/* Llama 3's layout (first and last stage one block fewer, the embedding and the head costing one each) and other
+ * uneven ones grade as the even ones do: the reference is the whole model, the theory the replay. */
+Test(grader, solutions_keep_full_marks_on_uneven_layouts) {
+    static const struct { const char *lab, *layout; int P, M, v, layers; double edge, latency; } cases[] = {
+        {"1f1b", "first:3,last:3", 4, 8, 1, 14, 1, 0}, {"interleaved", "1,2,2,1", 2, 4, 2, 0, 0, 0},
+        {"gpipe", "", 4, 6, 1, 10, 0, 0.5},              {"zbh2", "last:1", 3, 6, 1, 7, 0.5, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_config c = {.P = cases[i].P, .M = cases[i].M, .v = cases[i].v, .steps = 2, .seed = 31,
+                            .layers = cases[i].layers, .edge = cases[i].edge, .latency = cases[i].latency,
+                            .time_limit_s = 20};
+        snprintf(c.lab, sizeof c.lab, "%s", cases[i].lab);
+        snprintf(c.layout, sizeof c.layout, "%s", cases[i].layout);
+        pp_test_result r;
+        test_grade_config("solutions", &c, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+    }
+}
+
 Test(grader, untouched_lab_scores_zero) {
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
-    static const char *const labs[] = {"1f1b", "zbh1", "zbh2"};
+    static const char *const labs[] = {"1f1b", "zbh1", "zbh2", "zbv", "dualpipev"};
     for (size_t i = 0; i < sizeof labs / sizeof *labs; i++) {
         pp_test_result r;
-        grade(pristine, labs[i], 4, 8, 1, &r);
+        grade(pristine, labs[i], 4, 8, labs[i][0] == 'z' && labs[i][2] == 'v' ? 2 : labs[i][0] == 'd' ? 2 : 1, &r);
         cr_expect_eq(r.score, 0, "the untouched %s handout scored %g", labs[i], r.score);
         cr_expect_lt(r.seconds, 5, "the untouched %s handout took %.1f s", labs[i], r.seconds);
         expect_failed_with(&r, "gradients", "all-zero gradients on every rank");
@@ -332,9 +350,9 @@ Test(grader, a_whole_backward_in_a_zero_bubble_lab_is_named) {
     pp_test_result r;
     grade("tests/broken/zb-whole-backward", "zbh1", 4, 8, 1, &r);
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
-    expect_failed_with(&r, "bubble", "rank 0 runs the backward of micro-batch 0 (chunk 0) whole: ZB-H1 splits every "
-                                     "backward, pp_stage_backward_input at once and pp_stage_backward_weight where the "
-                                     "order places it");
+    expect_failed_with(&r, "bubble", "rank 0 runs the backward of micro-batch 0 (chunk 0) whole, where the canonical "
+                                     "ZB-H1 order splits it: pp_stage_backward_input at once and "
+                                     "pp_stage_backward_weight where the order places it");
 }
 
 /* ZB-H1's order handed in for ZB-H2: without latency the two tie (full marks there), with latency the short
@@ -349,6 +367,39 @@ Test(grader, zbh2_with_zbh1s_warmup_loses_the_latency_bubble) {
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
     expect_failed_with(&r, "bubble", "rank 0 runs 4 forwards before its first backward, the canonical ZB-H2 order 7: "
                                      "its warm-up is 3 forwards too short (bubble 0.4146 measured, 0.2727 in theory");
+}
+
+/* The V's turn on rank P-1 sent as a message to itself: everything right but the message count, whose message
+ * names the rank and what to do instead. */
+Test(grader, a_message_across_the_turn_of_the_v_is_named) {
+    pp_test_result r;
+    grade("tests/broken/zbv-turn-message", "zbv", 4, 8, 2, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    cr_expect(check_named(&r, "bubble")->passed, "%s", check_named(&r, "bubble")->msg);
+    expect_failed_with(&r, "boundary messages", "104 boundary messages sent, expected 96: rank 3 sent 8 to itself; two "
+                                                "virtual stages on one rank need no message");
+}
+
+/* Interleaved 1F1B's placement assumed in a V: the first call on a wrong rank stops the run, with where the
+ * stages really live. Which rank gets there first is up to the threads: rank 0 receives from rank 3, or rank 3
+ * sends across its own turn. */
+Test(grader, the_looped_placement_in_a_v_is_named_at_the_call) {
+    pp_test_result r;
+    grade("tests/broken/zbv-looped-placement", "zbv", 4, 8, 2, &r);
+    cr_expect_eq(r.status, PP_ERR_USAGE, "%s", r.error);
+    cr_expect((strstr(r.error, "virtual stage 7 (rank 0) gets this activation from virtual stage 6 on rank 1") &&
+               strstr(r.error, "in a V rank r holds virtual stages r and 2P-1-r")) ||
+                  (strstr(r.error, "virtual stages 3 and 4 both live on rank 3: that boundary needs no message") &&
+                   strstr(r.error, "pass the output straight into the next op")),
+              "%s", r.error);
+}
+
+/* ZBV with each weight half right after its input half: the bubble check names the first one that runs early. */
+Test(grader, zbv_weight_halves_run_at_once_are_named) {
+    pp_test_result r;
+    grade("tests/broken/zbv-weight-at-once", "zbv", 4, 8, 2, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 1 runs the weight half of micro-batch 4 (chunk 0) too early");
 }
 
 /* In GPipe a weight half may wait (bubble and peak do not change, tests/valid/deferred-weight-gpipe), but with

@@ -221,6 +221,12 @@ Test(mpi, interleaved_p4_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule interleaved --stages 4 --chunks 2 --microbatches 8");
 }
 
+/* The V placement across processes: rank 3's turn stays local, the others' messages cross as with threads. */
+Test(mpi, zbv_p4_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule zbv --stages 4 --microbatches 8");
+}
+
 /* Rank 1 sends its first gradient back while rank 0 sends the next forward: both block in a rendezvous send.
  * The run must end at the 1 s deadline (plus start-up) with each rank's op, not hang. */
 Test(mpi, deadlock_reported_at_deadline, .timeout = 90) {

@@ -25,13 +25,20 @@ static int allowed(const pp_schedule_def *d, int P, int M, int v) {
 static void check_order(const pp_schedule_def *d, int P, int M, int v) {
     pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
     char *fwd = calloc((size_t)(M * v), 1), *bwd = calloc((size_t)(M * v), 1), *wgt = calloc((size_t)(M * v), 1);
-    int want_n = (d->weight_halves ? 3 : 2) * M * v;
+    int want_n = 2 * M * v; /* and one more per W */
     for (int r = 0; r < P; r++) {
         memset(fwd, 0, (size_t)(M * v));
         memset(bwd, 0, (size_t)(M * v));
         memset(wgt, 0, (size_t)(M * v));
-        int n = d->order(P, M, v, r, ops), live = 0, peak = 0;
-        cr_expect_eq(n, want_n, "%s P=%d M=%d v=%d rank %d: %d ops, expected %d", d->name, P, M, v, r, n, want_n);
+        int n = d->order(P, M, v, r, ops), live = 0, peak = 0, nw = 0;
+        for (int i = 0; i < n; i++) nw += ops[i].kind == 'W';
+        cr_expect_eq(n, want_n + nw, "%s P=%d M=%d v=%d rank %d: %d ops, expected an F and a B per micro-batch and "
+                     "chunk (%d) and %d W", d->name, P, M, v, r, n, want_n, nw);
+        /* a split backward keeps its stash until its W */
+        char *split = calloc((size_t)(M * v), 1);
+        for (int i = 0; i < n; i++)
+            if (ops[i].kind == 'W' && ops[i].mb >= 0 && ops[i].mb < M && ops[i].chunk >= 0 && ops[i].chunk < v)
+                split[ops[i].chunk * M + ops[i].mb] = 1;
         for (int i = 0; i < n; i++) {
             const pp_sched_op *o = &ops[i];
             cr_assert(o->mb >= 0 && o->mb < M && o->chunk >= 0 && o->chunk < v, "%s P=%d M=%d v=%d rank %d op %d: "
@@ -46,7 +53,7 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
                           o->mb, o->chunk);
                 cr_expect(!bwd[k]++, "%s P=%d M=%d v=%d rank %d: B mb%d chunk %d twice", d->name, P, M, v, r, o->mb,
                           o->chunk);
-                live -= !d->weight_halves; /* a split stash lives on until its W */
+                live -= !split[k];
             } else {
                 cr_expect_eq(o->kind, 'W', "%s: op kind '%c'", d->name, o->kind);
                 cr_expect(d->weight_halves, "%s: a W in an order whose row does not split its backwards", d->name);
@@ -59,6 +66,7 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
         }
         cr_expect_eq(peak, d->peak(P, M, v, r), "%s P=%d M=%d v=%d rank %d: the order peaks at %d stashes, the row "
                      "says %d", d->name, P, M, v, r, peak, d->peak(P, M, v, r));
+        free(split);
     }
     free(ops);
     free(fwd);
@@ -153,4 +161,44 @@ Test(schedules, zero_bubble_orders_reach_the_floor_and_zbh2_hides_latency) {
             double h1 = bubble_of("zbh1", P, 4 * P, L), h2 = bubble_of("zbh2", P, 4 * P, L);
             cr_expect_lt(h2, h1, "P=%d M=%d latency %g: zbh2 %.4f is not below zbh1 %.4f", P, 4 * P, L, h2, h1);
         }
+}
+
+/* The V rows reproduce PyTorch's classes op for op: tests/fixtures/torch-v-orders.txt holds torch 2.15's
+ * pipeline_order of ScheduleZBVZeroBubble and ScheduleDualPipeV (tests/fixtures/dump-torch-v-orders.py wrote
+ * it) for several P and M; "I" is an input half (a B whose W comes later), "B" a whole backward, "sS" stage S
+ * (chunk 0 below P, chunk 1 from P on). */
+Test(schedules, v_orders_equal_pytorchs) {
+    FILE *f = fopen("tests/fixtures/torch-v-orders.txt", "r");
+    cr_assert(f, "tests/fixtures/torch-v-orders.txt is missing");
+    char line[8192], name[32];
+    int lines = 0, seen_zbv = 0, seen_dpv = 0;
+    while (fgets(line, sizeof line, f)) {
+        int P, M, r, at = 0;
+        if (line[0] == '#' || sscanf(line, "%31s P=%d M=%d rank=%d: %n", name, &P, &M, &r, &at) != 4) continue;
+        const pp_schedule_def *d = pp__schedule_def(name);
+        cr_assert(d, "no row %s", name);
+        seen_zbv |= !strcmp(name, "zbv"), seen_dpv |= !strcmp(name, "dualpipev");
+        pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, 2), sizeof *ops);
+        int n = d->order(P, M, 2, r, ops), k = 0;
+        for (char *tok = strtok(line + at, " \n"); tok; tok = strtok(NULL, " \n"), k++) {
+            char kind;
+            int mb, stage;
+            cr_assert_eq(sscanf(tok, "%c%d.s%d", &kind, &mb, &stage), 3, "bad token %s", tok);
+            int chunk = stage < P ? 0 : 1;
+            cr_assert_lt(k, n, "%s P=%d M=%d rank %d: torch has op %d (%s), the kit's order ends at %d", name, P, M, r,
+                         k, tok, n);
+            const pp_sched_op *o = &ops[k];
+            int later_w = 0;
+            for (int j = k + 1; j < n; j++) later_w |= ops[j].kind == 'W' && ops[j].mb == o->mb && ops[j].chunk == o->chunk;
+            char mine = o->kind == 'B' ? (later_w ? 'I' : 'B') : o->kind;
+            cr_expect(mine == kind && o->mb == mb && o->chunk == chunk, "%s P=%d M=%d rank %d op %d: torch %s, the kit "
+                      "%c%d chunk %d", name, P, M, r, k, tok, mine, o->mb, o->chunk);
+            if (mine != kind || o->mb != mb || o->chunk != chunk) break;
+        }
+        cr_expect_eq(k, n, "%s P=%d M=%d rank %d: torch has %d ops, the kit %d", name, P, M, r, k, n);
+        free(ops);
+        lines++;
+    }
+    fclose(f);
+    cr_expect(seen_zbv && seen_dpv && lines > 50, "the fixture holds %d orders", lines);
 }

@@ -55,6 +55,12 @@ const char *pp__cli_value(int argc, char **argv, int *i) {
     return argv[++*i];
 }
 
+void pp__cli_run_defaults(pp_cli_run *o) {
+    /* a V always has two chunks per rank: --chunks 2 goes without saying there */
+    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
+    if (d && d->vshape && !(o->given & PP_CLI_GIVEN_CHUNKS)) o->cfg.v = 2;
+}
+
 void pp__cli_run_finish(pp_cli_run *o) {
     /* a run is described by these three: no silent defaults for them */
     if (!(o->given & PP_CLI_GIVEN_SCHEDULE))
@@ -111,8 +117,9 @@ int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
         {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = &o->given, .bit = PP_CLI_GIVEN_SCHEDULE},
         {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = &o->given, .bit = PP_CLI_GIVEN_STAGES},
         {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &c->M, .lo = 1, .hi = 1024, .given = &o->given, .bit = PP_CLI_GIVEN_MICROBATCHES},
-        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16},
+        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16, .given = &o->given, .bit = PP_CLI_GIVEN_CHUNKS},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096},
+        {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout},
         {.name = "--microbatch-size", .kind = PP_FLAG_INT, .to = &c->mb_size, .lo = 1, .hi = 4096},
         {.name = "--batch", .kind = PP_FLAG_INT, .to = &o->batch, .lo = 1, .hi = 1 << 20},
         {.name = "--hidden", .kind = PP_FLAG_INT, .to = &c->hidden, .lo = 1, .hi = 65536},

@@ -18,7 +18,7 @@ typedef struct pp_cli_run {
     const char *trace;         /* --trace FILE.csv */
 } pp_cli_run;
 
-enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4 };
+enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8 };
 
 /* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
 int pp__cli_int(const char *flag, const char *val, int lo, int hi);
@@ -66,6 +66,9 @@ int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i);
 int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i);
 /* Settles flags that depend on each other once all are parsed (--batch over --microbatches); dies on a conflict. */
 void pp__cli_run_finish(pp_cli_run *o);
+/* Defaults that depend on the schedule (two chunks for the V schedules unless --chunks says otherwise); call after
+ * the flags, before the configuration is checked. */
+void pp__cli_run_defaults(pp_cli_run *o);
 
 int pp__cmd_run(int argc, char **argv);
 int pp__cmd_info(int argc, char **argv);

@@ -38,6 +38,7 @@ static void parse(one_opts *o, int argc, char **argv) {
     const char *lab = "";
     double memory = 0;
     int unsafe = 0;
+    const char *layout = NULL;
     const pp_flag flags[] = {
         {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
         {.name = "--stages", .kind = PP_FLAG_INT, .to = &t->P, .lo = 1, .hi = PP_MAX_RANKS},
@@ -49,6 +50,8 @@ static void parse(one_opts *o, int argc, char **argv) {
         {.name = "--recompute", .kind = PP_FLAG_INT, .to = &t->recompute, .lo = 0, .hi = 1},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &t->layers, .lo = 0, .hi = 4096},
         {.name = "--hidden", .kind = PP_FLAG_INT, .to = &t->hidden, .lo = 0, .hi = 65536},
+        {.name = "--layout", .kind = PP_FLAG_STR, .to = &layout},
+        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &t->edge},
         {.name = "--time", .kind = PP_FLAG_NUM, .to = &t->time_limit_s},
         {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->deadline},
         {.name = "--driver", .kind = PP_FLAG_STR, .to = &o->driver},
@@ -62,6 +65,7 @@ static void parse(one_opts *o, int argc, char **argv) {
         if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i))
             pp__cli_fail("grade-one", "unknown flag '%s'", argv[i]);
     snprintf(t->lab, sizeof t->lab, "%s", lab);
+    snprintf(t->layout, sizeof t->layout, "%s", layout ? layout : "");
     if (memory > 0) o->sb.memory_limit = (size_t)memory;
     if (unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))

@@ -22,9 +22,9 @@
 
 static const char *usage =
     "usage: pplab run [--impl labs|solutions|DIR] --schedule {schedules} --stages P\n"
-    "                 --microbatches M [--chunks v] [--layers L] [--microbatch-size b | --batch B] [--steps K]\n"
-    "                 [--comm-latency X] [--edge-cost X] [--eager] [--recompute] [--seed N]\n"
-    "                 [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
+    "                 --microbatches M [--chunks v] [--layers L] [--layout first:K,last:K|K,K,...]\n"
+    "                 [--microbatch-size b | --batch B] [--steps K] [--comm-latency X] [--edge-cost X]\n"
+    "                 [--eager] [--recompute] [--seed N] [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
     "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv|FILE.json] [--wall]\n"
     "                 [--per-rank] [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
     "Runs the schedule on P ranks and prints, for the first step:\n"
@@ -33,9 +33,11 @@ static const char *usage =
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
     "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
+    "--layout places the blocks: first:K and last:K (the others share the rest of --layers as evenly as they can,\n"
+    "earlier stages taking one more), or one count per virtual stage; without it --layers is spread the same way.\n"
     "--trace writes step 1 op by op: FILE.csv, or FILE.json in the Trace Event Format (ui.perfetto.dev,\n"
-    "chrome://tracing: one track per rank for compute and one for messages, virtual and wall clock, arrows\n"
-    "from each send to its receive; 1 ms on the viewer's ruler = 1 unit of the virtual clock).\n"
+    "chrome://tracing: virtual and wall clock, one track per rank, messages beside them, an arrow from each op\n"
+    "whose output crossed a boundary to the op that used it; 1 ms on the viewer's ruler = 1 virtual unit).\n"
     "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
     "replayed on the measured op durations (the fair prediction when stages share a device).\n"
     "The schedule runs as grading runs it: one sandboxed process per rank (pp.h and memory only). --in-process\n"
@@ -234,6 +236,7 @@ int pp__cmd_run(int argc, char **argv) {
     }
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
+    pp__cli_run_defaults(&o);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);

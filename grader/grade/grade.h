@@ -28,6 +28,8 @@ typedef struct pp_test_config {
     int recompute;
     double time_limit_s;
     int hidden;             /* hidden size of the model; 0: default */
+    char layout[64];        /* --layout: blocks per virtual stage ("first:3,last:3"); "": as even as possible */
+    double edge;            /* --edge-cost: the embedding's and the head's extra forward cost */
     int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
 } pp_test_config;
 

@@ -261,6 +261,8 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const char *drive
     mpi_arg(c, "--latency"), mpi_arg(c, "%.17g", t->latency);
     mpi_arg(c, "--recompute"), mpi_arg(c, "%d", t->recompute);
     mpi_arg(c, "--layers"), mpi_arg(c, "%d", t->layers);
+    if (t->layout[0]) mpi_arg(c, "--layout"), mpi_arg(c, "%s", t->layout);
+    mpi_arg(c, "--edge-cost"), mpi_arg(c, "%.17g", t->edge);
     mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
     mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);
     mpi_arg(c, "--deadline"), mpi_arg(c, "%.17g", mpi_deadline(t));

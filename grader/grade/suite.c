@@ -64,6 +64,8 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
     KNOB(c->latency > 0, " latency=%g", c->latency);
     KNOB(c->recompute, " recompute");
     KNOB(c->layers, " layers=%d", c->layers);
+    KNOB(c->layout[0], " layout=%s", c->layout);
+    KNOB(c->edge > 0, " edge=%g", c->edge);
     KNOB(c->hidden, " hidden=%d", c->hidden);
     KNOB(c->steps && c->steps != 2, " steps=%d", c->steps);
 #undef KNOB
@@ -75,6 +77,8 @@ void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config
     rc->P = t->P, rc->M = t->M, rc->v = t->v ? t->v : 1, rc->steps = t->steps ? t->steps : 1;
     rc->seed = t->seed, rc->comm_latency = t->latency, rc->recompute = t->recompute, rc->layers = t->layers;
     if (t->hidden) rc->hidden = t->hidden;
+    rc->layout = t->layout[0] ? t->layout : NULL;
+    rc->edge_cost = t->edge;
     rc->backend = backend;
 }
 
@@ -118,6 +122,11 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
                 snprintf(c.part, sizeof c.part, "%s", val);
                 continue;
             }
+            if (!strcmp(k, "layout")) { /* checked with the whole configuration below */
+                if (!*val || strlen(val) >= sizeof c.layout) goto bad;
+                snprintf(c.layout, sizeof c.layout, "%s", val);
+                continue;
+            }
             double x = strtod(val, &end);
             int whole = x == (double)(long long)x;
             if (end == val || *end || !(x >= 0)) goto bad;
@@ -139,13 +148,15 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
 #undef INT_KEY
             else if (!strcmp(k, "seed") && whole && x <= 2147483647.0) c.seed = (unsigned)x;
             else if (!strcmp(k, "latency") && x <= 1e6) c.latency = x;
+            else if (!strcmp(k, "edge") && x <= 1e6) c.edge = x;
             else if (!strcmp(k, "time") && x > 0 && x <= 600) c.time_limit_s = x;
             else goto bad;
             continue;
         bad:
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
-                     "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, hidden 0..65536, time over 0 "
-                     "up to 600 s, part bubble|peaks|orders|partition)", path, lineno, item);
+                     "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
+                     "K,K,..., edge 0..1e6, hidden 0..65536, time over 0 up to 600 s, part "
+                     "bubble|peaks|orders|partition)", path, lineno, item);
             fclose(f);
             return -1;
         }

@@ -25,6 +25,7 @@ static cJSON *config_json(const pp_test_config *c) {
     int bad = add_num(o, "P", c->P) | add_num(o, "M", c->M) | add_num(o, "v", c->v) | add_num(o, "steps", c->steps) |
               add_num(o, "seed", c->seed) | add_num(o, "latency", c->latency) |
               add_num(o, "recompute", c->recompute) | add_num(o, "layers", c->layers) | add_num(o, "hidden", c->hidden) |
+              add_num(o, "edge_cost", c->edge) | pp__report_add_text(o, "layout", c->layout, sizeof c->layout) |
               add_num(o, "time", c->time_limit_s) | add_bool(o, "from_config_file", c->secret) |
               pp__report_add_text(o, "part", c->part, sizeof c->part);
     if (bad) {

@@ -3,11 +3,13 @@
 
 #include <string.h>
 
+#include "placement.h"
+
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
     const pp_schedule_def *def = pp__schedule_def(name);
     memset(s, 0, sizeof *s);
     if (!def) return -1;
-    s->P = P, s->M = M, s->v = v;
+    s->P = P, s->M = M, s->v = v, s->vshape = def->vshape;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
     for (int r = 0; r < P; r++) {
@@ -63,7 +65,7 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
         for (int r = 0; r < P; r++) {
             while (next[r] < s->n[r]) {
                 pp_sched_op op = s->ops[r][next[r]];
-                int vs = op.chunk * P + r;
+                int vs = pp__place_vstage(P, s->vshape, r, op.chunk);
                 if (op.mb < 0 || op.mb >= M || vs >= S) goto stuck;
                 double ready;
                 if (op.kind == 'W') {
@@ -73,14 +75,14 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 } else if (op.kind == 'F') {
                     if (vs == 0) ready = 0;
                     else if (fdone[(vs - 1) * M + op.mb] < 0) break;
-                    else ready = fdone[(vs - 1) * M + op.mb] + ((vs - 1) % P != r ? k->latency : 0);
+                    else ready = fdone[(vs - 1) * M + op.mb] + (pp__place_rank(P, s->vshape, vs - 1) != r ? k->latency : 0);
                 } else {
                     if (fdone[vs * M + op.mb] < 0) break;
                     ready = fdone[vs * M + op.mb];
                     if (vs < S - 1) {
                         double up = bdone[(vs + 1) * M + op.mb];
                         if (up < 0) break;
-                        up += ((vs + 1) % P != r ? k->latency : 0);
+                        up += (pp__place_rank(P, s->vshape, vs + 1) != r ? k->latency : 0);
                         if (up > ready) ready = up;
                     }
                 }
@@ -166,7 +168,9 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 ? def->bubble(c->P, c->M, c->v) : -1;
+    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && pp__config_even(c)
+                        ? def->bubble(c->P, c->M, c->v)
+                        : -1;
     if (closed >= 0) {
         if (formula) *formula = 1;
         return closed;
@@ -202,7 +206,7 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
         pp_sched_op *ops = pp__xcalloc((size_t)(s->n[r] + extra), sizeof *ops);
         for (int i = 0; i < s->n[r]; i++) {
             pp_sched_op op = s->ops[r][i];
-            int vs = op.chunk * P + r, h = op.kind == 'B' ? how[vs * M + op.mb] : 0;
+            int vs = pp__place_vstage(P, s->vshape, r, op.chunk), h = op.kind == 'B' ? how[vs * M + op.mb] : 0;
             int again = (h & PP_EV_RECOMPUTED) && c->recompute;
             *rebuilt += again;
             if (op.kind == 'W') {
@@ -267,4 +271,4 @@ int pp__theory_peak(const pp_run_config *c, int r) {
     return pp__schedule_def(c->schedule)->peak(c->P, c->M, c->v, r);
 }
 
-int pp__theory_messages(const pp_run_config *c) { return 2 * c->M * (c->v * c->P - 1); }
+int pp__theory_messages(const pp_run_config *c) { return pp__config_messages(c); }

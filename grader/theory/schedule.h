@@ -9,6 +9,7 @@
 
 typedef struct pp_schedule {
     int P, M, v;
+    int vshape;          /* the row's placement (placement.h) */
     pp_sched_op **ops;   /* ops[r] is rank r's list */
     int *n;              /* n[r] ops on rank r */
 } pp_schedule;
@@ -69,7 +70,7 @@ int pp__schedule_peak(const pp_schedule *s, int r);
 /* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row: GPipe M, 1F1B
  * min(P-r, M), interleaved min(2(P-r-1)+(v-1)P+1, vM), ZB-H1 min(P, M), ZB-H2 min(2P-1-r, M), naive 1. */
 int pp__theory_peak(const pp_run_config *c, int r);
-/* Boundary messages per step: 2M(vP-1) (so 2M(P-1) without interleaving). */
+/* Boundary messages per step: 2M(vP-1) looped (so 2M(P-1) without interleaving), 4M(P-1) in a V. */
 int pp__theory_messages(const pp_run_config *c);
 
 #endif /* PP_SCHEDULE_H */

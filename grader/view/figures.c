@@ -58,7 +58,7 @@ static int fig_gantts(const char *outdir, pp_step_fn fns[3], const char *const n
         }
         char title[128], prefix[4096];
         /* the layer count sets the time unit's scale: a stage's forward costs layers / P units */
-        int layers = pp__config_blocks_per_vstage(&c) * c.P * v;
+        int layers = pp__config_layers(&c);
         snprintf(title, sizeof title, "%s, P=%d M=%d%s, %d layers: bubble %.3f", names[s], c.P, c.M, v > 1 ? " v=2" : "",
                  layers, res.bubble);
         snprintf(prefix, sizeof prefix, "%s/gantt-%s", outdir, names[s]);

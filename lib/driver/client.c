@@ -10,13 +10,14 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "placement.h"
 #include "rpc.h"
 
 pp_chan *pp__drv_chan;
 
 struct pp_rank {
     uint32_t magic;
-    int id, P, M, v, recompute;
+    int id, P, M, v, recompute, vshape;
 };
 
 #define RANK_MAGIC 0x72616e6bu
@@ -25,7 +26,7 @@ static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t chan_seq;
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
-    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute};
+    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape};
     return &the_rank;
 }
 
@@ -105,7 +106,7 @@ int pp_virtual_stages(const pp_rank *r) { return check_rank(r, "pp_virtual_stage
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_rank(r, "pp_virtual_stage");
-    if (chunk >= 0 && chunk < r->v) return chunk * r->P + r->id;
+    if (chunk >= 0 && chunk < r->v) return pp__place_vstage(r->P, r->vshape, r->id, chunk);
     simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
     stall(); /* the runtime refuses it */
 }
