@@ -51,6 +51,11 @@ typedef enum {
     PP_WARMUP_PEAK,       /* sched, P, M, v, rank -> i64 */
     PP_WARMUP_ORDER,      /* sched, P, M, rank, cap, buffer -> i64, buffer */
     PP_WARMUP_PARTITION,  /* nlayers, cost[], P, first[] -> i64, first[] */
+    PP_WARMUP_CHUNK_ORDER, /* sched, P, M, v, rank, cap, buffer -> i64, buffer */
+    PP_WARMUP_IDLE,       /* sched, P, M, v, t, idle[] -> i64, idle[] */
+    PP_WARMUP_UNEVEN,     /* P, M, f[] -> f64 */
+    PP_WARMUP_CHUNKS,     /* P, M, blocks, latency (f64) -> i64 */
+    PP_WARMUP_TRAFFIC,    /* sched, P, M, v, b, s, h -> f64 */
 } pp_warmup_fn;
 
 /* The most requests one PP_RPC_WAITALL carries (a driver splits longer lists: waiting for all of them in parts

@@ -275,7 +275,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         if (in->bad) malformed(r, op);
         if (op == PP_RPC_FAIL) pp_fail(r, "%s", text);
         if (op == PP_RPC_MISUSE) pp__rank_abort(r, PP_ERR_USAGE, NULL, "%s", text);
-        pp__rank_abort(r, PP_ERR_SANDBOX, "see docs/instructor.md for what the sandbox needs",
+        pp__rank_abort(r, PP_ERR_SANDBOX, "see docs/design.md, section \"The trust boundary\", for what the sandbox needs",
                        "the schedule driver could not lock itself down: %s", text);
     default:
         malformed(r, op);

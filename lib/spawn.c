@@ -233,7 +233,8 @@ pp_status pp__driver_death_of(const pp_driver *d, int st, char *msg, size_t len,
         snprintf(msg, len, "the schedule driver could not start: %s", why[0] ? why : "(no reason given)");
         *hint = strstr(why, "Cannot allocate memory")
                     ? "the lab file's static arrays do not fit the schedule's address space (--memory-limit)"
-                    : "see docs/instructor.md for what the sandbox needs (seccomp, a uid switch when root)";
+                    : "see docs/design.md, section \"The trust boundary\", for what the sandbox needs (seccomp, a uid "
+                      "switch when root)";
         return PP_ERR_SANDBOX;
     }
     if (WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) {
@@ -341,7 +342,8 @@ int pp__sandbox_probe(const pp_sandbox *sb, char *err, size_t len) {
     if (n > 0) {
         why[n] = 0;
         snprintf(err, len, "this machine refuses the sandbox: %s; run where seccomp and uid switches are allowed "
-                 "(see docs/instructor.md), or pass --unsafe-no-sandbox if you trust every submission", why);
+                 "(docs/design.md, section \"The trust boundary\"), or pass --unsafe-no-sandbox if you trust every "
+                 "submission", why);
         return -1;
     }
     return 0;

@@ -22,9 +22,10 @@ static void *get_array(pp_wire_in *r, size_t size, uint32_t *n) {
 }
 
 void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
-    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_PARTITION);
+    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_TRAFFIC);
     char sched[32] = "";
-    if (fn != PP_WARMUP_PARTITION) pp__wire_get_str(r, sched, sizeof sched);
+    if (fn != PP_WARMUP_PARTITION && fn != PP_WARMUP_UNEVEN && fn != PP_WARMUP_CHUNKS)
+        pp__wire_get_str(r, sched, sizeof sched);
     if (fn == PP_WARMUP_BUBBLE) {
         int P = get_int(r), M = get_int(r), v = get_int(r);
         pp__wire_u32(w, f->bubble != NULL);
@@ -59,5 +60,49 @@ void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
         }
         free(cost);
         free(first);
+    } else if (fn == PP_WARMUP_CHUNK_ORDER) {
+        int P = get_int(r), M = get_int(r), v = get_int(r), rank = get_int(r), cap = get_int(r);
+        uint32_t n;
+        char *buf = get_array(r, 1, &n);
+        pp__wire_u32(w, f->chunk_order != NULL && buf);
+        if (!f->chunk_order || !buf) return free(buf);
+        pp__wire_i64(w, f->chunk_order(sched, P, M, v, rank, buf, cap));
+        pp__wire_u32(w, n);
+        pp__wire_put(w, buf, n);
+        free(buf);
+    } else if (fn == PP_WARMUP_IDLE) {
+        int P = get_int(r), M = get_int(r), v = get_int(r), t = get_int(r);
+        uint32_t n;
+        int32_t *idle = get_array(r, sizeof(int32_t), &n);
+        pp__wire_u32(w, f->idle != NULL && idle);
+        if (f->idle && idle) {
+            pp__wire_i64(w, f->idle(sched, P, M, v, t, idle));
+            pp__wire_u32(w, n);
+            pp__wire_put(w, idle, (size_t)n * sizeof *idle);
+        }
+        free(idle);
+    } else if (fn == PP_WARMUP_UNEVEN) {
+        int P = get_int(r), M = get_int(r);
+        uint32_t n;
+        double *cost = get_array(r, sizeof(double), &n);
+        pp__wire_u32(w, f->uneven != NULL && cost);
+        if (f->uneven && cost) {
+            double b = f->uneven(P, M, cost);
+            pp__wire_put(w, &b, sizeof b);
+        }
+        free(cost);
+    } else if (fn == PP_WARMUP_CHUNKS) {
+        int P = get_int(r), M = get_int(r), blocks = get_int(r);
+        double lat;
+        pp__wire_get(r, &lat, sizeof lat);
+        pp__wire_u32(w, f->chunks != NULL);
+        if (f->chunks) pp__wire_i64(w, f->chunks(P, M, blocks, lat));
+    } else if (fn == PP_WARMUP_TRAFFIC) {
+        int P = get_int(r), M = get_int(r), v = get_int(r), b = get_int(r), s = get_int(r), h = get_int(r);
+        pp__wire_u32(w, f->traffic != NULL);
+        if (f->traffic) {
+            double x = f->traffic(sched, P, M, v, b, s, h);
+            pp__wire_put(w, &x, sizeof x);
+        }
     }
 }

@@ -6,11 +6,34 @@
 
 #include "wire.h"
 
+/* The warm-up's functions, as labs/00-warmup/warmup.c declares them (function types, so that one list declares
+ * the driver's weak references, the table below and the symbols a build keeps). */
+typedef double pp_wu_bubble_fn(const char *schedule, int P, int M, int v);
+typedef int pp_wu_peak_fn(const char *schedule, int P, int M, int v, int rank);
+typedef int pp_wu_order_fn(const char *schedule, int P, int M, int rank, char *out, int cap);
+typedef int pp_wu_partition_fn(int nlayers, const double *cost, int P, int *first);
+typedef int pp_wu_chunk_order_fn(const char *schedule, int P, int M, int v, int rank, char *out, int cap);
+typedef int pp_wu_idle_fn(const char *schedule, int P, int M, int v, int t, int *idle);
+typedef double pp_wu_uneven_fn(int P, int M, const double *f);
+typedef int pp_wu_chunks_fn(int P, int M, int blocks, double latency);
+typedef double pp_wu_traffic_fn(const char *schedule, int P, int M, int v, int b, int s, int h);
+
+/* X(field, symbol, type): every warm-up function, in the order of the exercises. */
+#define PP_WARMUP_FUNCTIONS(X)                                                                                 \
+    X(bubble, pp_warmup_bubble, pp_wu_bubble_fn)                                                               \
+    X(peak, pp_warmup_peak_stashes, pp_wu_peak_fn)                                                             \
+    X(order, pp_warmup_order, pp_wu_order_fn)                                                                  \
+    X(partition, pp_warmup_partition, pp_wu_partition_fn)                                                      \
+    X(chunk_order, pp_warmup_chunk_order, pp_wu_chunk_order_fn)                                                \
+    X(idle, pp_warmup_idle_ranks, pp_wu_idle_fn)                                                               \
+    X(uneven, pp_warmup_uneven_bubble, pp_wu_uneven_fn)                                                        \
+    X(chunks, pp_warmup_best_chunks, pp_wu_chunks_fn)                                                          \
+    X(traffic, pp_warmup_traffic, pp_wu_traffic_fn)
+
 typedef struct pp_warmup_fns {
-    double (*bubble)(const char *schedule, int P, int M, int v);
-    int (*peak)(const char *schedule, int P, int M, int v, int rank);
-    int (*order)(const char *schedule, int P, int M, int rank, char *out, int cap);
-    int (*partition)(int nlayers, const double *cost, int P, int *first);
+#define PP_WU_FIELD(field, symbol, type) type *field;
+    PP_WARMUP_FUNCTIONS(PP_WU_FIELD)
+#undef PP_WU_FIELD
 } pp_warmup_fns;
 
 /* Reads one call (function and arguments) from r, calls it, and writes the answer to w. */

@@ -3,7 +3,8 @@
 # Builds the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
 # scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) —
 # without solutions/, without the grader's own tests (they hold broken solutions and the solutions'
-# expectations), and without any solution marker. The working tree, labs/ included, is left as it is.
+# expectations), without the instructor's material (docs/instructor.md with its sample hidden configurations,
+# the CI workflows of docs/ci/), and without any solution marker. The working tree, labs/ included, is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=$(mktemp -d)
@@ -12,7 +13,8 @@ dest="$stage/pplab"
 mkdir -p "$dest"
 # what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
 git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts \
-    'labs/*.md' 'labs/*/*.md' | while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     xargs -0 -I{} cp --parents {} "$dest"/
 bash scripts/mklabs.sh --out "$dest/labs"
 marker='//>''> solution'   # split so this script does not match itself

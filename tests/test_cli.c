@@ -159,8 +159,10 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     FILE *p = popen("tar -tzf dist/pplab-handout.tar.gz", "r");
     cr_assert(p);
     char line[512];
-    int labs = 0, grader = 0, solutions = 0, tests = 0;
+    int labs = 0, grader = 0, solutions = 0, tests = 0, instructor = 0, docs = 0;
     while (fgets(line, sizeof line, p)) {
+        instructor += strstr(line, "pplab/docs/instructor.md") != NULL || strstr(line, "pplab/docs/ci/") != NULL;
+        docs += strstr(line, "pplab/docs/design.md") != NULL;
         labs += strstr(line, "pplab/labs/02-gpipe/gpipe.c") != NULL;
         grader += strstr(line, "pplab/grader/grade/checks.c") != NULL;
         solutions += strstr(line, "solutions/") != NULL;
@@ -171,6 +173,12 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     cr_expect_eq(grader, 1, "the handout holds the grader");
     cr_expect_eq(solutions, 0, "the handout must not hold solutions/");
     cr_expect_eq(tests, 0, "the handout must not hold the broken solutions under tests/");
+    cr_expect_eq(instructor, 0, "the handout must not hold the instructor's material (docs/instructor.md, docs/ci/)");
+    cr_expect_eq(docs, 1, "the handout holds the docs");
+    /* nothing in the handout points students at a file it lacks */
+    rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/lib/*' 'pplab/grader/*' | grep -q "
+                "'docs/instructor.md'");
+    cr_expect_neq(rc, 0, "a message of the kit's code points at docs/instructor.md, which the handout leaves out");
     rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/labs/*' | grep -q -e '//>''> solution' -e '//<''< solution'");
     cr_expect_neq(rc, 0, "no solution marker may reach the handout");
 }

@@ -18,7 +18,6 @@
 #include "schedule.h"
 #include "testutil.h"
 
-static const char *parts[] = {"bubble", "peaks", "orders", "partition"};
 
 /* Makes an implementation folder holding text as its 00-warmup/warmup.c (after the #define lines in defs);
  * dir receives its path. Graded like any submission: built in the sandbox, run in a driver. */
@@ -77,16 +76,16 @@ Test(warmup, solution_full_marks, .timeout = 60) {
                  "the warm-up solution compiles without warnings");
     impl_from_file("solutions/00-warmup/warmup.c", so, sizeof so);
     double total = 0;
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < pp__warmup_nparts(); p++) {
         pp_test_result r;
-        grade(so, parts[p], &r);
-        cr_expect_eq(r.status, PP_OK, "part %s: status %d (%s)", parts[p], r.status, r.error);
-        cr_expect_gt(r.max, 0, "part %s has no points", parts[p]);
-        cr_expect_eq(r.score, r.max, "part %s: %g of %g", parts[p], r.score, r.max);
+        grade(so, pp__warmup_part(p), &r);
+        cr_expect_eq(r.status, PP_OK, "part %s: status %d (%s)", pp__warmup_part(p), r.status, r.error);
+        cr_expect_gt(r.max, 0, "part %s has no points", pp__warmup_part(p));
+        cr_expect_eq(r.score, r.max, "part %s: %g of %g", pp__warmup_part(p), r.score, r.max);
         for (int i = 0; i < r.nchecks; i++) cr_expect(r.checks[i].passed, "%s: %s", r.checks[i].name, r.checks[i].msg);
         total += r.max;
     }
-    cr_expect_eq(total, 20.0, "the warm-up is worth 20 points, got %g", total);
+    cr_expect_eq(total, 41.0, "the warm-up is worth 41 points (labs/00-warmup/README.md), got %g", total);
     pp_test_result r;
     grade(so, "partition", &r);
     expect_check(&r, "partition optimal: 64-layer LM", 1, "slowest stage 18 is optimal");
@@ -102,11 +101,11 @@ Test(warmup, handout_scores_zero, .timeout = 60) {
     test_rm_tree(pristine);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < pp__warmup_nparts(); p++) {
         pp_test_result r;
-        grade(so, parts[p], &r);
-        cr_expect_gt(r.max, 0, "part %s has no points", parts[p]);
-        cr_expect_eq(r.score, 0, "the untouched handout earns %g points in part %s", r.score, parts[p]);
+        grade(so, pp__warmup_part(p), &r);
+        cr_expect_gt(r.max, 0, "part %s has no points", pp__warmup_part(p));
+        cr_expect_eq(r.score, 0, "the untouched handout earns %g points in part %s", r.score, pp__warmup_part(p));
         for (int i = 0; i < r.nchecks; i++)
             cr_expect(!r.checks[i].passed, "untouched handout passes %s: %s", r.checks[i].name, r.checks[i].msg);
     }
@@ -216,6 +215,65 @@ Test(warmup, missing_function_is_named, .timeout = 60) {
     cr_expect_eq(r.nchecks, 4, "every check of the part is reported, got %d", r.nchecks);
     cr_expect_eq(r.max, 5.0, "the part keeps its max, got %g", r.max);
     expect_check(&r, "orders 1f1b P=4 M=8", 0, "does not define pp_warmup_order");
+    test_rm_tree(so);
+}
+
+/* Wrong on purpose, one concept each: the zero-bubble bubble taken from 1F1B's formula; interleaved's order with
+ * 1F1B's warm-up; the idle instant read one unit late; the uneven bubble paced by the average stage instead of the
+ * slowest; the most chunks whatever the latency; every boundary counted, the V's turn included. */
+static const char *wrong_src2 =
+    "#include <stdio.h>\n#include <string.h>\n"
+    "double pp_warmup_bubble(const char *s, int P, int M, int v) { return (double)(P - 1) / (M + P - 1); }\n"
+    "int pp_warmup_chunk_order(const char *s, int P, int M, int v, int r, char *out, int cap) {\n"
+    "    int total = v * M, w = P - r - 1 < total ? P - r - 1 : total, len = 0, n = 0, f = 0, b = 0;\n"
+    "    out[0] = 0;\n"
+    "    while (n < 2 * total) {\n"
+    "        int fw = f < w || (f < total && n % 2 == w % 2) || b >= f, k = fw ? f++ : b++;\n"
+    "        int c = (k % (P * v)) / P, mb = (k / (P * v)) * P + k % P;\n"
+    "        int x = snprintf(out + len, (size_t)(cap - len), \"%s%c%d.%d\", n ? \" \" : \"\", fw ? 'F' : 'B', mb,\n"
+    "                         fw ? c : v - 1 - c);\n"
+    "        if (x >= cap - len) { out[len] = 0; return -1; }\n"
+    "        len += x, n++;\n    }\n"
+    "    return n;\n}\n"
+    "int pp_warmup_idle_ranks(const char *s, int P, int M, int v, int t, int *idle) {\n"
+    "    int n = 0;\n"
+    "    for (int r = 0; r < P; r++) idle[r] = t - 1 < r, n += idle[r];\n"
+    "    return n;\n}\n"
+    "double pp_warmup_uneven_bubble(int P, int M, const double *f) {\n"
+    "    double sum = 0;\n"
+    "    for (int s = 0; s < P; s++) sum += f[s];\n"
+    "    return 1 - (double)M * sum / (P * (sum + (M - 1) * sum / P));\n}\n"
+    "int pp_warmup_best_chunks(int P, int M, int blocks, double latency) { return blocks; }\n"
+    "double pp_warmup_traffic(const char *s, int P, int M, int v, int b, int sq, int h) {\n"
+    "    int S = strcmp(s, \"interleaved\") && strcmp(s, \"zbv\") ? P : P * v;\n"
+    "    return 2.0 * M * (S - 1) * b * sq * h * 4;\n}\n";
+
+Test(warmup, new_parts_lose_points_with_a_hint_at_the_concept, .timeout = 60) {
+    char so[600];
+    impl_from_text(wrong_src2, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "bubble", &r);
+    expect_check(&r, "bubble gpipe", 1, NULL);
+    expect_check(&r, "bubble zbh1", 0, "zbh1 P=4 M=8 v=1: expected 0.111111, got 0.272727");
+    expect_check(&r, "bubble zbh1", 0, "with the backward split, F = B = W = 1");
+    grade(so, "chunk-orders", &r);
+    expect_check(&r, "chunk-orders interleaved P=4 M=8 v=2", 0, "rank 0 op 4: expected F0.1");
+    expect_check(&r, "chunk-orders interleaved P=4 M=8 v=2", 0, "HINT: the k-th chunk-forward");
+    grade(so, "idle", &r);
+    cr_expect_eq(r.score, 0, "a late idle reading earned %g", r.score);
+    expect_check(&r, "idle gpipe", 0, "time unit 0..1: ranks {1 2 3} idle (3)");
+    expect_check(&r, "idle 1f1b", 0, "HINT: a rank idles while its next op waits for an input");
+    grade(so, "uneven", &r);
+    expect_check(&r, "uneven: a slower last stage", 0, "forward costs {1, 1, 1, 2}: expected");
+    expect_check(&r, "uneven: a slower last stage", 0, "all ranks wait for the slowest one");
+    grade(so, "chunks", &r);
+    expect_check(&r, "chunks without latency", 1, NULL);
+    expect_check(&r, "chunks with latency", 0, "P=4 M=8, 4 blocks per rank, latency 1: expected v = 2");
+    expect_check(&r, "chunks with latency", 0, "multiply the boundaries each micro-batch crosses");
+    grade(so, "traffic", &r);
+    expect_check(&r, "traffic: one chunk per rank", 0, "naive P=4 M=4 v=1");
+    expect_check(&r, "traffic: interleaved", 1, NULL);
+    expect_check(&r, "traffic: V-shaped", 0, "zbv P=4 M=8 v=2, b=4 s=16 h=64: expected 1572864 bytes (96 messages)");
     test_rm_tree(so);
 }
 

@@ -21,7 +21,7 @@ typedef struct pp_check {
 /* One graded configuration. */
 typedef struct pp_test_config {
     char lab[16];           /* naive, gpipe, 1f1b, interleaved, warmup */
-    char part[16];          /* warm-up only: bubble, peaks, orders, partition */
+    char part[16];          /* warm-up only: one of pp__warmup_part() (bubble, peaks, ...) */
     int P, M, v, steps, layers;
     unsigned seed;
     double latency;
@@ -71,6 +71,9 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
 void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp_test_result *out);
 /* A warm-up part that could not be graded (a crash, a timeout, a refused call): every check of the part with 0
  * points, status st and msg as the error. */
+/* The warm-up's parts, in order ("bubble", "peaks", ...): the default set grades each, a config file names them. */
+int pp__warmup_nparts(void);
+const char *pp__warmup_part(int i);
 void pp__warmup_fail(const pp_test_config *cfg, pp_status st, const char *msg, pp_test_result *out);
 
 #endif /* PP_GRADE_H */

@@ -18,6 +18,7 @@
 #include "files.h"
 #include "schedules.h"
 #include "spawn.h"
+#include "warmup_call.h"
 
 const pp_lab_info *pp__labs;
 int pp__nlabs;
@@ -97,15 +98,19 @@ static uint64_t fnv64(const void *p, size_t n) {
 
 /* What a build is made from: the compiler, pp.h, the driver library and the file itself, byte for byte (a
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
-static char *build_key(const char *s, size_t ns, const char *pp_h, const char *lib, size_t *len) {
+static char *build_key(const char *s, size_t ns, const char *pp_h, const char *lib, const char *const *keep,
+                       int nkeep, size_t *len) {
     size_t nh, nl;
     char *h = pp__file_read(pp_h, (size_t)1 << 20, &nh), *l = pp__file_read(lib, (size_t)64 << 20, &nl);
     char *key = NULL;
     if (s && h && l) {
-        char head[256];
-        int k = snprintf(head, sizeof head, "pplab build 1\ncc %s\npp.h %016llx\ndriver %016llx\n",
+        /* the symbols a build keeps are part of what it is: a grader that keeps more must rebuild */
+        char head[2048];
+        int k = snprintf(head, sizeof head, "pplab build 1\ncc %s\npp.h %016llx\ndriver %016llx\nkeep",
                          getenv("CC") ? getenv("CC") : "cc", (unsigned long long)fnv64(h, nh),
                          (unsigned long long)fnv64(l, nl));
+        for (int i = 0; i < nkeep && k < (int)sizeof head - 80; i++) k += snprintf(head + k, sizeof head - (size_t)k, " %s", keep[i]);
+        k += snprintf(head + k, sizeof head - (size_t)k, "\n");
         key = pp__xmalloc((size_t)k + ns);
         memcpy(key, head, (size_t)k);
         memcpy(key + k, s, ns);
@@ -129,8 +134,9 @@ static double compile_limit_s;
 void pp__impl_set_compile_limit(double seconds) { compile_limit_s = seconds; }
 
 /* The functions a lab's file provides, which stay visible in its build. */
-static const char *const warmup_fns[] = {"pp_warmup_bubble", "pp_warmup_peak_stashes", "pp_warmup_order",
-                                         "pp_warmup_partition"};
+#define PP_WU_NAME(field, symbol, type) #symbol,
+static const char *const warmup_fns[] = {PP_WARMUP_FUNCTIONS(PP_WU_NAME)};
+#undef PP_WU_NAME
 
 pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
                          size_t errlen) {
@@ -175,7 +181,9 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     char *text;
     pp_status rd = pp__compile_read(src, &text, &nsrc, err, errlen);
     if (rd != PP_OK) return rd;
-    char *key = build_key(text, nsrc, pp_h, lib, &klen);
+    const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
+    int nkeep = lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
+    char *key = build_key(text, nsrc, pp_h, lib, keep, nkeep, &klen);
     free(text);
     if (!key) {
         snprintf(err, errlen, "cannot read %s or %s: is pplab built?", pp_h, lib);
@@ -193,9 +201,8 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         char tdrv[PATH_MAX + 32], tobj[PATH_MAX + 32];
         snprintf(tdrv, sizeof tdrv, "%s.tmp%d", out->driver, (int)getpid());
         snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
-        const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
         pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .driver_lib = lib, .keep = keep,
-                        .nkeep = lab->symbol ? 1 : 4, .require = lab->symbol != NULL, .sb = sb,
+                        .nkeep = nkeep, .require = lab->symbol != NULL, .sb = sb,
                         .time_limit_s = compile_limit_s};
         unlink(keyp); /* a build that fails leaves no key: the next one starts over */
         st = pp__compile_lab(&c, tdrv, tobj, err, errlen);

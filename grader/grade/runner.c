@@ -153,10 +153,9 @@ static int warmup_execute(const pp_test_config *tc, const pp_impl *impl, uint64_
             snprintf(err, sizeof err, "cannot load %s: %s", impl->object, dlerror());
             st = PP_ERR_IO;
         } else {
-            *(void **)&fns.bubble = dlsym(h, "pp_warmup_bubble");
-            *(void **)&fns.peak = dlsym(h, "pp_warmup_peak_stashes");
-            *(void **)&fns.order = dlsym(h, "pp_warmup_order");
-            *(void **)&fns.partition = dlsym(h, "pp_warmup_partition");
+#define PP_WU_LOOKUP(field, symbol, type) *(void **)&fns.field = dlsym(h, #symbol);
+            PP_WARMUP_FUNCTIONS(PP_WU_LOOKUP)
+#undef PP_WU_LOOKUP
             direct = &fns;
         }
     } else if ((sb.exe_fd = open(impl->driver, O_RDONLY | O_CLOEXEC)) < 0) {

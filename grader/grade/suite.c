@@ -9,21 +9,19 @@
 #include "impl.h"
 #include "schedules.h"
 
-static const char *const warmup_parts[] = {"bubble", "peaks", "orders", "partition"};
-
 static int wants(const char *lab, const char *name) { return !strcmp(lab, "all") || !strcmp(lab, name); }
 
 /* The default set: the warm-up's parts, then each schedule's tests from its row of the schedule table (a GPU
  * run keeps the few marked on_gpu, so that it stays short). */
 int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
-    int cap = 4, n = 0;
+    int cap = pp__warmup_nparts(), n = 0;
     for (int s = 0; s < pp__nschedules; s++) cap += pp__schedules[s].ntests;
     pp_test_config *v = pp__xcalloc((size_t)cap, sizeof *v);
     if (wants(lab, "warmup") && !gpu)
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < pp__warmup_nparts(); i++) {
             pp_test_config *c = &v[n++];
             snprintf(c->lab, sizeof c->lab, "warmup");
-            snprintf(c->part, sizeof c->part, "%s", warmup_parts[i]);
+            snprintf(c->part, sizeof c->part, "%s", pp__warmup_part(i));
             c->time_limit_s = 10;
         }
     for (int s = 0; s < pp__nschedules; s++) {
@@ -115,9 +113,8 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             *eq = 0;
             const char *k = tok, *val = eq + 1;
             if (!strcmp(k, "part")) {
-                static const char *const parts[] = {"bubble", "peaks", "orders", "partition"};
                 int known = 0;
-                for (int i = 0; i < 4; i++) known |= !strcmp(val, parts[i]);
+                for (int i = 0; i < pp__warmup_nparts(); i++) known |= !strcmp(val, pp__warmup_part(i));
                 if (!known) goto bad;
                 snprintf(c.part, sizeof c.part, "%s", val);
                 continue;
@@ -156,7 +153,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
                      "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
                      "K,K,..., edge 0..1e6, hidden 0..65536, time over 0 up to 600 s, part "
-                     "bubble|peaks|orders|partition)", path, lineno, item);
+                     "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic)", path, lineno, item);
             fclose(f);
             return -1;
         }

@@ -11,7 +11,7 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out);
 
 /* Appends the configurations of a file to *out (count *n), keeping only `lab` ("all" keeps every one). Lines:
  *   <lab> [P=4] [M=8] [v=2] [steps=2] [seed=7] [latency=0.5] [recompute=1] [layers=8] [hidden=64] [time=20]
- *         [layout=first:3,last:3] [edge=1] [part=bubble|peaks|orders|partition]   (part: warm-up only)
+ *         [layout=first:3,last:3] [edge=1] [part=bubble|peaks|...|traffic]   (part: warm-up only)
  * '#' starts a comment. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
 int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
 

@@ -148,6 +148,75 @@ static int wu_partition(wu_io *io, int nlayers, const double *cost, int P, int *
     return a.bad ? -2 : rc;
 }
 
+static int wu_chunk_order(wu_io *io, const char *sched, int P, int M, int v, int rank, char *buf, size_t n, int cap) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_CHUNK_ORDER, scratch, sizeof scratch);
+    pp__wire_str(&w, sched, 31);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, rank), pp__wire_i64(&w, cap);
+    pp__wire_u32(&w, (uint32_t)n);
+    pp__wire_put(&w, buf, n);
+    pp_wire_in a = wu_call(io, &w);
+    int ret = (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    uint32_t got = pp__wire_get_u32(&a, (uint32_t)n, (uint32_t)n);
+    pp__wire_get(&a, buf, got);
+    return a.bad ? -2 : ret;
+}
+
+/* Which of P ranks are idle in time unit t, into idle (n entries: P and a guard). */
+static int wu_idle(wu_io *io, const char *sched, int P, int M, int v, int t, int *idle, int n) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_IDLE, scratch, sizeof scratch);
+    pp__wire_str(&w, sched, 31);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, t);
+    pp__wire_u32(&w, (uint32_t)n);
+    for (int i = 0; i < n; i++) {
+        int32_t x = idle[i];
+        pp__wire_put(&w, &x, sizeof x);
+    }
+    pp_wire_in a = wu_call(io, &w);
+    int ret = (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    uint32_t got = pp__wire_get_u32(&a, (uint32_t)n, (uint32_t)n);
+    for (uint32_t i = 0; i < got; i++) {
+        int32_t x;
+        pp__wire_get(&a, &x, sizeof x);
+        idle[i] = x;
+    }
+    return a.bad ? -2 : ret;
+}
+
+static double wu_uneven(wu_io *io, int P, int M, const double *f) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_UNEVEN, scratch, sizeof scratch);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M);
+    pp__wire_u32(&w, (uint32_t)P);
+    pp__wire_put(&w, f, (size_t)P * sizeof *f);
+    pp_wire_in a = wu_call(io, &w);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
+static int wu_chunks(wu_io *io, int P, int M, int blocks, double latency) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_CHUNKS, scratch, sizeof scratch);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, blocks);
+    pp__wire_put(&w, &latency, sizeof latency);
+    pp_wire_in a = wu_call(io, &w);
+    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+}
+
+static double wu_traffic(wu_io *io, const char *sched, int P, int M, int v, int b, int s, int h) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_TRAFFIC, scratch, sizeof scratch);
+    pp__wire_str(&w, sched, 31);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v);
+    pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h);
+    pp_wire_in a = wu_call(io, &w);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
 /* A check of a part, declared up front so that a part whose function is missing still reports its full max. */
 typedef struct part_check {
     const char *name;
@@ -167,10 +236,12 @@ static const bubble_case bubble_cases[] = {
     {"gpipe", 4, 6, 1},        {"gpipe", 4, 24, 1},       {"gpipe", 8, 32, 1},      {"gpipe", 2, 1, 1},
     {"1f1b", 4, 8, 1},         {"1f1b", 4, 6, 1},         {"1f1b", 8, 16, 1},
     {"interleaved", 4, 8, 2},  {"interleaved", 4, 16, 4}, {"interleaved", 2, 4, 2}, {"interleaved", 8, 16, 2},
+    {"zbh1", 4, 8, 1},         {"zbh1", 4, 16, 1},        {"zbh1", 8, 8, 1},        {"zbh2", 4, 8, 1},
+    {"zbh2", 3, 9, 1},
 };
 
-static const part_check bubble_checks[] = {{"bubble naive", 1}, {"bubble gpipe", 1}, {"bubble 1f1b", 1},
-                                           {"bubble interleaved", 2}};
+static const part_check bubble_checks[] = {{"bubble naive", 1},       {"bubble gpipe", 1}, {"bubble 1f1b", 1},
+                                           {"bubble interleaved", 2}, {"bubble zbh1", 2},  {"bubble zbh2", 1}};
 
 static void config_for(pp_run_config *c, const char *schedule, int P, int M, int v) {
     pp__config_defaults(c);
@@ -200,11 +271,14 @@ static void grade_bubble(wu_io *io, pp_test_result *out) {
                 bad++;
             }
         }
+        int zb = !strncmp(sched, "zbh", 3);
         if (bad)
             pp__check_add(out, bubble_checks[k].name, bubble_checks[k].points, 0,
-                          "%s (%d of %d cases wrong, tolerance 1e-9); HINT: count the idle slots of each rank on "
-                          "the staircase with F=1, B=2 and divide by P times the length of the step",
-                          first_bad, bad, n);
+                          "%s (%d of %d cases wrong, tolerance 1e-9); HINT: %s", first_bad, bad, n,
+                          zb ? "with the backward split, F = B = W = 1: when can the last rank start at the earliest, "
+                               "and how much work does it have? (docs/05-zerobubble.md, the floor)"
+                             : "count the idle slots of each rank on the staircase with F=1, B=2 and divide by P "
+                               "times the length of the step");
         else
             pp__check_add(out, bubble_checks[k].name, bubble_checks[k].points, 1, "%d cases match (e.g. %s)", n,
                           example);
@@ -217,9 +291,11 @@ static const bubble_case peak_cases[] = {
     {"gpipe", 4, 8, 1},       {"gpipe", 4, 6, 1},       {"gpipe", 2, 3, 1},
     {"1f1b", 4, 8, 1},        {"1f1b", 4, 2, 1},        {"1f1b", 8, 16, 1},
     {"interleaved", 4, 8, 2}, {"interleaved", 4, 4, 2}, {"interleaved", 2, 4, 3},
+    {"zbh1", 4, 8, 1},        {"zbh1", 4, 2, 1},        {"zbh2", 4, 8, 1},        {"zbh2", 4, 4, 1},
 };
 
-static const part_check peak_checks[] = {{"peaks gpipe", 1}, {"peaks 1f1b", 2}, {"peaks interleaved", 2}};
+static const part_check peak_checks[] = {{"peaks gpipe", 1},      {"peaks 1f1b", 2}, {"peaks interleaved", 2},
+                                         {"peaks zbh1", 1},       {"peaks zbh2", 1}};
 
 static void grade_peaks(wu_io *io, pp_test_result *out) {
     const int ncases = (int)(sizeof peak_cases / sizeof *peak_cases);
@@ -249,9 +325,12 @@ static void grade_peaks(wu_io *io, pp_test_result *out) {
         }
         if (bad)
             pp__check_add(out, peak_checks[k].name, peak_checks[k].points, 0,
-                          "%s (%d of %d ranks wrong); HINT: a forward makes a stash, its backward frees it: count "
-                          "the forwards the rank has run before its first backward",
-                          first_bad, bad, n);
+                          "%s (%d of %d ranks wrong); HINT: a forward makes a stash, %s",
+                          first_bad, bad, n,
+                          !strncmp(sched, "zbh", 3) ? "and only its weight half frees it: count the weight halves a "
+                                                      "rank holds back besides the forwards of its warm-up"
+                                                    : "its backward frees it: count the forwards the rank has run "
+                                                      "before its first backward");
         else
             pp__check_add(out, peak_checks[k].name, peak_checks[k].points, 1, "%d ranks match (e.g. %s)", n,
                           example);
@@ -280,10 +359,10 @@ static int next_token(const char *s, size_t *pos, char *tok, size_t cap) {
 }
 
 /* Compares the student's order of every rank with the canonical one; on the first difference writes it to
- * msg and returns 0. */
-static int check_orders(wu_io *io, const char *sched, int P, int M, char *msg, size_t msglen) {
+ * msg and returns 0. v > 0: through pp_warmup_chunk_order, tokens F<mb>.<chunk>; v = 0: pp_warmup_order. */
+static int check_orders(wu_io *io, const char *sched, int P, int M, int v, char *msg, size_t msglen) {
     pp_schedule s;
-    if (pp__schedule_build(&s, sched, P, M, 1)) {
+    if (pp__schedule_build(&s, sched, P, M, v ? v : 1)) {
         snprintf(msg, msglen, "internal: no canonical schedule %s", sched);
         return 0;
     }
@@ -291,7 +370,8 @@ static int check_orders(wu_io *io, const char *sched, int P, int M, char *msg, s
     int ok = 1;
     for (int r = 0; r < P && ok; r++) {
         memset(buf, 0x5a, sizeof buf);
-        int ret = wu_order(io, sched, P, M, r, buf, sizeof buf, ORDER_CAP);
+        int ret = v ? wu_chunk_order(io, sched, P, M, v, r, buf, sizeof buf, ORDER_CAP)
+                    : wu_order(io, sched, P, M, r, buf, sizeof buf, ORDER_CAP);
         if (ret < 0) {
             snprintf(msg, msglen, "%s P=%d M=%d rank %d: returned %d with %d bytes of room; expected the %d ops of "
                      "the rank (-1 only when they do not fit)", sched, P, M, r, ret, ORDER_CAP, s.n[r]);
@@ -317,7 +397,10 @@ static int check_orders(wu_io *io, const char *sched, int P, int M, char *msg, s
         int i = 0;
         for (;; i++) {
             int have = next_token(buf, &pos, tok, sizeof tok);
-            if (i < s.n[r]) snprintf(want, sizeof want, "%c%d", s.ops[r][i].kind, s.ops[r][i].mb);
+            if (i < s.n[r] && v)
+                snprintf(want, sizeof want, "%c%d.%d", s.ops[r][i].kind, s.ops[r][i].mb, s.ops[r][i].chunk);
+            else if (i < s.n[r])
+                snprintf(want, sizeof want, "%c%d", s.ops[r][i].kind, s.ops[r][i].mb);
             if (i >= s.n[r] && !have) break;
             if (i >= s.n[r]) {
                 snprintf(msg, msglen, "%s P=%d M=%d rank %d op %d: expected the end of the list, got %s (ops "
@@ -347,11 +430,11 @@ static int check_orders(wu_io *io, const char *sched, int P, int M, char *msg, s
 
 static void grade_orders(wu_io *io, pp_test_result *out) {
     char msg[400];
-    int ok = check_orders(io, "gpipe", 4, 8, msg, sizeof msg);
+    int ok = check_orders(io, "gpipe", 4, 8, 0, msg, sizeof msg);
     pp__check_add(out, order_checks[0].name, order_checks[0].points, ok, "%s", msg);
-    int ok1 = check_orders(io, "1f1b", 4, 8, msg, sizeof msg);
+    int ok1 = check_orders(io, "1f1b", 4, 8, 0, msg, sizeof msg);
     pp__check_add(out, order_checks[1].name, order_checks[1].points, ok1, "%s", msg);
-    int ok2 = check_orders(io, "1f1b", 4, 2, msg, sizeof msg);
+    int ok2 = check_orders(io, "1f1b", 4, 2, 0, msg, sizeof msg);
     pp__check_add(out, order_checks[2].name, order_checks[2].points, ok2,
                   ok2 || !strstr(msg, " op ")
                       ? "%s"
@@ -374,6 +457,249 @@ static void grade_orders(wu_io *io, pp_test_result *out) {
     else
         pp__check_add(out, order_checks[3].name, order_checks[3].points, ret == -1,
                       "gpipe P=4 M=8 rank 0 with cap=10 (48 bytes needed): expected -1, got %d", ret);
+}
+
+/* ---- chunk orders: interleaved 1F1B's timeline --------------------------------------------------------- */
+
+static const part_check chunk_order_checks[] = {{"chunk-orders interleaved P=4 M=8 v=2", 2},
+                                                {"chunk-orders interleaved P=2 M=4 v=3", 1},
+                                                {"chunk-orders interleaved P=4 M=4 v=2", 1}};
+
+static void grade_chunk_orders(wu_io *io, pp_test_result *out) {
+    static const int cases[][3] = {{4, 8, 2}, {2, 4, 3}, {4, 4, 2}};
+    for (int k = 0; k < 3; k++) {
+        char msg[400];
+        int ok = check_orders(io, "interleaved", cases[k][0], cases[k][1], cases[k][2], msg, sizeof msg);
+        pp__check_add(out, chunk_order_checks[k].name, chunk_order_checks[k].points, ok,
+                      ok || !strstr(msg, " op ")
+                          ? "%s"
+                          : "%s; HINT: the k-th chunk-forward of a rank walks P micro-batches through one chunk before "
+                            "the next chunk, and its warm-up lasts until the first gradient of the last chunk can come "
+                            "back (docs/04-interleaved.md)",
+                      msg);
+    }
+}
+
+/* ---- idle ranks: where the bubble is ------------------------------------------------------------------- */
+
+typedef struct idle_case {
+    const char *schedule;
+    int P, M, v, t;
+} idle_case;
+
+/* instants in the fill, the steady state, the drain and after the end */
+static const idle_case idle_cases[] = {
+    {"gpipe", 4, 6, 1, 0},        {"gpipe", 4, 6, 1, 4},        {"gpipe", 4, 6, 1, 10},
+    {"gpipe", 4, 6, 1, 24},       {"gpipe", 4, 6, 1, 40},       {"1f1b", 4, 8, 1, 2},
+    {"1f1b", 4, 8, 1, 6},         {"1f1b", 4, 8, 1, 15},        {"1f1b", 4, 8, 1, 27},
+    {"1f1b", 4, 8, 1, 30},        {"interleaved", 4, 8, 2, 1},  {"interleaved", 4, 8, 2, 11},
+    {"interleaved", 4, 8, 2, 30}, {"interleaved", 4, 8, 2, 50}, {"interleaved", 2, 4, 2, 5},
+};
+
+static const part_check idle_checks[] = {{"idle gpipe", 1}, {"idle 1f1b", 1}, {"idle interleaved", 1}};
+
+static void grade_idle(wu_io *io, pp_test_result *out) {
+    const int ncases = (int)(sizeof idle_cases / sizeof *idle_cases);
+    for (int k = 0; k < 3; k++) {
+        const char *sched = idle_checks[k].name + strlen("idle ");
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const idle_case *ic = &idle_cases[i];
+            if (strcmp(ic->schedule, sched)) continue;
+            /* the canonical timeline, one block per virtual stage (what --canonical --timeline draws) */
+            pp_run_config c;
+            config_for(&c, ic->schedule, ic->P, ic->M, ic->v);
+            pp_schedule s;
+            pp_costs cost;
+            pp__schedule_build(&s, ic->schedule, ic->P, ic->M, ic->v);
+            pp__costs_from_config(&cost, &c);
+            pp_trace *tr = pp__xcalloc((size_t)ic->P, sizeof *tr);
+            pp__schedule_trace(&s, &cost, tr);
+            int want[PP_MAX_RANKS], got[PP_MAX_RANKS + 4], nwant = 0;
+            char wl[80] = "", gl[80] = "";
+            for (int r = 0; r < ic->P; r++) {
+                int busy = 0;
+                for (int j = 0; j < tr[r].n; j++) busy |= tr[r].ev[j].vstart < ic->t + 1 && tr[r].ev[j].vend > ic->t;
+                want[r] = !busy, nwant += !busy;
+                if (!busy) snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%d", nwant > 1 ? " " : "", r);
+            }
+            for (int r = 0; r < ic->P + 4; r++) got[r] = -7;
+            int ret = wu_idle(io, ic->schedule, ic->P, ic->M, ic->v, ic->t, got, ic->P + 4);
+            int same = ret == nwant, ngot = 0;
+            for (int r = 0; r < ic->P; r++) {
+                same &= (got[r] != 0) == want[r] && (got[r] == 0 || got[r] == 1);
+                if (got[r] == 1) snprintf(gl + strlen(gl), sizeof gl - strlen(gl), "%s%d", ngot++ ? " " : "", r);
+            }
+            for (int r = ic->P; r < ic->P + 4; r++) same &= got[r] == -7;
+            n++;
+            if (!same && !bad++)
+                snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, time unit %d..%d: ranks {%s} idle (%d), "
+                         "got {%s} (returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, wl, nwant, gl, ret);
+            for (int r = 0; r < ic->P; r++) pp__trace_clear(&tr[r]);
+            free(tr);
+            pp__costs_free(&cost);
+            pp__schedule_free(&s);
+        }
+        if (bad)
+            pp__check_add(out, idle_checks[k].name, idle_checks[k].points, 0,
+                          "%s (%d of %d instants wrong); HINT: a rank idles while its next op waits for an input "
+                          "that another rank has not produced yet (the fill at the start, the drain at the end): replay "
+                          "the order, each op starting when its rank is free and its input exists", first_bad, bad, n);
+        else
+            pp__check_add(out, idle_checks[k].name, idle_checks[k].points, 1, "%d instants match", n);
+    }
+}
+
+/* ---- uneven stages: the slowest one sets the pace ------------------------------------------------------- */
+
+typedef struct uneven_case {
+    const char *what;
+    int P, M;
+    double f[4];
+} uneven_case;
+
+static const uneven_case uneven_cases[] = {
+    {"a faster first stage", 4, 8, {0.5, 1, 1, 1}}, {"a faster first stage", 4, 2, {0.25, 1, 1, 1}},
+    {"a slower last stage", 4, 8, {1, 1, 1, 2}},    {"a slower last stage", 3, 4, {1, 1, 3}},
+    {"mixed stages", 4, 8, {1, 1.5, 0.5, 1}},       {"mixed stages", 2, 6, {2, 1}},
+};
+
+static const part_check uneven_checks[] = {{"uneven: a faster first stage", 1}, {"uneven: a slower last stage", 1},
+                                           {"uneven: mixed stages", 1}};
+
+static void grade_uneven(wu_io *io, pp_test_result *out) {
+    const int ncases = (int)(sizeof uneven_cases / sizeof *uneven_cases);
+    for (int k = 0; k < 3; k++) {
+        const char *what = uneven_checks[k].name + strlen("uneven: ");
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const uneven_case *uc = &uneven_cases[i];
+            if (strcmp(uc->what, what)) continue;
+            /* GPipe's canonical order replayed with these forward costs (backward twice each) */
+            pp_schedule s;
+            pp__schedule_build(&s, "gpipe", uc->P, uc->M, 1);
+            double fc[4], bc[4];
+            for (int r = 0; r < uc->P; r++) fc[r] = uc->f[r], bc[r] = 2 * uc->f[r];
+            pp_costs cost = {fc, bc, 0};
+            double want = pp__schedule_bubble(&s, &cost), copy[4];
+            pp__schedule_free(&s);
+            memcpy(copy, uc->f, sizeof copy);
+            double got = wu_uneven(io, uc->P, uc->M, copy);
+            n++;
+            if (!(fabs(got - want) <= 1e-9) && !bad++) {
+                char fs[64] = "";
+                for (int r = 0; r < uc->P; r++) snprintf(fs + strlen(fs), sizeof fs - strlen(fs), "%s%g", r ? ", " : "", uc->f[r]);
+                snprintf(first_bad, sizeof first_bad, "gpipe P=%d M=%d, forward costs {%s}: expected %.6f, got %.6f",
+                         uc->P, uc->M, fs, want, got);
+            }
+        }
+        if (bad)
+            pp__check_add(out, uneven_checks[k].name, uneven_checks[k].points, 0,
+                          "%s (%d of %d cases wrong, tolerance 1e-9); HINT: every micro-batch passes every stage, so "
+                          "in the steady state all ranks wait for the slowest one; a change to any other stage only "
+                          "moves the fill and the drain", first_bad, bad, n);
+        else
+            pp__check_add(out, uneven_checks[k].name, uneven_checks[k].points, 1, "%d cases match", n);
+    }
+}
+
+/* ---- chunks: interleaving's messages against its bubble -------------------------------------------------- */
+
+typedef struct chunks_case {
+    int P, M, blocks;
+    double latency;
+} chunks_case;
+
+static const chunks_case chunks_cases[] = {
+    {4, 8, 4, 0},   {2, 4, 6, 0},    {8, 8, 2, 0},    {4, 8, 4, 0.25}, {4, 8, 4, 1},
+    {4, 8, 4, 8},   {2, 4, 6, 0.25}, {2, 4, 6, 1.5},  {8, 16, 4, 0.5}, {4, 4, 8, 3},
+};
+
+static const part_check chunks_checks[] = {{"chunks without latency", 1}, {"chunks with latency", 2}};
+
+/* The v dividing blocks whose step is shortest (v = 1: 1F1B; ties: the smaller v), by the canonical replay. Every
+ * v keeps each rank's work at 3 M blocks, so the shortest step is the smallest bubble. */
+static int best_chunks(const chunks_case *cc, double *bubble_of_best) {
+    int best = 1;
+    double bb = 2;
+    for (int v = 1; v <= cc->blocks; v++) {
+        if (cc->blocks % v) continue;
+        pp_run_config c;
+        config_for(&c, v == 1 ? "1f1b" : "interleaved", cc->P, cc->M, v);
+        c.layers = cc->P * cc->blocks, c.comm_latency = cc->latency;
+        double b = pp__theory_bubble(&c, NULL);
+        if (b < bb - 1e-12) bb = b, best = v;
+    }
+    *bubble_of_best = bb;
+    return best;
+}
+
+static void grade_chunks(wu_io *io, pp_test_result *out) {
+    const int ncases = (int)(sizeof chunks_cases / sizeof *chunks_cases);
+    for (int k = 0; k < 2; k++) {
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const chunks_case *cc = &chunks_cases[i];
+            if ((cc->latency > 0) != k) continue;
+            double bb;
+            int want = best_chunks(cc, &bb), got = wu_chunks(io, cc->P, cc->M, cc->blocks, cc->latency);
+            n++;
+            if (got != want && !bad++)
+                snprintf(first_bad, sizeof first_bad, "P=%d M=%d, %d blocks per rank, latency %g: expected v = %d "
+                         "(bubble %.4f), got %d", cc->P, cc->M, cc->blocks, cc->latency, want, bb, got);
+        }
+        if (bad)
+            pp__check_add(out, chunks_checks[k].name, chunks_checks[k].points, 0,
+                          "%s (%d of %d cases wrong); HINT: %s", first_bad, bad, n,
+                          k ? "more chunks shrink the fill and the drain but multiply the boundaries each micro-batch "
+                              "crosses, each costing the latency: replay each v with its latency and compare"
+                            : "without latency messages are free: what do more chunks do to the fill and the drain?");
+        else
+            pp__check_add(out, chunks_checks[k].name, chunks_checks[k].points, 1, "%d cases match", n);
+    }
+}
+
+/* ---- traffic: the messages of a step ------------------------------------------------------------------- */
+
+static const bubble_case traffic_cases[] = {
+    {"gpipe", 4, 8, 1},       {"1f1b", 8, 16, 1}, {"naive", 4, 4, 1}, {"zbh1", 4, 8, 1}, /* naive: M is one */
+    {"interleaved", 4, 8, 2}, {"interleaved", 2, 4, 3}, {"zbv", 4, 8, 2}, {"zbv", 2, 6, 2},
+};
+
+static const part_check traffic_checks[] = {{"traffic: one chunk per rank", 1}, {"traffic: interleaved", 1},
+                                            {"traffic: V-shaped", 1}};
+
+static void grade_traffic(wu_io *io, pp_test_result *out) {
+    const int ncases = (int)(sizeof traffic_cases / sizeof *traffic_cases), b = 4, s = 16, h = 64;
+    for (int k = 0; k < 3; k++) {
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const bubble_case *tc = &traffic_cases[i];
+            int kind = !strcmp(tc->schedule, "interleaved") ? 1 : !strcmp(tc->schedule, "zbv") ? 2 : 0;
+            if (kind != k) continue;
+            pp_run_config c;
+            config_for(&c, tc->schedule, tc->P, tc->M, tc->v);
+            double want = (double)pp__config_messages(&c) * b * s * h * 4,
+                   got = wu_traffic(io, tc->schedule, tc->P, tc->M, tc->v, b, s, h);
+            n++;
+            if (!(fabs(got - want) <= 1e-9 * want) && !bad++)
+                snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, b=%d s=%d h=%d: expected %.0f bytes (%d "
+                         "messages), got %.0f", tc->schedule, tc->P, tc->M, tc->v, b, s, h, want,
+                         pp__config_messages(&c), got);
+        }
+        if (bad)
+            pp__check_add(out, traffic_checks[k].name, traffic_checks[k].points, 0,
+                          "%s (%d of %d cases wrong); HINT: per micro-batch one activation crosses each boundary "
+                          "between two ranks forward and one gradient back, each b x s x h fp32 values (4 bytes); "
+                          "count the boundaries between virtual stages that live on different ranks", first_bad, bad,
+                          n);
+        else
+            pp__check_add(out, traffic_checks[k].name, traffic_checks[k].points, 1, "%d cases match", n);
+    }
 }
 
 /* ---- partition ----------------------------------------------------------------------------------------- */
@@ -546,7 +872,26 @@ static const warmup_part parts[] = {
     PART("peaks", "pp_warmup_peak_stashes", grade_peaks, peak_checks),
     PART("orders", "pp_warmup_order", grade_orders, order_checks),
     PART("partition", "pp_warmup_partition", grade_partition, partition_checks),
+    PART("chunk-orders", "pp_warmup_chunk_order", grade_chunk_orders, chunk_order_checks),
+    PART("idle", "pp_warmup_idle_ranks", grade_idle, idle_checks),
+    PART("uneven", "pp_warmup_uneven_bubble", grade_uneven, uneven_checks),
+    PART("chunks", "pp_warmup_best_chunks", grade_chunks, chunks_checks),
+    PART("traffic", "pp_warmup_traffic", grade_traffic, traffic_checks),
 };
+
+int pp__warmup_nparts(void) { return (int)(sizeof parts / sizeof *parts); }
+
+const char *pp__warmup_part(int i) { return i >= 0 && i < pp__warmup_nparts() ? parts[i].part : NULL; }
+
+/* "bubble, peaks, ... or traffic" */
+static const char *part_list(void) {
+    static char buf[256];
+    size_t n = 0;
+    for (int i = 0; i < pp__warmup_nparts() && n < sizeof buf; i++)
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%s", i == 0 ? "" : i + 1 == pp__warmup_nparts() ? " or " : ", ",
+                              parts[i].part);
+    return buf;
+}
 
 static const warmup_part *part_named(const char *name) {
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
@@ -573,7 +918,7 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
                             char *err, size_t len) {
     const warmup_part *p = part_named(cfg->part);
     if (!p) {
-        snprintf(err, len, "unknown warm-up part '%s': use bubble, peaks, orders or partition", cfg->part);
+        snprintf(err, len, "unknown warm-up part '%s': use %s", cfg->part, part_list());
         return PP_ERR_CONFIG;
     }
     wu_io *io = pp__xcalloc(1, sizeof *io);
@@ -645,7 +990,7 @@ void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp
     if (!p) {
         out->status = PP_ERR_CONFIG;
         snprintf(out->error, sizeof out->error,
-                 "unknown warm-up part '%s': use bubble, peaks, orders or partition in the config", cfg->part);
+                 "unknown warm-up part '%s': use %s in the config", cfg->part, part_list());
         pp__check_add(out, "warmup part", 1, 0, "%s", out->error);
     } else {
         wu_io *io = pp__xcalloc(1, sizeof *io);

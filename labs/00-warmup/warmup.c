@@ -1,45 +1,48 @@
-/* Lab 00: warm-up. Pencil-and-paper pipeline facts, written as four small C functions that the grader calls.
+/* Lab 00: warm-up. Pencil-and-paper pipeline facts, written as small C functions that the grader calls.
  *
  * No ranks, no tensors: these functions only compute what a schedule costs. Costs follow the virtual clock of
- * the other labs: every stage's forward costs F = 1, its backward B = 2, messages are free. Read
- * docs/00-warmup.md first; grade with `make grade LAB=warmup` (or `build/pplab grade --lab warmup`). */
+ * the other labs: every stage's forward costs F = 1, its backward B = 2 (in the zero-bubble schedules each half
+ * of a backward costs 1); messages are free unless an exercise gives a latency. Read docs/00-warmup.md first; it
+ * says which learning goal each exercise checks. Grade with `make grade LAB=warmup`. */
 #include <stdio.h>
 #include <string.h>
 
 #include "pp.h"
 
+
 /* Exercise 1. The bubble fraction 1 - (busy time of all ranks) / (P * length of the step) of `schedule`
- * ("naive", "gpipe", "1f1b", "interleaved") on P ranks with M micro-batches and v chunks per rank.
- * naive pushes the whole batch through at once (M is ignored: one micro-batch); v only matters for
- * interleaved. */
+ * ("naive", "gpipe", "1f1b", "interleaved", "zbh1", "zbh2") on P ranks with M micro-batches and v chunks per
+ * rank. naive pushes the whole batch through at once (M is ignored: one micro-batch); v only matters for
+ * interleaved. For the zero-bubble schedules take M >= P. */
 double pp_warmup_bubble(const char *schedule, int P, int M, int v) {
     double bubble = 0;
-    /* TODO: draw the timeline of a small case (P = 4, M = 6) and count the idle slots on each rank; then
-     * write the fraction as a formula in P, M (and v for interleaved, where each rank's chunk is 1/v of a
-     * stage: what does that do to the ramp at the start and the end?). */
+    /* TODO: draw the timeline of a small case (P = 4, M = 6) and count the idle slots on each rank; then write
+     * the fraction as a formula. What changes for interleaved, whose chunk ops are shorter, and for the
+     * zero-bubble schedules, whose backward comes in two halves? (docs/00-warmup.md section 1) */
     return bubble;
 }
 
 /* Exercise 2. The largest number of activation stashes rank `rank` holds at once during one step (for
  * interleaved, chunk stashes: each is the activation of one chunk on one micro-batch). A stash is made by a
- * forward and released by the matching backward. Schedules: "naive", "gpipe", "1f1b", "interleaved". */
+ * forward and released by the matching backward (in the zero-bubble schedules, by its weight half). Schedules:
+ * "naive", "gpipe", "1f1b", "interleaved", "zbh1", "zbh2". */
 int pp_warmup_peak_stashes(const char *schedule, int P, int M, int v, int rank) {
     int peak = 0;
-    /* TODO: count the forwards a rank runs before its first backward in each schedule. 1F1B: rank r runs
-     * min(P-r-1, M) warm-up forwards, then alternates F, B. Interleaved (Megatron-LM): rank r runs
-     * min(2(P-r-1) + (v-1)P, vM) warm-up chunk-forwards, then alternates. */
+    /* TODO: walk the rank's op list and count forwards minus the ops that free a stash; then say it as a
+     * formula in P, M, v and rank (docs/00-warmup.md section 2; docs/05-zerobubble.md for the zero-bubble
+     * schedules). */
     return peak;
 }
 
 
 /* Exercise 3. The order of the compute ops rank `rank` runs in one step of "gpipe" or "1f1b", written into
  * out (cap bytes, NUL included) as space-separated tokens: F<mb> for the forward of micro-batch mb, B<mb> for
- * its backward, e.g. "F0 F1 F2 B0 F3 B1 ...". Returns the number of ops, or -1 when they do not fit in cap
- * bytes (or the schedule is unknown). GPipe runs its backwards in micro-batch order 0..M-1; 1F1B is
- * Megatron-LM's: min(P-r-1, M) warm-up forwards, then pairs (F, B), then the remaining backwards. */
+ * its backward, e.g. "F0 F1 B0 ...". Returns the number of ops, or -1 when they do not fit in cap bytes (or the
+ * schedule is unknown). GPipe runs its backwards in micro-batch order. */
 int pp_warmup_order(const char *schedule, int P, int M, int rank, char *out, int cap) {
     int n = -1;
-    /* TODO: write the tokens with snprintf(out + used, cap - used, ...) and count them. */
+    /* TODO: read the order off the timelines in docs/00-warmup.md section 3 and say it as a rule that holds for
+     * every P, M and rank (mind M < P); write the tokens with snprintf(out + used, cap - used, ...). */
     return n;
 }
 
@@ -50,7 +53,59 @@ int pp_warmup_order(const char *schedule, int P, int M, int rank, char *out, int
  * partition exists. */
 int pp_warmup_partition(int nlayers, const double *cost, int P, int *first) {
     int rc = -1;
-    /* TODO: the pipeline runs at the pace of its slowest stage. An exact method: dynamic programming over
-     * (stages used, layers covered), or a search over the candidate stage costs with a greedy check. */
+    /* TODO: the pipeline runs at the pace of its slowest stage. Find an exact method (docs/00-warmup.md
+     * section 4 names two ideas); equal layer counts are not it. */
     return rc;
+}
+
+/* Exercise 5. Interleaved 1F1B's timeline: rank `rank`'s compute ops of one step of "interleaved" with v chunks
+ * per rank, as tokens F<mb>.<chunk> and B<mb>.<chunk> ("F0.0 F1.0 ... F0.1 ..."), into out as in exercise 3.
+ * Returns the number of ops, or -1 when they do not fit (or the schedule is another). M is a multiple of P. */
+int pp_warmup_chunk_order(const char *schedule, int P, int M, int v, int rank, char *out, int cap) {
+    int n = -1;
+    /* TODO: which (micro-batch, chunk) is a rank's k-th chunk-forward, and how long is its warm-up? Read
+     * docs/04-interleaved.md's timeline and derive both; `build/pplab run --canonical --schedule interleaved`
+     * draws any case to check yourself against. */
+    return n;
+}
+
+/* Exercise 6. Where the bubble is: which of the P ranks are idle during the time unit from t to t + 1 of one
+ * step of "gpipe", "1f1b" or "interleaved" (each chunk's forward costs 1, its backward 2: one block per chunk, as
+ * --canonical draws it). Sets idle[r] to 1 for an idle rank, 0 for a busy one, and returns how many are idle
+ * (all P after the step has ended). */
+int pp_warmup_idle_ranks(const char *schedule, int P, int M, int v, int t, int *idle) {
+    int count = 0;
+    /* TODO: a rank idles when its next op waits for an input another rank has not produced yet. Lay the step
+     * out on the clock (docs/00-warmup.md section 3) and look at instant t. */
+    return count;
+}
+
+/* Exercise 7. GPipe's bubble when the stages are not equally fast: stage s's forward costs f[s] (its backward
+ * twice that), P stages, M micro-batches. */
+double pp_warmup_uneven_bubble(int P, int M, const double *f) {
+    double bubble = 0;
+    /* TODO: which stage sets the pace of the steady state, and what do the others do meanwhile? What happens to
+     * the bubble when only the first stage gets faster? (docs/00-warmup.md section 4) */
+    return bubble;
+}
+
+/* Exercise 8. Interleaving against its messages: the number of chunks v per rank (v divides `blocks`, the blocks
+ * each rank holds; v = 1 is plain 1F1B) that makes the step of interleaved 1F1B shortest on P ranks with M
+ * micro-batches (a multiple of P), when every message between two ranks costs `latency` (a block's forward
+ * costs 1). On a tie, the smaller v. */
+int pp_warmup_best_chunks(int P, int M, int blocks, double latency) {
+    int best = 1;
+    /* TODO: more chunks shorten the fill and the drain, and multiply the boundaries a micro-batch crosses; each
+     * crossing costs the latency. Which wins where? (docs/00-warmup.md section 5) */
+    return best;
+}
+
+/* Exercise 9. The bytes a step sends between ranks: every boundary message of `schedule` ("naive", "gpipe",
+ * "1f1b", "interleaved", "zbh1", "zbh2", "zbv") with micro-batches of b sequences of s tokens, hidden size h,
+ * fp32. */
+double pp_warmup_traffic(const char *schedule, int P, int M, int v, int b, int s, int h) {
+    double bytes = 0;
+    /* TODO: what crosses a boundary per micro-batch, how big is it, and how many boundaries join two different
+     * ranks? (docs/00-warmup.md section 5; a V, zbv, turns on one rank: docs/06-vshape.md) */
+    return bytes;
 }

@@ -1,6 +1,7 @@
-/* Lab 01: naive pipeline parallelism. The whole batch goes through the stages as one piece (M = 1): rank 0
- * runs its forward while everyone else waits, then rank 1, and so on; the backward walks back the same way.
- * Only one rank is ever busy, so the bubble is (P-1)/P. Read docs/01-naive.md; grade with `make grade LAB=naive`.
+/* Lab 01: naive pipeline parallelism. The whole batch goes through the stages as one piece (M = 1): each rank
+ * runs its stage when its input has arrived and passes the result on; the backward walks back the same way.
+ * docs/01-naive.md says what travels between ranks, how a message is tagged and what the bubble becomes; grade
+ * with `make grade LAB=naive`.
  *
  * The calls you need (see lib/pp.h): pp_rank_id, pp_rank_stages, pp_rank_microbatches, pp_recv, pp_send,
  * pp_tag, pp_stage_forward, pp_loss_grad, pp_stage_backward, pp_stash_free, pp_optimizer_step. pplab only ever
@@ -9,12 +10,11 @@
 
 void pp_naive_step(pp_rank *r) {
     int P = pp_rank_stages(r), me = pp_rank_id(r);
-    /* TODO 1: forward: receive the activation from rank me-1 (rank 0 passes x = NULL and reads tokens itself),
-     * run pp_stage_forward on chunk 0, micro-batch 0, and send the output to rank me+1 (the last rank keeps
-     * its loss). Tags: pp_tag(PP_FWD, 0, receiving virtual stage). */
+    /* TODO 1: the forward of the one micro-batch on this rank's stage: where does its input come from (the
+     * first stage has none: pp.h says what it passes), and where does its output go? */
 
-    /* TODO 2: backward: the last rank starts from pp_loss_grad(r, 1.0f) (one micro-batch is the whole
-     * batch), the others receive dy from rank me+1; run pp_stage_backward, send dx to rank me-1, free the
-     * stash, then step the optimizer once. */
+    /* TODO 2: the backward: where does this stage's output gradient come from (the last stage has no next
+     * stage: docs/01-naive.md), and where does its input gradient go? Then what becomes of the stash, and of the
+     * weights? */
     (void)P, (void)me;
 }

@@ -1,13 +1,13 @@
 /* Lab 03: 1F1B (one forward, one backward), as PipeDream and Megatron-LM schedule it.
  *
- * Rank r first runs warmup = min(P-r-1, M) forwards, then alternates one forward and one backward (the steady
- * state) until every forward ran, then runs the remaining backwards (cooldown). The bubble is GPipe's, but a
- * stash is freed as soon as its backward ran, so rank r never holds more than min(P-r, M) stashes instead of M.
+ * GPipe's operations in another order: a warm-up of forwards, then one forward and one backward in turn (the
+ * steady state) until every forward ran, then the remaining backwards (the cool-down). The warm-up is as long
+ * as it takes rank r's first gradient to come back; docs/03-1f1b.md derives its length, why the bubble stays
+ * GPipe's and what the order saves in stashes.
  *
- * Sends block until the neighbour posts the matching receive (rendezvous, like NCCL). In the steady state a
- * rank sends forward while its neighbour sends backward to it: if both block in pp_send, neither reaches its
- * receive. Post each send together with the receive that follows it, in one pp_group_start/pp_group_end pair.
- * Read docs/03-1f1b.md; grade with `make grade LAB=1f1b`. */
+ * Sends block until the neighbour posts the matching receive (rendezvous, like NCCL). In the steady state two
+ * neighbours send to each other at the same time: find an order of calls in which neither waits for the other
+ * forever (docs/03-1f1b.md section 4 shows two). Grade with `make grade LAB=1f1b`. */
 #include <stdlib.h>
 
 #include "pp.h"
@@ -16,12 +16,11 @@ void pp_1f1b_step(pp_rank *r) {
     int P = pp_rank_stages(r), M = pp_rank_microbatches(r), me = pp_rank_id(r);
     int first = me == 0, last = me == P - 1;
 
-    /* TODO 1: warmup: forwards 0..warmup-1, each: recv x (unless first), forward, send (unless last). */
+    /* TODO 1: the warm-up forwards: how many on this rank, with M possibly smaller than P? */
 
-    /* TODO 2: steady state, i = 0..M-warmup-1: forward of micro-batch warmup+i, then backward of micro-batch
-     * i. Send the forward output while receiving the gradient for micro-batch i in one group; send dx while
-     * receiving the next forward input in one group (the last iteration only sends). */
+    /* TODO 2: the steady state, one forward then one backward: which micro-batches, and which calls let both
+     * neighbours' sends complete? */
 
-    /* TODO 3: cooldown: the remaining backwards, then one optimizer step. */
+    /* TODO 3: the cool-down: the backwards still to run, then one optimizer step. */
     (void)P, (void)M, (void)first, (void)last;
 }

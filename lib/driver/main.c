@@ -20,10 +20,9 @@
 PP_SCHEDULE_STEPS(PP_STEP_DECLARE)
 #undef PP_STEP_DECLARE
 /* the warm-up's: a student may have deleted one, and the grader then fails that part alone */
-extern double pp_warmup_bubble(const char *schedule, int P, int M, int v) __attribute__((weak));
-extern int pp_warmup_peak_stashes(const char *schedule, int P, int M, int v, int rank) __attribute__((weak));
-extern int pp_warmup_order(const char *schedule, int P, int M, int rank, char *out, int cap) __attribute__((weak));
-extern int pp_warmup_partition(int nlayers, const double *cost, int P, int *first) __attribute__((weak));
+#define PP_WU_DECLARE(field, symbol, type) extern type symbol __attribute__((weak));
+PP_WARMUP_FUNCTIONS(PP_WU_DECLARE)
+#undef PP_WU_DECLARE
 
 typedef void (*step_fn)(pp_rank *r);
 
@@ -82,8 +81,9 @@ int main(void) {
             pp_wire out;
             pp__wire_in_init(&a, args, nargs);
             pp__wire_init_fixed(&out, answer, sizeof answer);
-            static const pp_warmup_fns fns = {pp_warmup_bubble, pp_warmup_peak_stashes, pp_warmup_order,
-                                              pp_warmup_partition};
+#define PP_WU_INIT(field, symbol, type) .field = symbol,
+            static const pp_warmup_fns fns = {PP_WARMUP_FUNCTIONS(PP_WU_INIT)};
+#undef PP_WU_INIT
             pp__warmup_call(&fns, &a, &out);
             answer_len = out.bad ? 0 : out.len;
         } else {

@@ -1,11 +1,10 @@
-/* Lab 02: GPipe. All forwards, then all backwards, one optimizer step.
+/* Lab 02: GPipe. The batch is cut into M micro-batches: every forward first, then every backward, one optimizer
+ * step for the whole batch.
  *
- * Your function runs on every rank at once. Rank r owns stage r (one chunk: chunk 0). For each of the M
- * micro-batches: receive the activation from rank r-1 (rank 0 reads tokens itself: pass x = NULL), run
- * pp_stage_forward, send the output to rank r+1 (the last rank keeps its loss). Keep every stash. Then run the
- * backwards in micro-batch order 0..M-1: the last rank starts from pp_loss_grad(r, 1.0f / M), the others receive
- * the gradient from rank r+1; send dx to rank r-1; free each stash after its backward. Finally step the optimizer
- * once. Read docs/02-gpipe.md first; grade with `make grade LAB=gpipe`. */
+ * Your function runs on every rank at once; rank r owns stage r (one chunk: chunk 0). The step's loss is the
+ * mean over all micro-batches, which decides how the last stage seeds each backward (docs/02-gpipe.md section 2
+ * asks you to work it out). With recomputation on, a stash can keep only its input until its backward (section 4).
+ * Read docs/02-gpipe.md first; grade with `make grade LAB=gpipe`. */
 #include <stdlib.h>
 
 #include "pp.h"
@@ -16,9 +15,9 @@ void pp_gpipe_step(pp_rank *r) {
     pp_stash **stash = calloc((size_t)M, sizeof *stash);
     //<< solution
 
-    /* TODO 1: forward every micro-batch 0..M-1: recv (unless rank 0), pp_stage_forward, send (unless last).
-     * Tags: pp_tag(PP_FWD, mb, receiving virtual stage). With recomputation on (pp_rank_recompute(r)), call
-     * pp_stash_checkpoint on each stash right after its forward. */
+    /* TODO 1: the forward of every micro-batch, each input from the previous stage and each output to the next
+     * (as in lab 01, once per micro-batch); what must a stash keep when pp_rank_recompute(r) asks for
+     * recomputation? */
     //>> solution
     for (int mb = 0; mb < M; mb++) {
         pp_tensor *x = me == 0 ? NULL : pp_recv(r, me - 1, pp_tag(PP_FWD, mb, me));
@@ -28,9 +27,8 @@ void pp_gpipe_step(pp_rank *r) {
     }
     //<< solution
 
-    /* TODO 2: backward every micro-batch in order 0..M-1: the last rank's dy is pp_loss_grad(r, 1.0f / M) (the
-     * step's loss is the mean over all micro-batches), the others recv dy from rank r+1; pp_stage_backward;
-     * send dx to rank r-1 (unless rank 0); pp_stash_free. */
+    /* TODO 2: the backward of every micro-batch: which scale seeds the last stage's gradient so that the step's
+     * loss is the mean, where do the gradients come from and go, and when is a stash no longer needed? */
     //>> solution
     for (int mb = 0; mb < M; mb++) {
         pp_tensor *dy = me == P - 1 ? pp_loss_grad(r, 1.0f / (float)M) : pp_recv(r, me + 1, pp_tag(PP_BWD, mb, me));
