@@ -109,12 +109,15 @@ static int wu_peak(wu_io *io, const char *sched, int P, int M, int v, int rank) 
     return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
 }
 
-/* The order of `rank` into buf (n bytes, cap of them offered to the function; the rest is a guard). */
-static int wu_order(wu_io *io, const char *sched, int P, int M, int rank, char *buf, size_t n, int cap) {
+/* The order of `rank` into buf (n bytes, cap of them offered to the function; the rest is a guard): through
+ * pp_warmup_order when v < 0, else through pp_warmup_chunk_order with v chunks. */
+static int wu_order(wu_io *io, const char *sched, int P, int M, int v, int rank, char *buf, size_t n, int cap) {
     pp_wire w;
-    wu_begin(io, &w, PP_WARMUP_ORDER, scratch, sizeof scratch);
+    wu_begin(io, &w, v < 0 ? PP_WARMUP_ORDER : PP_WARMUP_CHUNK_ORDER, scratch, sizeof scratch);
     pp__wire_str(&w, sched, 31);
-    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, rank), pp__wire_i64(&w, cap);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M);
+    if (v >= 0) pp__wire_i64(&w, v);
+    pp__wire_i64(&w, rank), pp__wire_i64(&w, cap);
     pp__wire_u32(&w, (uint32_t)n);
     pp__wire_put(&w, buf, n);
     pp_wire_in a = wu_call(io, &w);
@@ -146,20 +149,6 @@ static int wu_partition(wu_io *io, int nlayers, const double *cost, int P, int *
         first[i] = x;
     }
     return a.bad ? -2 : rc;
-}
-
-static int wu_chunk_order(wu_io *io, const char *sched, int P, int M, int v, int rank, char *buf, size_t n, int cap) {
-    pp_wire w;
-    wu_begin(io, &w, PP_WARMUP_CHUNK_ORDER, scratch, sizeof scratch);
-    pp__wire_str(&w, sched, 31);
-    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, rank), pp__wire_i64(&w, cap);
-    pp__wire_u32(&w, (uint32_t)n);
-    pp__wire_put(&w, buf, n);
-    pp_wire_in a = wu_call(io, &w);
-    int ret = (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
-    uint32_t got = pp__wire_get_u32(&a, (uint32_t)n, (uint32_t)n);
-    pp__wire_get(&a, buf, got);
-    return a.bad ? -2 : ret;
 }
 
 /* Which of P ranks are idle in time unit t, into idle (n entries: P and a guard). */
@@ -370,8 +359,7 @@ static int check_orders(wu_io *io, const char *sched, int P, int M, int v, char 
     int ok = 1;
     for (int r = 0; r < P && ok; r++) {
         memset(buf, 0x5a, sizeof buf);
-        int ret = v ? wu_chunk_order(io, sched, P, M, v, r, buf, sizeof buf, ORDER_CAP)
-                    : wu_order(io, sched, P, M, r, buf, sizeof buf, ORDER_CAP);
+        int ret = wu_order(io, sched, P, M, v ? v : -1, r, buf, sizeof buf, ORDER_CAP);
         if (ret < 0) {
             snprintf(msg, msglen, "%s P=%d M=%d rank %d: returned %d with %d bytes of room; expected the %d ops of "
                      "the rank (-1 only when they do not fit)", sched, P, M, r, ret, ORDER_CAP, s.n[r]);
@@ -444,7 +432,7 @@ static void grade_orders(wu_io *io, pp_test_result *out) {
      * returns -1 earns nothing here. */
     static char small[10 + ORDER_GUARD];
     memset(small, 0x5a, sizeof small);
-    int ret = wu_order(io, "gpipe", 4, 8, 0, small, sizeof small, 10);
+    int ret = wu_order(io, "gpipe", 4, 8, -1, 0, small, sizeof small, 10);
     int clean = 1;
     for (size_t i = 10; i < sizeof small; i++) clean &= small[i] == 0x5a;
     if (!ok)
