@@ -215,7 +215,7 @@ static void reap_children(const pid_t *keep, int nkeep) {
 }
 
 /* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. */
-enum { MPI_ARGS = 48 };
+enum { MPI_ARGS = 64 };
 typedef struct mpi_cmd {
     char buf[MPI_ARGS][320];
     char *argv[MPI_ARGS + 1];

@@ -305,7 +305,8 @@ static int quiet_round(mp_ctx *c, int waiting) {
         c->polls_after = 0;
         return stuck;
     }
-    if (!waiting || c->size < 2) return 0;
+    if (!waiting) return 0;
+    if (c->size < 2) return 1; /* alone, a waiting process waits for itself */
     if (c->rounds > 0 && (++c->polls_after < QUIET_GAP_POLLS || now() - c->round_done_at < QUIET_GAP_S)) return 0;
     c->round_vote[0] = 0;
     c->round_vote[1] = c->progress;
