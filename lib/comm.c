@@ -55,7 +55,9 @@ static void check_tag_intent(pp_rank *r, const char *call, int dir, int mb, int 
         pp__rank_abort(r, PP_ERR_USAGE, "tags name the virtual stage that receives the message",
                        "%s: the tag names virtual stage %d, the sender's; tags name the stage that receives, "
                        "pp_tag(%s, %d, %d)", call, vs, dname, mb, meant);
-    if (boundary_fits(r, !dir, mb, vs, sender, receiver))
+    /* in a V the two directions join the same pairs of ranks, so a reversed tag is more likely a placement taken
+     * for the looped one: the caller then says where the stages live */
+    if (!pp__config_vshape(r->cfg) && boundary_fits(r, !dir, mb, vs, sender, receiver))
         pp__rank_abort(r, PP_ERR_USAGE, "activations travel with PP_FWD, gradients with PP_BWD",
                        "%s: %s going %s to virtual stage %d is tagged %s: use pp_tag(%s, %d, %d)", call,
                        dir == PP_FWD ? "a gradient" : "an activation", dir == PP_FWD ? "back" : "on", vs, dname, oname,
