@@ -56,6 +56,7 @@ typedef enum {
     PP_WARMUP_UNEVEN,     /* P, M, f[] -> f64 */
     PP_WARMUP_CHUNKS,     /* P, M, blocks, latency (f64) -> i64 */
     PP_WARMUP_TRAFFIC,    /* sched, P, M, v, b, s, h -> f64 */
+    PP_WARMUP_MEMORY,     /* sched, P, M, v, rank, b, s, h -> f64 */
 } pp_warmup_fn;
 
 /* The most requests one PP_RPC_WAITALL carries (a driver splits longer lists: waiting for all of them in parts

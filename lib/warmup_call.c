@@ -22,7 +22,7 @@ static void *get_array(pp_wire_in *r, size_t size, uint32_t *n) {
 }
 
 void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
-    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_TRAFFIC);
+    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_MEMORY);
     char sched[32] = "";
     if (fn != PP_WARMUP_PARTITION && fn != PP_WARMUP_UNEVEN && fn != PP_WARMUP_CHUNKS)
         pp__wire_get_str(r, sched, sizeof sched);
@@ -102,6 +102,14 @@ void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
         pp__wire_u32(w, f->traffic != NULL);
         if (f->traffic) {
             double x = f->traffic(sched, P, M, v, b, s, h);
+            pp__wire_put(w, &x, sizeof x);
+        }
+    } else if (fn == PP_WARMUP_MEMORY) {
+        int P = get_int(r), M = get_int(r), v = get_int(r), rank = get_int(r), b = get_int(r), s = get_int(r),
+            h = get_int(r);
+        pp__wire_u32(w, f->memory != NULL);
+        if (f->memory) {
+            double x = f->memory(sched, P, M, v, rank, b, s, h);
             pp__wire_put(w, &x, sizeof x);
         }
     }

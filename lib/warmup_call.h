@@ -17,6 +17,7 @@ typedef int pp_wu_idle_fn(const char *schedule, int P, int M, int v, int t, int 
 typedef double pp_wu_uneven_fn(int P, int M, const double *f);
 typedef int pp_wu_chunks_fn(int P, int M, int blocks, double latency);
 typedef double pp_wu_traffic_fn(const char *schedule, int P, int M, int v, int b, int s, int h);
+typedef double pp_wu_memory_fn(const char *schedule, int P, int M, int v, int rank, int b, int s, int h);
 
 /* X(field, symbol, type): every warm-up function, in the order of the exercises. */
 #define PP_WARMUP_FUNCTIONS(X)                                                                                 \
@@ -28,7 +29,8 @@ typedef double pp_wu_traffic_fn(const char *schedule, int P, int M, int v, int b
     X(idle, pp_warmup_idle_ranks, pp_wu_idle_fn)                                                               \
     X(uneven, pp_warmup_uneven_bubble, pp_wu_uneven_fn)                                                        \
     X(chunks, pp_warmup_best_chunks, pp_wu_chunks_fn)                                                          \
-    X(traffic, pp_warmup_traffic, pp_wu_traffic_fn)
+    X(traffic, pp_warmup_traffic, pp_wu_traffic_fn)                                                            \
+    X(memory, pp_warmup_checkpoint_bytes, pp_wu_memory_fn)
 
 typedef struct pp_warmup_fns {
 #define PP_WU_FIELD(field, symbol, type) type *field;

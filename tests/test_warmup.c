@@ -85,7 +85,7 @@ Test(warmup, solution_full_marks, .timeout = 60) {
         for (int i = 0; i < r.nchecks; i++) cr_expect(r.checks[i].passed, "%s: %s", r.checks[i].name, r.checks[i].msg);
         total += r.max;
     }
-    cr_expect_eq(total, 41.0, "the warm-up is worth 41 points (labs/00-warmup/README.md), got %g", total);
+    cr_expect_eq(total, 44.0, "the warm-up is worth 44 points (labs/00-warmup/README.md), got %g", total);
     pp_test_result r;
     grade(so, "partition", &r);
     expect_check(&r, "partition optimal: 64-layer LM", 1, "slowest stage 18 is optimal");
@@ -220,7 +220,8 @@ Test(warmup, missing_function_is_named, .timeout = 60) {
 
 /* Wrong on purpose, one concept each: the zero-bubble bubble taken from 1F1B's formula; interleaved's order with
  * 1F1B's warm-up; the idle instant read one unit late; the uneven bubble paced by the average stage instead of the
- * slowest; the most chunks whatever the latency; every boundary counted, the V's turn included. */
+ * slowest; the most chunks whatever the latency; every boundary counted, the V's turn included; a chunk's input
+ * taken as 1/v of an activation. */
 static const char *wrong_src2 =
     "#include <stdio.h>\n#include <string.h>\n"
     "double pp_warmup_bubble(const char *s, int P, int M, int v) { return (double)(P - 1) / (M + P - 1); }\n"
@@ -246,7 +247,11 @@ static const char *wrong_src2 =
     "int pp_warmup_best_chunks(int P, int M, int blocks, double latency) { return blocks; }\n"
     "double pp_warmup_traffic(const char *s, int P, int M, int v, int b, int sq, int h) {\n"
     "    int S = strcmp(s, \"interleaved\") && strcmp(s, \"zbv\") ? P : P * v;\n"
-    "    return 2.0 * M * (S - 1) * b * sq * h * 4;\n}\n";
+    "    return 2.0 * M * (S - 1) * b * sq * h * 4;\n}\n"
+    "double pp_warmup_checkpoint_bytes(const char *s, int P, int M, int v, int r, int b, int sq, int h) {\n"
+    "    int peak = !strcmp(s, \"gpipe\") ? M : !strcmp(s, \"1f1b\") ? (P - r < M ? P - r : M)\n"
+    "             : (2 * (P - r - 1) + (v - 1) * P + 1 < v * M ? 2 * (P - r - 1) + (v - 1) * P + 1 : v * M);\n"
+    "    return (double)peak * b * sq * h * 4 / (strcmp(s, \"interleaved\") ? 1 : v);\n}\n";
 
 Test(warmup, new_parts_lose_points_with_a_hint_at_the_concept, .timeout = 60) {
     char so[600];
@@ -274,6 +279,11 @@ Test(warmup, new_parts_lose_points_with_a_hint_at_the_concept, .timeout = 60) {
     expect_check(&r, "traffic: one chunk per rank", 0, "naive P=4 M=4 v=1");
     expect_check(&r, "traffic: interleaved", 1, NULL);
     expect_check(&r, "traffic: V-shaped", 0, "zbv P=4 M=8 v=2, b=4 s=16 h=64: expected 1572864 bytes (96 messages)");
+    grade(so, "memory", &r);
+    expect_check(&r, "memory gpipe", 1, NULL);
+    expect_check(&r, "memory interleaved", 0, "interleaved P=4 M=8 v=2 rank 0, b=4 s=16 h=64: expected 180224 bytes (11 "
+                                             "stashes), got 90112");
+    expect_check(&r, "memory interleaved", 0, "whatever part of the model its stage or chunk holds");
     test_rm_tree(so);
 }
 

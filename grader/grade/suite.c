@@ -154,7 +154,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
                      "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
                      "K,K,..., edge 0..1e6, hidden 0..65536, time over 0 up to 600 s, part "
-                     "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic)", path, lineno, item);
+                     "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic|memory)", path, lineno, item);
             fclose(f);
             return -1;
         }

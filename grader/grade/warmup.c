@@ -206,6 +206,18 @@ static double wu_traffic(wu_io *io, const char *sched, int P, int M, int v, int 
     return a.bad ? NAN : x;
 }
 
+static double wu_memory(wu_io *io, const char *sched, int P, int M, int v, int rank, int b, int s, int h) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_MEMORY, scratch, sizeof scratch);
+    pp__wire_str(&w, sched, 31);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, rank);
+    pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h);
+    pp_wire_in a = wu_call(io, &w);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
 /* A check of a part, declared up front so that a part whose function is missing still reports its full max. */
 typedef struct part_check {
     const char *name;
@@ -690,6 +702,46 @@ static void grade_traffic(wu_io *io, pp_test_result *out) {
     }
 }
 
+/* ---- memory: the bytes recomputation keeps -------------------------------------------------------------- */
+
+static const bubble_case memory_cases[] = {
+    {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"1f1b", 4, 2, 1}, {"interleaved", 4, 8, 2}, {"interleaved", 2, 4, 3},
+};
+
+static const part_check memory_checks[] = {{"memory gpipe", 1}, {"memory 1f1b", 1}, {"memory interleaved", 1}};
+
+static void grade_memory(wu_io *io, pp_test_result *out) {
+    const int ncases = (int)(sizeof memory_cases / sizeof *memory_cases), b = 4, s = 16, h = 64;
+    for (int k = 0; k < 3; k++) {
+        const char *sched = memory_checks[k].name + strlen("memory ");
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const bubble_case *mc = &memory_cases[i];
+            if (strcmp(mc->schedule, sched)) continue;
+            pp_run_config c;
+            config_for(&c, mc->schedule, mc->P, mc->M, mc->v);
+            for (int r = 0; r < mc->P; r++) {
+                /* every stash keeps one activation: a chunk's input is as wide as a stage's */
+                double want = (double)pp__theory_peak(&c, r) * b * s * h * 4,
+                       got = wu_memory(io, mc->schedule, mc->P, mc->M, mc->v, r, b, s, h);
+                n++;
+                if (!(fabs(got - want) <= 1e-9 * want) && !bad++)
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d, b=%d s=%d h=%d: expected %.0f "
+                             "bytes (%d stashes), got %.0f", sched, mc->P, mc->M, mc->v, r, b, s, h, want,
+                             pp__theory_peak(&c, r), got);
+            }
+        }
+        if (bad)
+            pp__check_add(out, memory_checks[k].name, memory_checks[k].points, 0,
+                          "%s (%d of %d ranks wrong); HINT: a checkpointed stash keeps only its input, one activation "
+                          "of b x s x h fp32 values, whatever part of the model its stage or chunk holds; the peak "
+                          "counts the stashes alive at once", first_bad, bad, n);
+        else
+            pp__check_add(out, memory_checks[k].name, memory_checks[k].points, 1, "%d ranks match", n);
+    }
+}
+
 /* ---- partition ----------------------------------------------------------------------------------------- */
 
 #define PART_LAYERS 64
@@ -865,6 +917,7 @@ static const warmup_part parts[] = {
     PART("uneven", "pp_warmup_uneven_bubble", grade_uneven, uneven_checks),
     PART("chunks", "pp_warmup_best_chunks", grade_chunks, chunks_checks),
     PART("traffic", "pp_warmup_traffic", grade_traffic, traffic_checks),
+    PART("memory", "pp_warmup_checkpoint_bytes", grade_memory, memory_checks),
 };
 
 int pp__warmup_nparts(void) { return (int)(sizeof parts / sizeof *parts); }

@@ -109,3 +109,13 @@ double pp_warmup_traffic(const char *schedule, int P, int M, int v, int b, int s
      * ranks? (docs/00-warmup.md section 5; a V, zbv, turns on one rank: docs/06-vshape.md) */
     return bytes;
 }
+
+/* Exercise 10. Recomputation's memory: with pp_stash_checkpoint every stash keeps only its input, one activation of
+ * b sequences x s tokens x h hidden values in fp32. The bytes of those inputs rank `rank` holds at its peak in one
+ * step of "gpipe", "1f1b" or "interleaved" (the one stash being rebuilt aside). */
+double pp_warmup_checkpoint_bytes(const char *schedule, int P, int M, int v, int rank, int b, int s, int h) {
+    double bytes = 0;
+    /* TODO: how many stashes are alive at the peak (exercise 2), and how wide is a chunk's input compared with a
+     * stage's? (docs/00-warmup.md section 2) */
+    return bytes;
+}
