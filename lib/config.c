@@ -128,8 +128,10 @@ int pp__config_first_block(const pp_run_config *c, int vstage) {
 }
 
 int pp__config_layers(const pp_run_config *c) {
-    int S = c->P * c->v;
-    return pp__config_first_block(c, S - 1) + pp__config_blocks(c, S - 1);
+    int buf[64 * 16], layers = 0;
+    const int *b = layout_of(c, buf);
+    for (int s = 0; s < c->P * c->v; s++) layers += b[s];
+    return layers;
 }
 
 int pp__config_even(const pp_run_config *c) {

@@ -333,6 +333,8 @@ const pp_schedule_def *pp__schedule_def(const char *name) {
     return NULL;
 }
 
+int pp__schedule_default_chunks(const pp_schedule_def *d) { return d && d->vshape ? 2 : 1; }
+
 /* The names of the rows that `keep` accepts (all when NULL), joined with sep, and last before the final one. */
 static const char *names_of(char *buf, size_t len, const char *sep, const char *last,
                             int (*keep)(const pp_schedule_def *)) {

@@ -57,8 +57,7 @@ const char *pp__cli_value(int argc, char **argv, int *i) {
 
 void pp__cli_run_defaults(pp_cli_run *o) {
     /* a V always has two chunks per rank: --chunks 2 goes without saying there */
-    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
-    if (d && d->vshape && !(o->given & PP_CLI_GIVEN_CHUNKS)) o->cfg.v = 2;
+    if (!(o->given & PP_CLI_GIVEN_CHUNKS)) o->cfg.v = pp__schedule_default_chunks(pp__schedule_def(o->cfg.schedule));
 }
 
 void pp__cli_run_finish(pp_cli_run *o) {

@@ -222,11 +222,12 @@ static int rank_in_turn(int q, int prefer, int P) {
  * change neither the bubble nor the peak. */
 static int free_inside_phases(const pp_run_config *c) { return pp__schedule_def(c->schedule)->free_phases; }
 
-/* 1 when rank r's canonical order splits the backward of (mb, chunk): it has a W for it. */
-static int canonical_splits(const pp_schedule *s, int r, int mb, int chunk) {
+/* Where rank r's canonical order runs the weight half of (mb, chunk): its index, or -1 when the order does not
+ * split that backward. */
+static int canonical_weight_half(const pp_schedule *s, int r, int mb, int chunk) {
     for (int i = 0; i < s->n[r]; i++)
-        if (s->ops[r][i].kind == 'W' && s->ops[r][i].mb == mb && s->ops[r][i].chunk == chunk) return 1;
-    return 0;
+        if (s->ops[r][i].kind == 'W' && s->ops[r][i].mb == mb && s->ops[r][i].chunk == chunk) return i;
+    return -1;
 }
 
 /* Op k of rank r's run (kind, e) differs from the canonical order, and a weight half is involved: says when the
@@ -235,9 +236,7 @@ static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, cons
                              size_t len) {
     const pp_sched_op *want = &s->ops[r][k];
     if (kind == 'W') {
-        int at = -1;
-        for (int i = 0; i < s->n[r] && at < 0; i++)
-            if (s->ops[r][i].kind == 'W' && s->ops[r][i].mb == e->mb && s->ops[r][i].chunk == e->chunk) at = i;
+        int at = canonical_weight_half(s, r, e->mb, e->chunk);
         if (at > k)
             snprintf(msg, len, "rank %d runs the weight half of micro-batch %d (chunk %d) too early, as its op %d: "
                      "the canonical order runs %c mb%d chunk %d there and holds that weight half back until its op "
@@ -267,7 +266,7 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
         int r = rank_in_turn(q, prefer, c->P);
         for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && canonical_splits(&s, r, e->mb, e->chunk))
+            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && canonical_weight_half(&s, r, e->mb, e->chunk) >= 0)
                 snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
                          "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
                          "order places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);

@@ -224,6 +224,19 @@ typedef struct part_check {
     double points;
 } part_check;
 
+/* A check's verdict over its n cases: the first wrong one, how many were, and the hint at the idea behind them
+ * (tolerance: a note after the count, "" for exact answers); or how many matched, with an example when given. */
+static void part_verdict(pp_test_result *out, const part_check *pc, int bad, int n, const char *noun,
+                         const char *tolerance, const char *first_bad, const char *hint, const char *example) {
+    if (bad)
+        pp__check_add(out, pc->name, pc->points, 0, "%s (%d of %d %s wrong%s); HINT: %s", first_bad, bad, n, noun,
+                      tolerance, hint);
+    else if (example && example[0])
+        pp__check_add(out, pc->name, pc->points, 1, "%d %s match (e.g. %s)", n, noun, example);
+    else
+        pp__check_add(out, pc->name, pc->points, 1, "%d %s match", n, noun);
+}
+
 /* ---- bubble -------------------------------------------------------------------------------------------- */
 
 typedef struct bubble_case {
@@ -272,17 +285,13 @@ static void grade_bubble(wu_io *io, pp_test_result *out) {
                 bad++;
             }
         }
-        int zb = !strncmp(sched, "zbh", 3);
-        if (bad)
-            pp__check_add(out, bubble_checks[k].name, bubble_checks[k].points, 0,
-                          "%s (%d of %d cases wrong, tolerance 1e-9); HINT: %s", first_bad, bad, n,
-                          zb ? "with the backward split, F = B = W = 1: when can the last rank start at the earliest, "
-                               "and how much work does it have? (docs/05-zerobubble.md, the floor)"
-                             : "count the idle slots of each rank on the staircase with F=1, B=2 and divide by P "
-                               "times the length of the step");
-        else
-            pp__check_add(out, bubble_checks[k].name, bubble_checks[k].points, 1, "%d cases match (e.g. %s)", n,
-                          example);
+        part_verdict(out, &bubble_checks[k], bad, n, "cases", ", tolerance 1e-9", first_bad,
+                     !strncmp(sched, "zbh", 3)
+                         ? "with the backward split, F = B = W = 1: when can the last rank start at the earliest, "
+                           "and how much work does it have? (docs/05-zerobubble.md, the floor)"
+                         : "count the idle slots of each rank on the staircase with F=1, B=2 and divide by P times "
+                           "the length of the step",
+                     example);
     }
 }
 
@@ -324,17 +333,12 @@ static void grade_peaks(wu_io *io, pp_test_result *out) {
             }
             if (!example[0]) snprintf(example, sizeof example, "P=%d M=%d v=%d: %s", pc->P, pc->M, pc->v, list);
         }
-        if (bad)
-            pp__check_add(out, peak_checks[k].name, peak_checks[k].points, 0,
-                          "%s (%d of %d ranks wrong); HINT: a forward makes a stash, %s",
-                          first_bad, bad, n,
-                          !strncmp(sched, "zbh", 3) ? "and only its weight half frees it: count the weight halves a "
-                                                      "rank holds back besides the forwards of its warm-up"
-                                                    : "its backward frees it: count the forwards the rank has run "
-                                                      "before its first backward");
-        else
-            pp__check_add(out, peak_checks[k].name, peak_checks[k].points, 1, "%d ranks match (e.g. %s)", n,
-                          example);
+        part_verdict(out, &peak_checks[k], bad, n, "ranks", "", first_bad,
+                     !strncmp(sched, "zbh", 3) ? "a forward makes a stash, and only its weight half frees it: count the "
+                                                 "weight halves a rank holds back besides the forwards of its warm-up"
+                                               : "a forward makes a stash, its backward frees it: count the forwards "
+                                                 "the rank has run before its first backward",
+                     example);
     }
 }
 
@@ -541,13 +545,11 @@ static void grade_idle(wu_io *io, pp_test_result *out) {
             pp__costs_free(&cost);
             pp__schedule_free(&s);
         }
-        if (bad)
-            pp__check_add(out, idle_checks[k].name, idle_checks[k].points, 0,
-                          "%s (%d of %d instants wrong); HINT: a rank idles while its next op waits for an input "
-                          "that another rank has not produced yet (the fill at the start, the drain at the end): replay "
-                          "the order, each op starting when its rank is free and its input exists", first_bad, bad, n);
-        else
-            pp__check_add(out, idle_checks[k].name, idle_checks[k].points, 1, "%d instants match", n);
+        part_verdict(out, &idle_checks[k], bad, n, "instants", "", first_bad,
+                     "a rank idles while its next op waits for an input that another rank has not produced yet (the "
+                     "fill at the start, the drain at the end): replay the order, each op starting when its rank is "
+                     "free and its input exists",
+                     NULL);
     }
 }
 
@@ -595,13 +597,10 @@ static void grade_uneven(wu_io *io, pp_test_result *out) {
                          uc->P, uc->M, fs, want, got);
             }
         }
-        if (bad)
-            pp__check_add(out, uneven_checks[k].name, uneven_checks[k].points, 0,
-                          "%s (%d of %d cases wrong, tolerance 1e-9); HINT: every micro-batch passes every stage, so "
-                          "in the steady state all ranks wait for the slowest one; a change to any other stage only "
-                          "moves the fill and the drain", first_bad, bad, n);
-        else
-            pp__check_add(out, uneven_checks[k].name, uneven_checks[k].points, 1, "%d cases match", n);
+        part_verdict(out, &uneven_checks[k], bad, n, "cases", ", tolerance 1e-9", first_bad,
+                     "every micro-batch passes every stage, so in the steady state all ranks wait for the slowest "
+                     "one; a change to any other stage only moves the fill and the drain",
+                     NULL);
     }
 }
 
@@ -651,14 +650,11 @@ static void grade_chunks(wu_io *io, pp_test_result *out) {
                 snprintf(first_bad, sizeof first_bad, "P=%d M=%d, %d blocks per rank, latency %g: expected v = %d "
                          "(bubble %.4f), got %d", cc->P, cc->M, cc->blocks, cc->latency, want, bb, got);
         }
-        if (bad)
-            pp__check_add(out, chunks_checks[k].name, chunks_checks[k].points, 0,
-                          "%s (%d of %d cases wrong); HINT: %s", first_bad, bad, n,
-                          k ? "more chunks shrink the fill and the drain but multiply the boundaries each micro-batch "
-                              "crosses, each costing the latency: replay each v with its latency and compare"
-                            : "without latency messages are free: what do more chunks do to the fill and the drain?");
-        else
-            pp__check_add(out, chunks_checks[k].name, chunks_checks[k].points, 1, "%d cases match", n);
+        part_verdict(out, &chunks_checks[k], bad, n, "cases", "", first_bad,
+                     k ? "more chunks shrink the fill and the drain but multiply the boundaries each micro-batch "
+                         "crosses, each costing the latency: replay each v with its latency and compare"
+                       : "without latency messages are free: what do more chunks do to the fill and the drain?",
+                     NULL);
     }
 }
 
@@ -691,14 +687,11 @@ static void grade_traffic(wu_io *io, pp_test_result *out) {
                          "messages), got %.0f", tc->schedule, tc->P, tc->M, tc->v, b, s, h, want,
                          pp__config_messages(&c), got);
         }
-        if (bad)
-            pp__check_add(out, traffic_checks[k].name, traffic_checks[k].points, 0,
-                          "%s (%d of %d cases wrong); HINT: per micro-batch one activation crosses each boundary "
-                          "between two ranks forward and one gradient back, each b x s x h fp32 values (4 bytes); "
-                          "count the boundaries between virtual stages that live on different ranks", first_bad, bad,
-                          n);
-        else
-            pp__check_add(out, traffic_checks[k].name, traffic_checks[k].points, 1, "%d cases match", n);
+        part_verdict(out, &traffic_checks[k], bad, n, "cases", "", first_bad,
+                     "per micro-batch one activation crosses each boundary between two ranks forward and one gradient "
+                     "back, each b x s x h fp32 values (4 bytes); count the boundaries between virtual stages that "
+                     "live on different ranks",
+                     NULL);
     }
 }
 
@@ -732,13 +725,10 @@ static void grade_memory(wu_io *io, pp_test_result *out) {
                              pp__theory_peak(&c, r), got);
             }
         }
-        if (bad)
-            pp__check_add(out, memory_checks[k].name, memory_checks[k].points, 0,
-                          "%s (%d of %d ranks wrong); HINT: a checkpointed stash keeps only its input, one activation "
-                          "of b x s x h fp32 values, whatever part of the model its stage or chunk holds; the peak "
-                          "counts the stashes alive at once", first_bad, bad, n);
-        else
-            pp__check_add(out, memory_checks[k].name, memory_checks[k].points, 1, "%d ranks match", n);
+        part_verdict(out, &memory_checks[k], bad, n, "ranks", "", first_bad,
+                     "a checkpointed stash keeps only its input, one activation of b x s x h fp32 values, whatever "
+                     "part of the model its stage or chunk holds; the peak counts the stashes alive at once",
+                     NULL);
     }
 }
 

@@ -102,4 +102,8 @@ int pp__report_write(const char *path, const char *text, const char *what);
 struct cJSON;
 int pp__report_add_text(struct cJSON *obj, const char *key, const char *s, size_t max);
 
+/* Prints the report tree root (unless building it failed: built = 0) to path through pp__report_write, and frees
+ * root in any case. Returns 0, or -1 after one line on stderr naming the report (what) and the reason. */
+int pp__report_write_json(const char *path, struct cJSON *root, int built, const char *what);
+
 #endif /* PP_REPORT_H */

@@ -84,16 +84,6 @@ int pp__report_gradescope(const char *path, const pp_test_result *r, int n, cons
         else
             cJSON_AddItemToArray(tests, t);
     }
-    char *text = bad ? NULL : cJSON_Print(root);
-    cJSON_Delete(root);
     free(summary);
-    if (!text) {
-        fprintf(stderr,
-                "pplab: cannot build the Gradescope report for '%s': out of memory (free some memory and rerun)\n",
-                path);
-        return -1;
-    }
-    int rc = pp__report_write(path, text, "Gradescope report");
-    cJSON_free(text);
-    return rc;
+    return pp__report_write_json(path, root, !bad, "Gradescope report");
 }

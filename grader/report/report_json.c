@@ -112,14 +112,18 @@ int pp__report_json(const char *path, const pp_test_result *r, int n, const char
         else
             cJSON_AddItemToArray(tests, t);
     }
-    char *text = bad ? NULL : cJSON_Print(root);
+    return pp__report_write_json(path, root, !bad, "JSON report");
+}
+
+int pp__report_write_json(const char *path, cJSON *root, int built, const char *what) {
+    char *text = built && root ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
     if (!text) {
-        fprintf(stderr, "pplab: cannot build the JSON report for '%s': out of memory (free some memory and rerun)\n",
+        fprintf(stderr, "pplab: cannot build the %s for '%s': out of memory (free some memory and rerun)\n", what,
                 path);
         return -1;
     }
-    int rc = pp__report_write(path, text, "JSON report");
+    int rc = pp__report_write(path, text, what);
     cJSON_free(text);
     return rc;
 }

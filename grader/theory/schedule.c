@@ -12,18 +12,22 @@ int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
     s->P = P, s->M = M, s->v = v, s->vshape = def->vshape;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
+    /* which (chunk, micro-batch) a rank's order gives a weight half of its own */
+    char *has_w = pp__xmalloc((size_t)(M * v));
     for (int r = 0; r < P; r++) {
         s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, v), sizeof **s->ops);
         s->n[r] = def->order(P, M, v, r, s->ops[r]);
-        /* a backward whose weight half the order places itself is only its input half */
-        for (int i = 0; i < s->n[r]; i++) {
-            if (s->ops[r][i].kind != 'W') continue;
-            for (int j = 0; j < i; j++)
-                if (s->ops[r][j].kind == 'B' && s->ops[r][j].mb == s->ops[r][i].mb &&
-                    s->ops[r][j].chunk == s->ops[r][i].chunk)
-                    s->ops[r][j].split = 1;
-        }
+        memset(has_w, 0, (size_t)(M * v));
+        for (int pass = 0; pass < 2; pass++)
+            for (int i = 0; i < s->n[r]; i++) {
+                pp_sched_op *o = &s->ops[r][i];
+                if (o->mb < 0 || o->mb >= M || o->chunk < 0 || o->chunk >= v) continue; /* the replay refuses it */
+                if (pass == 0 && o->kind == 'W') has_w[o->chunk * M + o->mb] = 1;
+                /* a backward whose weight half the order places itself is only its input half */
+                if (pass == 1 && o->kind == 'B') o->split = has_w[o->chunk * M + o->mb];
+            }
     }
+    free(has_w);
     return 0;
 }
 
