@@ -16,7 +16,10 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      ?= -O2 -g
-CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread -Ilib -Ikernels
+# sandbox/ is the trust boundary's room: proto (linked into both processes), host (the trusted end of a driver),
+# policy (what a jailed process may do), build (the lab build), driver (the program that holds student code)
+SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
+CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread -Ilib -Ikernels $(SANDBOX_INC)
 LDLIBS_BASE := -lm -lpthread -ldl
 
 ifeq ($(SAN),1)
@@ -62,12 +65,14 @@ CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 
 # ---- sources -------------------------------------------------------------------------------------------
-LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*.c)
+LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*.c) \
+            $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
 # The schedule driver: the program that holds a student's object, one process per rank. Never built with a
 # sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
-DRIVER_SRC := $(wildcard lib/driver/*.c) lib/chan.c lib/wire.c lib/tag.c lib/crash.c lib/warmup_call.c
+DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
+              sandbox/proto/warmup_call.c lib/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
-DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
@@ -108,8 +113,8 @@ $(shell mkdir -p $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo
 # grader/ in rooms, in the order data flows: cli (commands, flags) -> grade (build, run, check) -> theory (the
 # canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)
 GRADER_ROOMS := cli grade theory report view
-GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS))
-CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard bench/*.c)
+GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS)) -Isandbox/build
+CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard sandbox/build/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 
@@ -123,7 +128,7 @@ Q :=
 msg = @true
 else
 Q := @
-msg = @printf '  %-5s %s\n' $(1) $(2)
+msg = @printf '  %-5s %s\n' '$(1)' '$(2)'
 endif
 DEPFLAGS = -MMD -MP
 

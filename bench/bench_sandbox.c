@@ -16,7 +16,7 @@
 #include "bench.h"
 #include "impl.h"
 #include "runtime.h"
-#include "spawn.h"
+#include "host.h"
 
 typedef struct rpc_figures {
     int calls;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "server.h"
-#include "spawn.h"
+#include "host.h"
 #include "transport.h"
 
 /* ---- setup --------------------------------------------------------------------------------------------- */

@@ -12,7 +12,7 @@
 #include "rank.h"
 #include "rpc.h"
 #include "wire.h"
-#include "spawn.h"
+#include "host.h"
 
 #define NKINDS 4
 

@@ -17,7 +17,7 @@
 #include "checks.h"
 #include "impl.h"
 #include "runner.h"
-#include "spawn.h"
+#include "host.h"
 #include "suite.h"
 #include "testutil.h"
 

@@ -119,7 +119,7 @@ static inline int test_pristine_labs(char *dir, size_t len) {
 /* Builds lab c->lab from implementation folder impl and grades configuration c, as pplab grade does (sandboxed
  * drivers, the supervisor, the grading in this process). Only for suites that link the grader. */
 #ifdef PP_RUNNER_H
-#include "spawn.h"
+#include "host.h"
 static inline void test_grade_config(const char *impl, const pp_test_config *c, pp_test_result *out) {
     char dir[PATH_MAX], err[4096];
     cr_assert_eq(pp__impl_dir(impl, dir, sizeof dir), 0, "no implementation folder %s", impl);

@@ -12,7 +12,7 @@
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
-#include "spawn.h"
+#include "host.h"
 #include "suite.h"
 #include "transport.h"
 

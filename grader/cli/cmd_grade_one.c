@@ -18,7 +18,7 @@
 #include "impl.h"
 #include "runner.h"
 #include "schedules.h"
-#include "spawn.h"
+#include "host.h"
 #include "suite.h"
 #include "transport.h"
 

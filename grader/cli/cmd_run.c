@@ -15,7 +15,7 @@
 #include "plot.h"
 #include "result.h"
 #include "schedule.h"
-#include "spawn.h"
+#include "host.h"
 #include "timeline.h"
 #include "tracefile.h"
 #include "transport.h"

@@ -17,7 +17,7 @@
 #include "compile.h"
 #include "files.h"
 #include "schedules.h"
-#include "spawn.h"
+#include "host.h"
 #include "warmup_call.h"
 
 const pp_lab_info *pp__labs;

@@ -24,7 +24,7 @@
 #include "plot.h"
 #include "result.h"
 #include "schedule.h"
-#include "spawn.h"
+#include "host.h"
 #include "suite.h"
 #include "tracefile.h"
 #include "transport.h"

@@ -17,7 +17,7 @@
 
 #include "rpc.h"
 #include "schedule.h"
-#include "spawn.h"
+#include "host.h"
 #include "warmup_call.h"
 #include "wire.h"
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 
 #include "error.h"
-#include "spawn.h"
+#include "host.h"
 
 /* The largest lab file the build accepts. */
 #define PP_COMPILE_MAX_SOURCE ((size_t)1 << 20)

@@ -1,6 +1,6 @@
 /* spawn.c: schedule driver processes: start (fork, then only system calls until the execve of the driver
  * executable), requests, death reports, stop. */
-#include "spawn.h"
+#include "host.h"
 
 #include <errno.h>
 #include <fcntl.h>

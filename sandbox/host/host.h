@@ -4,8 +4,8 @@
  * output, 3 = its channel, and nothing else; an empty environment; / as its folder; resource limits; as root, an
  * unprivileged uid and gid; and the parent-death signal, so it never outlives the process that serves it. It
  * then locks itself down (lib/driver/lockdown.c) before any of the student's code runs. */
-#ifndef PP_SPAWN_H
-#define PP_SPAWN_H
+#ifndef PP_HOST_H
+#define PP_HOST_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -73,4 +73,4 @@ pp_status pp__driver_death_of(const pp_driver *d, int status, char *msg, size_t 
  * its channel. Safe on a driver that never started. */
 void pp__driver_stop(pp_driver *d, double grace_s);
 
-#endif /* PP_SPAWN_H */
+#endif /* PP_HOST_H */
