@@ -15,8 +15,10 @@
 #include "suite.h"
 #include "testutil.h"
 
-/* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence. */
+/* The student's output of the timed-out test: markup and quote characters, a newline, an escape sequence; and
+ * as every report shows it, each line marked, the escape character made visible. */
 #define TAIL "step 1 <&>\"'\nstep 2 \033[31mred\033[0m\n"
+#define TAIL_SHOWN "| step 1 <&>\"'\n| step 2 ?[31mred?[0m\n"
 
 static pp_check check(const char *name, double max, int passed, const char *msg) {
     pp_check c;
@@ -173,13 +175,13 @@ Test(report, progress_timeout_with_output, .timeout = 10) {
     cr_expect(strstr(s, "\n    run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\n      rank 2 waits in "
                         "send(mb 4)\n") != NULL,
               "got: %s", s);
-    cr_expect(strstr(s, "\n    output (last lines):\n      step 1 <&>\"'\n      step 2 ?[31mred?[0m\n") != NULL,
+    cr_expect(strstr(s, "\n    output (last lines):\n      | step 1 <&>\"'\n      | step 2 ?[31mred?[0m\n") != NULL,
               "got: %s", s);
     cr_expect(strchr(s, '\033') == NULL, "the student's escape sequences reach the terminal: %s", s);
     free(s);
     snprintf(r[2].output_tail, sizeof r[2].output_tail, "bad \xff byte");
     CAPTURE(t, pp__report_progress(out, &r[2], 3, 4, 0));
-    cr_expect(strstr(t, "      bad ? byte\n") != NULL, "invalid UTF-8 reaches the terminal: %s", t);
+    cr_expect(strstr(t, "      | bad ? byte\n") != NULL, "invalid UTF-8 reaches the terminal: %s", t);
     free(t);
 }
 
@@ -335,7 +337,7 @@ Test(report, json, .timeout = 10) {
     cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(t2, "timed_out")));
     cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(t2, "crashed")));
     cr_expect(cJSON_IsNull(cJSON_GetObjectItem(t2, "bubble")), "NaN is written as null");
-    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, TAIL);
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, TAIL_SHOWN);
     cr_expect(strstr(cJSON_GetObjectItem(t2, "error")->valuestring, "recv(mb 3)\nrank 2") != NULL);
     cJSON_Delete(root);
     free(text);
@@ -353,7 +355,7 @@ Test(report, json_cleans_invalid_utf8, .timeout = 10) {
     cJSON *root = cJSON_Parse(text);
     cr_assert(root != NULL);
     cJSON *t2 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "tests"), 2);
-    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, "bad ? byte, good \xc3\xa9, cut ??");
+    cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring, "| bad ? byte, good \xc3\xa9, cut ??");
     cr_expect_str_eq(cJSON_GetObjectItem(root, "impl")->valuestring, "");
     cJSON_Delete(root);
     free(text);
@@ -379,7 +381,7 @@ Test(report, junit, .timeout = 10) {
               "the interleaved suite counts its error: %s", x);
     cr_expect(strstr(x, "<testcase name=\"gpipe P=4 M=8 seed=3\" classname=\"pplab.gpipe\" time=\"0.120\">") != NULL,
               "got: %s", x);
-    cr_expect(strstr(x, "<system-out>step 1 &lt;&amp;&gt;&quot;&apos;\nstep 2 ?[31mred?[0m\n</system-out>") != NULL,
+    cr_expect(strstr(x, "<system-out>| step 1 &lt;&amp;&gt;&quot;&apos;\n| step 2 ?[31mred?[0m\n</system-out>") != NULL,
               "output tail not escaped: %s", x);
     cr_expect(strstr(x, "<&>") == NULL && strchr(x, '\033') == NULL, "raw markup or control character: %s", x);
     cr_expect(strstr(x, "message=\"scored 6/10; failed: gradients (0/4)\" type=\"failed checks\">") != NULL,
@@ -454,7 +456,7 @@ Test(report, gradescope, .timeout = 10) {
     cr_expect_str_eq(cJSON_GetObjectItem(t2, "output")->valuestring,
                      "timeout: the run did not complete\n"
                      "run: no progress for 10.0 s: rank 1 waits in recv(mb 3)\nrank 2 waits in send(mb 4)\n"
-                     "output (last lines):\nstep 1 <&>\"'\nstep 2 \033[31mred\033[0m");
+                     "output (last lines):\n| step 1 <&>\"'\n| step 2 ?[31mred?[0m");
     cJSON_Delete(root);
     free(text);
     unlink(path);

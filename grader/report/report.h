@@ -16,8 +16,10 @@
  * index is the test's 1-based position, printed as given; total is the number of tests. A test that lost
  * points shows FAIL, then one indented line per failed check ("    - gradients (0/4): <msg>"); a run that did
  * not complete (status != PP_OK, timed out, crashed) adds "    run: <first line of the error>" and the rest of
- * the error; a failed test with captured output ends with "    output (last lines):" and that output.
- * Control characters in the student's text are shown as '?'. ANSI colour only when color != 0. */
+ * the error; a failed test with captured output ends with "    output (last lines):" and that output, each of
+ * its lines as "      | <line>". Text is cleaned and marked as in every report (pp__report_clean,
+ * pp__report_quote, pp__report_error), so an escape sequence in it cannot repaint the terminal. ANSI colour only
+ * when color != 0. */
 void pp__report_progress(FILE *out, const pp_test_result *r, int index, int total, int color);
 
 /* Prints the score per lab (warmup, naive, gpipe, 1f1b, interleaved, then any other lab name, in order of
@@ -35,14 +37,15 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n);
 /* ---- files --------------------------------------------------------------------------------------------- */
 /* Each writer below writes the whole file at path (replacing it) for the n results r, and returns 0, or -1
  * after one line on stderr saying what failed and what to do. impl and backend name what was graded (e.g.
- * "labs", "cpu"); either may be NULL (written as ""). Text from the student's run is made valid UTF-8 first
- * (invalid bytes become '?'). */
+ * "labs", "cpu"); either may be NULL (written as ""). Every text is cleaned (pp__report_clean) and the student's
+ * lines are marked (pp__report_quote, pp__report_error), as on the terminal. */
 
 /* JSON (cJSON): {score, max_score, impl, backend, tests: [{name, lab, config {P, M, v, steps, seed, latency,
  * recompute, layers, hidden (model width, 0: default), time (limit, s), from_config_file (a hidden test), part},
  * score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble, theory, peak_stashes [P],
  * peak_bound [P], grad_err, weight_err, loss_err (-1 when not compared), seconds, checks [{name, score,
- * max_score, passed, message}], output}]}. NaN figures are written as null. */
+ * max_score, passed, message}], output (the output tail, each line marked "| ")}]}. NaN figures are written as
+ * null. */
 int pp__report_json(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
 /* JUnit XML (tests/junit.xsd): <testsuites> holding one <testsuite id name package timestamp hostname tests
@@ -50,15 +53,16 @@ int pp__report_json(const char *path, const pp_test_result *r, int n, const char
  * time> per test and, when the test lost points, either an <error> (the run could not reach its verdict: a
  * crash, a timeout, a compile error, a sandbox refusal, a resource limit, an I/O or backend failure) or a
  * <failure> (checks lost points, including a deadlock or a misuse the schedule made), with message="..." naming
- * the failed checks and the run's error, then <system-out> with the output tail when there is one. Everything
- * is XML-escaped; control characters XML 1.0 cannot hold become '?'. */
+ * the failed checks and the run's error, then <system-out> with the output tail, each line marked "| ", when
+ * there is one. Everything is cleaned and XML-escaped; U+FFFE and U+FFFF, which XML 1.0 cannot hold, become '?'
+ * too. */
 int pp__report_junit(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
 /* Gradescope results.json: {score, execution_time (sum of seconds, rounded up), output (the summary text),
  * output_format, test_output_format and test_name_format "text", visibility "visible", stdout_visibility
  * "hidden", tests: [{name, number (1-based position), score, max_score, status "passed"|"failed", output
  * ("all N checks passed"; else, for a run that did not complete, "<verdict>: the run did not complete" first,
- * then the failed checks, the run's error and the output tail), visibility ("after_published" for hidden
+ * then the failed checks, the run's error and the output tail, marked), visibility ("after_published" for hidden
  * configurations, whose names start with "hidden: ", "visible" otherwise)}]}. No leaderboard: pplab ranks
  * nobody. impl and backend are named in the top-level output. */
 int pp__report_gradescope(const char *path, const pp_test_result *r, int n, const char *impl,
@@ -75,7 +79,8 @@ int pp__report_labs(const pp_test_result *r, int n, const char **labs, int max);
 
 /* Writes why the test lost points as plain text into buf (always NUL-terminated, truncated to len): one line
  * per failed check "- gradients (0/4): <msg>", then "run: <error>" when the run did not complete, then, when
- * with_output is set and there is output, "output (last lines):" and the tail. Empty for a passed test. */
+ * with_output is set and there is output, "output (last lines):" and the tail, marked (pp__report_quote).
+ * Cleaned throughout (pp__report_clean, pp__report_error). Empty for a passed test. */
 void pp__report_failure_text(const pp_test_result *r, int with_output, char *buf, size_t len);
 
 /* What stopped a run that did not complete, as a CI system would name it: "timeout", "crash", "compile
@@ -89,16 +94,39 @@ void pp__report_name_unique(pp_test_result *r, int i);
 /* Formats points compactly ("10", "7.5") into buf; returns buf. */
 const char *pp__report_points(double p, char *buf, size_t len);
 
-/* A NUL-terminated, valid-UTF-8 copy of at most max bytes of s (which need not be terminated within max),
- * invalid bytes replaced by '?'. The caller frees it; NULL only when memory runs out. */
-char *pp__report_utf8(const char *s, size_t max);
+/* Every report passes text it did not compose itself (the student's output, errors and check messages, which
+ * can quote the student's pp_fail message or the compiler) through the three functions below, so that what a
+ * submission prints can neither rewrite a terminal nor pass for a line of the grader's. */
+
+/* A NUL-terminated copy of at most max bytes of s (which need not be terminated within max; a NUL ends it) that
+ * holds valid UTF-8 and no control character but tab and newline: each of these becomes one '?': the other C0
+ * controls (\r, \v, \f, ESC, 0x1c-0x1f, ...), DEL, the C1 controls U+0080-U+009F, U+2028 and U+2029, the bidi
+ * controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069); each byte of an invalid or overlong sequence,
+ * a surrogate or a code point past U+10FFFF becomes one '?' too. Every other character stays as it is ("→",
+ * "é", emoji). Cleaning a clean text changes nothing. The caller frees it; NULL only when memory runs out. */
+char *pp__report_clean(const char *s, size_t max);
+
+/* What every line of text the grader did not write starts with, wherever a report shows it: the captured
+ * output, a pp_fail message's later lines, the compiler's messages. No line the grader writes starts with '|'
+ * (after its blanks), in any report; a parser that strips blanks still finds the mark. */
+#define PP_REPORT_MARK "| "
+
+/* pp__report_clean(s, max) with PP_REPORT_MARK before each of its lines ("| step 1\n| step 2\n"; an empty line
+ * gets "|" alone, and nothing follows a last newline). The caller frees it; NULL only when memory runs out. */
+char *pp__report_quote(const char *s, size_t max);
+
+/* r->error as every report shows it: cleaned, and, for a pp_fail message (PP_ERR_STUDENT) or a compile error,
+ * whose first line is the grader's and whose others are the schedule's or the compiler's, those other lines
+ * marked as by pp__report_quote. The caller frees it; NULL only when memory runs out. */
+char *pp__report_error(const pp_test_result *r);
 
 /* Writes text (NUL-terminated) to path, replacing it; returns 0, or -1 after one line on stderr naming the
  * report (what, e.g. "JSON report"), the path and the reason. text stays the caller's. */
 int pp__report_write(const char *path, const char *text, const char *what);
 
 /* Adds string field key to a cJSON object from a buffer of max bytes that may be unterminated or hold invalid
- * UTF-8 (student output). Returns 0, or -1 when out of memory. Shared by the JSON and Gradescope writers. */
+ * UTF-8 or control characters, cleaned (pp__report_clean). Returns 0, or -1 when out of memory. Shared by the
+ * JSON and Gradescope writers. */
 struct cJSON;
 int pp__report_add_text(struct cJSON *obj, const char *key, const char *s, size_t max);
 

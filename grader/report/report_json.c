@@ -7,11 +7,18 @@
 #include <string.h>
 
 int pp__report_add_text(cJSON *obj, const char *key, const char *s, size_t max) {
-    char *clean = pp__report_utf8(s ? s : "", s ? max : 1);
+    char *clean = pp__report_clean(s ? s : "", s ? max : 1);
     if (!clean) return -1;
     cJSON *item = cJSON_AddStringToObject(obj, key, clean);
     free(clean);
     return item ? 0 : -1;
+}
+
+/* Adds text made by pp__report_quote or pp__report_error (NULL: memory ran out), and frees it. */
+static int add_made(cJSON *obj, const char *key, char *text) {
+    int rc = text ? pp__report_add_text(obj, key, text, strlen(text)) : -1;
+    free(text);
+    return rc;
 }
 
 
@@ -58,7 +65,7 @@ static cJSON *test_json(const pp_test_result *r) {
     bad |= !cfg || !cJSON_AddItemToObject(o, "config", cfg);
     bad |= add_num(o, "score", r->score) | add_num(o, "max_score", r->max) |
            pp__report_add_text(o, "status", pp__report_passed(r) ? "passed" : "failed", 8) |
-           pp__report_add_text(o, "error", r->error, sizeof r->error) | add_bool(o, "timed_out", r->timed_out) |
+           add_made(o, "error", pp__report_error(r)) | add_bool(o, "timed_out", r->timed_out) |
            add_bool(o, "crashed", r->crashed) | add_num(o, "bubble", r->bubble) | add_num(o, "theory", r->theory);
     cJSON *peaks = cJSON_CreateIntArray(r->peak, P), *bounds = cJSON_CreateIntArray(r->peak_bound, P);
     if (!peaks || !bounds) {
@@ -81,7 +88,7 @@ static cJSON *test_json(const pp_test_result *r) {
         }
         cJSON_AddItemToArray(checks, c);
     }
-    bad |= pp__report_add_text(o, "output", r->output_tail, sizeof r->output_tail);
+    bad |= add_made(o, "output", pp__report_quote(r->output_tail, sizeof r->output_tail));
     if (bad) {
         cJSON_Delete(o);
         return NULL;

@@ -3,16 +3,17 @@
  * XMLJUnitResultFormatter writes and Jenkins, GitLab and GitHub read; tests/junit.xsd pins it down. */
 #include "report.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Writes up to max bytes of s XML-escaped. In attributes, tab, newline and carriage return become character
- * references (a parser would fold them into spaces otherwise); other control characters, and the
- * non-characters U+FFFE and U+FFFF, cannot appear in XML 1.0 at all and become '?'. */
+/* Writes up to max bytes of s cleaned (pp__report_clean: of the control characters only tab and newline are
+ * left) and XML-escaped. In attributes, tab and newline become character references (a parser would fold them
+ * into spaces otherwise); the non-characters U+FFFE and U+FFFF cannot appear in XML 1.0 at all and become '?'. */
 static void xml_put(FILE *f, const char *s, size_t max, int attr) {
-    char *clean = pp__report_utf8(s ? s : "", s ? max : 1);
+    char *clean = pp__report_clean(s ? s : "", s ? max : 1);
     if (!clean) return; /* the caller notices through the stream's error state or out of memory later */
     for (const unsigned char *p = (const unsigned char *)clean; *p; p++) {
         switch (*p) {
@@ -23,11 +24,8 @@ static void xml_put(FILE *f, const char *s, size_t max, int attr) {
         case '\'': fputs("&apos;", f); break;
         case '\n': fputs(attr ? "&#10;" : "\n", f); break;
         case '\t': fputs(attr ? "&#9;" : "\t", f); break;
-        case '\r': fputs("&#13;", f); break;
         default:
-            if (*p < 0x20 || *p == 0x7f) {
-                fputc('?', f);
-            } else if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)) {
+            if (p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf)) {
                 fputc('?', f);
                 p += 2;
             } else {
@@ -112,9 +110,11 @@ static void write_case(FILE *f, const pp_test_result *r) {
         fprintf(f, "</%s>\n", tag);
     }
     if (strnlen(r->output_tail, sizeof r->output_tail) > 0) {
+        char *tail = pp__report_quote(r->output_tail, sizeof r->output_tail);
         fputs("      <system-out>", f);
-        xml_put(f, r->output_tail, sizeof r->output_tail, 0);
+        xml_put(f, tail ? tail : PP_REPORT_MARK "(out of memory)", SIZE_MAX, 0);
         fputs("</system-out>\n", f);
+        free(tail);
     }
     fputs("    </testcase>\n", f);
 }

@@ -1,5 +1,6 @@
 /* report_term.c: the grader's terminal output (progress lines, per-lab summary, demo table) and the small
- * helpers the file reports share (verdict, lab order, failure text, points, UTF-8 cleaning). */
+ * helpers the file reports share (verdict, lab order, failure text, points, the cleaning and marking of text the
+ * grader did not write). */
 #include "report.h"
 
 #include <errno.h>
@@ -128,48 +129,46 @@ void pp__report_failure_text(const pp_test_result *r, int with_output, char *buf
     for (int i = 0; i < nchecks_of(r); i++) {
         const pp_check *c = &r->checks[i];
         if (c->passed) continue;
-        sb_printf(&b, "- %.*s (%s/%s): %.*s\n", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
-                  pp__report_points(c->max, p2, sizeof p2), FIELD(c->msg));
+        char *msg = pp__report_clean(c->msg, sizeof c->msg);
+        sb_printf(&b, "- %.*s (%s/%s): %s\n", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
+                  pp__report_points(c->max, p2, sizeof p2), msg ? msg : "(out of memory)");
+        free(msg);
     }
     if (run_failed(r)) {
         char fb[128];
-        if (field_len(r->error, sizeof r->error) > 0)
-            sb_printf(&b, "run: %.*s\n", FIELD(r->error));
-        else
+        if (field_len(r->error, sizeof r->error) > 0) {
+            char *error = pp__report_error(r);
+            sb_printf(&b, "run: %s\n", error ? error : "(out of memory)");
+            free(error);
+        } else {
             sb_printf(&b, "run: %s\n", run_failure_fallback(r, fb, sizeof fb));
+        }
     } else if (b.used == 0 && !pp__report_passed(r)) {
         sb_printf(&b, "scored %s of %s points\n", pp__report_points(r->score, p1, sizeof p1),
                   pp__report_points(r->max, p2, sizeof p2));
     }
-    if (with_output && b.used > 0 && field_len(r->output_tail, sizeof r->output_tail) > 0)
-        sb_printf(&b, "output (last lines):\n%.*s", FIELD(r->output_tail));
+    if (with_output && b.used > 0 && field_len(r->output_tail, sizeof r->output_tail) > 0) {
+        char *tail = pp__report_quote(r->output_tail, sizeof r->output_tail);
+        sb_printf(&b, "output (last lines):\n%s", tail ? tail : PP_REPORT_MARK "(out of memory)");
+        free(tail);
+    }
     while (b.used > 0 && buf[b.used - 1] == '\n') buf[--b.used] = '\0';
 }
 
-/* Prints up to max bytes of text, one line at a time: the first after first_prefix, the others after
- * prefix. Control characters and invalid UTF-8 become '?' so a student's escape sequences cannot repaint the
- * terminal. */
-static void print_lines(FILE *out, const char *raw, size_t max, const char *first_prefix, const char *prefix) {
-    char *clean = pp__report_utf8(raw, max);
-    const char *text = clean ? clean : "(out of memory)";
-    size_t n = strlen(text);
-    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+/* Prints text, made by pp__report_clean or pp__report_quote (so it holds no control character but tab and
+ * newline), one line at a time: the first after first_prefix, the others after prefix; NULL (memory ran out)
+ * prints a note instead. Frees text. */
+static void print_lines(FILE *out, char *text, const char *first_prefix, const char *prefix) {
+    const char *t = text ? text : "(out of memory)";
+    size_t n = strlen(t);
+    while (n > 0 && t[n - 1] == '\n') n--;
     fputs(first_prefix, out);
     for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch == '\n') {
-            fputc('\n', out);
-            fputs(prefix, out);
-        } else if (ch == '\r') {
-            continue;
-        } else if (ch == '\t' || ch >= 0x20) {
-            fputc(ch == 0x7f ? '?' : ch, out);
-        } else {
-            fputc('?', out);
-        }
+        fputc(t[i], out);
+        if (t[i] == '\n') fputs(prefix, out);
     }
     fputc('\n', out);
-    free(clean);
+    free(text);
 }
 
 /* Long failure reports already printed in this run (a deadlock's several lines), so that the same one in a later
@@ -230,13 +229,13 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
             char ref[200];
             snprintf(ref, sizeof ref, "the same failure as [%d] %s, shown in full above", seen[same].index,
                      seen[same].name);
-            print_lines(out, ref, sizeof ref, label, "      ");
+            print_lines(out, pp__report_clean(ref, sizeof ref), label, "      ");
         } else if (field_len(r->error, sizeof r->error) > 0) {
-            print_lines(out, r->error, sizeof r->error, label, "      ");
+            print_lines(out, pp__report_error(r), label, "      ");
         } else {
             char fb[128];
             run_failure_fallback(r, fb, sizeof fb);
-            print_lines(out, fb, sizeof fb, label, "      ");
+            print_lines(out, pp__report_clean(fb, sizeof fb), label, "      ");
         }
     }
     int gated = 0;
@@ -251,7 +250,7 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
         char head[160];
         snprintf(head, sizeof head, "    - %.*s (%s/%s): ", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
                  pp__report_points(c->max, p2, sizeof p2));
-        print_lines(out, c->msg, sizeof c->msg, head, "      ");
+        print_lines(out, pp__report_clean(c->msg, sizeof c->msg), head, "      ");
     }
     if (gated)
         fprintf(out, "    - %d %scheck%s (%s points): not graded until %s\n", gated, gated < nchecks_of(r) ? "more " : "",
@@ -260,7 +259,7 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
                                                                      : "the gradients are right");
     if (field_len(r->output_tail, sizeof r->output_tail) > 0) {
         fputs("    output (last lines):\n", out);
-        print_lines(out, r->output_tail, sizeof r->output_tail, "      ", "      ");
+        print_lines(out, pp__report_quote(r->output_tail, sizeof r->output_tail), "      ", "      ");
     }
 }
 
@@ -368,7 +367,19 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n) {
     }
 }
 
-char *pp__report_utf8(const char *s, size_t max) {
+/* 1 for a code point no report shows as itself. Each of these ends a line for some reader (Python's splitlines()
+ * splits at \v, \f, \r, \x1c-\x1e, U+0085, U+2028 and U+2029), moves a terminal's cursor, erases or colours what
+ * is there (ESC, the C1 CSI), or reorders what a reader sees (the bidi controls): student text with any of them
+ * could be read as a line of the grader's. Tab and newline stay; a newline is where the mark goes. */
+static int hidden_code_point(unsigned cp) {
+    if (cp < 0x20) return cp != '\n' && cp != '\t';
+    if (cp >= 0x7f && cp <= 0x9f) return 1; /* DEL, the C1 controls */
+    if (cp == 0x2028 || cp == 0x2029) return 1;
+    return cp == 0x061c || cp == 0x200e || cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+char *pp__report_clean(const char *s, size_t max) {
     size_t n = s ? strnlen(s, max) : 0;
     char *o = malloc(n + 1);
     if (!o) return NULL;
@@ -379,22 +390,69 @@ char *pp__report_utf8(const char *s, size_t max) {
         size_t need = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 9;
         int good = need != 9 && i + need < n;
         for (size_t j = 1; good && j <= need; j++) good = (u[i + j] & 0xc0) == 0x80;
+        unsigned cp = c;
         if (good && need > 0) {
-            /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF are invalid too. */
-            unsigned cp = need == 1 ? (c & 0x1fu) : need == 2 ? (c & 0x0fu) : (c & 0x07u);
+            /* Overlong forms (an overlong newline must not become one), UTF-16 surrogates and code points past
+             * U+10FFFF are invalid too. */
+            cp = need == 1 ? (c & 0x1fu) : need == 2 ? (c & 0x0fu) : (c & 0x07u);
             for (size_t j = 1; j <= need; j++) cp = (cp << 6) | (u[i + j] & 0x3fu);
             unsigned lo = need == 1 ? 0x80 : need == 2 ? 0x800 : 0x10000;
             good = cp >= lo && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
         }
         if (!good) {
+            /* one '?' per byte: the bytes after a bad lead are looked at again, as leads of their own */
             o[k++] = '?';
             i++;
             continue;
         }
-        for (size_t j = 0; j <= need; j++) o[k++] = (char)u[i + j];
+        if (hidden_code_point(cp))
+            o[k++] = '?';
+        else
+            for (size_t j = 0; j <= need; j++) o[k++] = (char)u[i + j];
         i += need + 1;
     }
     o[k] = '\0';
+    return o;
+}
+
+char *pp__report_quote(const char *s, size_t max) {
+    char *clean = pp__report_clean(s, max);
+    if (!clean) return NULL;
+    size_t n = strlen(clean), lines = 1;
+    for (size_t i = 0; i < n; i++) lines += clean[i] == '\n';
+    char *o = malloc(n + lines * (sizeof PP_REPORT_MARK - 1) + 1);
+    if (o) {
+        size_t k = 0;
+        for (const char *line = clean; *line;) {
+            const char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
+            /* an empty line gets the mark without its blank: no trailing blanks */
+            size_t mark = len ? sizeof PP_REPORT_MARK - 1 : 1;
+            memcpy(o + k, PP_REPORT_MARK, mark);
+            memcpy(o + k + mark, line, len);
+            k += mark + len;
+            if (nl) o[k++] = '\n';
+            line += len + (nl != NULL);
+        }
+        o[k] = '\0';
+    }
+    free(clean);
+    return o;
+}
+
+char *pp__report_error(const pp_test_result *r) {
+    size_t n = strnlen(r->error, sizeof r->error);
+    const char *nl = memchr(r->error, '\n', n);
+    /* A pp_fail message is the schedule's own text after the runtime's "rank N: ", and a compile error is the
+     * compiler's messages after the grader's "compile error in FILE:" line; the compiler quotes the student's
+     * file, and #line or #error put any text at the start of its lines. Every other error is the grader's. */
+    if (!nl || (r->status != PP_ERR_STUDENT && r->status != PP_ERR_COMPILE)) return pp__report_clean(r->error, n);
+    size_t head = (size_t)(nl + 1 - r->error);
+    char *first = pp__report_clean(r->error, head), *rest = pp__report_quote(nl + 1, n - head);
+    char *o = first && rest ? malloc(strlen(first) + strlen(rest) + 1) : NULL;
+    if (o) strcat(strcpy(o, first), rest);
+    free(first);
+    free(rest);
     return o;
 }
 
