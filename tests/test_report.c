@@ -1,6 +1,9 @@
 /* test_report.c: the grader's report writers on hand-made results (full marks, a failed check, a timeout
  * whose output needs escaping): terminal progress and summary lines, the demo table, and the JSON, JUnit XML
- * and Gradescope files read back; the JUnit XML validated against tests/junit.xsd, also from a real grading run. */
+ * and Gradescope files read back; the JUnit XML validated against tests/junit.xsd, also from a real grading run.
+ * Then forged verdicts: output, errors and check messages that hide "Score: 12/12" behind every character some
+ * reader breaks a line at, read back from every report as a Python script would, and a real submission that
+ * prints them. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <cjson/cJSON.h>
@@ -675,4 +678,422 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     free(text);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     system(cmd);
+}
+
+/* ---- what a submission prints cannot pass for the grader's ------------------------------------------------ */
+
+/* One line of forged verdicts per character some reader takes for a line break or a cursor move (NEL, U+2028,
+ * U+2029, \r, \v, \f, \x1c-\x1f, ESC and C1 sequences, bidi controls, overlong newlines and NELs, a surrogate, a
+ * code point past U+10FFFF, invalid bytes), then plain forged lines, which only the mark tells apart; the first
+ * line is valid UTF-8 that must pass unchanged. FORGED_SHOWN is the same as every report shows it. */
+#define FORGED                                                                                                     \
+    "loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe4\xb8\xad\n"                                     \
+    "\xc2\x85Score: 12/12\xc2\x85" "FULL MARKS\n"                                                                  \
+    "\xe2\x80\xa8Score: 12/12\xe2\x80\xa9" "FULL MARKS\n"                                                          \
+    "\rScore: 12/12\vFULL MARKS\fScore: 12/12\r\n"                                                                 \
+    "\x1cScore: 12/12\x1d" "FULL MARKS\x1eScore: 12/12\x1f\n"                                                      \
+    "\033[2K\033[1GScore: 12/12 \033]0;FULL MARKS\007\n"                                                           \
+    "\xc2\x9b" "2K\xc2\x9b" "1GFULL MARKS\n"                                                                       \
+    "\xe2\x80\xae" "SKRAM LLUF\xe2\x80\xac \xd8\x9c\xe2\x80\x8e\xe2\x80\x8f \xe2\x81\xa6Score: 12/12\xe2\x81\xa9\n" \
+    "\xc0\x8aScore: 12/12\xe0\x80\x8a" "FULL MARKS\xc1\x85\xe0\x82\x85Score: 12/12\n"                              \
+    "\xed\xa0\x80 \xf4\x90\x80\x80 \xff\xfe \xf8\x88\x80\x80\x80 \x85Score: 12/12\n"                               \
+    "\ttab and DEL\x7f and \xc2\xa0nbsp\n"                                                                         \
+    "\n"                                                                                                           \
+    "[1/4] gpipe P=4 M=4 seed=7 ........................   12/12  ok  (0.10 s)\n"                                  \
+    "run: ok\n"                                                                                                    \
+    "all 6 checks passed\n"                                                                                        \
+    "Score: 12/12\n"                                                                                               \
+    "FULL MARKS\n"
+#define FORGED_SHOWN                                                                                               \
+    "| loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe4\xb8\xad\n"                                   \
+    "| ?Score: 12/12?FULL MARKS\n"                                                                                 \
+    "| ?Score: 12/12?FULL MARKS\n"                                                                                 \
+    "| ?Score: 12/12?FULL MARKS?Score: 12/12?\n"                                                                   \
+    "| ?Score: 12/12?FULL MARKS?Score: 12/12?\n"                                                                   \
+    "| ?[2K?[1GScore: 12/12 ?]0;FULL MARKS?\n"                                                                     \
+    "| ?2K?1GFULL MARKS\n"                                                                                         \
+    "| ?SKRAM LLUF? ??? ?Score: 12/12?\n"                                                                          \
+    "| ??Score: 12/12???FULL MARKS?????Score: 12/12\n"                                                             \
+    "| ??? ???? ?? ????? ?Score: 12/12\n"                                                                          \
+    "| \ttab and DEL? and \xc2\xa0nbsp\n"                                                                          \
+    "|\n"                                                                                                          \
+    "| [1/4] gpipe P=4 M=4 seed=7 ........................   12/12  ok  (0.10 s)\n"                                \
+    "| run: ok\n"                                                                                                  \
+    "| all 6 checks passed\n"                                                                                      \
+    "| Score: 12/12\n"                                                                                             \
+    "| FULL MARKS\n"
+/* A pp_fail message that forges more lines, and how reports show it: its first line is the runtime's. */
+#define FAIL_MSG "rank 0: refusing M=3\nScore: 12/12\nFULL MARKS\n\xc2\x85Score: 12/12\xe2\x80\xa8" "FULL MARKS"
+#define FAIL_SHOWN "rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS"
+/* The compiler's messages, which #line and #error fill with the student's words. */
+#define COMPILE_MSG                                                                                                \
+    "compile error in labs/02-gpipe/gpipe.c:\nFULL MARKS:1:2: error: #error Score: 12/12\n    1 | #error\n"       \
+    "      |  ^~~~~\n"
+
+static int lines_of(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* The length of the line break at p as Python's str.splitlines() sees one in UTF-8 text (\n, \r, \r\n, \v,
+ * \f, \x1c, \x1d, \x1e, U+0085, U+2028, U+2029), 0 when there is none: how a script that reads a report file
+ * with open().read().splitlines() cuts it. */
+static size_t py_break(const unsigned char *p) {
+    if (p[0] == '\r') return p[1] == '\n' ? 2 : 1;
+    if (p[0] == '\n' || p[0] == '\v' || p[0] == '\f' || (p[0] >= 0x1c && p[0] <= 0x1e)) return 1;
+    if (p[0] == 0xc2 && p[1] == 0x85) return 2;
+    if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9)) return 3;
+    return 0;
+}
+
+/* The length of the whitespace character at p that Python's str.strip() removes, 0 when there is none. */
+static size_t py_space(const unsigned char *p) {
+    if (*p == ' ' || (*p >= '\t' && *p <= '\r') || (*p >= 0x1c && *p <= 0x1f)) return 1;
+    if (p[0] == 0xc2 && (p[1] == 0x85 || p[1] == 0xa0)) return 2;
+    if (p[0] == 0xe1 && p[1] == 0x9a && p[2] == 0x80) return 3; /* U+1680 */
+    if (p[0] == 0xe2 && p[1] == 0x80 && ((p[2] >= 0x80 && p[2] <= 0x8a) || p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf))
+        return 3;
+    if (p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) return 3; /* U+205F */
+    if (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) return 3; /* U+3000 */
+    return 0;
+}
+
+/* Splits text as Python's splitlines() does, each line's leading whitespace stripped as strip() does: *lines
+ * gets that many malloc'd strings (free with free_lines). */
+static int py_lines(const char *text, char ***lines) {
+    int n = 0, cap = 16;
+    *lines = malloc((size_t)cap * sizeof **lines);
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        const unsigned char *start = p;
+        size_t br = 0;
+        while (*p && !(br = py_break(p))) p++;
+        const unsigned char *s = start;
+        for (size_t sp; s < p && (sp = py_space(s)) > 0;) s += sp;
+        if (n == cap) *lines = realloc(*lines, (size_t)(cap *= 2) * sizeof **lines);
+        (*lines)[n++] = strndup((const char *)s, (size_t)(p - s));
+        p += br;
+    }
+    return n;
+}
+
+static void free_lines(char **lines, int n) {
+    for (int i = 0; i < n; i++) free(lines[i]);
+    free(lines);
+}
+
+/* A line the grader writes that starts as a verdict does, and how many such lines the text holds. */
+typedef struct {
+    const char *start;
+    int want;
+} genuine;
+
+/* The words a verdict or a report line of the grader's starts with, which a forger would copy. */
+static const char *const verdict_words[] = {"Score", "FULL MARKS", "NOT FULL MARKS", "[", "run:", "all ",
+                                            "output (last lines)"};
+
+/* Expects text to hold no control character but tab and newline and only valid UTF-8 (cleaning it changes
+ * nothing), and of every line as a Python script reads it (splitlines, then strip) that one starting with a
+ * verdict's words be one of the grader's own: g[i].want lines start with g[i].start, and no other line starts
+ * with any of verdict_words. Returns the number of lines that start with the mark. */
+static int expect_only_genuine(const char *what, const char *text, const genuine *g, int ng) {
+    char *clean = pp__report_clean(text, SIZE_MAX);
+    cr_assert(clean);
+    cr_expect_str_eq(clean, text, "%s holds a control character or invalid UTF-8", what);
+    free(clean);
+    char **lines;
+    int n = py_lines(text, &lines), marked = 0, got[16] = {0};
+    cr_assert(ng <= 16);
+    for (int i = 0; i < n; i++) {
+        if (lines[i][0] == PP_REPORT_MARK[0]) {
+            marked++;
+            continue;
+        }
+        int verdict = 0, match = -1;
+        for (size_t w = 0; w < sizeof verdict_words / sizeof *verdict_words; w++)
+            verdict |= !strncmp(lines[i], verdict_words[w], strlen(verdict_words[w]));
+        for (int k = 0; k < ng && match < 0; k++)
+            if (!strncmp(lines[i], g[k].start, strlen(g[k].start))) match = k;
+        if (match >= 0)
+            got[match]++;
+        else
+            cr_expect(!verdict, "%s: line %d passes for a verdict: '%s'", what, i + 1, lines[i]);
+    }
+    for (int k = 0; k < ng; k++)
+        cr_expect_eq(got[k], g[k].want, "%s: %d lines start with '%s', the grader wrote %d", what, got[k], g[k].start,
+                     g[k].want);
+    free_lines(lines, n);
+    return marked;
+}
+
+Test(report, clean_hides_every_line_break_and_control, .timeout = 10) {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"a\nb\tc", "a\nb\tc"},
+        {"\r\v\f\033\x01\x1c\x1d\x1e\x1f\x7f", "??????????"},
+        {"\xc2\x80|\xc2\x85|\xc2\x9f|\xc2\xa0", "?|?|?|\xc2\xa0"},
+        {"\xe2\x80\xa8|\xe2\x80\xa9", "?|?"},
+        {"\xd8\x9c\xe2\x80\x8e\xe2\x80\x8f\xe2\x80\xaa\xe2\x80\xab\xe2\x80\xac\xe2\x80\xad\xe2\x80\xae", "????????"},
+        {"\xe2\x81\xa6\xe2\x81\xa7\xe2\x81\xa8\xe2\x81\xa9", "????"},
+        {"\xc0\x8a|\xc1\x85|\xe0\x80\x8a|\xe0\x82\x85|\xf0\x80\x80\x8a", "??|??|???|???|????"},
+        {"\xed\xa0\x80|\xed\xbf\xbf|\xf4\x90\x80\x80|\xf8\x88\x80\x80\x80", "???|???|????|?????"},
+        {"\xff\xfe|\x80|\xe2\x86|\xe2", "??|?|??|?"},
+        /* what students print stays */
+        {"\xe2\x86\x92 caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe4\xb8\xad \xe2\x80\x8b \xef\xbb\xbf \xf4\x8f\xbf\xbf",
+         "\xe2\x86\x92 caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe4\xb8\xad \xe2\x80\x8b \xef\xbb\xbf \xf4\x8f\xbf\xbf"},
+        {FORGED, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = pp__report_clean(cases[i].in, strlen(cases[i].in));
+        cr_assert(got);
+        if (cases[i].out) cr_expect_str_eq(got, cases[i].out, "case %zu", i);
+        char *again = pp__report_clean(got, strlen(got));
+        cr_expect_str_eq(again, got, "cleaning a clean text changes it (case %zu)", i);
+        free(again);
+        free(got);
+    }
+    char *cut = pp__report_clean("ab\xe2\x86\x92", 4); /* max cuts the arrow: its start is invalid */
+    cr_expect_str_eq(cut, "ab??");
+    free(cut);
+}
+
+Test(report, quote_marks_every_line, .timeout = 10) {
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"", ""}, {"x", "| x"}, {"a\n\nb\n", "| a\n|\n| b\n"}, {"\n", "|\n"}, {"a\rb\n", "| a?b\n"},
+        {FORGED, FORGED_SHOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *got = pp__report_quote(cases[i].in, strlen(cases[i].in));
+        cr_assert(got);
+        cr_expect_str_eq(got, cases[i].out, "case %zu", i);
+        free(got);
+    }
+}
+
+/* r[0] passes and printed the forgeries, r[1] refused its configuration with pp_fail (a forging message), r[2]
+ * timed out after printing them, with an error that hides a forgery behind NEL and U+2029, r[3] did not compile
+ * (forging compiler messages); r[1] and r[2] each fail a check whose message hides one behind NEL, \r and ESC.
+ * Totals: 12 of 48. */
+static void make_forged(pp_test_result r[4]) {
+    static const char *const names[] = {"gpipe P=4 M=4 seed=7", "gpipe P=2 M=3 seed=8", "gpipe P=4 M=8 seed=9",
+                                        "gpipe P=2 M=2 seed=1"};
+    for (int i = 0; i < 4; i++) {
+        base(&r[i], "gpipe", 4, 4, 1, 7);
+        snprintf(r[i].name, sizeof r[i].name, "%s", names[i]);
+        r[i].seconds = 0.1;
+    }
+    add(&r[0], check("gradients", 6, 1, "rel err 1.2e-07 <= 1e-05"));
+    add(&r[0], check("bubble", 6, 1, "0.4286 == 0.4286"));
+    snprintf(r[0].output_tail, sizeof r[0].output_tail, "%s", FORGED);
+    for (int i = 1; i < 4; i++) {
+        add(&r[i], check("gradients", 6, 0, "rel err 0.5 > 1e-05\xc2\x85Score: 12/12\rFULL MARKS\033[2K"));
+        add(&r[i], check("bubble", 6, 0, "not graded: the run failed"));
+    }
+    r[1].status = PP_ERR_STUDENT;
+    snprintf(r[1].error, sizeof r[1].error, "%s", FAIL_MSG);
+    snprintf(r[1].output_tail, sizeof r[1].output_tail, "%s", FORGED);
+    r[2].status = PP_ERR_TIMEOUT;
+    r[2].timed_out = 1;
+    snprintf(r[2].error, sizeof r[2].error, "no result after 10 s\xc2\x85Score: 12/12\xe2\x80\xa9" "FULL MARKS");
+    snprintf(r[2].output_tail, sizeof r[2].output_tail, "%s", FORGED);
+    r[3].status = PP_ERR_COMPILE;
+    snprintf(r[3].error, sizeof r[3].error, "%s", COMPILE_MSG);
+}
+
+/* Every lost test's first failed check is a genuine verdict line only in its own report: the forgery in its
+ * message is cleaned into the same line. */
+Test(report, forged_verdicts_stay_inside_marked_lines_on_the_terminal, .timeout = 10) {
+    pp_test_result r[4];
+    make_forged(r);
+    char *text = NULL;
+    size_t len;
+    FILE *out = open_memstream(&text, &len);
+    for (int i = 0; i < 4; i++) pp__report_progress(out, &r[i], i + 1, 4, 0);
+    pp__report_summary(out, r, 4, 0);
+    fclose(out);
+    const genuine g[] = {{"[1/4] gpipe P=4 M=4 seed=7 ", 1},
+                         {"[2/4] gpipe P=2 M=3 seed=8 ", 1},
+                         {"[3/4] gpipe P=4 M=8 seed=9 ", 1},
+                         {"[4/4] gpipe P=2 M=2 seed=1 ", 1},
+                         {"run: ", 3},
+                         {"output (last lines):", 2},
+                         {"Score by lab:", 1},
+                         {"Score: 12/48", 1},
+                         {"NOT FULL MARKS: 3 tests lost points", 1}};
+    int marked = expect_only_genuine("the terminal", text, g, sizeof g / sizeof *g);
+    cr_expect_eq(marked, 2 * lines_of(FORGED) + 3 + 3, "every line of the two outputs, the pp_fail message's and the "
+                 "compiler's: %s", text);
+    cr_expect(strstr(text, "\n    run: rank 0: refusing M=3\n      | Score: 12/12\n      | FULL MARKS\n") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "\n    run: no result after 10 s?Score: 12/12?FULL MARKS\n") != NULL, "%s", text);
+    cr_expect(strstr(text, "\n    run: compile error in labs/02-gpipe/gpipe.c:\n      | FULL MARKS:1:2: error:") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "\n    - gradients (0/6): rel err 0.5 > 1e-05?Score: 12/12?FULL MARKS?[2K\n") != NULL,
+              "%s", text);
+    cr_expect(strstr(text, "\n      | loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80 \xe4\xb8\xad\n") != NULL,
+              "valid UTF-8 passes unchanged: %s", text);
+    free(text);
+}
+
+/* A string value of a parsed report: cleaned, and all of it marked when it is captured output. */
+static const char *str_field(cJSON *o, const char *key) {
+    cJSON *v = cJSON_GetObjectItem(o, key);
+    cr_assert(cJSON_IsString(v), "no string %s", key);
+    char *clean = pp__report_clean(v->valuestring, SIZE_MAX);
+    cr_expect_str_eq(clean, v->valuestring, "%s holds a control character", key);
+    free(clean);
+    return v->valuestring;
+}
+
+Test(report, forged_verdicts_stay_inside_marked_lines_in_json, .timeout = 10) {
+    pp_test_result r[4];
+    make_forged(r);
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_json(path, r, 4, "labs", "cpu") == 0);
+    char *text = slurp(path);
+    /* the file as a script's splitlines() reads it: no verdict of any kind, JSON holds them in strings */
+    expect_only_genuine("the JSON file", text, NULL, 0);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "not JSON: %s", text);
+    cr_expect_eq(cJSON_GetObjectItem(root, "score")->valuedouble, 12);
+    cJSON *tests = cJSON_GetObjectItem(root, "tests");
+    for (int i = 0; i < 3; i++)
+        cr_expect_str_eq(str_field(cJSON_GetArrayItem(tests, i), "output"), FORGED_SHOWN, "test %d", i);
+    cr_expect_str_eq(str_field(cJSON_GetArrayItem(tests, 1), "error"), FAIL_SHOWN);
+    cr_expect_str_eq(str_field(cJSON_GetArrayItem(tests, 2), "error"), "no result after 10 s?Score: 12/12?FULL MARKS");
+    const char *compile = str_field(cJSON_GetArrayItem(tests, 3), "error");
+    cr_expect(!strncmp(compile, "compile error in labs/02-gpipe/gpipe.c:\n| FULL MARKS:1:2: error:", 63), "%s", compile);
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(tests, 1), "checks"), 0);
+    cr_expect_str_eq(str_field(c0, "message"), "rel err 0.5 > 1e-05?Score: 12/12?FULL MARKS?[2K");
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+Test(report, forged_verdicts_stay_inside_marked_lines_in_junit, .timeout = 30) {
+    pp_test_result r[4];
+    make_forged(r);
+    char path[256], msg[4096];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_junit(path, r, 4, "labs", "cpu") == 0);
+    cr_expect_eq(xmllint(path, msg, sizeof msg), 0, "%s", msg);
+    char *x = slurp(path);
+    const genuine g[] = {{"run: ", 3}};
+    int marked = expect_only_genuine("the JUnit file", x, g, 1);
+    /* each <system-out> starts on its tag's line, so its first line is not counted */
+    cr_expect_eq(marked, 3 * (lines_of(FORGED) - 1) + 3 + 3, "%s", x);
+    cr_expect_eq(count(x, "<system-out>| loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80"), 3, "%s", x);
+    cr_expect(strstr(x, "\nrun: rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS</failure>"),
+              "%s", x);
+    free(x);
+    unlink(path);
+}
+
+Test(report, forged_verdicts_stay_inside_marked_lines_on_gradescope, .timeout = 10) {
+    pp_test_result r[4];
+    make_forged(r);
+    char path[256];
+    tmp_path(path, sizeof path);
+    cr_assert(pp__report_gradescope(path, r, 4, "labs", "cpu") == 0);
+    char *text = slurp(path);
+    expect_only_genuine("the Gradescope file", text, NULL, 0);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "not JSON: %s", text);
+    const genuine summary[] = {{"Score by lab:", 1}, {"Score: 12/48", 1}, {"NOT FULL MARKS: 3 tests lost points", 1}};
+    expect_only_genuine("the Gradescope summary", str_field(root, "output"), summary, 3);
+    /* the tests' feedback, one after another as a student scrolls through it */
+    char *all = NULL;
+    size_t len;
+    FILE *m = open_memstream(&all, &len);
+    cJSON *t;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItem(root, "tests")) fprintf(m, "%s\n", str_field(t, "output"));
+    fclose(m);
+    const genuine g[] = {{"all 2 checks passed", 1}, {"run: ", 3}, {"output (last lines):", 2}};
+    int marked = expect_only_genuine("the Gradescope feedback", all, g, 3);
+    cr_expect_eq(marked, 2 * lines_of(FORGED) + 3 + 3, "%s", all);
+    cr_expect(strstr(all, "\nrun: rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS\n"
+                          "output (last lines):\n" FORGED_SHOWN) != NULL, "%s", all);
+    free(all);
+    cJSON_Delete(root);
+    free(text);
+    unlink(path);
+}
+
+/* A real grading of tests/hostile/forge-verdict, a correct GPipe that prints forged verdicts behind every
+ * character above and refuses M = 3 with a forging pp_fail: it keeps exactly its real points (full marks where
+ * it ran, 0 where it refused), and in each report every line it wrote carries the mark and none passes for a
+ * verdict. */
+Test(report, forging_submission_keeps_its_points_and_no_line_of_its_own, .timeout = 240) {
+    char dir[] = "/tmp/pplab-forge-XXXXXX", bin[PATH_MAX], cmd[4 * PATH_MAX + 512], msg[8192];
+    cr_assert(mkdtemp(dir));
+    test_build_dir(bin, sizeof bin);
+    snprintf(cmd, sizeof cmd, "cp -r tests/hostile/forge-verdict/02-gpipe '%s'/ && chmod -R a+rX '%s' && printf "
+             "'gpipe P=4 M=4 seed=7\\ngpipe P=2 M=3 seed=8\\n' > '%s/hidden.cfg'", dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "'%s/pplab' grade --impl '%s' --lab gpipe --config '%s/hidden.cfg' --only-config "
+             "--json '%s/r.json' --junit '%s/r.xml' --gradescope '%s/gs.json' > '%s/out.txt' 2>&1",
+             bin, dir, dir, dir, dir, dir, dir);
+    int st = system(cmd);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "one test lost points: exit 1, got %d", st);
+    char path[PATH_MAX + 16];
+
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    char *text = slurp(path);
+    expect_only_genuine("the JSON file", text, NULL, 0);
+    cJSON *root = cJSON_Parse(text);
+    cr_assert(root, "not JSON: %s", text);
+    cJSON *tests = cJSON_GetObjectItem(root, "tests"), *ran = cJSON_GetArrayItem(tests, 0),
+          *refused = cJSON_GetArrayItem(tests, 1);
+    cr_assert(cJSON_GetArraySize(tests) == 2, "%s", text);
+    double max = cJSON_GetObjectItem(ran, "max_score")->valuedouble;
+    cr_expect(max > 0 && cJSON_GetObjectItem(ran, "score")->valuedouble == max, "correct work: full marks: %s",
+              str_field(ran, "error"));
+    cr_expect_eq(cJSON_GetObjectItem(refused, "score")->valuedouble, 0);
+    cr_expect_eq(cJSON_GetObjectItem(root, "score")->valuedouble, max, "only its real points");
+    cr_expect_str_eq(str_field(refused, "error"), "rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n"
+                     "| ?Score: 12/12?FULL MARKS");
+    const char *out0 = str_field(ran, "output"), *out1 = str_field(refused, "output");
+    const char *head = "| loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80\n| ?Score: 12/12?FULL MARKS\n";
+    cr_expect(!strncmp(out1, head, strlen(head)), "valid UTF-8 passes unchanged, the rest is cleaned: %s", out1);
+    cr_expect_eq(expect_only_genuine("its output", out0, NULL, 0), lines_of(out0), "every line marked: %s", out0);
+    int tail = expect_only_genuine("its output", out1, NULL, 0);
+    cr_expect_eq(tail, lines_of(out1), "every line marked: %s", out1);
+    char score[64];
+    snprintf(score, sizeof score, "Score: %g/%g", max, 2 * max);
+    cJSON_Delete(root);
+    free(text);
+
+    snprintf(path, sizeof path, "%s/out.txt", dir);
+    text = slurp(path);
+    const genuine g[] = {{"[1/2] hidden: gpipe P=4 M=4 seed=7 ", 1}, {"[2/2] hidden: gpipe P=2 M=3 seed=8 ", 1},
+                         {"run: rank 0: refusing M=3", 1}, {"output (last lines):", 1}, {"Score by lab:", 1},
+                         {score, 1}, {"NOT FULL MARKS: 1 test lost points", 1}};
+    cr_expect_eq(expect_only_genuine("the terminal", text, g, sizeof g / sizeof *g), tail + 3, "%s", text);
+    free(text);
+
+    snprintf(path, sizeof path, "%s/r.xml", dir);
+    cr_expect_eq(xmllint(path, msg, sizeof msg), 0, "%s", msg);
+    text = slurp(path);
+    const genuine run[] = {{"run: rank 0: refusing M=3", 1}};
+    expect_only_genuine("the JUnit file", text, run, 1);
+    free(text);
+
+    snprintf(path, sizeof path, "%s/gs.json", dir);
+    text = slurp(path);
+    expect_only_genuine("the Gradescope file", text, NULL, 0);
+    root = cJSON_Parse(text);
+    cr_assert(root, "not JSON: %s", text);
+    const genuine summary[] = {{"Score by lab:", 1}, {score, 1}, {"NOT FULL MARKS: 1 test lost points", 1}};
+    expect_only_genuine("the Gradescope summary", str_field(root, "output"), summary, 3);
+    const genuine feedback[] = {{"run: rank 0: refusing M=3", 1}, {"output (last lines):", 1}};
+    cJSON *t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "tests"), 1);
+    cr_expect_eq(expect_only_genuine("the Gradescope feedback", str_field(t1, "output"), feedback, 2), tail + 3);
+    cJSON_Delete(root);
+    free(text);
+    test_rm_tree(dir);
 }
