@@ -904,8 +904,8 @@ static void make_forged(pp_test_result r[4]) {
     snprintf(r[3].error, sizeof r[3].error, "%s", COMPILE_MSG);
 }
 
-/* Every lost test's first failed check is a genuine verdict line only in its own report: the forgery in its
- * message is cleaned into the same line. */
+/* pplab grade's output as a script would read it: the forgeries in check messages and in the timeout's error
+ * are cleaned into the grader's line, those in the output and in the pp_fail and compiler messages marked. */
 Test(report, forged_verdicts_stay_inside_marked_lines_on_the_terminal, .timeout = 10) {
     pp_test_result r[4];
     make_forged(r);
@@ -939,7 +939,7 @@ Test(report, forged_verdicts_stay_inside_marked_lines_on_the_terminal, .timeout 
     free(text);
 }
 
-/* A string value of a parsed report: cleaned, and all of it marked when it is captured output. */
+/* A string value of a parsed report, expected to hold no control character but tab and newline. */
 static const char *str_field(cJSON *o, const char *key) {
     cJSON *v = cJSON_GetObjectItem(o, key);
     cr_assert(cJSON_IsString(v), "no string %s", key);
