@@ -1,8 +1,13 @@
 /* test_warmup.c: the warm-up lab's grader. The reference solution earns every point, the untouched handout
  * earns none and returns at once, and deliberately wrong answers lose exactly the checks they should, with a
  * message that says what was expected and what was seen. Also checks the answer keys themselves against the
- * canonical orders (replayed bubble, stash count walked op by op). Runs with the project root as cwd. */
+ * canonical orders (replayed bubble, stash count walked op by op). On cases drawn from a hidden configuration's
+ * seed, the solution still earns every point, a table of the public answers earns none, the same seed gives
+ * the same report, and a failure shows the hint but never the expected value. Runs with the project root as
+ * cwd. */
 #include <criterion/criterion.h>
+#include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +21,7 @@
 #include "impl.h"
 #include "runner.h"
 #include "schedule.h"
+#include "suite.h"
 #include "testutil.h"
 
 
@@ -47,14 +53,18 @@ static void impl_from_file(const char *src, char *dir, size_t len) {
     impl_from_text(text, "", dir, len);
 }
 
-static void grade(const char *dir, const char *part, pp_test_result *r) {
+/* Grades one part of implementation folder dir: on the public cases, or on those drawn from seed when drawn. */
+static void grade_drawn(const char *dir, const char *part, int drawn, unsigned seed, pp_test_result *r) {
     pp_test_config cfg;
     memset(&cfg, 0, sizeof cfg);
     snprintf(cfg.lab, sizeof cfg.lab, "warmup");
     snprintf(cfg.part, sizeof cfg.part, "%s", part);
     cfg.time_limit_s = 20;
+    cfg.drawn = drawn, cfg.seed = seed;
     test_grade_config(dir, &cfg, r);
 }
+
+static void grade(const char *dir, const char *part, pp_test_result *r) { grade_drawn(dir, part, 0, 0, r); }
 
 static const pp_check *find(const pp_test_result *r, const char *name) {
     for (int i = 0; i < r->nchecks; i++)
@@ -318,4 +328,257 @@ Test(warmup, answer_keys_match_canonical_orders) {
         }
         pp__schedule_free(&s);
     }
+}
+
+/* ---- graded runs: cases drawn from a hidden configuration's seed ------------------------------------------ */
+
+/* The whole warm-up of dir on seed (drawn) or on the public cases: its score into *score, its max into *max. */
+static void grade_all(const char *dir, int drawn, unsigned seed, double *score, double *max) {
+    *score = *max = 0;
+    for (int p = 0; p < pp__warmup_nparts(); p++) {
+        pp_test_result r;
+        grade_drawn(dir, pp__warmup_part(p), drawn, seed, &r);
+        cr_expect_eq(r.status, PP_OK, "part %s, seed %u: status %d (%s)", pp__warmup_part(p), seed, r.status, r.error);
+        for (int i = 0; i < r.nchecks; i++)
+            cr_log_info("seed %u %s: %s (%g/%g): %s", seed, r.name, r.checks[i].name, r.checks[i].points,
+                        r.checks[i].max, r.checks[i].msg);
+        *score += r.score, *max += r.max;
+    }
+}
+
+static const unsigned seeds[] = {1, 7, 12345, 987654321, 2147483647, 0};
+
+Test(warmup_seed, solution_full_marks_on_drawn_cases, .timeout = 120) {
+    char so[600];
+    impl_from_file("solutions/00-warmup/warmup.c", so, sizeof so);
+    for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
+        for (int p = 0; p < pp__warmup_nparts(); p++) {
+            pp_test_result r;
+            grade_drawn(so, pp__warmup_part(p), 1, seeds[k], &r);
+            cr_expect_eq(r.status, PP_OK, "seed %u part %s: status %d (%s)", seeds[k], pp__warmup_part(p), r.status,
+                         r.error);
+            cr_expect_eq(r.score, r.max, "seed %u part %s: %g of %g", seeds[k], pp__warmup_part(p), r.score, r.max);
+            for (int i = 0; i < r.nchecks; i++)
+                cr_expect(r.checks[i].passed, "seed %u %s: %s", seeds[k], r.checks[i].name, r.checks[i].msg);
+        }
+        double score, max;
+        grade_all(so, 1, seeds[k], &score, &max);
+        cr_expect_eq(max, 44.0, "seed %u: the drawn warm-up is worth the public one's 44 points, got %g", seeds[k], max);
+    }
+    test_rm_tree(so);
+}
+
+/* tests/hostile/warmup-table answers the public cases from a table and computes nothing: full marks on a
+ * practice run, (almost) nothing on a graded one. */
+Test(warmup_seed, a_table_of_the_public_answers_earns_nothing_on_drawn_cases, .timeout = 120) {
+    double score, max;
+    grade_all("tests/hostile/warmup-table", 0, 0, &score, &max);
+    cr_expect_eq(score, 44.0, "the table answers every public case: %g of %g", score, max);
+    cr_expect_eq(max, 44.0, "got max %g", max);
+    for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
+        grade_all("tests/hostile/warmup-table", 1, seeds[k], &score, &max);
+        cr_log_info("seed %u: the table of public answers scores %g of %g", seeds[k], score, max);
+        cr_expect_lt(score, 0.1 * max, "seed %u: a table of the public answers earned %g of %g", seeds[k], score, max);
+        cr_expect_eq(max, 44.0, "seed %u: got max %g", seeds[k], max);
+    }
+}
+
+static void expect_same_result(const pp_test_result *a, const pp_test_result *b) {
+    cr_expect_str_eq(a->name, b->name);
+    cr_expect_eq(a->score, b->score, "%s: %g, then %g", a->name, a->score, b->score);
+    cr_expect_eq(a->nchecks, b->nchecks, "%s: %d checks, then %d", a->name, a->nchecks, b->nchecks);
+    for (int i = 0; i < a->nchecks && i < b->nchecks; i++) {
+        cr_expect_str_eq(a->checks[i].name, b->checks[i].name);
+        cr_expect_str_eq(a->checks[i].msg, b->checks[i].msg);
+        cr_expect_eq(a->checks[i].points, b->checks[i].points, "%s", a->checks[i].name);
+    }
+}
+
+/* Every check of the table fails on drawn cases and names its first wrong case: the messages show which cases a
+ * seed drew. One seed draws the same ones every time; another seed draws others, in every part. */
+Test(warmup_seed, one_seed_one_report_two_seeds_two_sets_of_cases, .timeout = 120) {
+    for (int p = 0; p < pp__warmup_nparts(); p++) {
+        pp_test_result a, b, c;
+        grade_drawn("tests/hostile/warmup-table", pp__warmup_part(p), 1, 12345, &a);
+        grade_drawn("tests/hostile/warmup-table", pp__warmup_part(p), 1, 12345, &b);
+        grade_drawn("tests/hostile/warmup-table", pp__warmup_part(p), 1, 54321, &c);
+        expect_same_result(&a, &b);
+        char want[64];
+        snprintf(want, sizeof want, "warmup %s seed=12345", pp__warmup_part(p));
+        cr_expect_str_eq(a.name, want, "the seed is in the test's name");
+        int differ = 0;
+        for (int i = 0; i < a.nchecks && i < c.nchecks; i++) differ |= strcmp(a.checks[i].msg, c.checks[i].msg) != 0;
+        cr_expect(differ, "part %s: seeds 12345 and 54321 drew the same first cases: %s", pp__warmup_part(p),
+                  a.checks[0].msg);
+    }
+}
+
+/* No check message of r holds needle. */
+static void expect_absent(const pp_test_result *r, const char *needle, const char *what) {
+    for (int i = 0; i < r->nchecks; i++)
+        cr_expect(!strstr(r->checks[i].msg, needle), "%s: the message of '%s' shows %s (%s): %s", r->name,
+                  r->checks[i].name, what, needle, r->checks[i].msg);
+}
+
+/* A drawn case that fails names the case, what the function returned and the hint; the expected value, computed
+ * here from the case the message names, appears in no message (and no example gives one away). */
+Test(warmup_seed, a_drawn_failure_shows_the_hint_not_the_expected_value, .timeout = 60) {
+    char so[600];
+    impl_from_text(wrong_src, "", so, sizeof so);
+    pp_test_result r;
+    grade_drawn(so, "bubble", 1, 4242, &r);
+    const pp_check *c = find(&r, "bubble gpipe");
+    cr_assert(!c->passed, "the wrong bubble formula passes a drawn case: %s", c->msg);
+    int P, M, v;
+    double got;
+    cr_assert_eq(sscanf(c->msg, "gpipe P=%d M=%d v=%d: got %lf", &P, &M, &v, &got), 4,
+                 "the message names the case and what was returned: %s", c->msg);
+    cr_expect(strstr(c->msg, "; HINT: count the idle slots of each rank on the staircase"), "no hint: %s", c->msg);
+    pp_run_config rc;
+    pp__config_defaults(&rc);
+    rc.schedule = "gpipe", rc.P = P, rc.M = M, rc.v = v, rc.comm_latency = 0, rc.edge_cost = 0;
+    double want = pp__theory_bubble(&rc, NULL);
+    cr_expect_gt(fabs(got - want), 1e-9, "the case the message names is not the failing one (%g vs %g)", got, want);
+    char needle[32];
+    snprintf(needle, sizeof needle, "%.6f", want);
+    expect_absent(&r, needle, "the expected bubble");
+    snprintf(needle, sizeof needle, "%.4f", want);
+    expect_absent(&r, needle, "the expected bubble");
+    expect_absent(&r, "expected", "an expected value");
+    expect_absent(&r, "e.g.", "an example");
+    /* the public case still shows what it expected */
+    grade(so, "bubble", &r);
+    expect_check(&r, "bubble gpipe", 0, "gpipe P=4 M=6 v=1: expected 0.333333, got 0.300000");
+
+    /* a count of bytes: the V's turn counted as a message */
+    impl_from_text(wrong_src2, "", so, sizeof so);
+    grade_drawn(so, "traffic", 1, 4242, &r);
+    c = find(&r, "traffic: V-shaped");
+    cr_assert(!c->passed, "%s", c->msg);
+    int b, s, h;
+    cr_assert_eq(sscanf(c->msg, "zbv P=%d M=%d v=%d, b=%d s=%d h=%d: got %lf bytes", &P, &M, &v, &b, &s, &h, &got), 7,
+                 "%s", c->msg);
+    cr_expect(strstr(c->msg, "; HINT: per micro-batch one activation crosses each boundary"), "no hint: %s", c->msg);
+    rc.schedule = "zbv", rc.P = P, rc.M = M, rc.v = v;
+    snprintf(needle, sizeof needle, "%.0f", (double)pp__config_messages(&rc) * b * s * h * 4);
+    cr_expect_neq(atof(needle), got, "the case the message names is not the failing one");
+    expect_absent(&r, needle, "the expected bytes");
+    expect_absent(&r, "expected", "an expected value");
+    test_rm_tree(so);
+}
+
+/* Writes text into a fresh temporary file, whose name goes into path. */
+static void config_file(char *path, size_t len, const char *text) {
+    snprintf(path, len, "/tmp/pplab-cfg-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A warmup-seed line seeds every warm-up test of the run, the default set's and the file's. */
+Test(warmup_seed, the_config_file_seeds_every_warmup_part) {
+    char path[64], name[96];
+    config_file(path, sizeof path, "# graded run\nwarmup part=partition\nwarmup-seed=12345   # the seed\n"
+                                   "gpipe P=4 M=8 seed=3\n");
+    pp_test_config *cfgs = NULL;
+    char err[512];
+    int n = pp__suite_default("all", 0, &cfgs), warmups = 0;
+    cr_assert_eq(pp__suite_load(path, "all", &cfgs, &n, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < n; i++) {
+        if (strcmp(cfgs[i].lab, "warmup")) {
+            cr_expect_eq(cfgs[i].drawn, 0, "%s is not a warm-up part", cfgs[i].lab);
+            continue;
+        }
+        warmups++;
+        cr_expect_eq(cfgs[i].drawn, 1, "warm-up part %s is not drawn", cfgs[i].part);
+        cr_expect_eq(cfgs[i].seed, 12345u, "warm-up part %s: seed %u", cfgs[i].part, cfgs[i].seed);
+    }
+    cr_expect_eq(warmups, pp__warmup_nparts() + 1, "the ten parts and the file's one, got %d", warmups);
+    pp__test_name(&cfgs[0], name, sizeof name);
+    cr_expect_str_eq(name, "warmup bubble seed=12345");
+    pp__test_name(&cfgs[n - 2], name, sizeof name);
+    cr_expect_str_eq(name, "hidden: warmup partition seed=12345");
+    free(cfgs);
+    unlink(path);
+
+    /* without the line, the public cases */
+    config_file(path, sizeof path, "warmup part=partition\n");
+    cfgs = NULL;
+    n = pp__suite_default("warmup", 0, &cfgs);
+    cr_assert_eq(pp__suite_load(path, "warmup", &cfgs, &n, err, sizeof err), 0, "%s", err);
+    for (int i = 0; i < n; i++) cr_expect(!cfgs[i].drawn && !cfgs[i].seed, "%s is drawn", cfgs[i].part);
+    pp__test_name(&cfgs[n - 1], name, sizeof name);
+    cr_expect_str_eq(name, "hidden: warmup partition");
+    free(cfgs);
+    unlink(path);
+}
+
+/* A bad seed, or one in the wrong place, is refused with one line naming the file's line. */
+Test(warmup_seed, a_bad_seed_is_refused_naming_the_line) {
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"warmup-seed=abc\n", ":1: cannot use 'warmup-seed=abc': write warmup-seed=N with N a whole number 0..2^31-1"},
+        {"\nwarmup-seed=-4\n", ":2: cannot use 'warmup-seed=-4'"},
+        {"warmup-seed=2147483648\n", ":1: cannot use 'warmup-seed=2147483648'"},
+        {"warmup-seed=12.5\n", ":1: cannot use 'warmup-seed=12.5'"},
+        {"warmup-seed=\n", ":1: cannot use 'warmup-seed='"},
+        {"warmup-seed=7 part=bubble\n", ":1: cannot use 'part=bubble' after warmup-seed"},
+        {"warmup-seed=7\nwarmup-seed=8\n", ":2: a second warmup-seed (the first is on line 1)"},
+        {"warmup part=bubble warmup-seed=7\n", ":1: cannot use 'warmup-seed=7' here: warmup-seed=N goes on a line"},
+        {"warmup part=bubble seed=7\n", ":1: cannot use 'seed=7' on a warm-up line: the warm-up's cases are drawn "
+                                        "from the file's warmup-seed=N line"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char path[64], err[512] = "";
+        config_file(path, sizeof path, bad[i].text);
+        pp_test_config *cfgs = NULL;
+        int n = 0;
+        cr_expect_eq(pp__suite_load(path, "all", &cfgs, &n, err, sizeof err), -1, "accepted: %s", bad[i].text);
+        cr_expect(!strncmp(err, path, strlen(path)) && strstr(err, bad[i].want), "%s: got \"%s\", want \"%s\"",
+                  bad[i].text, err, bad[i].want);
+        cr_expect(!strchr(err, '\n'), "one line: %s", err);
+        free(cfgs);
+        unlink(path);
+    }
+}
+
+/* End to end: pplab grade with a seeded configuration names the seed in the terminal report and in the JSON,
+ * JUnit and Gradescope reports; a bad seed stops it with exit status 2 before anything is graded. */
+Test(warmup_seed, every_report_carries_the_seed, .timeout = 60) {
+    char dir[PATH_MAX], cmd[4 * PATH_MAX], out[1 << 16], cfg[64], tmp[] = "/tmp/pplab-seed-XXXXXX";
+    test_build_dir(dir, sizeof dir);
+    cr_assert(mkdtemp(tmp));
+    config_file(cfg, sizeof cfg, "warmup-seed=31337\n");
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s/pplab' grade --impl solutions --lab warmup --config %s --json %s/r.json "
+             "--junit %s/r.xml --gradescope %s/gs.json 2>&1", dir, cfg, tmp, tmp, tmp);
+    cr_expect_eq(test_capture(cmd, out, sizeof out), 0, "%s", out);
+    cr_expect(strstr(out, "warmup bubble seed=31337 ") && strstr(out, "warmup memory seed=31337 "), "%s", out);
+    cr_expect(strstr(out, "FULL MARKS"), "%s", out);
+    static const char *const files[] = {"r.json", "r.xml", "gs.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "cat %s/%s", tmp, files[i]);
+        test_capture(cmd, out, sizeof out);
+        cr_expect(strstr(out, "warmup partition seed=31337"), "%s does not name the seed: %.2000s", files[i], out);
+    }
+    snprintf(cmd, sizeof cmd, "cat %s/r.json", tmp);
+    test_capture(cmd, out, sizeof out);
+    cJSON *j = cJSON_Parse(out);
+    cr_assert(j, "r.json does not parse");
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tests"), 0), *c = cJSON_GetObjectItem(t, "config");
+    cr_expect_eq(cJSON_GetObjectItem(c, "seed")->valuedouble, 31337, "config.seed");
+    cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(c, "drawn_cases")), "config.drawn_cases");
+    cJSON_Delete(j);
+    unlink(cfg);
+
+    config_file(cfg, sizeof cfg, "warmup part=bubble\nwarmup-seed=twelve\n");
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 '%s/pplab' grade --impl solutions --lab warmup --config %s 2>&1", dir, cfg);
+    cr_expect_eq(test_capture(cmd, out, sizeof out), 2, "%s", out);
+    char want[200];
+    snprintf(want, sizeof want, "pplab grade: %s:2: cannot use 'warmup-seed=twelve'", cfg);
+    cr_expect(!strncmp(out, want, strlen(want)) && strchr(out, '\n') == out + strlen(out) - 1, "got: %s", out);
+    unlink(cfg);
+    test_rm_tree(tmp);
 }

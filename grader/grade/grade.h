@@ -23,7 +23,7 @@ typedef struct pp_test_config {
     char lab[16];           /* naive, gpipe, 1f1b, interleaved, warmup */
     char part[16];          /* warm-up only: one of pp__warmup_part() (bubble, peaks, ...) */
     int P, M, v, steps, layers;
-    unsigned seed;
+    unsigned seed;          /* the model's weights and data; a warm-up part's cases when drawn is set */
     double latency;
     int recompute;
     double time_limit_s;
@@ -31,6 +31,8 @@ typedef struct pp_test_config {
     char layout[64];        /* --layout: blocks per virtual stage ("first:3,last:3"); "": as even as possible */
     double edge;            /* --edge-cost: the embedding's and the head's extra forward cost */
     int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
+    int drawn;              /* warm-up only: 1 when the part's cases are drawn from seed (a hidden configuration's
+                             * warmup-seed line), 0 for its fixed public cases */
 } pp_test_config;
 
 typedef struct pp_test_result {
@@ -61,7 +63,8 @@ typedef struct pp_sandbox pp_sandbox;
 typedef struct pp_wire pp_wire;
 typedef struct pp_warmup_fns pp_warmup_fns;
 
-/* The warm-up, in two halves. In the test's supervisor: starts a driver of the student's warm-up file (sb, whose
+/* The warm-up, in two halves, which draw the same cases from cfg alone (its public cases, or when cfg->drawn
+ * those of cfg->seed). In the test's supervisor: starts a driver of the student's warm-up file (sb, whose
  * exe_fd is open), or calls fns in this process when given (the unsandboxed debugging mode), and makes every
  * call part cfg->part needs, appending the answers to rec; returns PP_OK, or how the driver failed with one
  * line in err. In the grader: replays the same calls on the recorded answers (len bytes at rec) and fills out

@@ -1,7 +1,8 @@
 /* warmup.c: grades the warm-up lab (labs/00-warmup): calls one exercise function per part (bubble, peaks,
- * orders, partition) over a fixed table of cases and adds one check per schedule or cost model. Answer keys come
- * from the grader's canonical schedules and closed formulas (schedule.h) and from an exact partition search
- * written here, never from the code under test.
+ * orders, partition, ...) over its public table of cases, or on a graded run over cases of the same kinds drawn
+ * from the hidden configuration's seed ("drawn cases" below), and adds one check per schedule or cost model.
+ * Answer keys come from the grader's canonical schedules and closed formulas (schedule.h) and from an exact
+ * partition search written here, never from the code under test.
  *
  * The functions run in a sandboxed driver, and the grading runs twice over the same calls: in the test's
  * supervisor, each call goes to the driver and its answer is recorded; in the grader, the same code reads the
@@ -224,8 +225,11 @@ typedef struct part_check {
     double points;
 } part_check;
 
+#define NCASES(a) ((int)(sizeof a / sizeof *a))
+
 /* A check's verdict over its n cases: the first wrong one, how many were, and the hint at the idea behind them
- * (tolerance: a note after the count, "" for exact answers); or how many matched, with an example when given. */
+ * (tolerance: a note after the count, "" for exact answers); or how many matched, with an example when given
+ * (never for drawn cases: the example is the answer key's). */
 static void part_verdict(pp_test_result *out, const part_check *pc, int bad, int n, const char *noun,
                          const char *tolerance, const char *first_bad, const char *hint, const char *example) {
     if (bad)
@@ -236,6 +240,36 @@ static void part_verdict(pp_test_result *out, const part_check *pc, int bad, int
     else
         pp__check_add(out, pc->name, pc->points, 1, "%d %s match", n, noun);
 }
+
+/* ---- drawn cases ------------------------------------------------------------------------------------------ */
+
+/* A graded run (a hidden configuration with a warmup-seed line) grades each part on cases drawn from the seed
+ * instead of its public table, so that a table of the public answers earns nothing there. Each part draws from
+ * its own splitmix64 stream, seeded from the seed and the part's name: the same seed gives the same cases on
+ * every run and machine and in both halves of the grading (each draws from cfg alone), and one part's cases say
+ * nothing about another's. Every generator sits next to its part's public table, draws the same checks over
+ * the same schedules, and stays where the answer keys and the handout's rules hold (interleaved M a multiple
+ * of P, the zero-bubble bubbles at M >= P); no drawn case is a public one. A grade function's draw is NULL for
+ * the public cases, and a drawn case's messages never show the answer key's value, only the hint. */
+typedef struct wu_draw {
+    uint64_t s;
+} wu_draw;
+
+static uint64_t draw_next(wu_draw *d) {
+    uint64_t z = (d->s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void draw_init(wu_draw *d, unsigned seed, const char *part) {
+    uint64_t h = 1469598103934665603ull; /* FNV-1a of the part's name */
+    for (const char *p = part; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    d->s = h ^ (uint64_t)seed * 0xd1342543de82ef95ull;
+}
+
+/* Uniform in lo..hi. */
+static int draw_int(wu_draw *d, int lo, int hi) { return lo + (int)(draw_next(d) % (uint64_t)(hi - lo + 1)); }
 
 /* ---- bubble -------------------------------------------------------------------------------------------- */
 
@@ -254,6 +288,36 @@ static const bubble_case bubble_cases[] = {
     {"zbh2", 3, 9, 1},
 };
 
+static int same_case(const bubble_case *a, const bubble_case *b) {
+    return !strcmp(a->schedule, b->schedule) && a->P == b->P && a->M == b->M && a->v == b->v;
+}
+
+static int case_in(const bubble_case *c, const bubble_case *list, int n) {
+    for (int i = 0; i < n; i++)
+        if (same_case(c, &list[i])) return 1;
+    return 0;
+}
+
+/* A drawn sibling of public case pub: its schedule, P in 2..8, M on pub's side of P (1 where pub's naive case
+ * has 1; a short pipeline stays short) and a multiple of P for interleaved, v in 2..4 where pub has chunks (2 in
+ * a V). The zero-bubble cases' M stays >= P with pub's, where their closed formula holds. */
+static bubble_case draw_like(wu_draw *d, const bubble_case *pub) {
+    bubble_case c = {pub->schedule, draw_int(d, 2, 8), 1, 1};
+    if (!strcmp(c.schedule, "interleaved")) c.v = draw_int(d, 2, 4), c.M = c.P * draw_int(d, 1, 4);
+    else if (pub->M == 1 && !strcmp(c.schedule, "naive")) c.M = 1;
+    else if (pub->M < pub->P) c.M = draw_int(d, 1, c.P - 1);
+    else c.M = draw_int(d, c.P, 4 * c.P);
+    if (!strcmp(c.schedule, "zbv")) c.v = 2;
+    return c;
+}
+
+/* One drawn sibling of each of the n public cases into out, none of them public or a repeat. */
+static void draw_siblings(wu_draw *d, const bubble_case *pub, int n, bubble_case *out) {
+    for (int i = 0; i < n; i++)
+        do out[i] = draw_like(d, &pub[i]);
+        while (case_in(&out[i], pub, n) || case_in(&out[i], out, i));
+}
+
 static const part_check bubble_checks[] = {{"bubble naive", 1},       {"bubble gpipe", 1}, {"bubble 1f1b", 1},
                                            {"bubble interleaved", 2}, {"bubble zbh1", 2},  {"bubble zbh2", 1}};
 
@@ -264,14 +328,17 @@ static void config_for(pp_run_config *c, const char *schedule, int P, int M, int
     c->comm_latency = 0, c->edge_cost = 0;
 }
 
-static void grade_bubble(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof bubble_cases / sizeof *bubble_cases);
-    for (int k = 0; k < (int)(sizeof bubble_checks / sizeof *bubble_checks); k++) {
+static void grade_bubble(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(bubble_cases);
+    bubble_case drawn[NCASES(bubble_cases)];
+    const bubble_case *cases = bubble_cases;
+    if (draw) draw_siblings(draw, bubble_cases, ncases, drawn), cases = drawn;
+    for (int k = 0; k < NCASES(bubble_checks); k++) {
         const char *sched = bubble_checks[k].name + strlen("bubble ");
         int n = 0, bad = 0;
         char first_bad[200] = "", example[120] = "";
         for (int i = 0; i < ncases; i++) {
-            const bubble_case *bc = &bubble_cases[i];
+            const bubble_case *bc = &cases[i];
             if (strcmp(bc->schedule, sched)) continue;
             pp_run_config c;
             config_for(&c, bc->schedule, bc->P, bc->M, bc->v);
@@ -279,7 +346,10 @@ static void grade_bubble(wu_io *io, pp_test_result *out) {
             n++;
             if (!example[0]) snprintf(example, sizeof example, "P=%d M=%d v=%d: %.4f", bc->P, bc->M, bc->v, want);
             if (!(fabs(got - want) <= 1e-9)) {
-                if (!bad)
+                if (!bad && draw)
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d: got %.6f", sched, bc->P, bc->M,
+                             bc->v, got);
+                else if (!bad)
                     snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d: expected %.6f, got %.6f", sched,
                              bc->P, bc->M, bc->v, want, got);
                 bad++;
@@ -291,7 +361,7 @@ static void grade_bubble(wu_io *io, pp_test_result *out) {
                            "and how much work does it have? (docs/05-zerobubble.md, the floor)"
                          : "count the idle slots of each rank on the staircase with F=1, B=2 and divide by P times "
                            "the length of the step",
-                     example);
+                     draw ? NULL : example);
     }
 }
 
@@ -307,14 +377,17 @@ static const bubble_case peak_cases[] = {
 static const part_check peak_checks[] = {{"peaks gpipe", 1},      {"peaks 1f1b", 2}, {"peaks interleaved", 2},
                                          {"peaks zbh1", 1},       {"peaks zbh2", 1}};
 
-static void grade_peaks(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof peak_cases / sizeof *peak_cases);
-    for (int k = 0; k < (int)(sizeof peak_checks / sizeof *peak_checks); k++) {
+static void grade_peaks(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(peak_cases);
+    bubble_case drawn[NCASES(peak_cases)];
+    const bubble_case *cases = peak_cases;
+    if (draw) draw_siblings(draw, peak_cases, ncases, drawn), cases = drawn;
+    for (int k = 0; k < NCASES(peak_checks); k++) {
         const char *sched = peak_checks[k].name + strlen("peaks ");
         int n = 0, bad = 0;
         char first_bad[200] = "", example[120] = "";
         for (int i = 0; i < ncases; i++) {
-            const bubble_case *pc = &peak_cases[i];
+            const bubble_case *pc = &cases[i];
             if (strcmp(pc->schedule, sched)) continue;
             pp_run_config c;
             config_for(&c, pc->schedule, pc->P, pc->M, pc->v);
@@ -325,7 +398,10 @@ static void grade_peaks(wu_io *io, pp_test_result *out) {
                 snprintf(list + len, sizeof list - len, "%s%d", r ? " " : "", want);
                 n++;
                 if (got != want) {
-                    if (!bad)
+                    if (!bad && draw)
+                        snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d: got %d", sched, pc->P,
+                                 pc->M, pc->v, r, got);
+                    else if (!bad)
                         snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d: expected %d, got %d",
                                  sched, pc->P, pc->M, pc->v, r, want, got);
                     bad++;
@@ -338,7 +414,7 @@ static void grade_peaks(wu_io *io, pp_test_result *out) {
                                                  "weight halves a rank holds back besides the forwards of its warm-up"
                                                : "a forward makes a stash, its backward frees it: count the forwards "
                                                  "the rank has run before its first backward",
-                     example);
+                     draw ? NULL : example);
     }
 }
 
@@ -347,8 +423,26 @@ static void grade_peaks(wu_io *io, pp_test_result *out) {
 #define ORDER_CAP 4096
 #define ORDER_GUARD 64
 
+/* The orders checked; the fourth check asks a rank of the first again, into too few bytes (rank 0, 10 bytes). */
+static const bubble_case order_cases[] = {{"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"1f1b", 4, 2, 1}};
+
 static const part_check order_checks[] = {
     {"orders gpipe P=4 M=8", 1}, {"orders 1f1b P=4 M=8", 2}, {"orders 1f1b P=4 M=2", 1}, {"orders short buffer", 1}};
+/* the same checks on drawn P and M, which the messages name */
+static const part_check order_drawn_checks[] = {
+    {"orders gpipe", 1}, {"orders 1f1b M >= P", 2}, {"orders 1f1b M < P", 1}, {"orders short buffer", 1}};
+
+/* Drawn orders: GPipe with M >= 2 (so that its list never fits the short buffer's few bytes), 1F1B with M >= P
+ * and with M < P (a warm-up cut short), P up to 8. */
+static void draw_orders(wu_draw *d, bubble_case out[3]) {
+    for (int k = 0; k < 3; k++)
+        do {
+            /* one draw per statement: the order of the draws is the cases, on every compiler */
+            int P = draw_int(d, k == 2 ? 3 : 2, 8);
+            int M = k == 0 ? draw_int(d, 2, 16) : k == 1 ? draw_int(d, P, 3 * P) : draw_int(d, 1, P - 1);
+            out[k] = (bubble_case){order_cases[k].schedule, P, M, 1};
+        } while (same_case(&out[k], &order_cases[k]));
+}
 
 /* Next whitespace-separated token of s at *pos into tok (truncated to cap); 0 at the end of s. */
 static int next_token(const char *s, size_t *pos, char *tok, size_t cap) {
@@ -363,124 +457,210 @@ static int next_token(const char *s, size_t *pos, char *tok, size_t cap) {
     return 1;
 }
 
+/* The canonical token of op i of rank r (F<mb>, or F<mb>.<chunk> when chunked) into tok. */
+static void op_token(const pp_schedule *s, int r, int i, int chunked, char *tok, size_t len) {
+    if (chunked) snprintf(tok, len, "%c%d.%d", s->ops[r][i].kind, s->ops[r][i].mb, s->ops[r][i].chunk);
+    else snprintf(tok, len, "%c%d", s->ops[r][i].kind, s->ops[r][i].mb);
+}
+
 /* Compares the student's order of every rank with the canonical one; on the first difference writes it to
- * msg and returns 0. v > 0: through pp_warmup_chunk_order, tokens F<mb>.<chunk>; v = 0: pp_warmup_order. */
-static int check_orders(wu_io *io, const char *sched, int P, int M, int v, char *msg, size_t msglen) {
+ * msg and returns 0. v > 0: through pp_warmup_chunk_order, tokens F<mb>.<chunk>; v = 0: pp_warmup_order. A
+ * drawn case's message says where the lists part and what the student wrote there, never the canonical op. */
+static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P, int M, int v, char *msg,
+                        size_t msglen) {
     pp_schedule s;
     if (pp__schedule_build(&s, sched, P, M, v ? v : 1)) {
         snprintf(msg, msglen, "internal: no canonical schedule %s", sched);
         return 0;
     }
+    char where[64];
+    if (draw && v) snprintf(where, sizeof where, "%s P=%d M=%d v=%d", sched, P, M, v);
+    else snprintf(where, sizeof where, "%s P=%d M=%d", sched, P, M);
     static char buf[ORDER_CAP + ORDER_GUARD];
     int ok = 1;
     for (int r = 0; r < P && ok; r++) {
         memset(buf, 0x5a, sizeof buf);
         int ret = wu_order(io, sched, P, M, v ? v : -1, r, buf, sizeof buf, ORDER_CAP);
         if (ret < 0) {
-            snprintf(msg, msglen, "%s P=%d M=%d rank %d: returned %d with %d bytes of room; expected the %d ops of "
-                     "the rank (-1 only when they do not fit)", sched, P, M, r, ret, ORDER_CAP, s.n[r]);
+            if (draw)
+                snprintf(msg, msglen, "%s rank %d: returned %d with %d bytes of room, enough for the rank's ops (-1 "
+                         "only when they do not fit)", where, r, ret, ORDER_CAP);
+            else
+                snprintf(msg, msglen, "%s rank %d: returned %d with %d bytes of room; expected the %d ops of the "
+                         "rank (-1 only when they do not fit)", where, r, ret, ORDER_CAP, s.n[r]);
             ok = 0;
             break;
         }
         if (!memchr(buf, 0, ORDER_CAP)) {
-            snprintf(msg, msglen, "%s P=%d M=%d rank %d: out holds no terminating NUL within the %d bytes given "
-                     "(returned %d); HINT: end the string with '\\0'", sched, P, M, r, ORDER_CAP, ret);
+            snprintf(msg, msglen, "%s rank %d: out holds no terminating NUL within the %d bytes given "
+                     "(returned %d); HINT: end the string with '\\0'", where, r, ORDER_CAP, ret);
             ok = 0;
             break;
         }
         for (int i = ORDER_CAP; i < ORDER_CAP + ORDER_GUARD; i++)
             if (buf[i] != 0x5a) {
-                snprintf(msg, msglen, "%s P=%d M=%d rank %d: wrote past the %d bytes of out", sched, P, M, r,
-                         ORDER_CAP);
+                snprintf(msg, msglen, "%s rank %d: wrote past the %d bytes of out", where, r, ORDER_CAP);
                 ok = 0;
                 break;
             }
         if (!ok) break;
         size_t pos = 0;
         char tok[32], want[32];
-        int i = 0;
-        for (;; i++) {
+        for (int i = 0;; i++) {
             int have = next_token(buf, &pos, tok, sizeof tok);
-            if (i < s.n[r] && v)
-                snprintf(want, sizeof want, "%c%d.%d", s.ops[r][i].kind, s.ops[r][i].mb, s.ops[r][i].chunk);
-            else if (i < s.n[r])
-                snprintf(want, sizeof want, "%c%d", s.ops[r][i].kind, s.ops[r][i].mb);
+            if (i < s.n[r]) op_token(&s, r, i, v > 0, want, sizeof want);
             if (i >= s.n[r] && !have) break;
-            if (i >= s.n[r]) {
-                snprintf(msg, msglen, "%s P=%d M=%d rank %d op %d: expected the end of the list, got %s (ops "
-                         "counted from 0; %d ops in all)", sched, P, M, r, i, tok, s.n[r]);
+            if (i >= s.n[r] && draw) {
+                snprintf(msg, msglen, "%s rank %d op %d: got %s past the rank's last op (ops counted from 0)", where,
+                         r, i, tok);
+                ok = 0;
+            } else if (i >= s.n[r]) {
+                snprintf(msg, msglen, "%s rank %d op %d: expected the end of the list, got %s (ops counted from 0; "
+                         "%d ops in all)", where, r, i, tok, s.n[r]);
+                ok = 0;
+            } else if (!have && draw) {
+                snprintf(msg, msglen, "%s rank %d op %d: the list ends here, but the rank has more ops (ops counted "
+                         "from 0)", where, r, i);
                 ok = 0;
             } else if (!have) {
-                snprintf(msg, msglen, "%s P=%d M=%d rank %d op %d: expected %s, got the end of the list (ops "
-                         "counted from 0; %d ops in all)", sched, P, M, r, i, want, s.n[r]);
+                snprintf(msg, msglen, "%s rank %d op %d: expected %s, got the end of the list (ops counted from 0; "
+                         "%d ops in all)", where, r, i, want, s.n[r]);
+                ok = 0;
+            } else if (strcmp(tok, want) && draw) {
+                snprintf(msg, msglen, "rank %d op %d: got %s, not the op the canonical order runs there (%s, ops "
+                         "counted from 0)", r, i, tok, where);
                 ok = 0;
             } else if (strcmp(tok, want)) {
-                snprintf(msg, msglen, "rank %d op %d: expected %s, got %s (%s P=%d M=%d, ops counted from 0)", r,
-                         i, want, tok, sched, P, M);
+                snprintf(msg, msglen, "rank %d op %d: expected %s, got %s (%s, ops counted from 0)", r, i, want, tok,
+                         where);
                 ok = 0;
             }
             if (!ok) break;
         }
         if (ok && ret != s.n[r]) {
-            snprintf(msg, msglen, "%s P=%d M=%d rank %d: the list is right but the function returned %d instead of "
-                     "the number of ops, %d", sched, P, M, r, ret, s.n[r]);
+            if (draw)
+                snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d, not the number "
+                         "of ops in it", where, r, ret);
+            else
+                snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d instead of the "
+                         "number of ops, %d", where, r, ret, s.n[r]);
             ok = 0;
         }
     }
-    if (ok) snprintf(msg, msglen, "%s P=%d M=%d: every rank's order matches", sched, P, M);
+    if (ok) snprintf(msg, msglen, "%s: every rank's order matches", where);
     pp__schedule_free(&s);
     return ok;
 }
 
-static void grade_orders(wu_io *io, pp_test_result *out) {
-    char msg[400];
-    int ok = check_orders(io, "gpipe", 4, 8, 0, msg, sizeof msg);
-    pp__check_add(out, order_checks[0].name, order_checks[0].points, ok, "%s", msg);
-    int ok1 = check_orders(io, "1f1b", 4, 8, 0, msg, sizeof msg);
-    pp__check_add(out, order_checks[1].name, order_checks[1].points, ok1, "%s", msg);
-    int ok2 = check_orders(io, "1f1b", 4, 2, 0, msg, sizeof msg);
-    pp__check_add(out, order_checks[2].name, order_checks[2].points, ok2,
-                  ok2 || !strstr(msg, " op ")
-                      ? "%s"
-                      : "%s; HINT: with fewer micro-batches than stages the warm-up is cut to M forwards",
-                  msg);
-    /* gpipe P=4 M=8 rank 0 needs 48 bytes; 10 hold three tokens. Gated on a right order, so a stub that always
-     * returns -1 earns nothing here. */
-    static char small[10 + ORDER_GUARD];
-    memset(small, 0x5a, sizeof small);
-    int ret = wu_order(io, "gpipe", 4, 8, -1, 0, small, sizeof small, 10);
-    int clean = 1;
-    for (size_t i = 10; i < sizeof small; i++) clean &= small[i] == 0x5a;
-    if (!ok)
-        pp__check_add(out, order_checks[3].name, order_checks[3].points, 0,
-                      "not graded until the gpipe order is right");
-    else if (!clean)
-        pp__check_add(out, order_checks[3].name, order_checks[3].points, 0,
-                      "gpipe P=4 M=8 rank 0 with cap=10: wrote past the 10 bytes of out; HINT: snprintf(out + used, "
-                      "cap - used, ...) never writes more than it is given");
+/* A check of orders: passed, or failed with its message and a hint. A public case gets its hint (NULL: none)
+ * only where the lists part at an op, next to the op it expected; a drawn case, whose message shows no canonical
+ * op, always gets one (its own, else drawn_hint). */
+static void order_verdict(pp_test_result *out, const part_check *pc, const wu_draw *draw, int ok, const char *msg,
+                          const char *hint, const char *drawn_hint) {
+    if (draw && !ok && !strstr(msg, "HINT:"))
+        pp__check_add(out, pc->name, pc->points, 0, "%s; HINT: %s", msg, hint ? hint : drawn_hint);
+    else if (!draw && !ok && hint && strstr(msg, " op "))
+        pp__check_add(out, pc->name, pc->points, 0, "%s; HINT: %s", msg, hint);
     else
-        pp__check_add(out, order_checks[3].name, order_checks[3].points, ret == -1,
-                      "gpipe P=4 M=8 rank 0 with cap=10 (48 bytes needed): expected -1, got %d", ret);
+        pp__check_add(out, pc->name, pc->points, ok, "%s", msg);
+}
+
+/* The bytes rank r's canonical list takes as tokens with single spaces and its NUL. */
+static int order_bytes(const char *sched, int P, int M, int r) {
+    pp_schedule s;
+    pp__schedule_build(&s, sched, P, M, 1);
+    int n = 1;
+    char tok[32];
+    for (int i = 0; i < s.n[r]; i++) op_token(&s, r, i, 0, tok, sizeof tok), n += (int)strlen(tok) + (i > 0);
+    pp__schedule_free(&s);
+    return n;
+}
+
+static void grade_orders(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    bubble_case drawn[3];
+    const bubble_case *cases = order_cases;
+    const part_check *checks = draw ? order_drawn_checks : order_checks;
+    if (draw) draw_orders(draw, drawn), cases = drawn;
+    static const char *const hints[] = {
+        NULL, NULL, "with fewer micro-batches than stages the warm-up is cut to M forwards"};
+    static const char *const drawn_hints[] = {
+        "GPipe runs every forward in micro-batch order, then every backward in the same order",
+        "a warm-up of forwards, then one forward and one backward in turn, then the remaining backwards: how "
+        "long is rank r's warm-up? (docs/00-warmup.md section 3)",
+        NULL};
+    char msg[400];
+    int ok[3];
+    for (int k = 0; k < 3; k++) {
+        ok[k] = check_orders(io, draw, cases[k].schedule, cases[k].P, cases[k].M, 0, msg, sizeof msg);
+        order_verdict(out, &checks[k], draw, ok[k], msg, hints[k], drawn_hints[k]);
+    }
+    /* The gpipe order again into a few bytes (10 hold three tokens of rank 0 at P=4 M=8, whose list takes 48;
+     * a drawn case asks another rank into fewer bytes than its list takes). Gated on a right order, so a stub
+     * that always returns -1 earns nothing here. */
+    const bubble_case *g = &cases[0];
+    int rank = draw ? draw_int(draw, 0, g->P - 1) : 0, need = order_bytes(g->schedule, g->P, g->M, rank);
+    int cap = draw ? draw_int(draw, 3, need - 1 < 40 ? need - 1 : 40) : 10;
+    static char small[40 + ORDER_GUARD];
+    memset(small, 0x5a, sizeof small);
+    int ret = wu_order(io, g->schedule, g->P, g->M, -1, rank, small, (size_t)cap + ORDER_GUARD, cap);
+    int clean = 1;
+    for (int i = cap; i < cap + ORDER_GUARD; i++) clean &= small[i] == 0x5a;
+    char what[80];
+    snprintf(what, sizeof what, "gpipe P=%d M=%d rank %d with cap=%d", g->P, g->M, rank, cap);
+    const part_check *pc = &checks[3];
+    if (!ok[0])
+        pp__check_add(out, pc->name, pc->points, 0, "not graded until the gpipe order is right");
+    else if (!clean)
+        pp__check_add(out, pc->name, pc->points, 0, "%s: wrote past the %d bytes of out; HINT: snprintf(out + "
+                      "used, cap - used, ...) never writes more than it is given", what, cap);
+    else if (!draw)
+        pp__check_add(out, pc->name, pc->points, ret == -1, "%s (%d bytes needed): expected -1, got %d", what, need,
+                      ret);
+    else if (ret == -1)
+        pp__check_add(out, pc->name, pc->points, 1, "%s, too few bytes for the rank's ops: returned -1", what);
+    else
+        pp__check_add(out, pc->name, pc->points, 0, "%s, too few bytes for the rank's ops: got %d; HINT: when the "
+                      "ops do not fit in cap bytes, return -1 (and never write past cap)", what, ret);
 }
 
 /* ---- chunk orders: interleaved 1F1B's timeline --------------------------------------------------------- */
 
+static const bubble_case chunk_order_cases[] = {{"interleaved", 4, 8, 2}, {"interleaved", 2, 4, 3},
+                                                {"interleaved", 4, 4, 2}};
+
 static const part_check chunk_order_checks[] = {{"chunk-orders interleaved P=4 M=8 v=2", 2},
                                                 {"chunk-orders interleaved P=2 M=4 v=3", 1},
                                                 {"chunk-orders interleaved P=4 M=4 v=2", 1}};
+/* the same checks on drawn P, M and v, which the messages name */
+static const part_check chunk_order_drawn_checks[] = {{"chunk-orders interleaved M > P", 2},
+                                                      {"chunk-orders interleaved v > 2", 1},
+                                                      {"chunk-orders interleaved M = P", 1}};
 
-static void grade_chunk_orders(wu_io *io, pp_test_result *out) {
-    static const int cases[][3] = {{4, 8, 2}, {2, 4, 3}, {4, 4, 2}};
+/* Drawn chunk orders, M a multiple of P as the handout promises: two chunks over two to four rounds of P
+ * micro-batches; three or four chunks on two or three ranks; M = P, where the warm-up is cut to the vM
+ * chunk-forwards there are. */
+static void draw_chunk_orders(wu_draw *d, bubble_case out[3]) {
+    for (int k = 0; k < 3; k++)
+        do {
+            int P = k == 0 ? draw_int(d, 2, 6) : k == 1 ? draw_int(d, 2, 3) : draw_int(d, 3, 6);
+            int v = k == 0 ? 2 : k == 1 ? draw_int(d, 3, 4) : draw_int(d, 2, 3);
+            int M = k == 0 ? P * draw_int(d, 2, 4) : k == 1 ? P * draw_int(d, 1, 3) : P;
+            out[k] = (bubble_case){"interleaved", P, M, v};
+        } while (same_case(&out[k], &chunk_order_cases[k]));
+}
+
+static void grade_chunk_orders(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    bubble_case drawn[3];
+    const bubble_case *cases = chunk_order_cases;
+    const part_check *checks = draw ? chunk_order_drawn_checks : chunk_order_checks;
+    if (draw) draw_chunk_orders(draw, drawn), cases = drawn;
+    static const char *hint = "the k-th chunk-forward of a rank walks P micro-batches through one chunk before the "
+                              "next chunk, and its warm-up lasts until the first gradient of the last chunk can come "
+                              "back (docs/04-interleaved.md)";
     for (int k = 0; k < 3; k++) {
         char msg[400];
-        int ok = check_orders(io, "interleaved", cases[k][0], cases[k][1], cases[k][2], msg, sizeof msg);
-        pp__check_add(out, chunk_order_checks[k].name, chunk_order_checks[k].points, ok,
-                      ok || !strstr(msg, " op ")
-                          ? "%s"
-                          : "%s; HINT: the k-th chunk-forward of a rank walks P micro-batches through one chunk before "
-                            "the next chunk, and its warm-up lasts until the first gradient of the last chunk can come "
-                            "back (docs/04-interleaved.md)",
-                      msg);
+        int ok = check_orders(io, draw, "interleaved", cases[k].P, cases[k].M, cases[k].v, msg, sizeof msg);
+        order_verdict(out, &checks[k], draw, ok, msg, hint, hint);
     }
 }
 
@@ -502,14 +682,57 @@ static const idle_case idle_cases[] = {
 
 static const part_check idle_checks[] = {{"idle gpipe", 1}, {"idle 1f1b", 1}, {"idle interleaved", 1}};
 
-static void grade_idle(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof idle_cases / sizeof *idle_cases);
+/* The length of the canonical step, one block per virtual stage (F = 1, B = 2 per chunk). */
+static double canonical_span(const char *sched, int P, int M, int v) {
+    pp_run_config c;
+    config_for(&c, sched, P, M, v);
+    pp_schedule s;
+    pp_costs cost;
+    pp__schedule_build(&s, sched, P, M, v);
+    pp__costs_from_config(&cost, &c);
+    double span = pp__schedule_replay(&s, &cost, NULL);
+    pp__costs_free(&cost);
+    pp__schedule_free(&s);
+    return span;
+}
+
+/* Drawn instants: for each configuration of the public table a drawn one of its schedule (P up to 6, interleaved
+ * M a multiple of P), and as many instants in it, in turn in the fill, the steady state, the drain, after the
+ * end and anywhere in the step. */
+static void draw_idle(wu_draw *d, idle_case *out) {
+    int P = 0, M = 0, v = 1, span = 0, kind = 0;
+    for (int i = 0; i < NCASES(idle_cases); i++) {
+        const idle_case *pub = &idle_cases[i];
+        if (i == 0 || strcmp(pub->schedule, pub[-1].schedule) || pub->P != pub[-1].P || pub->M != pub[-1].M) {
+            do {
+                int inter = !strcmp(pub->schedule, "interleaved");
+                P = draw_int(d, 2, inter ? 4 : 6), v = inter ? draw_int(d, 2, 3) : 1;
+                M = inter ? P * draw_int(d, 1, 3) : draw_int(d, 2, 12);
+            } while (P == pub->P && M == pub->M && v == pub->v);
+            span = (int)canonical_span(pub->schedule, P, M, v);
+            kind = 0;
+        }
+        int t = kind == 0 ? draw_int(d, 0, P - 2)                                      /* the fill */
+                : kind == 1 ? draw_int(d, P - 1, span - P > P - 1 ? span - P : P - 1) /* the steady state */
+                : kind == 2 ? draw_int(d, span - P + 1, span - 1)                      /* the drain */
+                : kind == 3 ? draw_int(d, span, span + 4)                              /* after the end */
+                            : draw_int(d, 0, span - 1);
+        out[i] = (idle_case){pub->schedule, P, M, v, t};
+        kind++;
+    }
+}
+
+static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(idle_cases);
+    idle_case drawn[NCASES(idle_cases)];
+    const idle_case *cases = idle_cases;
+    if (draw) draw_idle(draw, drawn), cases = drawn;
     for (int k = 0; k < 3; k++) {
         const char *sched = idle_checks[k].name + strlen("idle ");
         int n = 0, bad = 0;
         char first_bad[300] = "";
         for (int i = 0; i < ncases; i++) {
-            const idle_case *ic = &idle_cases[i];
+            const idle_case *ic = &cases[i];
             if (strcmp(ic->schedule, sched)) continue;
             /* the canonical timeline, one block per virtual stage (what --canonical --timeline draws) */
             pp_run_config c;
@@ -537,9 +760,15 @@ static void grade_idle(wu_io *io, pp_test_result *out) {
             }
             for (int r = ic->P; r < ic->P + 4; r++) same &= got[r] == -7;
             n++;
-            if (!same && !bad++)
-                snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, time unit %d..%d: ranks {%s} idle (%d), "
-                         "got {%s} (returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, wl, nwant, gl, ret);
+            if (!same && !bad++) {
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, time unit %d..%d: got ranks {%s} idle "
+                             "(returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, gl, ret);
+                else
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, time unit %d..%d: ranks {%s} idle (%d), "
+                             "got {%s} (returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, wl, nwant, gl,
+                             ret);
+            }
             for (int r = 0; r < ic->P; r++) pp__trace_clear(&tr[r]);
             free(tr);
             pp__costs_free(&cost);
@@ -555,10 +784,12 @@ static void grade_idle(wu_io *io, pp_test_result *out) {
 
 /* ---- uneven stages: the slowest one sets the pace ------------------------------------------------------- */
 
+#define UNEVEN_MAX_P 6
+
 typedef struct uneven_case {
     const char *what;
     int P, M;
-    double f[4];
+    double f[UNEVEN_MAX_P];
 } uneven_case;
 
 static const uneven_case uneven_cases[] = {
@@ -570,22 +801,44 @@ static const uneven_case uneven_cases[] = {
 static const part_check uneven_checks[] = {{"uneven: a faster first stage", 1}, {"uneven: a slower last stage", 1},
                                            {"uneven: mixed stages", 1}};
 
-static void grade_uneven(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof uneven_cases / sizeof *uneven_cases);
+/* Drawn stages, one per public case of its kind: P in 2..6, M in 1..12, costs in quarters (exact sums): a first
+ * stage at 1/4..3/4 of the others, a last one 5/4..4 times as slow, or every stage anywhere in 1/4..3. */
+static void draw_uneven(wu_draw *d, uneven_case *out) {
+    for (int i = 0; i < NCASES(uneven_cases); i++) {
+        const uneven_case *pub = &uneven_cases[i];
+        uneven_case c;
+        do {
+            memset(&c, 0, sizeof c);
+            c.what = pub->what, c.P = draw_int(d, 2, UNEVEN_MAX_P), c.M = draw_int(d, 1, 12);
+            for (int s = 0; s < c.P; s++) c.f[s] = 1;
+            if (pub->f[0] < 1) c.f[0] = 0.25 * draw_int(d, 1, 3);
+            else if (pub->f[pub->P - 1] > 1) c.f[c.P - 1] = 0.25 * draw_int(d, 5, 16);
+            else
+                for (int s = 0; s < c.P; s++) c.f[s] = 0.25 * draw_int(d, 1, 12);
+        } while (c.P == pub->P && c.M == pub->M && !memcmp(c.f, pub->f, sizeof c.f));
+        out[i] = c;
+    }
+}
+
+static void grade_uneven(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(uneven_cases);
+    uneven_case drawn[NCASES(uneven_cases)];
+    const uneven_case *cases = uneven_cases;
+    if (draw) draw_uneven(draw, drawn), cases = drawn;
     for (int k = 0; k < 3; k++) {
         const char *what = uneven_checks[k].name + strlen("uneven: ");
         int n = 0, bad = 0;
         char first_bad[300] = "";
         for (int i = 0; i < ncases; i++) {
-            const uneven_case *uc = &uneven_cases[i];
+            const uneven_case *uc = &cases[i];
             if (strcmp(uc->what, what)) continue;
             /* GPipe's canonical order replayed with these forward costs (backward twice each) */
             pp_schedule s;
             pp__schedule_build(&s, "gpipe", uc->P, uc->M, 1);
-            double fc[4], bc[4];
+            double fc[UNEVEN_MAX_P], bc[UNEVEN_MAX_P];
             for (int r = 0; r < uc->P; r++) fc[r] = uc->f[r], bc[r] = 2 * uc->f[r];
             pp_costs cost = {fc, bc, 0};
-            double want = pp__schedule_bubble(&s, &cost), copy[4];
+            double want = pp__schedule_bubble(&s, &cost), copy[UNEVEN_MAX_P];
             pp__schedule_free(&s);
             memcpy(copy, uc->f, sizeof copy);
             double got = wu_uneven(io, uc->P, uc->M, copy);
@@ -593,8 +846,12 @@ static void grade_uneven(wu_io *io, pp_test_result *out) {
             if (!(fabs(got - want) <= 1e-9) && !bad++) {
                 char fs[64] = "";
                 for (int r = 0; r < uc->P; r++) snprintf(fs + strlen(fs), sizeof fs - strlen(fs), "%s%g", r ? ", " : "", uc->f[r]);
-                snprintf(first_bad, sizeof first_bad, "gpipe P=%d M=%d, forward costs {%s}: expected %.6f, got %.6f",
-                         uc->P, uc->M, fs, want, got);
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "gpipe P=%d M=%d, forward costs {%s}: got %.6f", uc->P,
+                             uc->M, fs, got);
+                else
+                    snprintf(first_bad, sizeof first_bad, "gpipe P=%d M=%d, forward costs {%s}: expected %.6f, got "
+                             "%.6f", uc->P, uc->M, fs, want, got);
             }
         }
         part_verdict(out, &uneven_checks[k], bad, n, "cases", ", tolerance 1e-9", first_bad,
@@ -618,6 +875,29 @@ static const chunks_case chunks_cases[] = {
 
 static const part_check chunks_checks[] = {{"chunks without latency", 1}, {"chunks with latency", 2}};
 
+static int chunks_in(const chunks_case *c, const chunks_case *list, int n) {
+    for (int i = 0; i < n; i++)
+        if (c->P == list[i].P && c->M == list[i].M && c->blocks == list[i].blocks && c->latency == list[i].latency)
+            return 1;
+    return 0;
+}
+
+/* Drawn choices, one per public case, without latency where it has none: P in 2..8, M a multiple of P, blocks
+ * 2, 3, 4, 6 or 8 with at most 128 chunk-forwards per rank and 64 virtual stages (the most chunks a replay of
+ * the handout's size holds), a latency in quarters up to 8, so that ties between two v are exact ties. */
+static void draw_chunks(wu_draw *d, chunks_case *out) {
+    static const int blocks[] = {2, 3, 4, 6, 8};
+    for (int i = 0; i < NCASES(chunks_cases); i++) {
+        chunks_case c;
+        do {
+            c.P = draw_int(d, 2, 8), c.M = c.P * draw_int(d, 1, 4), c.blocks = blocks[draw_int(d, 0, 4)];
+            c.latency = chunks_cases[i].latency > 0 ? 0.25 * draw_int(d, 1, 32) : 0;
+        } while (c.blocks * c.M > 128 || c.P * c.blocks > 64 || chunks_in(&c, chunks_cases, NCASES(chunks_cases)) ||
+                 chunks_in(&c, out, i));
+        out[i] = c;
+    }
+}
+
 /* The v dividing blocks whose step is shortest (v = 1: 1F1B; ties: the smaller v), by the canonical replay. Every
  * v keeps each rank's work at 3 M blocks, so the shortest step is the smallest bubble. */
 static int best_chunks(const chunks_case *cc, double *bubble_of_best) {
@@ -635,20 +915,28 @@ static int best_chunks(const chunks_case *cc, double *bubble_of_best) {
     return best;
 }
 
-static void grade_chunks(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof chunks_cases / sizeof *chunks_cases);
+static void grade_chunks(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(chunks_cases);
+    chunks_case drawn[NCASES(chunks_cases)];
+    const chunks_case *cases = chunks_cases;
+    if (draw) draw_chunks(draw, drawn), cases = drawn;
     for (int k = 0; k < 2; k++) {
         int n = 0, bad = 0;
         char first_bad[300] = "";
         for (int i = 0; i < ncases; i++) {
-            const chunks_case *cc = &chunks_cases[i];
+            const chunks_case *cc = &cases[i];
             if ((cc->latency > 0) != k) continue;
             double bb;
             int want = best_chunks(cc, &bb), got = wu_chunks(io, cc->P, cc->M, cc->blocks, cc->latency);
             n++;
-            if (got != want && !bad++)
-                snprintf(first_bad, sizeof first_bad, "P=%d M=%d, %d blocks per rank, latency %g: expected v = %d "
-                         "(bubble %.4f), got %d", cc->P, cc->M, cc->blocks, cc->latency, want, bb, got);
+            if (got != want && !bad++) {
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "P=%d M=%d, %d blocks per rank, latency %g: got v = %d",
+                             cc->P, cc->M, cc->blocks, cc->latency, got);
+                else
+                    snprintf(first_bad, sizeof first_bad, "P=%d M=%d, %d blocks per rank, latency %g: expected v = %d "
+                             "(bubble %.4f), got %d", cc->P, cc->M, cc->blocks, cc->latency, want, bb, got);
+            }
         }
         part_verdict(out, &chunks_checks[k], bad, n, "cases", "", first_bad,
                      k ? "more chunks shrink the fill and the drain but multiply the boundaries each micro-batch "
@@ -656,6 +944,22 @@ static void grade_chunks(wu_io *io, pp_test_result *out) {
                        : "without latency messages are free: what do more chunks do to the fill and the drain?",
                      NULL);
     }
+}
+
+/* ---- sizes of an activation: b sequences x s tokens x h hidden values ------------------------------------ */
+
+typedef struct act_size {
+    int b, s, h;
+} act_size;
+
+static const act_size public_size = {4, 16, 64};
+
+/* A drawn size, one per part: b up to 16, s up to 512, h up to 1024. */
+static act_size draw_size(wu_draw *d) {
+    act_size z;
+    do z.b = draw_int(d, 1, 16), z.s = 16 * draw_int(d, 1, 32), z.h = 32 * draw_int(d, 1, 32);
+    while (z.b == public_size.b && z.s == public_size.s && z.h == public_size.h);
+    return z;
 }
 
 /* ---- traffic: the messages of a step ------------------------------------------------------------------- */
@@ -668,13 +972,18 @@ static const bubble_case traffic_cases[] = {
 static const part_check traffic_checks[] = {{"traffic: one chunk per rank", 1}, {"traffic: interleaved", 1},
                                             {"traffic: V-shaped", 1}};
 
-static void grade_traffic(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof traffic_cases / sizeof *traffic_cases), b = 4, s = 16, h = 64;
+static void grade_traffic(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(traffic_cases);
+    bubble_case drawn[NCASES(traffic_cases)];
+    const bubble_case *cases = traffic_cases;
+    act_size z = public_size;
+    if (draw) draw_siblings(draw, traffic_cases, ncases, drawn), cases = drawn, z = draw_size(draw);
+    const int b = z.b, s = z.s, h = z.h;
     for (int k = 0; k < 3; k++) {
         int n = 0, bad = 0;
         char first_bad[300] = "";
         for (int i = 0; i < ncases; i++) {
-            const bubble_case *tc = &traffic_cases[i];
+            const bubble_case *tc = &cases[i];
             int kind = !strcmp(tc->schedule, "interleaved") ? 1 : !strcmp(tc->schedule, "zbv") ? 2 : 0;
             if (kind != k) continue;
             pp_run_config c;
@@ -682,10 +991,15 @@ static void grade_traffic(wu_io *io, pp_test_result *out) {
             double want = (double)pp__config_messages(&c) * b * s * h * 4,
                    got = wu_traffic(io, tc->schedule, tc->P, tc->M, tc->v, b, s, h);
             n++;
-            if (!(fabs(got - want) <= 1e-9 * want) && !bad++)
-                snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, b=%d s=%d h=%d: expected %.0f bytes (%d "
-                         "messages), got %.0f", tc->schedule, tc->P, tc->M, tc->v, b, s, h, want,
-                         pp__config_messages(&c), got);
+            if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, b=%d s=%d h=%d: got %.0f bytes",
+                             tc->schedule, tc->P, tc->M, tc->v, b, s, h, got);
+                else
+                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, b=%d s=%d h=%d: expected %.0f bytes "
+                             "(%d messages), got %.0f", tc->schedule, tc->P, tc->M, tc->v, b, s, h, want,
+                             pp__config_messages(&c), got);
+            }
         }
         part_verdict(out, &traffic_checks[k], bad, n, "cases", "", first_bad,
                      "per micro-batch one activation crosses each boundary between two ranks forward and one gradient "
@@ -703,14 +1017,19 @@ static const bubble_case memory_cases[] = {
 
 static const part_check memory_checks[] = {{"memory gpipe", 1}, {"memory 1f1b", 1}, {"memory interleaved", 1}};
 
-static void grade_memory(wu_io *io, pp_test_result *out) {
-    const int ncases = (int)(sizeof memory_cases / sizeof *memory_cases), b = 4, s = 16, h = 64;
+static void grade_memory(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    const int ncases = NCASES(memory_cases);
+    bubble_case drawn[NCASES(memory_cases)];
+    const bubble_case *cases = memory_cases;
+    act_size z = public_size;
+    if (draw) draw_siblings(draw, memory_cases, ncases, drawn), cases = drawn, z = draw_size(draw);
+    const int b = z.b, s = z.s, h = z.h;
     for (int k = 0; k < 3; k++) {
         const char *sched = memory_checks[k].name + strlen("memory ");
         int n = 0, bad = 0;
         char first_bad[300] = "";
         for (int i = 0; i < ncases; i++) {
-            const bubble_case *mc = &memory_cases[i];
+            const bubble_case *mc = &cases[i];
             if (strcmp(mc->schedule, sched)) continue;
             pp_run_config c;
             config_for(&c, mc->schedule, mc->P, mc->M, mc->v);
@@ -719,10 +1038,15 @@ static void grade_memory(wu_io *io, pp_test_result *out) {
                 double want = (double)pp__theory_peak(&c, r) * b * s * h * 4,
                        got = wu_memory(io, mc->schedule, mc->P, mc->M, mc->v, r, b, s, h);
                 n++;
-                if (!(fabs(got - want) <= 1e-9 * want) && !bad++)
-                    snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d, b=%d s=%d h=%d: expected %.0f "
-                             "bytes (%d stashes), got %.0f", sched, mc->P, mc->M, mc->v, r, b, s, h, want,
-                             pp__theory_peak(&c, r), got);
+                if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
+                    if (draw)
+                        snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d, b=%d s=%d h=%d: got %.0f "
+                                 "bytes", sched, mc->P, mc->M, mc->v, r, b, s, h, got);
+                    else
+                        snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d, b=%d s=%d h=%d: expected "
+                                 "%.0f bytes (%d stashes), got %.0f", sched, mc->P, mc->M, mc->v, r, b, s, h, want,
+                                 pp__theory_peak(&c, r), got);
+                }
             }
         }
         part_verdict(out, &memory_checks[k], bad, n, "ranks", "", first_bad,
@@ -736,22 +1060,26 @@ static void grade_memory(wu_io *io, pp_test_result *out) {
 
 #define PART_LAYERS 64
 #define PART_P 4
+#define PART_MAX_LAYERS 80
+#define PART_MAX_P 8
 
 typedef struct cost_model {
-    const char *name;
-    double cost[PART_LAYERS];
+    char name[100];
+    int n, P;
+    double cost[PART_MAX_LAYERS];
 } cost_model;
 
-/* The three cost vectors, in units of one transformer block's forward:
+/* The three cost vectors, in units of one transformer block's forward, each cut into P = 4 stages:
  *  "64-layer LM": embedding 3.0 (layer 0), 62 blocks 1.0, LM head 5.0 (layer 63); best slowest stage 18.
  *  "uneven blocks": embedding 2.5, blocks 0.5 + ((7i + 3) mod 11) / 4 (deterministic, between 0.5 and 3.0),
  *      head 9.0 (a large vocabulary).
  *  "deepening": blocks growing with depth, 0.5 + i / 32, embedding 1.0, head 4.0.
  * Equal layer counts (16 per stage) are not optimal for any of them. */
 static void cost_models(cost_model m[3]) {
-    m[0].name = "64-layer LM (embedding 3.0, 62 blocks 1.0, head 5.0)";
-    m[1].name = "uneven blocks (embedding 2.5, blocks 0.5..3.0, head 9.0)";
-    m[2].name = "deepening (embedding 1.0, blocks 0.5 + i/32, head 4.0)";
+    snprintf(m[0].name, sizeof m[0].name, "64-layer LM (embedding 3.0, 62 blocks 1.0, head 5.0)");
+    snprintf(m[1].name, sizeof m[1].name, "uneven blocks (embedding 2.5, blocks 0.5..3.0, head 9.0)");
+    snprintf(m[2].name, sizeof m[2].name, "deepening (embedding 1.0, blocks 0.5 + i/32, head 4.0)");
+    for (int k = 0; k < 3; k++) m[k].n = PART_LAYERS, m[k].P = PART_P;
     for (int i = 1; i < PART_LAYERS - 1; i++) {
         m[0].cost[i] = 1.0;
         m[1].cost[i] = 0.5 + ((7 * i + 3) % 11) / 4.0;
@@ -760,6 +1088,36 @@ static void cost_models(cost_model m[3]) {
     m[0].cost[0] = 3.0, m[0].cost[PART_LAYERS - 1] = 5.0;
     m[1].cost[0] = 2.5, m[1].cost[PART_LAYERS - 1] = 9.0;
     m[2].cost[0] = 1.0, m[2].cost[PART_LAYERS - 1] = 4.0;
+}
+
+/* Drawn cost models of the same three kinds, each on its own P in 3..8, costs in 1/64ths so that every sum is
+ * exact: the 64-layer LM with another embedding and head; 40..80 uneven blocks of 0.5..3.0 (drawn one by one)
+ * between an embedding and a large head; 40..80 blocks growing by 1/64..4/64 per layer. */
+static void draw_cost_models(wu_draw *d, cost_model m[3]) {
+    double emb, head;
+    do {
+        m[0].n = PART_LAYERS, m[0].P = draw_int(d, 3, PART_MAX_P);
+        emb = 0.5 * draw_int(d, 2, 12), head = 0.5 * draw_int(d, 2, 20);
+    } while (m[0].P == PART_P && emb == 3.0 && head == 5.0);
+    for (int i = 1; i < PART_LAYERS - 1; i++) m[0].cost[i] = 1.0;
+    m[0].cost[0] = emb, m[0].cost[PART_LAYERS - 1] = head;
+    snprintf(m[0].name, sizeof m[0].name, "64-layer LM (embedding %.1f, 62 blocks 1.0, head %.1f)", emb, head);
+
+    m[1].n = draw_int(d, 40, PART_MAX_LAYERS), m[1].P = draw_int(d, 3, PART_MAX_P);
+    emb = 0.25 * draw_int(d, 4, 16), head = 0.5 * draw_int(d, 6, 24);
+    for (int i = 1; i < m[1].n - 1; i++) m[1].cost[i] = 0.25 * draw_int(d, 2, 12);
+    m[1].cost[0] = emb, m[1].cost[m[1].n - 1] = head;
+    snprintf(m[1].name, sizeof m[1].name, "uneven blocks (%d layers: embedding %.2f, blocks 0.5..3.0, head %.1f)",
+             m[1].n, emb, head);
+
+    m[2].n = draw_int(d, 40, PART_MAX_LAYERS), m[2].P = draw_int(d, 3, PART_MAX_P);
+    double base = 0.25 * draw_int(d, 1, 4);
+    double step = draw_int(d, 1, 4) / 64.0;
+    emb = 0.5 * draw_int(d, 1, 6), head = 0.5 * draw_int(d, 4, 12);
+    for (int i = 1; i < m[2].n - 1; i++) m[2].cost[i] = base + i * step;
+    m[2].cost[0] = emb, m[2].cost[m[2].n - 1] = head;
+    snprintf(m[2].name, sizeof m[2].name, "deepening (%d layers: embedding %.1f, blocks %g + i x %g, head %.1f)",
+             m[2].n, emb, base, step, head);
 }
 
 static double span_cost(const double *cost, int a, int b) {
@@ -821,53 +1179,79 @@ static int partition_valid(int rc, const int *first, int guard_ok, int n, int P,
     return 1;
 }
 
-static void grade_partition(wu_io *io, pp_test_result *out) {
+static void grade_partition(wu_io *io, wu_draw *draw, pp_test_result *out) {
     cost_model m[3];
-    cost_models(m);
-    int valid[3], first[3][PART_P + 1 + 4];
+    memset(m, 0, sizeof m);
+    if (draw) draw_cost_models(draw, m);
+    else cost_models(m);
+    /* the impossible case: fewer layers than stages */
+    int few_P = draw ? draw_int(draw, 3, PART_MAX_P) : PART_P;
+    int few_n = draw ? draw_int(draw, 1, few_P - 1) : 3;
+    int valid[3], first[3][PART_MAX_P + 1 + 4];
     char why[400] = "";
     int all_valid = 1;
     for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < PART_P + 1 + 4; i++) first[k][i] = -7777;
-        double copy[PART_LAYERS];
+        int P = m[k].P, nf = P + 1 + 4;
+        for (int i = 0; i < nf; i++) first[k][i] = -7777;
+        double copy[PART_MAX_LAYERS];
         memcpy(copy, m[k].cost, sizeof copy);
-        int rc = wu_partition(io, PART_LAYERS, copy, PART_P, first[k], PART_P + 1 + 4);
+        int rc = wu_partition(io, m[k].n, copy, P, first[k], nf);
         int guard = 1;
-        for (int i = PART_P + 1; i < PART_P + 1 + 4; i++) guard &= first[k][i] == -7777;
+        for (int i = P + 1; i < nf; i++) guard &= first[k][i] == -7777;
         char msg[300];
-        valid[k] = partition_valid(rc, first[k], guard, PART_LAYERS, PART_P, msg, sizeof msg);
-        if (!valid[k] && all_valid) snprintf(why, sizeof why, "%s, P=%d: %s", m[k].name, PART_P, msg);
+        valid[k] = partition_valid(rc, first[k], guard, m[k].n, P, msg, sizeof msg);
+        if (!valid[k] && all_valid) snprintf(why, sizeof why, "%s, P=%d: %s", m[k].name, P, msg);
         all_valid &= valid[k];
     }
-    if (all_valid)
+    if (all_valid && draw)
+        pp__check_add(out, partition_checks[0].name, partition_checks[0].points, 1,
+                      "3 cost models: every cut is contiguous, non-empty and covers its layers");
+    else if (all_valid)
         pp__check_add(out, partition_checks[0].name, partition_checks[0].points, 1,
                       "3 cost models: every cut is contiguous, non-empty and covers the %d layers", PART_LAYERS);
+    else if (draw)
+        pp__check_add(out, partition_checks[0].name, partition_checks[0].points, 0, "invalid partition: %s; HINT: a "
+                      "cut is first[0] = 0 < first[1] < ... < first[P] = nlayers, every stage contiguous and "
+                      "non-empty", why);
     else
         pp__check_add(out, partition_checks[0].name, partition_checks[0].points, 0, "invalid partition: %s", why);
     for (int k = 0; k < 3; k++) {
         const part_check *pc = &partition_checks[1 + k];
-        double opt = partition_optimum(m[k].cost, PART_LAYERS, PART_P);
-        if (!valid[k]) {
+        int P = m[k].P;
+        double opt = partition_optimum(m[k].cost, m[k].n, P);
+        if (!valid[k] && draw) {
+            pp__check_add(out, pc->name, pc->points, 0, "%s, P=%d: not graded, the partition is invalid", m[k].name,
+                          P);
+            continue;
+        } else if (!valid[k]) {
             pp__check_add(out, pc->name, pc->points, 0, "%s: not graded, the partition is invalid (best slowest "
                           "stage: %.6g)", m[k].name, opt);
             continue;
         }
-        char stages[160] = "";
+        char stages[200] = "";
         double worst = 0;
-        for (int s = 0; s < PART_P; s++) {
+        for (int s = 0; s < P; s++) {
             double c = span_cost(m[k].cost, first[k][s], first[k][s + 1]);
             size_t len = strlen(stages);
             snprintf(stages + len, sizeof stages - len, "%s%.6g", s ? " " : "", c);
             if (c > worst) worst = c;
         }
-        /* the costs are multiples of 1/32, so every sum here is exact; 1e-9 relative only covers a student's
+        /* the costs are multiples of 1/64, so every sum here is exact; 1e-9 relative only covers a student's
          * prefix-sum differences on other inputs */
         int ok = fabs(worst - opt) <= 1e-9 * (1.0 + opt);
         char fs[200];
-        first_str(first[k], PART_P, fs, sizeof fs);
-        if (ok)
+        first_str(first[k], P, fs, sizeof fs);
+        if (ok && draw)
+            pp__check_add(out, pc->name, pc->points, 1, "%s, P=%d: the cut is optimal (first = %s)", m[k].name, P, fs);
+        else if (ok)
             pp__check_add(out, pc->name, pc->points, 1, "%s: slowest stage %.6g is optimal (first = %s, stage costs %s)",
                           m[k].name, worst, fs, stages);
+        else if (draw)
+            pp__check_add(out, pc->name, pc->points, 0,
+                          "%s, P=%d: the slowest stage costs %.6g, more than the best cut's (first = %s, stage costs "
+                          "%s); HINT: equal layer counts are not enough when the embedding and the head add cost: "
+                          "search the cuts exactly",
+                          m[k].name, P, worst, fs, stages);
         else
             pp__check_add(out, pc->name, pc->points, 0,
                           "%s: expected the slowest stage to cost %.6g (the optimum), got %.6g (first = %s, stage "
@@ -875,39 +1259,47 @@ static void grade_partition(wu_io *io, pp_test_result *out) {
                           "cost: search the cuts exactly",
                           m[k].name, opt, worst, fs, stages);
     }
-    /* 3 layers cannot fill 4 stages. Gated on valid cuts, so a stub that always returns -1 earns nothing. */
-    int few[PART_P + 1] = {0};
-    double three[3] = {1, 1, 1};
-    int rc = wu_partition(io, 3, three, PART_P, few, PART_P + 1);
+    /* Fewer layers than stages (3 on P=4 in the public case). Gated on valid cuts, so a stub that always returns
+     * -1 earns nothing. */
+    int few[PART_MAX_P + 1] = {0};
+    double ones[PART_MAX_P] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int rc = wu_partition(io, few_n, ones, few_P, few, few_P + 1);
     if (!all_valid)
         pp__check_add(out, partition_checks[4].name, partition_checks[4].points, 0,
                       "not graded until the partitions above are valid");
-    else
+    else if (!draw)
         pp__check_add(out, partition_checks[4].name, partition_checks[4].points, rc == -1,
                       "3 layers on P=4 (a stage would be empty): expected -1, got %d", rc);
+    else if (rc == -1)
+        pp__check_add(out, partition_checks[4].name, partition_checks[4].points, 1,
+                      "%d layers on P=%d (a stage would be empty): returned -1", few_n, few_P);
+    else
+        pp__check_add(out, partition_checks[4].name, partition_checks[4].points, 0,
+                      "%d layers on P=%d (a stage would be empty): got %d; HINT: with fewer layers than stages no "
+                      "cut exists: return -1", few_n, few_P, rc);
 }
 
 /* ---- entry --------------------------------------------------------------------------------------------- */
 
 typedef struct warmup_part {
     const char *part, *symbol;
-    void (*grade)(wu_io *io, pp_test_result *out);
-    const part_check *checks;
+    void (*grade)(wu_io *io, wu_draw *draw, pp_test_result *out);
+    const part_check *checks, *drawn_checks; /* drawn: the names on drawn cases, where they differ */
     int nchecks;
 } warmup_part;
 
-#define PART(name, sym, fn, tbl) {name, sym, fn, tbl, (int)(sizeof tbl / sizeof *tbl)}
+#define PART(name, sym, fn, tbl, drawn) {name, sym, fn, tbl, drawn, (int)(sizeof tbl / sizeof *tbl)}
 static const warmup_part parts[] = {
-    PART("bubble", "pp_warmup_bubble", grade_bubble, bubble_checks),
-    PART("peaks", "pp_warmup_peak_stashes", grade_peaks, peak_checks),
-    PART("orders", "pp_warmup_order", grade_orders, order_checks),
-    PART("partition", "pp_warmup_partition", grade_partition, partition_checks),
-    PART("chunk-orders", "pp_warmup_chunk_order", grade_chunk_orders, chunk_order_checks),
-    PART("idle", "pp_warmup_idle_ranks", grade_idle, idle_checks),
-    PART("uneven", "pp_warmup_uneven_bubble", grade_uneven, uneven_checks),
-    PART("chunks", "pp_warmup_best_chunks", grade_chunks, chunks_checks),
-    PART("traffic", "pp_warmup_traffic", grade_traffic, traffic_checks),
-    PART("memory", "pp_warmup_checkpoint_bytes", grade_memory, memory_checks),
+    PART("bubble", "pp_warmup_bubble", grade_bubble, bubble_checks, NULL),
+    PART("peaks", "pp_warmup_peak_stashes", grade_peaks, peak_checks, NULL),
+    PART("orders", "pp_warmup_order", grade_orders, order_checks, order_drawn_checks),
+    PART("partition", "pp_warmup_partition", grade_partition, partition_checks, NULL),
+    PART("chunk-orders", "pp_warmup_chunk_order", grade_chunk_orders, chunk_order_checks, chunk_order_drawn_checks),
+    PART("idle", "pp_warmup_idle_ranks", grade_idle, idle_checks, NULL),
+    PART("uneven", "pp_warmup_uneven_bubble", grade_uneven, uneven_checks, NULL),
+    PART("chunks", "pp_warmup_best_chunks", grade_chunks, chunks_checks, NULL),
+    PART("traffic", "pp_warmup_traffic", grade_traffic, traffic_checks, NULL),
+    PART("memory", "pp_warmup_checkpoint_bytes", grade_memory, memory_checks, NULL),
 };
 
 int pp__warmup_nparts(void) { return (int)(sizeof parts / sizeof *parts); }
@@ -930,18 +1322,28 @@ static const warmup_part *part_named(const char *name) {
     return NULL;
 }
 
-/* Runs part p's calls through io into out. Returns 0, or -1 when io failed (io->st, io->err say why). */
-static int grade_part(const warmup_part *p, wu_io *io, pp_test_result *out) {
+/* The checks of p as cfg grades them: their names on drawn cases where those differ. */
+static const part_check *checks_of(const warmup_part *p, const pp_test_config *cfg) {
+    return cfg->drawn && p->drawn_checks ? p->drawn_checks : p->checks;
+}
+
+/* Runs part p's calls through io into out, on the cases cfg asks for. Returns 0, or -1 when io failed (io->st,
+ * io->err say why). */
+static int grade_part(const warmup_part *p, const pp_test_config *cfg, wu_io *io, pp_test_result *out) {
     if (setjmp(io->failed)) return -1;
     if (setjmp(io->missing)) {
         /* the first call found the function missing: every check of the part says so */
+        const part_check *checks = checks_of(p, cfg);
         out->nchecks = 0;
         for (int i = 0; i < p->nchecks; i++)
-            pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "00-warmup/warmup.c (in the graded folder) does not define "
+            pp__check_add(out, checks[i].name, checks[i].points, 0, "00-warmup/warmup.c (in the graded folder) does not define "
                           "%s: keep the function's name and signature from the handout", p->symbol);
         return 0;
     }
-    p->grade(io, out);
+    /* each half of the grading draws its own stream from cfg alone: the same cases in both */
+    wu_draw draw;
+    if (cfg->drawn) draw_init(&draw, cfg->seed, p->part);
+    p->grade(io, cfg->drawn ? &draw : NULL, out);
     return 0;
 }
 
@@ -959,7 +1361,7 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
     pp_status st = PP_OK;
     if (fns) {
         io->fns = fns;
-        if (grade_part(p, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
+        if (grade_part(p, cfg, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
         free(discard);
         free(io);
         return st;
@@ -985,7 +1387,7 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
             st = PP_ERR_SANDBOX;
         }
     }
-    if (st == PP_OK && grade_part(p, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
+    if (st == PP_OK && grade_part(p, cfg, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
     if (st == PP_OK && d->pending) {
         pp_wire w;
         pp__wire_init_fixed(&w, d->chan->rep, PP_CHAN_MSG);
@@ -1006,8 +1408,9 @@ void pp__warmup_fail(const pp_test_config *cfg, pp_status st, const char *msg, p
         pp__check_add(out, "warm-up answers", 1, 0, "not graded: %s", pp__status_str(st));
     } else {
         /* every check of the part, so that the part keeps its full weight in the total */
+        const part_check *checks = checks_of(p, cfg);
         for (int i = 0; i < p->nchecks; i++)
-            pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "not graded: %s", pp__status_str(st));
+            pp__check_add(out, checks[i].name, checks[i].points, 0, "not graded: %s", pp__status_str(st));
     }
     out->score = out->max = 0;
     for (int i = 0; i < out->nchecks; i++) out->max += out->checks[i].max;
@@ -1026,12 +1429,13 @@ void pp__warmup_grade(const pp_test_config *cfg, const void *rec, size_t len, pp
     } else {
         wu_io *io = pp__xcalloc(1, sizeof *io);
         pp__wire_in_init(&io->in, rec, len);
-        if (grade_part(p, io, out)) {
+        if (grade_part(p, cfg, io, out)) {
+            const part_check *checks = checks_of(p, cfg);
             out->status = io->st;
             snprintf(out->error, sizeof out->error, "%s", io->err);
             out->nchecks = 0;
             for (int i = 0; i < p->nchecks; i++)
-                pp__check_add(out, p->checks[i].name, p->checks[i].points, 0, "not graded: %s", io->err);
+                pp__check_add(out, checks[i].name, checks[i].points, 0, "not graded: %s", io->err);
         }
         free(io);
     }

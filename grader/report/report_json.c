@@ -34,7 +34,7 @@ static cJSON *config_json(const pp_test_config *c) {
               add_num(o, "recompute", c->recompute) | add_num(o, "layers", c->layers) | add_num(o, "hidden", c->hidden) |
               add_num(o, "edge_cost", c->edge) | pp__report_add_text(o, "layout", c->layout, sizeof c->layout) |
               add_num(o, "time", c->time_limit_s) | add_bool(o, "from_config_file", c->secret) |
-              pp__report_add_text(o, "part", c->part, sizeof c->part);
+              pp__report_add_text(o, "part", c->part, sizeof c->part) | add_bool(o, "drawn_cases", c->drawn);
     if (bad) {
         cJSON_Delete(o);
         return NULL;

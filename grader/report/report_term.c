@@ -255,8 +255,10 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
     if (gated)
         fprintf(out, "    - %d %scheck%s (%s points): not graded until %s\n", gated, gated < nchecks_of(r) ? "more " : "",
                 gated == 1 ? "" : "s", pp__report_points(gated_pts, p1, sizeof p1),
-                r->status == PP_ERR_COMPILE ? "the file compiles" : run_failed(r) ? "the run completes"
-                                                                     : "the gradients are right");
+                r->status == PP_ERR_COMPILE                      ? "the file compiles"
+                : run_failed(r)                                  ? "the run completes"
+                : !strncmp(r->cfg.lab, "warmup", sizeof r->cfg.lab) ? "the checks above pass" /* no gradients there */
+                                                                   : "the gradients are right");
     if (field_len(r->output_tail, sizeof r->output_tail) > 0) {
         fputs("    output (last lines):\n", out);
         print_lines(out, pp__report_quote(r->output_tail, sizeof r->output_tail), "      ", "      ");
@@ -332,9 +334,10 @@ static void config_cell(const pp_test_result *t, char *buf, size_t len) {
     const pp_test_config *c = &t->cfg;
     char knobs[128];
     pp__test_knobs(c, knobs, sizeof knobs);
-    /* a warm-up part runs no model: its part is all that sets it apart */
+    /* a warm-up part runs no model: its part, and the seed of its drawn cases, are all that set it apart */
     if (c->part[0]) sb_printf(&b, " part=%.*s", FIELD(c->part));
     else sb_printf(&b, "%s", knobs);
+    if (c->part[0] && c->drawn) sb_printf(&b, " seed=%u", c->seed);
     if (c->secret) sb_printf(&b, " (hidden test)");
     if (b.used > 0) memmove(buf, buf + 1, b.used); /* the leading space */
 }
