@@ -51,4 +51,8 @@ void *pp__loader_symbol(const pp_image *img, const char *name);
 /* Unmaps the image and zeroes *img (nothing happens for a zeroed one). No pointer into it may be used again. */
 void pp__loader_unload(pp_image *img);
 
+/* The driver's table (symtab.c): every name of symbols.h with its address in the driver, allocations through
+ * the driver's noting wrappers. *n receives the count. */
+const pp_loader_symbol *pp__drv_symbols(size_t *n);
+
 #endif /* PP_LOADER_H */
