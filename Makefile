@@ -70,7 +70,7 @@ LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*
 # The schedule driver: the program that holds a student's object, one process per rank. Never built with a
 # sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
 DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
-              sandbox/proto/warmup_call.c lib/tag.c
+              sandbox/proto/warmup_call.c sandbox/proto/elfrules.c lib/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
 DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)

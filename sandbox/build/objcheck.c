@@ -1,110 +1,140 @@
-/* objcheck.c: a careful reader of one ELF64 relocatable object (the host's byte order). Every offset and size is
- * checked against the file before it is used; a malformed object is refused like a forbidden one. */
+/* objcheck.c: the build's check of a lab object (objcheck.h). The structural rules are elfrules.c's, the same
+ * the loader applies; what is here is only this check's own: section names, the visible symbols, and the lab's
+ * functions being there. */
 #include "objcheck.h"
 
-#include <elf.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Section names a compiler emits for plain C (prefixes: ".text.unlikely", ".rodata.str1.1", ".rela.text"...). */
-static const char *const allowed_prefix[] = {".text", ".data", ".rodata", ".bss", ".tdata", ".tbss", ".rela.",
-                                             ".rel.", ".debug_", ".note.GNU-stack", ".note.gnu.property",
-                                             ".eh_frame", ".comment", ".symtab", ".strtab", ".shstrtab",
-                                             ".symtab_shndx", ".group"};
-/* Names that the linker turns into code run at start-up or exit. */
-static const char *const startup_prefix[] = {".init_array", ".preinit_array", ".ctors", ".init"};
-static const char *const exit_prefix[] = {".fini_array", ".dtors", ".fini"};
+#include "elfrules.h"
+#include "symbols.h"
 
-static int has_prefix(const char *s, const char *const *list, size_t n) {
-    for (size_t i = 0; i < n; i++)
-        if (!strncmp(s, list[i], strlen(list[i]))) return 1;
+#define PP_OBJCHECK_NAME(name) {#name, NULL, 0},
+static const pp_loader_symbol known[] = {PP_SYMBOLS_API(PP_OBJCHECK_NAME) PP_SYMBOLS_LIBC(PP_OBJCHECK_NAME)
+                                             PP_SYMBOLS_DATA(PP_OBJCHECK_NAME)};
+#undef PP_OBJCHECK_NAME
+
+#define TEXT_FLAGS (SHF_ALLOC | SHF_EXECINSTR)
+
+/* The sections a C compiler emits for plain code, by name (a prefix ending in '*'), type and flags: the flags
+ * in `need` must be set, those in `deny` must not. */
+static const struct section_rule {
+    const char *name;
+    unsigned type;
+    unsigned long long need, deny;
+} rules[] = {
+    {".text*", SHT_PROGBITS, TEXT_FLAGS, SHF_WRITE},
+    {".data*", SHT_PROGBITS, SHF_ALLOC | SHF_WRITE, SHF_EXECINSTR},
+    {".bss*", SHT_NOBITS, SHF_ALLOC | SHF_WRITE, SHF_EXECINSTR},
+    {".rodata*", SHT_PROGBITS, SHF_ALLOC, SHF_WRITE | SHF_EXECINSTR},
+    {".rela.*", SHT_RELA, 0, SHF_ALLOC},
+    {".debug_*", SHT_PROGBITS, 0, SHF_ALLOC},
+    {".comment", SHT_PROGBITS, 0, SHF_ALLOC},
+    {".note.GNU-stack", SHT_PROGBITS, 0, ~0ull},
+    {".note.gnu.property", SHT_NOTE, SHF_ALLOC, SHF_WRITE | SHF_EXECINSTR},
+    {".eh_frame", SHT_PROGBITS, SHF_ALLOC, SHF_WRITE | SHF_EXECINSTR},
+    {".eh_frame", SHT_X86_64_UNWIND, SHF_ALLOC, SHF_WRITE | SHF_EXECINSTR},
+    {".symtab", SHT_SYMTAB, 0, SHF_ALLOC},
+    {".strtab", SHT_STRTAB, 0, SHF_ALLOC},
+    {".shstrtab", SHT_STRTAB, 0, SHF_ALLOC},
+};
+
+static int name_matches(const char *rule, const char *name) {
+    size_t n = strlen(rule);
+    return rule[n - 1] == '*' ? !strncmp(name, rule, n - 1) : !strcmp(name, rule);
+}
+
+/* 1 when a rule names section i and its type and flags are that rule's; *named: some rule had its name. */
+static int section_allowed(const pp_elf *e, size_t i, int *named) {
+    const Elf64_Shdr *s = &e->sh[i];
+    const char *name = pp__elf_section_name(e, i);
+    *named = 0;
+    for (size_t r = 0; r < sizeof rules / sizeof *rules; r++) {
+        if (!name_matches(rules[r].name, name)) continue;
+        *named = 1;
+        if (s->sh_type == rules[r].type && (s->sh_flags & rules[r].need) == rules[r].need &&
+            !(s->sh_flags & rules[r].deny))
+            return 1;
+    }
     return 0;
 }
 
-#define N(a) (sizeof a / sizeof *a)
-
-/* A NUL-terminated string at offset off of a string table [base, base + size), or NULL. */
-static const char *str_at(const unsigned char *buf, size_t base, size_t size, size_t off) {
-    if (off >= size) return NULL;
-    const char *s = (const char *)buf + base + off;
-    return memchr(s, 0, size - off) ? s : NULL;
-}
-
-int pp__objcheck(const void *data, size_t len, const char *name, const char *const *req, int nreq, char *err,
-                 size_t errlen) {
-    const unsigned char *buf = data;
-    const Elf64_Ehdr *eh = data;
-    if (len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh->e_type != ET_REL || eh->e_shentsize != sizeof(Elf64_Shdr)) {
-        snprintf(err, errlen, "refused: the object compiled from %s is not a 64-bit ELF relocatable file", name);
+static int sections(const pp_elf *e, const char *name, char *err, size_t errlen) {
+    for (size_t i = 1; i < e->shnum; i++) {
+        int kind = pp__elf_section_kind(e, i, name, err, errlen), named;
+        if (kind < 0) return -1;
+        if (section_allowed(e, i, &named)) continue;
+        char shown[64];
+        pp__elf_printable(pp__elf_section_name(e, i), shown, sizeof shown);
+        if (named)
+            snprintf(err, errlen, "refused: %s has section %s with type 0x%x and flags 0x%llx, which plain C never "
+                     "gives it (remove the __attribute__((section)))", name, shown, (unsigned)e->sh[i].sh_type,
+                     (unsigned long long)e->sh[i].sh_flags);
+        else
+            snprintf(err, errlen, "refused: %s puts code or data into section %s, which a lab file never needs "
+                     "(remove the __attribute__((section)))", name, shown);
         return -1;
     }
-    size_t shnum = eh->e_shnum, shoff = eh->e_shoff;
-    if (shoff > len || shnum > (len - shoff) / sizeof(Elf64_Shdr) || eh->e_shstrndx >= shnum) goto malformed;
-    const Elf64_Shdr *sh = (const Elf64_Shdr *)(buf + shoff);
-    for (size_t i = 0; i < shnum; i++)
-        if (sh[i].sh_type != SHT_NOBITS && (sh[i].sh_offset > len || sh[i].sh_size > len - sh[i].sh_offset))
-            goto malformed;
-    const Elf64_Shdr *names = &sh[eh->e_shstrndx];
-    int irelative = eh->e_machine == EM_X86_64 ? R_X86_64_IRELATIVE : eh->e_machine == EM_AARCH64 ? R_AARCH64_IRELATIVE : -1;
-    for (size_t i = 1; i < shnum; i++) {
-        const char *sn = str_at(buf, names->sh_offset, names->sh_size, sh[i].sh_name);
-        if (!sn) goto malformed;
-        unsigned t = sh[i].sh_type;
-        if (t == SHT_INIT_ARRAY || t == SHT_PREINIT_ARRAY || has_prefix(sn, startup_prefix, N(startup_prefix))) {
-            snprintf(err, errlen, "refused: %s has a constructor (__attribute__((constructor)) or section %s), code "
-                     "that would run before the sandbox is locked: do that work in your step function", name, sn);
-            return -1;
-        }
-        if (t == SHT_FINI_ARRAY || has_prefix(sn, exit_prefix, N(exit_prefix))) {
-            snprintf(err, errlen, "refused: %s has a destructor (__attribute__((destructor)) or section %s), which "
-                     "a lab file never needs: do that work in your step function", name, sn);
-            return -1;
-        }
-        if (!has_prefix(sn, allowed_prefix, N(allowed_prefix))) {
-            snprintf(err, errlen, "refused: %s puts code or data into section %s, which a lab file never needs "
-                     "(remove the __attribute__((section)))", name, sn);
-            return -1;
-        }
-        if (t == SHT_RELA && sh[i].sh_entsize == sizeof(Elf64_Rela)) {
-            const Elf64_Rela *ra = (const Elf64_Rela *)(buf + sh[i].sh_offset);
-            for (size_t k = 0; k < sh[i].sh_size / sizeof *ra; k++)
-                if ((int)ELF64_R_TYPE(ra[k].r_info) == irelative) {
-                    snprintf(err, errlen, "refused: %s carries an IRELATIVE relocation (an ifunc), code that would "
-                             "run before the sandbox is locked", name);
-                    return -1;
-                }
-        }
+    return 0;
+}
+
+/* The relocations of every loaded section, by the loader's rules. */
+static int relocations(const pp_elf *e, const char *name, char *err, size_t errlen) {
+    for (size_t i = 1; i < e->shnum; i++) {
+        if (e->sh[i].sh_type != SHT_RELA) continue;
+        long target = pp__elf_rela_target(e, i, name, err, errlen);
+        if (target < 0) return -1;
+        int kind = pp__elf_section_kind(e, (size_t)target, name, err, errlen);
+        if (kind < 0) return -1;
+        if (!PP_ELF_LOADED(kind)) continue;
+        size_t n;
+        pp__elf_relas(e, i, &n);
+        for (size_t k = 0; k < n; k++)
+            if (pp__elf_reloc_check(e, i, k, name, err, errlen)) return -1;
     }
-    /* symbols: no ifunc resolvers; the required functions defined */
-    int found[8] = {0};
-    for (size_t i = 1; i < shnum; i++) {
-        if (sh[i].sh_type != SHT_SYMTAB) continue;
-        if (sh[i].sh_entsize != sizeof(Elf64_Sym) || sh[i].sh_link >= shnum) goto malformed;
-        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
-        const Elf64_Sym *sym = (const Elf64_Sym *)(buf + sh[i].sh_offset);
-        for (size_t k = 0; k < sh[i].sh_size / sizeof *sym; k++) {
-            const char *s = str_at(buf, strs->sh_offset, strs->sh_size, sym[k].st_name);
-            if (!s) goto malformed;
-            if (ELF64_ST_TYPE(sym[k].st_info) == STT_GNU_IFUNC) {
-                snprintf(err, errlen, "refused: %s defines %s as an ifunc (__attribute__((ifunc))), whose resolver "
-                         "would run before the sandbox is locked", name, s);
-                return -1;
-            }
-            int global = ELF64_ST_BIND(sym[k].st_info) == STB_GLOBAL, defined = sym[k].st_shndx != SHN_UNDEF;
-            for (int q = 0; q < nreq && q < (int)N(found); q++)
-                if (global && defined && ELF64_ST_TYPE(sym[k].st_info) == STT_FUNC && !strcmp(s, req[q]))
-                    found[q] = 1;
+    return 0;
+}
+
+static int kept(const char *s, const char *const *keep, int nkeep) {
+    for (int q = 0; q < nkeep; q++)
+        if (!strcmp(s, keep[q])) return q;
+    return -1;
+}
+
+int pp__objcheck(const void *buf, size_t len, const char *name, const char *const *keep, int nkeep, int require,
+                 char *err, size_t errlen) {
+    pp_elf e;
+    /* in the loader's order (sections, symbols, relocations), so both give the same first refusal */
+    if (pp__elf_open(&e, buf, len, name, err, errlen) || sections(&e, name, err, errlen)) return -1;
+    unsigned long long found = 0; /* one bit per function of keep */
+    for (size_t k = 1; k < e.nsym; k++) {
+        const pp_loader_symbol *ext;
+        if (pp__elf_symbol_check(&e, k, known, sizeof known / sizeof *known, &ext, name, err, errlen)) return -1;
+        const Elf64_Sym *s = &e.sym[k];
+        if (ELF64_ST_BIND(s->st_info) == STB_LOCAL || s->st_shndx == SHN_UNDEF) continue;
+        const char *sym = pp__elf_symbol_name(&e, k);
+        int q = kept(sym, keep, nkeep);
+        char shown[64];
+        pp__elf_printable(sym, shown, sizeof shown);
+        if (q < 0) {
+            snprintf(err, errlen, "refused: %s leaves %s visible, which only the lab's functions may be (was the "
+                     "object not narrowed with objcopy --keep-global-symbol?)", name, shown);
+            return -1;
         }
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx >= e.shnum ||
+            pp__elf_section_kind(&e, s->st_shndx, name, err, errlen) != PP_ELF_TEXT) {
+            snprintf(err, errlen, "refused: %s defines %s, but not as a function: keep the declaration the lab "
+                     "gives", name, shown);
+            return -1;
+        }
+        if (q < 64) found |= 1ull << q;
     }
-    for (int q = 0; q < nreq && q < (int)N(found); q++)
-        if (!found[q]) {
+    if (relocations(&e, name, err, errlen)) return -1;
+    for (int q = 0; require && q < nkeep && q < 64; q++)
+        if (!(found >> q & 1)) {
             snprintf(err, errlen, "%s does not define %s(): keep the function name the lab gives (and do not make "
-                     "it static)", name, req[q]);
+                     "it static)", name, keep[q]);
             return -1;
         }
     return 0;
-malformed:
-    snprintf(err, errlen, "refused: the object compiled from %s is malformed", name);
-    return -1;
 }

@@ -7,6 +7,9 @@
  *               warm-up function, exit)
  *   client.c    pp.h, as requests
  *   lockdown.c  the seccomp allow list and the handlers that explain a refused call or a crash
+ *   loader.c    loads the lab's object once the driver is locked down (loader.h)
+ *   symtab.c    the names the lab's object may use, with their addresses here (symbols.h)
+ *   memory.c    the allocations the lab's object gets, which note a failure
  * and, shared with pplab: chan.c, wire.c, tag.c (pp_tag), crash.c, warmup_call.c (a warm-up call). */
 #ifndef PP_DRIVER_H
 #define PP_DRIVER_H
@@ -31,6 +34,14 @@ void pp__drv_fatal(int op, const char *msg) __attribute__((noreturn));
 
 /* Copies the rank facts out of the channel into the handle the step function receives. */
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
+
+/* malloc, calloc, realloc, aligned_alloc and posix_memalign as the lab's code gets them (memory.c): the C
+ * library's, with a failed request's size noted in the channel for the report. */
+void *pp__drv_malloc(size_t n);
+void *pp__drv_calloc(size_t n, size_t size);
+void *pp__drv_realloc(void *p, size_t n);
+void *pp__drv_aligned_alloc(size_t align, size_t n);
+int pp__drv_posix_memalign(void **p, size_t align, size_t n);
 
 /* Installs the crash and refusal handlers, then (when sandbox) forbids every system call a schedule never
  * needs. Returns 0, or -1 with the reason in err. Runs before any code of the student's. */
