@@ -60,6 +60,7 @@ BLAS_LIBS   := $(shell pkg-config --libs openblas)
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson)
 CJSON_LIBS   := $(shell pkg-config --libs libcjson)
 SECCOMP_LIBS := $(shell pkg-config --libs libseccomp)
+SECCOMP_STATIC := $(shell pkg-config --libs --static libseccomp)
 
 CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
@@ -67,10 +68,11 @@ LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 # ---- sources -------------------------------------------------------------------------------------------
 LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
-# The schedule driver: the program that holds a student's object, one process per rank. Never built with a
-# sanitizer (ASan refuses address-space limits, LSan fails under seccomp), never with CUDA or MPI.
+# The schedule driver: the one program that loads a student's object, one process per rank, the same for every
+# submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
+# limits, LSan fails under seccomp), never with CUDA or MPI.
 DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
-              sandbox/proto/warmup_call.c sandbox/proto/elfrules.c lib/tag.c
+              sandbox/proto/warmup_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
 DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
@@ -133,7 +135,7 @@ endif
 DEPFLAGS = -MMD -MP
 
 .PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps
-all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/libppdriver.a $(BUILD)/pplab
+all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab
 
 yn = $(if $(filter 1,$(1)),found,missing)
 info:
@@ -184,10 +186,9 @@ $(BUILD)/libpp.a: $(LIB_OBJ)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-$(BUILD)/libppdriver.a: $(DRIVER_OBJ)
-	@rm -f $@
-	$(call msg,AR,$@)
-	$(Q)ar rcs $@ $^
+$(BUILD)/pplab-driver: $(DRIVER_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -static -o $@ $(DRIVER_OBJ) $(SECCOMP_STATIC) -lpthread -lm
 
 # pplab holds the runtime itself and exports pp.h, so that an object loaded with --in-process binds to it.
 $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
@@ -195,7 +196,7 @@ $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $(CLI_OBJ) $(LIB_OBJ) $(CJSON_LIBS) $(LIB_LDLIBS)
 
 # ---- tests ---------------------------------------------------------------------------------------------
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/libppdriver.a $(BUILD)/pplab tests/testutil.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-driver $(BUILD)/pplab tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \

@@ -83,14 +83,18 @@ int pp__bench_sandbox(const pp_bench_opts *o) {
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
     pp_impl built;
+    if (pp__sandbox_probe(&sb, err, sizeof err)) {
+        printf("# sandbox: this machine refuses the sandbox: %s\n", err);
+        return -1;
+    }
     if (pp__impl_build(dir, pp__lab_find("naive"), &sb, &built, err, sizeof err) != PP_OK) {
         for (char *c = err; *c; c++)
             if (*c == '\n') *c = ' ';
         printf("# sandbox: cannot build bench/rpc: %s\n", err);
         return -1;
     }
-    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(built.object, "pp_naive_step", err, sizeof err);
-    if (!fn || pp__sandbox_probe(&sb, err, sizeof err) || (sb.exe_fd = open(built.driver, O_RDONLY | O_CLOEXEC)) < 0) {
+    pp_step_fn fn = (pp_step_fn)pp__impl_symbol(built.shared, "pp_naive_step", err, sizeof err);
+    if (!fn || pp__host_open(&sb, built.driver, built.object, err, sizeof err)) {
         printf("# sandbox: cannot run the benchmark: %s\n", fn ? err : "no pp_naive_step in bench/rpc");
         return -1;
     }
@@ -98,7 +102,7 @@ int pp__bench_sandbox(const pp_bench_opts *o) {
      * two ranks on fewer than four cores do not spin, and every call is a futex hand-over */
     rpc_figures in = {0}, out = {0}, out2 = {0};
     int bad = rpc_run(fn, NULL, 1, &in) || rpc_run(NULL, &sb, 1, &out) || rpc_run(NULL, &sb, 2, &out2);
-    close(sb.exe_fd);
+    pp__host_close(&sb);
     if (bad) return -1;
     printf("#   the channel spins before it sleeps only when every rank's two ends can have a core each\n");
     printf("#\n# %-18s %8s %10s %10s %10s\n", "mode", "calls", "p10", "median", "p90");

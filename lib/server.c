@@ -271,10 +271,17 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     case PP_RPC_FAIL:
     case PP_RPC_MISUSE:
     case PP_RPC_SETUP_FAILED:
+    case PP_RPC_LOAD_FAILED:
         pp__wire_get_str(in, text, sizeof text);
         if (in->bad) malformed(r, op);
+        /* a text of the driver's own is one line: only pp_fail's message is the student's to shape (the reports
+         * mark its later lines as the student's) */
+        for (char *t = text; op != PP_RPC_FAIL && *t; t++)
+            if (*t == '\n' || *t == '\r') *t = ' ';
         if (op == PP_RPC_FAIL) pp_fail(r, "%s", text);
         if (op == PP_RPC_MISUSE) pp__rank_abort(r, PP_ERR_USAGE, NULL, "%s", text);
+        if (op == PP_RPC_LOAD_FAILED)
+            pp__rank_abort(r, PP_ERR_SANDBOX, NULL, "the schedule driver refused the lab's object: %s", text);
         pp__rank_abort(r, PP_ERR_SANDBOX, "see docs/design.md, section \"The trust boundary\", for what the sandbox needs",
                        "the schedule driver could not lock itself down: %s", text);
     default:

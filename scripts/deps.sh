@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages pplab builds and tests with are installed.
 #   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
+# The one list of packages: make demo, make test and .ci/run all install through it.
 
 set -euo pipefail
 required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev)
-optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils)
+# bubblewrap gives the build the namespaces view (docs/design.md, "The trust boundary"); without it, Landlock
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git)
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

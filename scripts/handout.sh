@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #   scripts/handout.sh [OUT.tar.gz]     (default dist/pplab-handout.tar.gz)
-# Builds the student tarball: the kit (lib/, kernels/, grader/, docs/, bench/,
+# Builds the student tarball: the kit (lib/, sandbox/, kernels/, grader/, docs/, bench/,
 # scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) —
 # without solutions/, without the grader's own tests (they hold broken solutions and the solutions'
 # expectations), without the instructor's material (docs/instructor.md with its sample hidden configurations,
@@ -12,7 +12,7 @@ trap 'rm -rf "$stage"' EXIT
 dest="$stage/pplab"
 mkdir -p "$dest"
 # what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
-git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels grader docs bench scripts \
+git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib sandbox kernels grader docs bench scripts \
     'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     xargs -0 -I{} cp --parents {} "$dest"/

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "symbols.h"
+
 enum { MAX_MODS = 256, NAME = 128 };
 
 typedef struct {
@@ -157,5 +159,76 @@ Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
             fclose(f);
         }
         closedir(d);
+    }
+}
+
+/* The trust boundary's room includes nothing of the runtime: sandbox/ reads only its own headers and, of lib/,
+ * the few the protocol speaks (pp.h's types and pp_tag, the placement of virtual stages, the status table). A
+ * schedule driver built from it cannot reach the grader's state by accident, and its code stays small enough to
+ * read. */
+Test(layout, sandbox_includes_only_the_protocol_of_lib) {
+    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/driver", "sandbox/build"};
+    const char *allowed_lib[] = {"pp.h", "tag.h", "placement.h", "error.h"};
+    int seen = 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        DIR *d = opendir(dirs[i]);
+        cr_assert(d, "cannot open %s (run the tests from the project root)", dirs[i]);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+            char path[512], line[1024], inc[256];
+            snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+            FILE *f = fopen(path, "r");
+            cr_assert(f, "cannot read %s", path);
+            for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+                if (sscanf(line, " #include \"%255[^\"]\"", inc) != 1) continue;
+                seen++;
+                char target[600];
+                int ours = 0;
+                for (size_t k = 0; k < sizeof dirs / sizeof dirs[0] && !ours; k++) {
+                    snprintf(target, sizeof target, "%s/%s", dirs[k], inc);
+                    ours = exists(target);
+                }
+                for (size_t k = 0; k < sizeof allowed_lib / sizeof allowed_lib[0] && !ours; k++)
+                    ours = !strcmp(inc, allowed_lib[k]);
+                cr_expect(ours, "%s:%d includes \"%s\", which is neither sandbox/'s nor one of lib/'s protocol headers "
+                          "(pp.h, tag.h, placement.h, error.h)", path, ln, inc);
+            }
+            fclose(f);
+        }
+        closedir(d);
+    }
+    cr_expect_gt(seen, 20, "only %d includes found", seen);
+}
+
+/* The loader's table names exactly the functions pp.h declares (sandbox/proto/symbols.h): a pp.h function it
+ * lacked would be refused at build time, one it had too many would be a name no header promises. */
+#define LAYOUT_NAME(fn) #fn,
+static const char *const api_names[] = {PP_SYMBOLS_API(LAYOUT_NAME)};
+#undef LAYOUT_NAME
+
+Test(layout, the_loaders_table_is_pp_h) {
+    FILE *f = fopen("lib/pp.h", "r");
+    cr_assert(f, "run from the project root");
+    char line[512], declared[64][64];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < 64) {
+        if (line[0] == ' ' || line[0] == '*' || line[0] == '/' || line[0] == '#' || !strncmp(line, "typedef", 7)) continue;
+        for (char *at = strstr(line, "pp_"); at; at = strstr(at + 1, "pp_")) {
+            size_t k = 0;
+            while ((at[k] >= 'a' && at[k] <= 'z') || at[k] == '_' || (at[k] >= '0' && at[k] <= '9')) k++;
+            if (at[k] != '(' || (at > line && at[-1] != ' ' && at[-1] != '*')) continue;
+            snprintf(declared[n++], 64, "%.*s", (int)k, at);
+            break;
+        }
+    }
+    fclose(f);
+    int napi = (int)(sizeof api_names / sizeof *api_names);
+    cr_expect_eq(n, napi, "pp.h declares %d functions, symbols.h lists %d", n, napi);
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (int k = 0; k < napi; k++) found |= !strcmp(declared[i], api_names[k]);
+        cr_expect(found, "pp.h declares %s, which sandbox/proto/symbols.h does not list", declared[i]);
     }
 }

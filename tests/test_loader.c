@@ -168,7 +168,7 @@ static const char rich_src[] =
     "typedef int (*cmp_fn)(const char *, const char *);\n"
     "cmp_fn the_strcmp(void) { return strcmp; }\n"
     "FILE *the_stdout(void) { return stdout; }\n"
-    "static char zeros[8 << 20];\n"
+    "static char zeros[4 << 20];\n"
     "long zero_sum(void) { long s = 0; for (size_t i = 0; i < sizeof zeros; i += 4096) s += zeros[i]; zeros[5] = 1;\n"
     "  return s; }\n"
     "_Alignas(64) static char a64[64] = {1};\n"

@@ -125,9 +125,28 @@ static inline void test_grade_config(const char *impl, const pp_test_config *c, 
     cr_assert_eq(pp__impl_dir(impl, dir, sizeof dir), 0, "no implementation folder %s", impl);
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
+    cr_assert_eq(pp__sandbox_probe(&sb, err, sizeof err), 0, "%s", err);
     static pp_impl built;
     pp_status st = pp__impl_build(dir, pp__lab_find(c->lab), &sb, &built, err, sizeof err);
     pp__runner_test(c, st == PP_OK ? &built : NULL, st, err, "cpu", out);
+}
+
+/* Compiles tests/hostile/objects/<name>.c with the compiler alone, inline assembly and all, skipping the kit's
+ * build and its checks, into an object of build/tests/, and fills impl to run it in the real driver: what a
+ * submission that got past every check would hand the driver. */
+static inline void test_hostile_object(const char *name, pp_impl *impl) {
+    char build[PATH_MAX], cmd[3 * PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", build, sizeof build - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe");
+    build[n] = 0;
+    *strrchr(build, '/') = 0;
+    *strrchr(build, '/') = 0;
+    memset(impl, 0, sizeof *impl);
+    snprintf(impl->object, sizeof impl->object, "%s/tests/hostile-%s.o", build, name);
+    snprintf(impl->driver, sizeof impl->driver, "%s/pplab-driver", build);
+    snprintf(cmd, sizeof cmd, "gcc -std=gnu11 -O1 -fPIC -w -Itests/hostile/objects -Ilib -c tests/hostile/objects/%s.c "
+             "-o '%s'", name, impl->object);
+    cr_assert_eq(system(cmd), 0, "cannot compile tests/hostile/objects/%s.c", name);
 }
 
 /* The run failed with status st and an error holding needle, and scored 0 of a max that still counts. */

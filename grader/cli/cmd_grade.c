@@ -21,7 +21,7 @@ static const char *usage =
     "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
     "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
     "                   [--transport threads|mpi] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
-    "                   [--unsafe-in-process]\n"
+    "                   [--unsafe-in-process] [--view auto|namespaces|landlock|none]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
     "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
     "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
@@ -34,6 +34,8 @@ static const char *usage =
     "pp.h and memory (seccomp); --memory-limit sets its address space (default 256 MiB). Where the machine refuses\n"
     "seccomp or the uid switch, grading stops unless --unsafe-no-sandbox is given (trusted submissions only).\n"
     "--unsafe-in-process runs each schedule inside its test's own process instead (debugging, benchmarks).\n"
+    "--view says how the build's tools see the file system: auto (default: namespaces where bubblewrap works,\n"
+    "else landlock), namespaces, landlock or none; for tests of the sandbox.\n"
     "Exit status 0 iff full marks.\n";
 
 /* Ctrl-C or a CI cancel: end the tests in flight too (each runs in its own process group, out of the
@@ -44,6 +46,26 @@ static void on_interrupt(int sig) {
     raise(sig);
 }
 
+/* As root, what a jailed uid must never read: the hidden configuration, the reference solutions and the build
+ * folder (the solutions' builds). One that others could read is made private, and said so. */
+static void keep_private(const char *cfgfile) {
+    char build[PATH_MAX], root[PATH_MAX], p[PATH_MAX + 16];
+    pp__impl_dirs(build, root, sizeof build);
+    snprintf(p, sizeof p, "%s/solutions", root);
+    const char *what[][2] = {{cfgfile, "the hidden configuration"}, {p, "the reference solutions"},
+                             {build, "the build folder"}};
+    for (size_t i = 0; i < sizeof what / sizeof *what; i++) {
+        if (!what[i][0]) continue;
+        int rc = pp__private_fix(what[i][0]);
+        if (rc > 0)
+            fprintf(stderr, "pplab grade: %s (%s) was open to other users: made it private (chmod go-rwx); keep it "
+                    "so (docs/design.md, \"The trust boundary\")\n", what[i][0], what[i][1]);
+        else if (rc < 0)
+            pp__cli_fail("grade", "%s (%s) is open to other users, and its mode cannot be changed: make it private "
+                         "(chmod go-rwx) before grading as root", what[i][0], what[i][1]);
+    }
+}
+
 int pp__cmd_grade(int argc, char **argv) {
     const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL,
                *transport = "threads";
@@ -51,7 +73,9 @@ int pp__cmd_grade(int argc, char **argv) {
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
     int in_process = 0, unsafe = 0;
+    const char *view = "auto";
     const pp_flag flags[] = {
+        {.name = "--view", .kind = PP_FLAG_STR, .to = &view},
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &impl},
         {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
         {.name = "--backend", .kind = PP_FLAG_STR, .to = &backend},
@@ -79,6 +103,8 @@ int pp__cmd_grade(int argc, char **argv) {
         pp__cli_fail("grade", "unknown flag '%s'", argv[i]);
     }
     if (unsafe) sb.lockdown = 0, sb.drop_uid = 0;
+    if (pp__view_parse(view) < 0) pp__cli_fail("grade", "unknown --view '%s': use auto, namespaces, landlock or none", view);
+    sb.view = (pp_view)pp__view_parse(view);
     if (strcmp(lab, "all") && !pp__lab_find(lab))
         pp__cli_fail("grade", "unknown lab '%s': use all, %s", lab, pp__lab_names((char[300]){0}, 300, ", ", " or "));
     const pp_lab_info *li = pp__lab_find(lab);
@@ -106,6 +132,7 @@ int pp__cmd_grade(int argc, char **argv) {
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))
         pp__cli_fail("grade", "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
+    keep_private(cfgfile);
 
     pp_test_config *cfgs = NULL;
     int n = only_config ? 0 : pp__suite_default(lab, !strcmp(backend, "cuda"), &cfgs);

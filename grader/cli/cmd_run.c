@@ -16,6 +16,7 @@
 #include "result.h"
 #include "schedule.h"
 #include "host.h"
+#include "uids.h"
 #include "timeline.h"
 #include "tracefile.h"
 #include "transport.h"
@@ -49,7 +50,9 @@ static const char *usage =
  *                      (wire.h): its virtual stage, then pp__param_encode's name, count, step-1 gradient and final
  *                      weight, so two runs compare bitwise with cmp;
  *   --deadline S       seconds a wait may block before a transport without exact detection (mpi) calls it a
- *                      deadlock (default 10). */
+ *                      deadlock (default 10);
+ *   --view V           how the lab's build sees the file system (auto, namespaces, landlock, none), for the
+ *                      sandbox's own tests. */
 typedef struct run_hidden {
     const char *dump_grads;
     int in_process;
@@ -59,7 +62,9 @@ typedef struct run_hidden {
 /* Flags of `pplab run` alone: the hidden ones and how the schedule is run. */
 static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
     int unsafe = 0;
+    const char *view = NULL;
     const pp_flag flags[] = {
+        {.name = "--view", .kind = PP_FLAG_STR, .to = &view},
         {.name = "--dump-grads", .kind = PP_FLAG_STR, .to = &h->dump_grads},
         {.name = "--in-process", .kind = PP_FLAG_SET, .to = &h->in_process, .set = 1},
         {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
@@ -68,6 +73,8 @@ static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i)
     };
     if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, i)) return 0;
     if (unsafe) h->sb.lockdown = 0, h->sb.drop_uid = 0;
+    if (view && pp__view_parse(view) < 0) pp__cli_fail("run", "unknown --view '%s': use auto, namespaces, landlock or none", view);
+    if (view) h->sb.view = (pp_view)pp__view_parse(view);
     return 1;
 }
 
@@ -203,9 +210,8 @@ static int start_program(const pp_cli_run *o, run_hidden *h, const pp_lab_info *
         if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
         return 1;
     }
-    h->sb.exe_fd = -1;
     if (h->in_process) {
-        if (!(prog->fn = (pp_step_fn)pp__impl_symbol(built.object, lab->symbol, err, sizeof err))) {
+        if (!(prog->fn = (pp_step_fn)pp__impl_symbol(built.shared, lab->symbol, err, sizeof err))) {
             if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
             return 1;
         }
@@ -214,8 +220,9 @@ static int start_program(const pp_cli_run *o, run_hidden *h, const pp_lab_info *
                             "debugging; grading always sandboxes it)\n", lab->symbol);
         return 0;
     }
-    if ((h->sb.exe_fd = open(built.driver, O_RDONLY | O_CLOEXEC)) < 0) {
-        if (me == 0) fprintf(stderr, "pplab run: cannot open %s: %s\n", built.driver, strerror(errno));
+    pp__sandbox_size_tasks(&h->sb, o->cfg.P);
+    if (pp__host_open(&h->sb, built.driver, built.object, err, sizeof err)) {
+        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
         return 1;
     }
     prog->sandbox = &h->sb;
@@ -252,7 +259,9 @@ int pp__cmd_run(int argc, char **argv) {
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
     pp__run_program(&o.cfg, &prog, &res);
-    if (hid.sb.exe_fd >= 0) close(hid.sb.exe_fd);
+    pp__host_close(&hid.sb);
+    /* as root the run's drivers had a uid of their own: nothing of it may be left */
+    if (hid.sb.drop_uid && hid.sb.lockdown && !hid.in_process) pp__uid_reap(hid.sb.uid);
     if (me > 0) {
         /* rank 0 holds the gathered results and reports for every process */
         pp__result_free(&res);

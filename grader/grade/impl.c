@@ -60,7 +60,7 @@ void pp__impl_dirs(char *build, char *root, size_t len) {
     exe[n > 0 ? n : 0] = 0;
     char *slash = strrchr(exe, '/');
     if (slash) *slash = 0;
-    snprintf(probe, sizeof probe, "%s/libppdriver.a", exe);
+    snprintf(probe, sizeof probe, "%s/pplab-driver", exe);
     if (access(probe, F_OK) != 0 && (slash = strrchr(exe, '/'))) *slash = 0;
     snprintf(build, len, "%s", exe);
     snprintf(root, len, "%s", exe);
@@ -96,19 +96,19 @@ static uint64_t fnv64(const void *p, size_t n) {
     return h;
 }
 
-/* What a build is made from: the compiler, pp.h, the driver library and the file itself, byte for byte (a
+/* What a build is made from: the compiler, pp.h, the build's rules (PP_BUILD_RULES: raised whenever a check
+ * changes, so a submission built under older rules is checked again) and the file itself, byte for byte (a
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
-static char *build_key(const char *s, size_t ns, const char *pp_h, const char *lib, const char *const *keep,
-                       int nkeep, size_t *len) {
-    size_t nh, nl;
-    char *h = pp__file_read(pp_h, (size_t)1 << 20, &nh), *l = pp__file_read(lib, (size_t)64 << 20, &nl);
+#define PP_BUILD_RULES 3
+static char *build_key(const char *s, size_t ns, const char *pp_h, const char *const *keep, int nkeep, size_t *len) {
+    size_t nh;
+    char *h = pp__file_read(pp_h, (size_t)1 << 20, &nh);
     char *key = NULL;
-    if (s && h && l) {
+    if (s && h) {
         /* the symbols a build keeps are part of what it is: a grader that keeps more must rebuild */
         char head[2048];
-        int k = snprintf(head, sizeof head, "pplab build 1\ncc %s\npp.h %016llx\ndriver %016llx\nkeep",
-                         getenv("CC") ? getenv("CC") : "cc", (unsigned long long)fnv64(h, nh),
-                         (unsigned long long)fnv64(l, nl));
+        int k = snprintf(head, sizeof head, "pplab build %d\ncc %s\npp.h %016llx\nkeep", PP_BUILD_RULES,
+                         getenv("CC") ? getenv("CC") : "cc", (unsigned long long)fnv64(h, nh));
         for (int i = 0; i < nkeep && k < (int)sizeof head - 80; i++) k += snprintf(head + k, sizeof head - (size_t)k, " %s", keep[i]);
         k += snprintf(head + k, sizeof head - (size_t)k, "\n");
         key = pp__xmalloc((size_t)k + ns);
@@ -116,7 +116,7 @@ static char *build_key(const char *s, size_t ns, const char *pp_h, const char *l
         memcpy(key + k, s, ns);
         *len = (size_t)k + ns;
     }
-    free(h), free(l);
+    free(h);
     return key;
 }
 
@@ -160,36 +160,39 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         for (const char *p = dir; *p; p++) h = h * 33 + (unsigned char)*p;
         snprintf(outdir, sizeof outdir, "%s/impl/other/%s-%08lx", build, base, h & 0xffffffffUL);
     }
+    /* the builds are the grader's alone: a jailed uid may not even list them (they hold the reference's) */
     char mk[2 * PATH_MAX + 80];
     snprintf(mk, sizeof mk, "%s/impl", build);
-    mkdir(mk, 0755);
+    mkdir(mk, 0700);
+    chmod(mk, 0700);
     snprintf(mk, sizeof mk, "%s/impl/other", build);
-    mkdir(mk, 0755);
-    if (mkdir(outdir, 0755) && errno != EEXIST) {
+    mkdir(mk, 0700);
+    if (mkdir(outdir, 0700) && errno != EEXIST) {
         snprintf(err, errlen, "cannot create %s: check the permissions of the build folder", outdir);
         return PP_ERR_IO;
     }
     /* named by the lab, not its folder: one folder may hold several labs (05-zerobubble) */
-    snprintf(out->driver, sizeof out->driver, "%s/%s.drv", outdir, lab->name);
-    snprintf(out->object, sizeof out->object, "%s/%s.so", outdir, lab->name);
-    char keyp[PATH_MAX + 16], lockp[PATH_MAX + 16], pp_h[PATH_MAX + 16], lib[PATH_MAX + 32];
+    snprintf(out->driver, sizeof out->driver, "%s/pplab-driver", build);
+    snprintf(out->object, sizeof out->object, "%s/%s.o", outdir, lab->name);
+    snprintf(out->shared, sizeof out->shared, "%s/%s.so", outdir, lab->name);
+    char keyp[PATH_MAX + 16], lockp[PATH_MAX + 16], pp_h[PATH_MAX + 16];
     snprintf(keyp, sizeof keyp, "%s/%s.key", outdir, lab->name);
     snprintf(lockp, sizeof lockp, "%s/%s.lock", outdir, lab->name);
     snprintf(pp_h, sizeof pp_h, "%s/lib/pp.h", root);
-    snprintf(lib, sizeof lib, "%s/libppdriver.a", build);
     size_t klen = 0, nsrc;
     char *text;
     pp_status rd = pp__compile_read(src, &text, &nsrc, err, errlen);
     if (rd != PP_OK) return rd;
     const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
     int nkeep = lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
-    char *key = build_key(text, nsrc, pp_h, lib, keep, nkeep, &klen);
+    char *key = build_key(text, nsrc, pp_h, keep, nkeep, &klen);
     free(text);
-    if (!key) {
-        snprintf(err, errlen, "cannot read %s or %s: is pplab built?", pp_h, lib);
+    if (!key || access(out->driver, X_OK)) {
+        snprintf(err, errlen, "cannot read %s or run %s: is pplab built (make)?", pp_h, out->driver);
+        free(key);
         return PP_ERR_IO;
     }
-    int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
     if (fd < 0 || flock(fd, LOCK_EX)) {
         snprintf(err, errlen, "cannot lock %s: %s", lockp, strerror(errno));
         if (fd >= 0) close(fd);
@@ -197,21 +200,20 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         return PP_ERR_IO;
     }
     pp_status st = PP_OK;
-    if (!same_file(keyp, key, klen) || access(out->driver, X_OK) || access(out->object, R_OK)) {
-        char tdrv[PATH_MAX + 32], tobj[PATH_MAX + 32];
-        snprintf(tdrv, sizeof tdrv, "%s.tmp%d", out->driver, (int)getpid());
+    if (!same_file(keyp, key, klen) || access(out->object, R_OK) || access(out->shared, R_OK)) {
+        char tobj[PATH_MAX + 32], tso[PATH_MAX + 32];
         snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
-        pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .driver_lib = lib, .keep = keep,
-                        .nkeep = nkeep, .require = lab->symbol != NULL, .sb = sb,
-                        .time_limit_s = compile_limit_s};
+        snprintf(tso, sizeof tso, "%s.tmp%d", out->shared, (int)getpid());
+        pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .keep = keep, .nkeep = nkeep,
+                        .require = lab->symbol != NULL, .sb = sb, .time_limit_s = compile_limit_s};
         unlink(keyp); /* a build that fails leaves no key: the next one starts over */
-        st = pp__compile_lab(&c, tdrv, tobj, err, errlen);
-        if (st == PP_OK && (rename(tdrv, out->driver) || rename(tobj, out->object) || pp__file_write(keyp, key, klen, 0666))) {
-            snprintf(err, errlen, "cannot install %s: %s", out->driver, strerror(errno));
+        st = pp__compile_lab(&c, tobj, tso, err, errlen);
+        if (st == PP_OK && (rename(tobj, out->object) || rename(tso, out->shared) || pp__file_write(keyp, key, klen, 0600))) {
+            snprintf(err, errlen, "cannot install %s: %s", out->object, strerror(errno));
             st = PP_ERR_IO;
         }
-        unlink(tdrv);
         unlink(tobj);
+        unlink(tso);
     }
     flock(fd, LOCK_UN);
     close(fd);
@@ -239,6 +241,6 @@ void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t 
     pp_sandbox sb;
     pp__sandbox_defaults(&sb);
     pp_impl built;
-    if (pp__impl_build(dir, lab, &sb, &built, err, errlen) != PP_OK) return NULL;
-    return pp__impl_symbol(built.object, lab->symbol, err, errlen);
+    if (pp__sandbox_probe(&sb, err, errlen) || pp__impl_build(dir, lab, &sb, &built, err, errlen) != PP_OK) return NULL;
+    return pp__impl_symbol(built.shared, lab->symbol, err, errlen);
 }

@@ -28,17 +28,19 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule);
 /* Resolves an --impl value ("labs", "solutions" or a folder) to the folder holding the lab folders; 0 or -1. */
 int pp__impl_dir(const char *impl, char *dir, size_t len);
 
-/* A lab built from a student's file (grader/grade/compile.c): the schedule driver that sandboxed runs execute, one
- * process per rank, and the same code as a shared object for `pplab run --in-process`. */
+/* A lab built from a student's file (sandbox/build/compile.c): the checked object that the kit's one schedule
+ * driver loads in sandboxed runs, one process per rank; the driver itself; and the same code as a shared object
+ * for `pplab run --in-process`. */
 typedef struct pp_impl {
-    char driver[4096];
-    char object[4096];
+    char driver[4096];   /* build/pplab-driver: the same for every submission */
+    char object[4096];   /* the lab's relocatable object */
+    char shared[4096];   /* the lab's shared object (in-process only) */
 } pp_impl;
 
 typedef struct pp_sandbox pp_sandbox;
 
-/* Makes sure the build of `lab` from implementation folder dir is up to date: reused when the file, pp.h and
- * the driver library are byte for byte those it was built from, else rebuilt (into temporary names renamed into
+/* Makes sure the build of `lab` from implementation folder dir is up to date: reused when the file, pp.h, the
+ * compiler and the build's rules are those it was built from, else rebuilt (into temporary names renamed into
  * place under a lock, so processes starting together never load a half-written file). sb says who compiles
  * (its uid when root). Returns PP_OK, or PP_ERR_COMPILE / PP_ERR_SANDBOX / PP_ERR_IO with the reason in err (a
  * compile error carries the compiler's message). Must run before threads or MPI_Init. */
@@ -56,7 +58,7 @@ void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t
  * --impl value `impl`. */
 void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t errlen);
 
-/* The build folder (the one holding the driver library) and the project root above it. */
+/* The build folder (the one holding the schedule driver) and the project root above it. */
 void pp__impl_dirs(char *build, char *root, size_t len);
 
 #endif /* PP_IMPL_H */

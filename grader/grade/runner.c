@@ -28,6 +28,7 @@
 #include "suite.h"
 #include "tracefile.h"
 #include "transport.h"
+#include "uids.h"
 #include "warmup_call.h"
 #include "wire.h"
 
@@ -42,6 +43,14 @@ static int in_process; /* the unsafe debugging mode: the student's object runs i
 
 void pp__runner_set_in_process(int on) { in_process = on; }
 
+static uid_t uids_taken[256];
+static int nuids_taken;
+
+const uid_t *pp__runner_uids(int *n) {
+    *n = nuids_taken < 256 ? nuids_taken : 256;
+    return uids_taken;
+}
+
 void pp__runner_set_plot_dir(const char *dir) { plot_dir = dir; }
 
 void pp__runner_set_sandbox(const pp_sandbox *sb) {
@@ -49,8 +58,15 @@ void pp__runner_set_sandbox(const pp_sandbox *sb) {
     sandbox_set = 1;
 }
 
+/* The sandbox of later tests: as set, else the defaults, probed once (the pre-exec filter, the drivers' empty
+ * root, the build's view). A probe that fails leaves the defaults: the driver's start then names what failed. */
 static const pp_sandbox *sandbox_get(void) {
-    if (!sandbox_set) pp__sandbox_defaults(&sandbox), sandbox_set = 1;
+    if (!sandbox_set) {
+        char err[600];
+        pp__sandbox_defaults(&sandbox);
+        if (pp__sandbox_probe(&sandbox, err, sizeof err)) fprintf(stderr, "pplab: %s\n", err);
+        sandbox_set = 1;
+    }
     return &sandbox;
 }
 
@@ -113,13 +129,14 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
     if (plain) rc.recompute = 0;
     pp_sandbox sb = *sandbox_get();
     sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    pp__sandbox_size_tasks(&sb, rc.P);
     pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
     char err[1024] = "";
     if (in_process) {
         prog.sandbox = NULL;
-        prog.fn = (pp_step_fn)pp__impl_symbol(impl->object, lab->symbol, err, sizeof err);
-    } else if ((sb.exe_fd = open(impl->driver, O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf(err, sizeof err, "cannot open the schedule driver %s: %s", impl->driver, strerror(errno));
+        prog.fn = (pp_step_fn)pp__impl_symbol(impl->shared, lab->symbol, err, sizeof err);
+    } else {
+        pp__host_open(&sb, impl->driver, impl->object, err, sizeof err);
     }
     pp_run_result res;
     if (err[0]) {
@@ -130,7 +147,7 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
     } else {
         pp__run_program(&rc, &prog, &res);
     }
-    if (sb.exe_fd >= 0) close(sb.exe_fd);
+    pp__host_close(&sb);
     int rc_w = 0;
     if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) rc_w = run_file_put(path, token, &res, rc.steps) ? 1 : 0;
     pp__result_free(&res);
@@ -142,15 +159,16 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
 static int warmup_execute(const pp_test_config *tc, const pp_impl *impl, uint64_t token, const char *path) {
     pp_sandbox sb = *sandbox_get();
     sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    pp__sandbox_size_tasks(&sb, 1);
     pp_wire rec, w;
     pp__wire_init(&rec);
     char err[600] = "";
     pp_status st = PP_OK;
     pp_warmup_fns fns = {0}, *direct = NULL;
     if (in_process) {
-        void *h = dlopen(impl->object, RTLD_NOW | RTLD_LOCAL);
+        void *h = dlopen(impl->shared, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
-            snprintf(err, sizeof err, "cannot load %s: %s", impl->object, dlerror());
+            snprintf(err, sizeof err, "cannot load %s: %s", impl->shared, dlerror());
             st = PP_ERR_IO;
         } else {
 #define PP_WU_LOOKUP(field, symbol, type) *(void **)&fns.field = dlsym(h, #symbol);
@@ -158,12 +176,11 @@ static int warmup_execute(const pp_test_config *tc, const pp_impl *impl, uint64_
 #undef PP_WU_LOOKUP
             direct = &fns;
         }
-    } else if ((sb.exe_fd = open(impl->driver, O_RDONLY | O_CLOEXEC)) < 0) {
-        snprintf(err, sizeof err, "cannot open the warm-up driver %s: %s", impl->driver, strerror(errno));
+    } else if (pp__host_open(&sb, impl->driver, impl->object, err, sizeof err)) {
         st = PP_ERR_IO;
     }
     if (st == PP_OK) st = pp__warmup_record(tc, &sb, direct, &rec, err, sizeof err);
-    if (sb.exe_fd >= 0) close(sb.exe_fd);
+    pp__host_close(&sb);
     pp__wire_init(&w);
     file_head(&w, token, KIND_WARMUP);
     pp__wire_u32(&w, (uint32_t)st);
@@ -241,7 +258,7 @@ static double mpi_deadline(const pp_test_config *tc) {
     return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
 }
 
-static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const char *driver, const char *backend,
+static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *impl, const char *backend,
                           const char *path, int plain) {
     const pp_sandbox *sb = sandbox_get();
     c->n = 0;
@@ -265,7 +282,9 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const char *drive
     mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
     mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);
     mpi_arg(c, "--deadline"), mpi_arg(c, "%.17g", mpi_deadline(t));
-    mpi_arg(c, "--driver"), mpi_arg(c, "%s", driver);
+    mpi_arg(c, "--driver"), mpi_arg(c, "%s", impl->driver);
+    mpi_arg(c, "--object"), mpi_arg(c, "%s", impl->object);
+    if (sb->drop_uid) mpi_arg(c, "--uid"), mpi_arg(c, "%u", (unsigned)sb->uid);
     mpi_arg(c, "--backend"), mpi_arg(c, "%s", backend);
     mpi_arg(c, "--memory-limit"), mpi_arg(c, "%zu", sb->memory_limit);
     if (!sb->lockdown) mpi_arg(c, "--unsafe-no-sandbox");
@@ -274,14 +293,14 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const char *drive
 }
 
 /* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded. */
-static void mpi_execute(const pp_test_config *tc, const char *driver, const char *backend, uint64_t token,
+static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, uint64_t token,
                         const char *res_path, const char *plain_path) {
     char tok[32];
     snprintf(tok, sizeof tok, "%016" PRIx64, token);
     setenv("PPLAB_TOKEN", tok, 1);
     mpi_cmd *c = pp__xcalloc(1, sizeof *c);
     for (int plain = tc->recompute ? 1 : 0; plain >= 0; plain--) {
-        mpi_cmd_build(c, tc, driver, backend, plain ? plain_path : res_path, plain);
+        mpi_cmd_build(c, tc, impl, backend, plain ? plain_path : res_path, plain);
         pid_t pid = fork();
         if (pid == 0) {
             /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
@@ -365,7 +384,7 @@ static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const 
     } else {
         fatal_report_to(tc, token, res_path, KIND_RUN);
         if (mpi_exe) {
-            mpi_execute(tc, impl->driver, backend, token, res_path, plain_path);
+            mpi_execute(tc, impl, backend, token, res_path, plain_path);
         } else {
             rc = pp__runner_execute(tc, impl, backend, "threads", 0, 0, token, res_path);
             if (tc->recompute) rc |= pp__runner_execute(tc, impl, backend, "threads", 0, 1, token, plain_path);
@@ -373,6 +392,7 @@ static void __attribute__((noreturn)) supervise(const pp_test_config *tc, const 
     }
     fflush(stdout);
     fflush(stderr);
+    /* the grader ends every process of the test's uid once this one is gone; these are this subreaper's own */
     reap_children(NULL, 0);
     _exit(rc ? 3 : 0);
 }
@@ -464,6 +484,9 @@ static void read_tail(const char *path, char *dst, size_t max, long *size_out) {
     size_t n = fread(dst, 1, max - 1, f);
     dst[n] = 0;
     fclose(f);
+    /* the output is kept as a C string: a NUL the schedule printed would hide everything after it */
+    for (size_t i = 0; i < n; i++)
+        if (!dst[i]) dst[i] = '?';
     if (from > 0) {
         char *nl = strchr(dst, '\n');
         if (nl) memmove(dst, nl + 1, strlen(nl + 1) + 1);
@@ -490,17 +513,20 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
 
 /* Tests in flight, for pp__runner_abort_all (read from a signal handler: plain fixed-size storage). */
 #define MAX_INFLIGHT 64
+#define PATH_NAME 320
 static volatile pid_t inflight_pid[MAX_INFLIGHT], inflight_ref[MAX_INFLIGHT];
-static char inflight_files[MAX_INFLIGHT][4][40];
+static volatile uid_t inflight_uid[MAX_INFLIGHT];
+static char inflight_files[MAX_INFLIGHT][4][PATH_NAME];
 
-static void inflight_set(pid_t pid, pid_t ref, const char *a, const char *b, const char *c, const char *d) {
+static void inflight_set(pid_t pid, pid_t ref, uid_t uid, const char *a, const char *b, const char *c, const char *d) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
         if (!inflight_pid[i]) {
-            snprintf(inflight_files[i][0], 40, "%s", a);
-            snprintf(inflight_files[i][1], 40, "%s", b);
-            snprintf(inflight_files[i][2], 40, "%s", c);
-            snprintf(inflight_files[i][3], 40, "%s", d);
+            snprintf(inflight_files[i][0], PATH_NAME, "%s", a);
+            snprintf(inflight_files[i][1], PATH_NAME, "%s", b);
+            snprintf(inflight_files[i][2], PATH_NAME, "%s", c);
+            snprintf(inflight_files[i][3], PATH_NAME, "%s", d);
             inflight_ref[i] = ref;
+            inflight_uid[i] = uid;
             inflight_pid[i] = pid;
             return;
         }
@@ -508,7 +534,7 @@ static void inflight_set(pid_t pid, pid_t ref, const char *a, const char *b, con
 
 static void inflight_clear(pid_t pid) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
-        if (inflight_pid[i] == pid) inflight_pid[i] = inflight_ref[i] = 0;
+        if (inflight_pid[i] == pid) inflight_pid[i] = inflight_ref[i] = 0, inflight_uid[i] = 0;
 }
 
 void pp__runner_abort_all(void) {
@@ -518,13 +544,17 @@ void pp__runner_abort_all(void) {
         kill(-pid, SIGKILL); /* each test leads its own process group: drivers, mpirun, ranks */
         kill(pid, SIGKILL);
         if (inflight_ref[i]) kill(inflight_ref[i], SIGKILL);
+        if (inflight_uid[i]) pp__uid_kill(inflight_uid[i]);
         for (int k = 0; k < 4; k++)
             if (inflight_files[i][k][0]) unlink(inflight_files[i][k]);
     }
 }
 
+/* A new empty file of kind in the private folder (policy.h): the grader's alone, mode 0600. */
 static int temp_file(char *path, size_t len, const char *kind) {
-    snprintf(path, len, "/tmp/pplab-%s-XXXXXX", kind);
+    const char *dir = pp__private_dir();
+    if (!dir) return -1;
+    snprintf(path, len, "%s/%s-XXXXXX", dir, kind);
     int fd = mkstemp(path);
     if (fd < 0) return -1;
     close(fd);
@@ -535,7 +565,8 @@ static int temp_file(char *path, size_t len, const char *kind) {
 struct pp_runner_job {
     pp_test_config tc;
     pid_t pid, ref_pid;      /* the supervisor; the reference process (runs only), else 0 */
-    char cap[40], res_path[40], plain_path[40], ref_path[40];
+    uid_t uid;               /* the test's own uid (as root), else 0 */
+    char cap[PATH_NAME], res_path[PATH_NAME], plain_path[PATH_NAME], ref_path[PATH_NAME];
     uint64_t token;
     double t0;
 };
@@ -646,8 +677,15 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     pp_runner_job *j = pp__xcalloc(1, sizeof *j);
     j->tc = *tc;
-    snprintf(j->cap, sizeof j->cap, "/tmp/pplab-output-XXXXXX");
-    int capfd = mkstemp(j->cap);
+    char uid_err[300];
+    const pp_sandbox *sb = sandbox_get();
+    if (!in_process && sb->lockdown && sb->drop_uid && pp__uid_take(&j->uid, uid_err, sizeof uid_err)) {
+        fail_whole(out, tc, PP_ERR_SANDBOX, uid_err);
+        free(j);
+        return NULL;
+    }
+    if (j->uid) uids_taken[nuids_taken++ % 256] = j->uid;
+    int capfd = temp_file(j->cap, sizeof j->cap, "output") ? -1 : open(j->cap, O_WRONLY | O_APPEND | O_CLOEXEC);
     int files_ok = temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
                    (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0);
     if (capfd < 0 || !files_ok) {
@@ -673,11 +711,12 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
         dup2(capfd, 1);
         dup2(capfd, 2);
         close(capfd);
+        if (j->uid) sandbox.uid = j->uid, sandbox.gid = (gid_t)j->uid; /* the test's own, for all its drivers */
         pp__crash_install(pp__current_rank, NULL);
         supervise(tc, impl, backend, j->token, j->res_path, j->plain_path);
     }
     if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
-    if (j->pid > 0) inflight_set(j->pid, j->ref_pid, j->cap, j->res_path, j->plain_path, j->ref_path);
+    if (j->pid > 0) inflight_set(j->pid, j->ref_pid, j->uid, j->cap, j->res_path, j->plain_path, j->ref_path);
     close(capfd);
     return j;
 }
@@ -790,8 +829,10 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
     if (j->pid > 0) {
         timed_out = !wait_until(j->pid, j->t0 + limit, &status);
-        /* the test's whole process group: its drivers, mpirun and its ranks */
+        /* the test's whole process group: its drivers, mpirun and its ranks; and every process of its uid, which
+         * reaches one that left the group too */
         kill(-j->pid, SIGKILL);
+        if (j->uid) pp__uid_reap(j->uid);
         if (timed_out)
             while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
         inflight_clear(j->pid);

@@ -9,6 +9,7 @@
 #define PP_RUNNER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "grade.h"
 #include "impl.h"
@@ -16,6 +17,10 @@
 #include "runtime.h"
 
 typedef struct pp_sandbox pp_sandbox;
+
+/* The uids this process's tests were given (as root), newest last, and how many: for the kit's tests, which
+ * check that nothing of them is left. At most the last 256. */
+const uid_t *pp__runner_uids(int *n);
 
 /* How later tests run their drivers (uid, limits, lockdown); copied. The default is pp__sandbox_defaults(). */
 void pp__runner_set_sandbox(const pp_sandbox *sb);

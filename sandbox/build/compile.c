@@ -1,6 +1,8 @@
-/* compile.c: the sandboxed build of compile.h. The parent prepares the private folder and waits (with the time
- * limit) for a builder child, which drops its privileges, runs each tool and sends back one verdict: a status
- * byte and a message. */
+/* compile.c: the sandboxed build of compile.h. The parent prepares the build folder, gives it to a uid of the
+ * build's own (as root) and waits, with the time limit, for a builder child, which enters the build's jail
+ * (policy.h), runs each tool (under bubblewrap in the namespaces view) and sends back one verdict: a status byte
+ * and a message. Once the builder is gone and every process of its uid is killed, the parent reads the object,
+ * checks it again itself, and keeps it. */
 #include "compile.h"
 
 #include <ctype.h>
@@ -24,7 +26,9 @@
 
 #include "files.h"
 #include "objcheck.h"
-#include "runtime.h"
+#include "symbols.h"
+#include "tokens.h"
+#include "uids.h"
 
 #define VERDICT_MAX 8192
 
@@ -64,6 +68,9 @@ typedef struct builder {
     char sysdirs[8][PATH_MAX];
     int nsys;
     char pp_h_real[PATH_MAX];
+    pp_view view;            /* namespaces: every tool runs under bubblewrap */
+    const char *const *tools; /* the toolchain's folders, which the view shows */
+    const char *dir;         /* the build folder */
 } builder;
 
 static void __attribute__((noreturn)) verdict(builder *b, pp_status st, const char *fmt, ...)
@@ -89,16 +96,23 @@ static int run(builder *b, char *const *argv, const char *out, const char *errf)
         int e = open(errf ? errf : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (o < 0 || e < 0) _exit(126);
         dup2(o, 1), dup2(e, 2);
+        char *full[96];
+        int n = 0;
+        if (b->view == PP_VIEW_NAMESPACES && (n = pp__view_bwrap_argv(b->tools, b->dir, full, 64)) < 0) _exit(126);
+        for (int i = 0; argv[i] && n < 95; i++) full[n++] = argv[i];
+        full[n] = NULL;
         /* the tool's own address space, set last: nothing of this (maybe sanitized) process allocates after it */
         struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30};
         setrlimit(RLIMIT_AS, &as);
-        execvpe(argv[0], argv, b->envp);
+        execvpe(full[0], full, b->envp);
         _exit(127);
     }
     int st;
     if (pid < 0) return -1;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR) return -1;
+    /* and what the tool left (bubblewrap's own children): the builder is a subreaper and has no other child */
+    while (waitpid(-1, NULL, WNOHANG) > 0) continue;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 127) return -127;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -196,44 +210,13 @@ static void check_dependencies(builder *b) {
     free(opened);
 }
 
-/* Inline assembly in the student's own lines of the preprocessed source (macros from headers expand there
- * too, so none hides behind one). */
-static void check_no_asm(builder *b) {
+/* The preprocessed text, by tokens: no inline assembly, pragma or attribute outside the short list in the
+ * student's own lines (a macro could have pasted one together, or brought one from a header). */
+static void check_preprocessed(builder *b) {
     size_t n;
-    char *text = pp__file_read("pre.i", 256 << 20, &n);
-    if (!text) return;
-    int mine = 0;
-    long line = 0;
-    for (char *s = text; *s;) {
-        char *eol = strchr(s, '\n');
-        if (!eol) eol = s + strlen(s);
-        if (*s == '#') {
-            /* a line marker: # <line> "<file>" flags */
-            long ln;
-            char file[PATH_MAX];
-            if (sscanf(s, "# %ld \"%4095[^\"]\"", &ln, file) == 2) mine = !strcmp(file, b->c->rel), line = ln;
-        } else if (mine) {
-            for (char *t = s; t < eol;) {
-                if (*t == '"' || *t == '\'') {
-                    char q = *t++;
-                    while (t < eol && *t != q) t += (*t == '\\' && t + 1 < eol) ? 2 : 1;
-                    t++;
-                } else if (isalpha((unsigned char)*t) || *t == '_') {
-                    char *w = t;
-                    while (t < eol && (isalnum((unsigned char)*t) || *t == '_')) t++;
-                    size_t k = (size_t)(t - w);
-                    if ((k == 3 && !strncmp(w, "asm", 3)) || (k == 5 && !strncmp(w, "__asm", 5)) ||
-                        (k == 7 && !strncmp(w, "__asm__", 7)))
-                        verdict(b, PP_ERR_SANDBOX, "refused: %s:%ld uses inline assembly (%.*s), which a lab file "
-                                "never needs: write the schedule in plain C", b->c->rel, line, (int)k, w);
-                } else {
-                    t++;
-                }
-            }
-        }
-        if (*s != '#') line++; /* a marker names the line that follows it */
-        s = *eol ? eol + 1 : eol;
-    }
+    char *text = pp__file_read("pre.i", PP_BUILD_MAX_FILE, &n), why[600];
+    if (!text) verdict(b, PP_ERR_IO, "the compiler left no preprocessed text for %s", b->c->rel);
+    if (pp__tokens_check_preprocessed(text, n, b->c->rel, why, sizeof why)) verdict(b, PP_ERR_SANDBOX, "%s", why);
     free(text);
 }
 
@@ -243,7 +226,7 @@ static void check_assembly(builder *b) {
     static const char *const bad[] = {".incbin", ".include", ".macro", ".irp", ".irpc", ".rept", ".altmacro",
                                       ".purgem"};
     size_t n;
-    char *text = pp__file_read("lab.s", 256 << 20, &n);
+    char *text = pp__file_read("lab.s", PP_BUILD_MAX_FILE, &n);
     if (!text) verdict(b, PP_ERR_IO, "the compiler left no assembly for %s", b->c->rel);
     for (char *s = text; *s; s++) {
         /* at the start of a statement: after a newline or ';', blanks, and any labels */
@@ -267,9 +250,22 @@ static void check_assembly(builder *b) {
     free(text);
 }
 
+/* 1 when a file of the build folder reached the size limit (a tool then fails with SIGXFSZ or EFBIG). */
+static int big_file(void) {
+    static const char *const outputs[] = {"pre.i", "lab.s", "lab.o", "lab.k.o", "lab.so"};
+    for (size_t i = 0; i < sizeof outputs / sizeof *outputs; i++) {
+        struct stat st;
+        if (stat(outputs[i], &st) == 0 && (size_t)st.st_size >= PP_BUILD_MAX_FILE) return 1;
+    }
+    return 0;
+}
+
 /* The compiler's messages, for a compile error; they can only quote pp.h, system headers and the file itself. */
 static void __attribute__((noreturn)) compile_failed(builder *b, const char *log, const char *what) {
     size_t n = 0;
+    if (big_file())
+        verdict(b, PP_ERR_SANDBOX, "refused: building %s wrote a file larger than the %zu MiB a build may write: a "
+                "lab file needs no large initialised data", b->c->rel, PP_BUILD_MAX_FILE >> 20);
     char *text = pp__file_read(log, VERDICT_MAX * 4, &n);
     verdict(b, PP_ERR_COMPILE, "%s %s:\n%s", what, b->c->src, text ? text : "(the compiler printed nothing)");
 }
@@ -277,6 +273,12 @@ static void __attribute__((noreturn)) compile_failed(builder *b, const char *log
 static void __attribute__((noreturn)) build(builder *b) {
     const pp_compile *c = b->c;
     if (!realpath("inc/pp.h", b->pp_h_real)) verdict(b, PP_ERR_IO, "the build folder lost inc/pp.h");
+    size_t nsrc;
+    char *src = pp__file_read(c->rel, PP_COMPILE_MAX_SOURCE, &nsrc), why[600];
+    if (!src) verdict(b, PP_ERR_IO, "the build folder lost %s", c->rel);
+    /* the raw file, by tokens: directives, inline assembly, pragmas and attributes, before any tool reads it */
+    if (pp__tokens_check_source(src, nsrc, c->rel, why, sizeof why)) verdict(b, PP_ERR_SANDBOX, "%s", why);
+    free(src);
     find_sysdirs(b);
     check_dependencies(b);
     /* the compile reads this preprocessed text, and nothing else: what was checked is what is built */
@@ -284,14 +286,15 @@ static void __attribute__((noreturn)) build(builder *b) {
     int rc = run_cc(b, cpp, NULL, "cc.log");
     if (rc == -127) verdict(b, PP_ERR_IO, "the C compiler (%s) could not be started: install gcc, or set CC", b->cc[0]);
     if (rc != 0) compile_failed(b, "cc.log", rc < 0 ? "the compiler was stopped by its time or memory limit on" : "compile error in");
-    check_no_asm(b);
-    const char *cc1[] = {"-std=c11", "-O1", "-g", "-fPIC", "-Wall", "-Wextra", "-Wno-unused-parameter",
+    check_preprocessed(b);
+    const char *cc1[] = {"-std=c11", "-O1", "-g", "-fPIC", "-fno-common", "-Wall", "-Wextra", "-Wno-unused-parameter",
                          "-fdiagnostics-color=never", "-S", "pre.i", "-o", "lab.s", NULL};
     rc = run_cc(b, cc1, NULL, "cc.log");
     if (rc != 0) compile_failed(b, "cc.log", rc < 0 ? "the compiler was stopped by its time or memory limit on" : "compile error in");
     check_assembly(b);
     const char *as[] = {"-c", "lab.s", "-o", "lab.o", NULL};
     if (run_cc(b, as, NULL, "as.log") != 0) compile_failed(b, "as.log", "cannot assemble");
+    /* only the lab's own functions stay visible */
     char *oc[32] = {"objcopy"};
     char keep[16][80];
     int k = 1;
@@ -301,18 +304,16 @@ static void __attribute__((noreturn)) build(builder *b) {
     }
     oc[k++] = "lab.o", oc[k++] = "lab.k.o", oc[k] = NULL;
     if (run(b, oc, NULL, "objcopy.log") != 0) compile_failed(b, "objcopy.log", "objcopy (binutils) failed on");
-    /* checked as narrowed: only the lab's functions may still be visible */
     size_t n;
-    char *obj = pp__file_read("lab.k.o", 256 << 20, &n);
-    char why[600];
+    char *obj = pp__file_read("lab.k.o", PP_LAB_MAX_OBJECT, &n);
+    if (!obj && errno == EFBIG)
+        verdict(b, PP_ERR_SANDBOX, "refused: the object compiled from %s is larger than the %zu KiB a lab may have",
+                c->rel, PP_LAB_MAX_OBJECT >> 10);
     if (!obj) verdict(b, PP_ERR_IO, "the compiler left no object for %s", c->rel);
     if (pp__objcheck(obj, n, c->rel, c->keep, c->nkeep, c->require, why, sizeof why))
         verdict(b, strncmp(why, "refused", 7) ? PP_ERR_COMPILE : PP_ERR_SANDBOX, "%s", why);
     free(obj);
-    /* memory.c's noting allocations are the loader's table entries now; linked statically, as here until the
-     * driver loads the object itself, the object's allocations go to libc directly */
-    const char *ld[] = {"-static", "-o", "lab.drv", "lab.k.o", "libppdriver.a", "-lseccomp", "-lpthread", "-lm", NULL};
-    if (run_cc(b, ld, NULL, "ld.log") != 0) compile_failed(b, "ld.log", "cannot link");
+    /* the same code as a shared object, for pplab run --in-process (gdb, ASan, printf debugging) */
     const char *so[] = {"-shared", "-o", "lab.so", "lab.k.o", "-lm", NULL};
     if (run_cc(b, so, NULL, "so.log") != 0) compile_failed(b, "so.log", "cannot link");
     verdict(b, PP_OK, "built");
@@ -320,27 +321,26 @@ static void __attribute__((noreturn)) build(builder *b) {
 
 /* ---- in the parent -------------------------------------------------------------------------------------- */
 
-static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile *c, const char *dir, int fd) {
+static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile *c, const char *dir, int fd,
+                                                    const pp_sandbox *sb) {
     memset(b, 0, sizeof *b);
     b->c = c;
     b->verdict_fd = fd;
+    b->dir = dir;
+    b->view = sb->lockdown ? sb->view : PP_VIEW_NONE;
     const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+    b->tools = pp__view_tools(cc);
     static char words[256];
     snprintf(words, sizeof words, "%s", cc);
     for (char *t = strtok(words, " \t"); t && b->ncc < 6; t = strtok(NULL, " \t")) b->cc[b->ncc++] = t;
     static char path[] = "PATH=/usr/local/bin:/usr/bin:/bin", lang[] = "LC_ALL=C", tmp[] = "TMPDIR=.";
     b->envp[0] = path, b->envp[1] = lang, b->envp[2] = tmp, b->envp[3] = NULL;
-    /* the folder first, then the uid: relative paths work even where the new uid could not walk to it */
+    /* the folder first, then the jail: relative paths work wherever the build's uid could not walk */
     if (setsid() < 0 || chdir(dir)) verdict(b, PP_ERR_IO, "cannot enter the build folder %s", dir);
-    const pp_sandbox *sb = c->sb;
-    if (sb && sb->drop_uid && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid) ||
-                               syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid)))
-        verdict(b, PP_ERR_SANDBOX, "cannot compile as uid %u: %s", (unsigned)sb->uid, strerror(errno));
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    struct rlimit fs = {(rlim_t)256 << 20, (rlim_t)256 << 20}, core = {0, 0}, cpu = {120, 120};
-    setrlimit(RLIMIT_FSIZE, &fs);
-    setrlimit(RLIMIT_CORE, &core);
-    setrlimit(RLIMIT_CPU, &cpu);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    const char *what = NULL;
+    if (pp__jail_enter(sb, PP_JAIL_BUILD, &what))
+        verdict(b, PP_ERR_SANDBOX, "cannot enter the build's jail (%s): %s", what, strerror(errno));
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) dup2(nul, 0), close(nul);
     build(b);
@@ -359,12 +359,44 @@ pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, s
     return PP_OK;
 }
 
-pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const char *out_object, char *err,
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Reads the build's file `name` (at most max bytes) and writes it to `to`. 0, or -1 with the reason in err. */
+static int keep_file(const char *dir, const char *name, size_t max, const char *to, mode_t mode, char *err,
+                     size_t len, char **bytes, size_t *nbytes) {
+    char from[2 * PATH_MAX];
+    snprintf(from, sizeof from, "%s/%s", dir, name);
+    size_t n;
+    char *buf = pp__file_read(from, max, &n);
+    if (!buf) {
+        snprintf(err, len, "the build left no %s (%s)", name, strerror(errno));
+        return -1;
+    }
+    int rc = pp__file_write(to, buf, n, mode);
+    if (rc) snprintf(err, len, "cannot write %s: %s", to, strerror(errno));
+    if (bytes && !rc) *bytes = buf, *nbytes = n;
+    else free(buf);
+    return rc;
+}
+
+pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const char *out_shared, char *err,
                           size_t len) {
     size_t n;
     char *src;
     pp_status rd = pp__compile_read(c->src, &src, &n, err, len);
     if (rd != PP_OK) return rd;
+    pp_sandbox sb = *c->sb;
+    if ((sb.drop_uid && pp__uid_take(&sb.uid, err, len)) ||
+        (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, len))) {
+        free(src);
+        return PP_ERR_SANDBOX;
+    }
+    sb.gid = (gid_t)sb.uid;
+    /* under $TMPDIR, not in a private folder: the build's uid (and bubblewrap, running as it) must reach it */
     const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char dir[PATH_MAX], p[2 * PATH_MAX];
     snprintf(dir, sizeof dir, "%s/pplab-build-XXXXXX", tmp);
@@ -379,12 +411,11 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
     if (slash) *slash = 0;
     int ok = (snprintf(p, sizeof p, "%s/inc", dir), mkdir(p, 0755) == 0) &&
              (snprintf(p, sizeof p, "%s/inc/pp.h", dir), copy_file(c->pp_h, p, 0644) == 0) &&
-             (snprintf(p, sizeof p, "%s/libppdriver.a", dir), copy_file(c->driver_lib, p, 0644) == 0) &&
              (!slash || (snprintf(p, sizeof p, "%s/%s", dir, folder), mkdir(p, 0755) == 0)) &&
              (snprintf(p, sizeof p, "%s/%s", dir, c->rel), pp__file_write(p, src, n, 0644) == 0);
     free(src);
-    if (ok && c->sb && c->sb->drop_uid) {
-        chown_uid = c->sb->uid, chown_gid = c->sb->gid;
+    if (ok && sb.drop_uid) {
+        chown_uid = sb.uid, chown_gid = sb.gid;
         ok = nftw(dir, chown_entry, 16, FTW_PHYS) == 0;
     }
     int fds[2] = {-1, -1};
@@ -395,16 +426,18 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
     }
     fflush(stdout);
     fflush(stderr);
+    /* what the builder's tools leave (bubblewrap's own children among them) comes here, to be reaped below */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
         builder b;
-        builder_start(&b, c, dir, fds[1]);
+        builder_start(&b, c, dir, fds[1], &sb);
     }
     close(fds[1]);
     char msg[VERDICT_MAX + 1];
     size_t got = 0;
-    double limit = c->time_limit_s > 0 ? c->time_limit_s : 60, t0 = pp__now();
+    double limit = c->time_limit_s > 0 ? c->time_limit_s : 60, t0 = now_s();
     int timed_out = 0;
     while (pid > 0) {
         struct timespec nap = {0, 2000000};
@@ -415,7 +448,7 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
         ssize_t k;
         while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
         if (waitpid(pid, &st, WNOHANG) == pid) break;
-        if (pp__now() - t0 > limit) {
+        if (now_s() - t0 > limit) {
             kill(-pid, SIGKILL);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
@@ -427,7 +460,9 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
     ssize_t k;
     while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
     close(fds[0]);
-    kill(-pid, SIGKILL); /* whatever the builder left running */
+    /* whatever the builder left running: its session, and as root every process of its uid, wherever it went */
+    kill(-pid, SIGKILL);
+    if (sb.drop_uid) pp__uid_reap(sb.uid);
     msg[got] = 0;
     pp_status st = got ? (pp_status)(unsigned char)msg[0] : PP_ERR_IO;
     if (timed_out)
@@ -439,12 +474,16 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_driver, const cha
     else
         snprintf(err, len, "%s", msg + 1);
     if (st == PP_OK) {
-        char from[2 * PATH_MAX];
-        snprintf(from, sizeof from, "%s/lab.drv", dir);
-        int bad = copy_file(from, out_driver, 0755);
-        snprintf(from, sizeof from, "%s/lab.so", dir);
-        bad |= copy_file(from, out_object, 0644);
-        if (bad) snprintf(err, len, "cannot write %s: %s", out_driver, strerror(errno)), st = PP_ERR_IO;
+        /* nothing of the build's uid runs any more: what is read now stays what was built, and is checked again
+         * here, on this side of the boundary */
+        char *obj = NULL;
+        size_t nobj = 0;
+        if (keep_file(dir, "lab.k.o", PP_LAB_MAX_OBJECT, out_object, 0600, err, len, &obj, &nobj) ||
+            keep_file(dir, "lab.so", 2 * PP_LAB_MAX_OBJECT, out_shared, 0600, err, len, NULL, NULL))
+            st = PP_ERR_IO;
+        else if (pp__objcheck(obj, nobj, c->rel, c->keep, c->nkeep, c->require, err, len))
+            st = PP_ERR_SANDBOX;
+        free(obj);
     }
     rm_tree(dir);
     return st;

@@ -60,9 +60,17 @@ static int section_allowed(const pp_elf *e, size_t i, int *named) {
 }
 
 static int sections(const pp_elf *e, const char *name, char *err, size_t errlen) {
+    unsigned long long loaded = 0;
     for (size_t i = 1; i < e->shnum; i++) {
         int kind = pp__elf_section_kind(e, i, name, err, errlen), named;
         if (kind < 0) return -1;
+        /* the image's size, near enough for the early message (the loader counts the GOT and stubs too) */
+        if (PP_ELF_LOADED(kind) && (loaded += e->sh[i].sh_size + e->sh[i].sh_addralign) > PP_LAB_MAX_IMAGE) {
+            snprintf(err, errlen, "refused: %s's code and data need more than the %zu KiB a lab file may have: "
+                     "keep large arrays out of it (a schedule needs only a few handles per micro-batch)", name,
+                     (size_t)PP_LAB_MAX_IMAGE >> 10);
+            return -1;
+        }
         if (section_allowed(e, i, &named)) continue;
         char shown[64];
         pp__elf_printable(pp__elf_section_name(e, i), shown, sizeof shown);

@@ -1,16 +1,18 @@
-/* driver.h: the schedule driver, the small program that holds one rank's student code. It is linked from the
- * student's object file, these files and libc (plus libseccomp for its lockdown), and nothing of the grader: it
- * never sees a tensor, a trace, a reference or a score. Every pp.h call that touches the rank's state becomes
- * a request over the channel (chan.h) to the runtime, which owns all of that.
+/* driver.h: the schedule driver, the one small program that holds a rank's student code (or the warm-up's). The
+ * kit builds it once; no student code is linked into it: the lab's object is loaded after the lockdown, its
+ * undefined names resolved only against a fixed table. It never sees a tensor, a trace, a reference or a
+ * score. Every pp.h call that touches the rank's state becomes a request over the channel (chan.h) to the
+ * runtime, which owns all of that.
  *
- *   main.c      start-up: map the channel, lock down, then serve the runtime's commands (run a step, call a
- *               warm-up function, exit)
+ *   main.c      start-up: map the channel, lock down, load the object, seal, then serve the runtime's
+ *               commands (run a step, call a warm-up function, exit)
  *   client.c    pp.h, as requests
- *   lockdown.c  the seccomp allow list and the handlers that explain a refused call or a crash
- *   loader.c    loads the lab's object once the driver is locked down (loader.h)
- *   symtab.c    the names the lab's object may use, with their addresses here (symbols.h)
- *   memory.c    the allocations the lab's object gets, which note a failure
- * and, shared with pplab: chan.c, wire.c, tag.c (pp_tag), crash.c, warmup_call.c (a warm-up call). */
+ *   lockdown.c  the seccomp filters and the handlers that explain a refused call or a crash
+ *   loader.c    the x86-64 relocatable-object loader
+ *   symtab.c    the table the loader resolves against (sandbox/proto/symbols.h with addresses)
+ *   memory.c    allocations, noted when one fails
+ * and, shared with pplab: chan.c, wire.c, crash.c, warmup_call.c (sandbox/proto), filter.c (sandbox/policy),
+ * tag.c (pp_tag). */
 #ifndef PP_DRIVER_H
 #define PP_DRIVER_H
 
@@ -46,5 +48,9 @@ int pp__drv_posix_memalign(void **p, size_t align, size_t n);
 /* Installs the crash and refusal handlers, then (when sandbox) forbids every system call a schedule never
  * needs. Returns 0, or -1 with the reason in err. Runs before any code of the student's. */
 int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len);
+
+/* After the object is loaded: a second filter that refuses executable memory (mmap and mprotect with
+ * PROT_EXEC) and further filters. Returns 0, or -1 with the reason in err. */
+int pp__drv_seal(char *err, size_t len);
 
 #endif /* PP_DRIVER_H */

@@ -1,24 +1,26 @@
 /* lockdown.c: what a schedule may do once it runs. A schedule only needs pp.h (its channel) and memory, so the
- * seccomp filter allows exactly that: reading and writing the descriptors it was given (its channel is shared
- * memory; 0, 1 and 2 are /dev/null and the captured output), memory management, futexes, clocks and sleeps,
- * threads (clone with CLONE_THREAD; clone3 answers ENOSYS so glibc falls back to clone), signals to itself
- * (abort, assert, raise) and exit. Everything else (open, execve, new processes, signals to others, ptrace,
- * process_vm_*, sockets, io_uring, ...) traps: the SIGSYS handler records which call it was in the channel and
- * the driver dies of SIGSYS, so the runtime can name the call in one line. uid and resource limits were set by
- * pplab before this program started. */
+ * seccomp filter (sandbox/policy/filter.c, the list pplab also loads before this program starts) allows exactly
+ * that: reading and writing the descriptors it was given (its channel is shared memory; 0, 1 and 2 are /dev/null
+ * and the captured output), memory management, futexes, clocks and sleeps, threads, signals to itself and exit.
+ * Everything else (open, execve, new processes, signals to others, ptrace, process_vm_*, sockets, io_uring, ...)
+ * traps: the SIGSYS handler records which call it was in the channel and the driver dies of SIGSYS, so the
+ * runtime can name the call in one line. Once the object is loaded, a second filter (pp__drv_seal) takes away
+ * executable memory: the loader's text is the last code this process ever maps. uid, root, Landlock and resource
+ * limits were set by pplab before this program started. */
 #include <errno.h>
-#include <linux/sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
+#include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include "crash.h"
 #include "driver.h"
+#include "filter.h"
 
 static int my_rank;
 
@@ -37,42 +39,6 @@ static void on_sigsys(int sig, siginfo_t *info, void *uctx) {
     note_signal(sig, info);
     raise(SIGSYS); /* SA_RESETHAND: the default action ends the process, by this signal */
     _exit(128 + SIGSYS);
-}
-
-static int build_filter(scmp_filter_ctx f) {
-    static const int allowed[] = {
-        SCMP_SYS(read),          SCMP_SYS(write),           SCMP_SYS(readv),         SCMP_SYS(writev),
-        SCMP_SYS(close),         SCMP_SYS(lseek),           SCMP_SYS(fstat),         SCMP_SYS(mmap),
-        SCMP_SYS(munmap),        SCMP_SYS(mprotect),        SCMP_SYS(mremap),        SCMP_SYS(brk),
-        SCMP_SYS(madvise),       SCMP_SYS(futex),           SCMP_SYS(set_robust_list),
-        SCMP_SYS(get_robust_list), SCMP_SYS(rseq),          SCMP_SYS(set_tid_address),
-        SCMP_SYS(exit),          SCMP_SYS(exit_group),      SCMP_SYS(rt_sigaction),  SCMP_SYS(rt_sigprocmask),
-        SCMP_SYS(rt_sigreturn),  SCMP_SYS(rt_sigsuspend),   SCMP_SYS(rt_sigpending), SCMP_SYS(rt_sigtimedwait),
-        SCMP_SYS(sigaltstack),   SCMP_SYS(getpid),          SCMP_SYS(gettid),        SCMP_SYS(getppid),
-        SCMP_SYS(getuid),        SCMP_SYS(geteuid),         SCMP_SYS(getgid),        SCMP_SYS(getegid),
-        SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres),    SCMP_SYS(gettimeofday),  SCMP_SYS(time),
-        SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),     SCMP_SYS(sched_yield),   SCMP_SYS(sched_getaffinity),
-        SCMP_SYS(getrandom),     SCMP_SYS(sysinfo),         SCMP_SYS(restart_syscall), SCMP_SYS(pause),
-        SCMP_SYS(getrusage),     SCMP_SYS(times),           SCMP_SYS(getcpu),        SCMP_SYS(getrlimit),
-    };
-    /* a call this architecture lacks (fstat, time on arm64) simply has nothing to allow */
-    for (size_t i = 0; i < sizeof allowed / sizeof *allowed; i++) (void)seccomp_rule_add(f, SCMP_ACT_ALLOW, allowed[i], 0);
-    int rc = 0;
-    pid_t me = getpid();
-    /* threads, not processes */
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
-                                   SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    /* signals to itself only (abort, assert, raise) */
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)me));
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)me));
-    /* reading its own limits, never setting them */
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 2, SCMP_A0(SCMP_CMP_EQ, 0),
-                                   SCMP_A2(SCMP_CMP_EQ, 0));
-    /* isatty() and the terminal's width, which stdio and printing code ask for */
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
-    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TIOCGWINSZ));
-    return rc;
 }
 
 int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
@@ -101,7 +67,10 @@ int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
         snprintf(err, len, "seccomp_init failed (out of memory?)");
         return -1;
     }
-    int rc = build_filter(f);
+    int rc = pp__filter_rules(f, getpid());
+    /* one more filter, pp__drv_seal's, may come later: a filter can only take calls away */
+    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1,
+                                   SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
     if (!rc) rc = seccomp_load(f);
     seccomp_release(f);
     if (rc) {
@@ -109,4 +78,23 @@ int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
         return -1;
     }
     return 0;
+}
+
+int pp__drv_seal(char *err, size_t len) {
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+    if (!f) {
+        snprintf(err, len, "seccomp_init failed (out of memory?)");
+        return -1;
+    }
+    /* no_new_privs is set already; asking again would need prctl, which the first filter refuses */
+    int rc = seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);
+    static const int calls[] = {SCMP_SYS(mmap), SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect), SCMP_SYS(remap_file_pages)};
+    for (size_t i = 0; i < sizeof calls / sizeof *calls && !rc; i++)
+        rc = seccomp_rule_add(f, SCMP_ACT_TRAP, calls[i], 1, SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+    /* and no further filters of the student's: nothing is left to take away that the trap would not report */
+    if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
+    if (!rc) rc = seccomp_load(f);
+    seccomp_release(f);
+    if (rc) snprintf(err, len, "the kernel refused the second seccomp filter: %s", strerror(-rc));
+    return rc ? -1 : 0;
 }

@@ -1,6 +1,8 @@
-/* main.c: the schedule driver's entry point. It maps the channel pplab handed over on descriptor 3, locks
- * itself down (nothing of the student's has run yet: the build refuses constructors, ifunc resolvers and
- * .preinit_array entries), then serves the runtime's commands until told to exit:
+/* main.c: the schedule driver's entry point, the same program for every submission. Nothing of the student's is
+ * linked into it. It maps the channel pplab handed over on descriptor 3, locks itself down, and only then reads
+ * the lab's object from descriptor 5 and loads it (loader.c), resolving its undefined names against the fixed
+ * table of symtab.c; a second filter then takes away executable memory. The student's code first runs when a
+ * command below calls one of its functions:
  *   GO    run the rank's step function once (one optimizer step)
  *   CALL  call one warm-up function with the given arguments; its answer travels with the next request
  *   EXIT  leave */
@@ -11,34 +13,46 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "loader.h"
 #include "rpc.h"
-#include "schedules.h"
+#include "symbols.h"
 #include "warmup_call.h"
 
-/* Weak references: the student's object defines the one its lab needs (the build checks that it does). */
-#define PP_STEP_DECLARE(fn) extern void fn(pp_rank *r) __attribute__((weak));
-PP_SCHEDULE_STEPS(PP_STEP_DECLARE)
-#undef PP_STEP_DECLARE
-/* the warm-up's: a student may have deleted one, and the grader then fails that part alone */
-#define PP_WU_DECLARE(field, symbol, type) extern type symbol __attribute__((weak));
-PP_WARMUP_FUNCTIONS(PP_WU_DECLARE)
-#undef PP_WU_DECLARE
-
-typedef void (*step_fn)(pp_rank *r);
-
-static step_fn step_named(const char *name) {
-    static const struct {
-        const char *name;
-        step_fn fn;
-#define PP_STEP_ENTRY(fn) {#fn, fn},
-    } steps[] = {PP_SCHEDULE_STEPS(PP_STEP_ENTRY)};
-#undef PP_STEP_ENTRY
-    for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
-        if (!strcmp(name, steps[i].name)) return steps[i].fn;
-    return NULL;
-}
-
 static void say(const char *s) { (void)!write(2, s, strlen(s)); }
+
+/* The whole object on descriptor fd, read into memory of its own (the file is never mapped: what is loaded is
+ * what was read once). By offset: every rank's driver shares the one open file, and with it a file position.
+ * NULL with the reason in err. */
+static unsigned char *object_read(int fd, size_t *n, char *err, size_t len) {
+    size_t cap = 1 << 16, got = 0;
+    unsigned char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            snprintf(err, len, "out of memory reading the lab's object");
+            return NULL;
+        }
+        ssize_t k = pread(fd, buf + got, cap - got, (off_t)got);
+        if (k < 0) {
+            snprintf(err, len, "cannot read the lab's object on descriptor %d", fd);
+            free(buf);
+            return NULL;
+        }
+        if (k == 0) break;
+        got += (size_t)k;
+        if (got == cap) {
+            if (cap >= PP_LAB_MAX_OBJECT) {
+                snprintf(err, len, "the lab's object is larger than the %zu KiB a lab may have",
+                         (size_t)PP_LAB_MAX_OBJECT >> 10);
+                free(buf);
+                return NULL;
+            }
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    *n = got;
+    return buf;
+}
 
 int main(void) {
     prctl(PR_SET_NAME, "pplab-driver"); /* started through a descriptor, it would be called "4" */
@@ -51,15 +65,36 @@ int main(void) {
     pp__drv_chan = c;
     pp_chan_facts f = c->facts; /* the student's code may write to the channel later; these stay as given */
     f.symbol[sizeof f.symbol - 1] = 0;
-    char err[256];
+    char err[600];
     if (pp__drv_lockdown(f.sandbox, f.rank, err, sizeof err)) pp__drv_fatal(PP_RPC_SETUP_FAILED, err);
+
+    /* locked down: from here on the object's bytes are read, parsed and run */
+    size_t n = 0;
+    unsigned char *obj = object_read(PP_OBJ_FD, &n, err, sizeof err);
+    close(PP_OBJ_FD);
+    static pp_image img;
+    size_t nsyms;
+    const pp_loader_symbol *syms = pp__drv_symbols(&nsyms);
+    if (!obj || pp__loader_load(&img, obj, n, syms, nsyms, PP_LAB_MAX_IMAGE, err, sizeof err))
+        pp__drv_fatal(PP_RPC_LOAD_FAILED, err);
+    free(obj);
+    if (f.sandbox && pp__drv_seal(err, sizeof err)) pp__drv_fatal(PP_RPC_SETUP_FAILED, err);
+
     pp_rank *r = pp__drv_rank_init(&f);
-    step_fn step = NULL;
-    if (f.mode == PP_CHAN_SCHEDULE && !(step = step_named(f.symbol))) {
+    void (*step)(pp_rank *) = NULL;
+    if (f.mode == PP_CHAN_SCHEDULE && !(*(void **)&step = pp__loader_symbol(&img, f.symbol))) {
         char msg[160];
         snprintf(msg, sizeof msg, "the lab's file does not define %s(): keep the function name the lab gives",
                  f.symbol);
         pp__drv_fatal(PP_RPC_MISUSE, msg);
+    }
+    /* the warm-up's functions, each of which a student may have deleted: the grader then fails that part alone */
+    pp_warmup_fns fns;
+    memset(&fns, 0, sizeof fns);
+    if (f.mode == PP_CHAN_WARMUP) {
+#define PP_WU_FIND(field, symbol, type) *(void **)&fns.field = pp__loader_symbol(&img, #symbol);
+        PP_WARMUP_FUNCTIONS(PP_WU_FIND)
+#undef PP_WU_FIND
     }
     static unsigned char answer[PP_CHAN_MSG - 64], args[PP_CHAN_MSG];
     size_t answer_len = 0;
@@ -81,9 +116,6 @@ int main(void) {
             pp_wire out;
             pp__wire_in_init(&a, args, nargs);
             pp__wire_init_fixed(&out, answer, sizeof answer);
-#define PP_WU_INIT(field, symbol, type) .field = symbol,
-            static const pp_warmup_fns fns = {PP_WARMUP_FUNCTIONS(PP_WU_INIT)};
-#undef PP_WU_INIT
             pp__warmup_call(&fns, &a, &out);
             answer_len = out.bad ? 0 : out.len;
         } else {

@@ -1,11 +1,9 @@
-/* spawn.c: schedule driver processes: start (fork, then only system calls until the execve of the driver
- * executable), requests, death reports, stop. */
+/* host.c: schedule driver processes (host.h): start (a vfork-like clone, then only system calls until the execve
+ * of the driver executable), requests, death reports, stop. */
 #include "host.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -13,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,18 +20,6 @@
 #define ALIVE_POLL_MS 20
 /* Exit status of a child that could not become a driver; its reason is in the channel's reply slot. */
 #define SPAWN_FAILED 121
-
-void pp__sandbox_defaults(pp_sandbox *sb) {
-    memset(sb, 0, sizeof *sb);
-    sb->exe_fd = -1;
-    sb->lockdown = 1;
-    sb->drop_uid = geteuid() == 0;
-    struct passwd *pw = getpwnam("nobody");
-    sb->uid = pw ? pw->pw_uid : 65534;
-    sb->gid = pw ? pw->pw_gid : 65534;
-    sb->memory_limit = PP_SANDBOX_MEMORY_DEFAULT;
-    sb->output_limit = PP_SANDBOX_OUTPUT_DEFAULT;
-}
 
 /* ---- in the child, between fork and execve: raw system calls only ------------------------------------- */
 
@@ -50,12 +35,6 @@ static void child_fail(pp_chan *c, const char *what, int err) {
     _exit(SPAWN_FAILED);
 }
 
-/* A raw system call: in a sanitized build no interceptor may run (and allocate) once the address space is capped. */
-static void set_limit(pp_chan *c, int res, rlim_t v, const char *what) {
-    struct rlimit rl = {v, v};
-    if (syscall(SYS_setrlimit, res, &rl)) child_fail(c, what, errno);
-}
-
 typedef struct child_args {
     const pp_sandbox *sb;
     pp_chan *c;
@@ -68,17 +47,17 @@ typedef struct child_args {
  * credentials. */
 static int child(void *arg) {
     const child_args *a = arg;
-    const pp_sandbox *sb = a->sb;
+    pp_sandbox sb = *a->sb; /* a copy on this stack: the descriptors it names move below */
     pp_chan *c = a->c;
-    int chan_fd = a->chan_fd, devnull = a->devnull;
-    pid_t parent = a->parent;
-    /* any of the three may sit on 0..4 already: lift them out of the way, then place them */
-    int exe = fcntl(sb->exe_fd, F_DUPFD_CLOEXEC, 10), ch = fcntl(chan_fd, F_DUPFD_CLOEXEC, 10),
-        nul = fcntl(devnull, F_DUPFD_CLOEXEC, 10);
-    if (exe < 0 || ch < 0 || nul < 0 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
-        dup3(exe, PP_CHAN_FD + 1, O_CLOEXEC) < 0)
+    /* any of them may sit on 0..5 already: lift them out of the way, then place them */
+    int exe = fcntl(sb.exe_fd, F_DUPFD_CLOEXEC, 10), ch = fcntl(a->chan_fd, F_DUPFD_CLOEXEC, 10),
+        nul = fcntl(a->devnull, F_DUPFD_CLOEXEC, 10), obj = sb.obj_fd >= 0 ? fcntl(sb.obj_fd, F_DUPFD_CLOEXEC, 10) : -2;
+    if (exe < 0 || ch < 0 || nul < 0 || obj == -1 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
+        dup3(exe, PP_EXE_FD, O_CLOEXEC) < 0 || (obj >= 0 && dup2(obj, PP_OBJ_FD) < 0))
         child_fail(c, "dup2", errno);
-    syscall(SYS_close_range, PP_CHAN_FD + 2, ~0u, 0);
+    syscall(SYS_close_range, PP_OBJ_FD + 1, ~0u, 0);
+    sb.exe_fd = PP_EXE_FD;
+    sb.obj_fd = obj >= 0 ? PP_OBJ_FD : -1;
     /* dispositions and the signal mask survive execve: start from the defaults (SIGXFSZ stays ignored, so that
      * output past the limit is dropped rather than fatal) */
     for (int sig = 1; sig < 32; sig++)
@@ -86,29 +65,32 @@ static int child(void *arg) {
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    if (sb->drop_uid) {
-        if (syscall(SYS_setgroups, 0, NULL)) child_fail(c, "setgroups", errno);
-        if (syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid)) child_fail(c, "setresgid", errno);
-        if (syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid)) child_fail(c, "setresuid", errno);
-    }
-    /* after the uid switch, which clears it; and it fires when the thread that forked (the run's main thread)
-     * ends, which is when the run ends */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) && sb->lockdown) child_fail(c, "prctl(PR_SET_PDEATHSIG)", errno);
-    if (getppid() != parent) _exit(SPAWN_FAILED); /* the run ended already: nobody is left to serve */
-    set_limit(c, RLIMIT_CORE, 0, "setrlimit(RLIMIT_CORE)");
-    if (sb->output_limit) set_limit(c, RLIMIT_FSIZE, (rlim_t)sb->output_limit, "setrlimit(RLIMIT_FSIZE)");
-    if (sb->cpu_limit_s > 0) set_limit(c, RLIMIT_CPU, (rlim_t)(sb->cpu_limit_s + 1), "setrlimit(RLIMIT_CPU)");
-    if (chdir("/")) child_fail(c, "chdir(/)", errno);
+    const char *what = NULL;
+    if (pp__jail_enter(&sb, PP_JAIL_DRIVER, &what)) child_fail(c, what, errno);
+    if (getppid() != a->parent) _exit(SPAWN_FAILED); /* the run ended already: nobody is left to serve */
     char *argv[] = {"pplab-driver", NULL}, *envp[] = {NULL};
-    /* last: this child still shares pplab's address space, which may be far larger than the driver's limit */
-    if (sb->memory_limit) set_limit(c, RLIMIT_AS, (rlim_t)sb->memory_limit, "setrlimit(RLIMIT_AS)");
-    /* by descriptor: the executable's folder may be one the new uid cannot enter */
-    syscall(SYS_execveat, PP_CHAN_FD + 1, "", argv, envp, AT_EMPTY_PATH);
+    /* by descriptor: the executable's folder is one the new uid cannot enter, and its root is empty */
+    syscall(SYS_execveat, PP_EXE_FD, "", argv, envp, AT_EMPTY_PATH);
     child_fail(c, "execveat(driver)", errno);
     return SPAWN_FAILED;
 }
 
 /* ---- starting ------------------------------------------------------------------------------------------- */
+
+int pp__host_open(pp_sandbox *sb, const char *driver, const char *object, char *err, size_t len) {
+    sb->exe_fd = open(driver, O_RDONLY | O_CLOEXEC);
+    sb->obj_fd = sb->exe_fd >= 0 ? open(object, O_RDONLY | O_CLOEXEC) : -1;
+    if (sb->obj_fd >= 0) return 0;
+    snprintf(err, len, "cannot open %s: %s: is pplab built (make)?", sb->exe_fd < 0 ? driver : object, strerror(errno));
+    pp__host_close(sb);
+    return -1;
+}
+
+void pp__host_close(pp_sandbox *sb) {
+    if (sb->exe_fd >= 0) close(sb->exe_fd);
+    if (sb->obj_fd >= 0) close(sb->obj_fd);
+    sb->exe_fd = sb->obj_fd = -1;
+}
 
 int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f, char *err, size_t len) {
     memset(d, 0, sizeof *d);
@@ -120,7 +102,7 @@ int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f,
     }
     d->chan->facts = *f;
     d->chan->facts.magic = PP_CHAN_MAGIC;
-    d->chan->facts.sandbox = sb->lockdown;
+    d->chan->facts.sandbox = sb->lockdown && !sb->test_without_seccomp;
     d->spin_ns = f->spin_ns;
     d->memory_limit = sb->memory_limit;
     fflush(stdout);
@@ -304,47 +286,4 @@ void pp__driver_stop(pp_driver *d, double grace_s) {
     }
     pp__chan_unmap(d->chan);
     d->chan = NULL;
-}
-
-/* ---- can this machine sandbox? ------------------------------------------------------------------------- */
-
-int pp__sandbox_probe(const pp_sandbox *sb, char *err, size_t len) {
-    int fds[2];
-    if (pipe(fds)) {
-        snprintf(err, len, "cannot probe the sandbox: pipe: %s", strerror(errno));
-        return -1;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        char why[200] = "";
-        if (sb->drop_uid && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid) ||
-                             syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid)))
-            snprintf(why, sizeof why, "switching to uid %u failed (%s)", (unsigned)sb->uid, strerror(errno));
-        if (!why[0] && sb->lockdown) {
-            scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-            int rc = !f ? -ENOMEM : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : seccomp_load(f);
-            if (rc) snprintf(why, sizeof why, "loading a seccomp filter failed (%s)", strerror(-rc));
-        }
-        (void)!write(fds[1], why, strlen(why));
-        _exit(0);
-    }
-    close(fds[1]);
-    char why[200] = "";
-    ssize_t n = pid > 0 ? read(fds[0], why, sizeof why - 1) : -1;
-    close(fds[0]);
-    if (pid > 0)
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
-    if (pid < 0) {
-        snprintf(err, len, "cannot probe the sandbox: fork: %s", strerror(errno));
-        return -1;
-    }
-    if (n > 0) {
-        why[n] = 0;
-        snprintf(err, len, "this machine refuses the sandbox: %s; run where seccomp and uid switches are allowed "
-                 "(docs/design.md, section \"The trust boundary\"), or pass --unsafe-no-sandbox if you trust every "
-                 "submission", why);
-        return -1;
-    }
-    return 0;
 }

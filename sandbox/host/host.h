@@ -1,9 +1,10 @@
-/* spawn.h: starting, watching and ending schedule drivers, the processes that run untrusted schedule code (one
- * per rank, or one for the warm-up). A driver gets a fresh execve of the driver executable (never a fork of
- * pplab: nothing of this process's memory reaches it), descriptors 0 = /dev/null, 1 and 2 = this process's
- * output, 3 = its channel, and nothing else; an empty environment; / as its folder; resource limits; as root, an
- * unprivileged uid and gid; and the parent-death signal, so it never outlives the process that serves it. It
- * then locks itself down (lib/driver/lockdown.c) before any of the student's code runs. */
+/* host.h: the trusted end of a jailed driver: starting it, waiting for its next request, replying, reading how
+ * it ended, stopping it. The rank server (lib/server.c) and the warm-up (grader/grade/warmup.c) both use it. A
+ * driver gets a fresh execve of the one driver executable the kit builds (never a fork of pplab: nothing of this
+ * process's memory reaches it), descriptors 0 = /dev/null, 1 and 2 = this process's output, 3 = its channel,
+ * 5 = the lab's object, and nothing else; an empty environment; and the jail of policy.h (an empty root and a
+ * uid of the test's own as root, limits, Landlock, the pre-exec seccomp filter). It then locks itself down
+ * (sandbox/driver/lockdown.c) before it loads the student's object. */
 #ifndef PP_HOST_H
 #define PP_HOST_H
 
@@ -13,28 +14,7 @@
 
 #include "chan.h"
 #include "error.h"
-
-typedef struct pp_sandbox {
-    int exe_fd;              /* the driver executable, opened read-only by the caller (never by path later) */
-    int lockdown;            /* 1: the seccomp allow list (the default); 0: --unsafe-no-sandbox */
-    int drop_uid;            /* 1: run the driver as uid/gid (set when pplab runs as root) */
-    uid_t uid;
-    gid_t gid;
-    size_t memory_limit;     /* address space of the driver, bytes (0: no limit) */
-    double cpu_limit_s;      /* CPU seconds of the driver (0: no limit) */
-    size_t output_limit;     /* bytes the driver may write to its output (0: no limit) */
-} pp_sandbox;
-
-#define PP_SANDBOX_MEMORY_DEFAULT ((size_t)256 << 20)
-#define PP_SANDBOX_OUTPUT_DEFAULT ((size_t)64 << 20)
-
-/* The defaults: lockdown on, as root the uid and gid of "nobody" (65534 when there is none), 256 MiB of address
- * space, 64 MiB of output, no CPU limit; exe_fd -1. */
-void pp__sandbox_defaults(pp_sandbox *sb);
-
-/* Checks, in a short-lived child, that this machine lets a process load a seccomp filter and (with drop_uid)
- * switch to the sandbox's uid. Returns 0, or -1 with one line saying what was refused and what to do. */
-int pp__sandbox_probe(const pp_sandbox *sb, char *err, size_t len);
+#include "policy.h"
 
 typedef struct pp_driver {
     pid_t pid;               /* 0 when none was started */
@@ -47,6 +27,12 @@ typedef struct pp_driver {
     unsigned char req[PP_CHAN_MSG];  /* the request being served: a private copy */
     size_t req_len;
 } pp_driver;
+
+/* Opens, for the drivers of one run, the driver executable and the lab's object at these paths (read-only,
+ * close-on-exec) into sb->exe_fd and sb->obj_fd. 0, or -1 with the reason in err. */
+int pp__host_open(pp_sandbox *sb, const char *driver, const char *object, char *err, size_t len);
+/* Closes what pp__host_open opened (safe when it opened nothing). */
+void pp__host_close(pp_sandbox *sb);
 
 /* Starts a driver with channel facts f (copied into its channel). Returns 0, or -1 with the reason in err. */
 int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f, char *err, size_t len);

@@ -16,6 +16,8 @@
 #define PP_CHAN_MAGIC 0x70706368u /* "ppch" */
 #define PP_CHAN_MSG (64 * 1024)   /* bytes of one request or reply */
 #define PP_CHAN_FD 3              /* the descriptor a driver finds its channel on */
+#define PP_EXE_FD 4               /* the driver executable, for its execveat (closed by it) */
+#define PP_OBJ_FD 5               /* the lab's object, which the driver loads after its lockdown */
 
 /* What the driver runs: a rank's step function, or the warm-up's exercise functions. */
 enum { PP_CHAN_SCHEDULE = 1, PP_CHAN_WARMUP = 2 };

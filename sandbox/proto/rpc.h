@@ -37,6 +37,7 @@ typedef enum {
     PP_RPC_FAIL,          /* message: pp_fail */
     PP_RPC_MISUSE,        /* message: a misuse the driver saw itself (a rank handle that is not its own) */
     PP_RPC_SETUP_FAILED,  /* message: the driver could not lock itself down */
+    PP_RPC_LOAD_FAILED,   /* message: the driver's loader refused the lab's object */
     PP_RPC_COUNT
 } pp_rpc_op;
 

@@ -54,4 +54,9 @@
 
 #define PP_SYMBOLS_DATA(X) X(stdout) X(stderr)
 
+/* The sizes both sides hold a lab to: its object file (the build refuses a larger one, the driver reads no more)
+ * and its loaded image, code, data and zeroed data together. A schedule needs a few KiB of each. */
+#define PP_LAB_MAX_OBJECT ((size_t)4 << 20)
+#define PP_LAB_MAX_IMAGE ((size_t)8 << 20)
+
 #endif /* PP_SYMBOLS_H */

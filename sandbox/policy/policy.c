@@ -1,0 +1,201 @@
+/* policy.c: the jail of policy.h: defaults, the machine probe, entering a jail, the private folder. */
+#include "policy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "landlock.h"
+#include "uids.h"
+
+void pp__sandbox_defaults(pp_sandbox *sb) {
+    memset(sb, 0, sizeof *sb);
+    sb->exe_fd = sb->obj_fd = -1;
+    sb->lockdown = 1;
+    sb->drop_uid = geteuid() == 0;
+    sb->view = PP_VIEW_AUTO;
+    sb->memory_limit = PP_SANDBOX_MEMORY_DEFAULT;
+    sb->output_limit = PP_SANDBOX_OUTPUT_DEFAULT;
+}
+
+/* ---- the private folder -------------------------------------------------------------------------------- */
+
+static char private_dir[256];
+static pid_t private_owner;
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static void private_remove(void) {
+    /* a fork inherits the handler; only the process that made the folder removes it */
+    if (private_dir[0] && getpid() == private_owner) nftw(private_dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *pp__private_dir(void) {
+    if (private_dir[0] && private_owner == getpid()) return private_dir;
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[sizeof private_dir];
+    snprintf(dir, sizeof dir, "%s/pplab-XXXXXX", tmp);
+    if (!mkdtemp(dir)) {
+        snprintf(dir, sizeof dir, "/tmp/pplab-XXXXXX");
+        if (!mkdtemp(dir)) return NULL;
+    }
+    chmod(dir, 0700); /* mkdtemp's mode already, whatever the umask: said once more for the reader */
+    int first = !private_owner;
+    memcpy(private_dir, dir, sizeof private_dir);
+    private_owner = getpid();
+    if (first) atexit(private_remove);
+    return private_dir;
+}
+
+/* 1 when "others" can reach path: every folder above it searchable by them. */
+static int others_reach(const char *path) {
+    char real[PATH_MAX];
+    if (!realpath(path, real)) return 0;
+    for (char *slash = strrchr(real, '/'); slash && slash != real; slash = strrchr(real, '/')) {
+        *slash = 0;
+        struct stat st;
+        if (stat(real, &st) || !(st.st_mode & S_IXOTH)) return 0;
+    }
+    return 1;
+}
+
+int pp__private_fix(const char *path) {
+    struct stat st;
+    if (geteuid() != 0 || stat(path, &st) || !others_reach(path)) return 0;
+    /* a folder others cannot enter hides all it holds, whatever their modes (the driver inside stays executable
+     * by descriptor); a file others cannot read is private */
+    mode_t open_to_others = S_IRWXG | S_IRWXO;
+    if (!(st.st_mode & (S_ISDIR(st.st_mode) ? (S_IXOTH | S_IROTH) : S_IROTH))) return 0;
+    return chmod(path, st.st_mode & ~open_to_others & 07777) ? -1 : 1;
+}
+
+/* ---- the probe ------------------------------------------------------------------------------------------ */
+
+int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len) {
+    if (!sb->lockdown) return sb->view = PP_VIEW_NONE, 0;
+    int fds[2];
+    if (pipe(fds)) {
+        snprintf(err, len, "cannot probe the sandbox: pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* a uid of this process's own for what it jails; a test or a build takes one of its own on top */
+    if (sb->drop_uid && (sb->uid < PP_UID_BASE || sb->uid - PP_UID_BASE >= PP_UID_SPAN)) {
+        if (pp__uid_take(&sb->uid, err, len)) return close(fds[0]), close(fds[1]), -1;
+        sb->gid = (gid_t)sb->uid;
+    }
+    uid_t probe_uid = sb->uid;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char why[200] = "";
+        if (sb->drop_uid && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, probe_uid, probe_uid, probe_uid) ||
+                             syscall(SYS_setresuid, probe_uid, probe_uid, probe_uid)))
+            snprintf(why, sizeof why, "switching to uid %u failed (%s)", (unsigned)probe_uid, strerror(errno));
+        if (!why[0]) {
+            scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+            int rc = !f ? -ENOMEM : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : seccomp_load(f);
+            if (rc) snprintf(why, sizeof why, "loading a seccomp filter failed (%s)", strerror(-rc));
+        }
+        (void)!write(fds[1], why, strlen(why));
+        _exit(0);
+    }
+    close(fds[1]);
+    char why[200] = "";
+    ssize_t n = pid > 0 ? read(fds[0], why, sizeof why - 1) : -1;
+    close(fds[0]);
+    if (pid > 0)
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
+    if (pid < 0) {
+        snprintf(err, len, "cannot probe the sandbox: fork: %s", strerror(errno));
+        return -1;
+    }
+    if (n > 0) {
+        why[n] = 0;
+        snprintf(err, len, "this machine refuses the sandbox: %s; run where seccomp and uid switches are allowed "
+                 "(docs/design.md, section \"The trust boundary\"), or pass --unsafe-no-sandbox if you trust every "
+                 "submission", why);
+        return -1;
+    }
+    if (!(sb->prefilter = pp__filter_preexec(err, len))) return -1;
+    if (sb->drop_uid && !sb->empty_root[0]) {
+        const char *priv = pp__private_dir();
+        if (!priv) {
+            snprintf(err, len, "cannot make a private folder under $TMPDIR or /tmp: %s", strerror(errno));
+            return -1;
+        }
+        snprintf(sb->empty_root, sizeof sb->empty_root, "%s/root", priv);
+        if (mkdir(sb->empty_root, 0500) && errno != EEXIST) {
+            snprintf(err, len, "cannot make the drivers' empty root %s: %s", sb->empty_root, strerror(errno));
+            return -1;
+        }
+    }
+    return pp__view_resolve(sb->view, sb->drop_uid, probe_uid, &sb->view, err, len);
+}
+
+void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers) {
+    int need = drivers * (1 + PP_SANDBOX_THREADS_PER_DRIVER) + 4;
+    sb->nproc = sb->drop_uid ? need : pp__uid_tasks(getuid()) + need;
+}
+
+/* ---- entering ------------------------------------------------------------------------------------------- */
+
+static int set_limit(int res, rlim_t v) {
+    struct rlimit rl = {v, v};
+    return (int)syscall(SYS_setrlimit, res, &rl);
+}
+
+#define STEP(cond, name)                                                                                       \
+    do {                                                                                                       \
+        if (cond) return *what = (name), -1;                                                                   \
+    } while (0)
+
+int pp__jail_enter(const pp_sandbox *sb, pp_jail_kind kind, const char **what) {
+    int driver = kind == PP_JAIL_DRIVER;
+    /* the empty root first, while still root: chroot needs CAP_SYS_CHROOT */
+    if (driver && sb->drop_uid && sb->empty_root[0]) {
+        STEP(syscall(SYS_chdir, sb->empty_root), "chdir(empty root)");
+        STEP(syscall(SYS_chroot, "."), "chroot(empty root)");
+    }
+    if (sb->drop_uid) {
+        STEP(syscall(SYS_setgroups, 0, NULL), "setgroups");
+        STEP(syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid), "setresgid");
+        STEP(syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid), "setresuid");
+    }
+    /* after the uid switch, which clears it */
+    STEP(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) && sb->lockdown, "prctl(PR_SET_PDEATHSIG)");
+    STEP(set_limit(RLIMIT_CORE, 0), "setrlimit(RLIMIT_CORE)");
+    size_t fsize = driver ? sb->output_limit : PP_BUILD_MAX_FILE;
+    if (fsize) STEP(set_limit(RLIMIT_FSIZE, (rlim_t)fsize), "setrlimit(RLIMIT_FSIZE)");
+    double cpu = driver ? sb->cpu_limit_s : 120;
+    if (cpu > 0) STEP(set_limit(RLIMIT_CPU, (rlim_t)(cpu + 1)), "setrlimit(RLIMIT_CPU)");
+    int nproc = driver ? sb->nproc : sb->drop_uid ? PP_BUILD_MAX_TASKS : 0;
+    if (nproc > 0) STEP(set_limit(RLIMIT_NPROC, (rlim_t)nproc), "setrlimit(RLIMIT_NPROC)");
+    /* after everything that could still allocate (a driver's child shares pplab's address space, which may be far
+     * larger than the limit), before the filter, which has no setrlimit */
+    if (driver && sb->memory_limit) STEP(set_limit(RLIMIT_AS, (rlim_t)sb->memory_limit), "setrlimit(RLIMIT_AS)");
+    if (driver && sb->lockdown) {
+        STEP(syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)");
+        /* a kernel without Landlock still has the empty root (as root) and the filter, which has no open() */
+        if (pp__landlock_abi() > 0) STEP(pp__landlock_driver(sb->exe_fd), "landlock");
+        if (sb->prefilter && !sb->test_without_seccomp) STEP(pp__filter_load_raw(sb->prefilter), "seccomp(pre-exec filter)");
+    }
+    if (!driver && sb->lockdown && sb->view == PP_VIEW_LANDLOCK) {
+        STEP(pp__landlock_build(pp__view_tools(getenv("CC"))), "landlock");
+    }
+    return 0;
+}
