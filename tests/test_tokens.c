@@ -191,7 +191,11 @@ Test(tokens, directives_allowed) {
     accepted("?\?=define X 1\n%:define Y 2\n%:include <stdio.h>\n");
     both_accepted("#define X 1 \\\n  + 2 \\\r\n  + 3\n#define S(x) #x\nconst char *s = S(a);\n");
     accepted("#define _POSIX_C_SOURCE 199309L\n#define _GNU_SOURCE\n#undef _GNU_SOURCE\n");
-    accepted("#include <asm/unistd.h>\n#include <c++/12/x.h>\n");          /* plain names, whatever they say */
+    /* only pp.h and the standard headers, named as written */
+    refused("#include <asm/unistd.h>\n", 1, "#include <asm/unistd.h> is not allowed in a lab file");
+    refused("#include <criterion/criterion.h>\n", 1, "#include <criterion/criterion.h> is not allowed");
+    refused("#include \"runtime.h\"\n", 1, "#include \"runtime.h\" is not allowed");
+    refused("#define H <stdio.h>\n#include H\n", 2, "#include of a macro's expansion is not allowed");
     accepted("\xef\xbb\xbf#include <stdio.h>\nint x\xef\xbb\xbf;\n");
 }
 

@@ -99,7 +99,7 @@ static uint64_t fnv64(const void *p, size_t n) {
 /* What a build is made from: the compiler, pp.h, the build's rules (PP_BUILD_RULES: raised whenever a check
  * changes, so a submission built under older rules is checked again) and the file itself, byte for byte (a
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
-#define PP_BUILD_RULES 3
+#define PP_BUILD_RULES 4
 static char *build_key(const char *s, size_t ns, const char *pp_h, const char *const *keep, int nkeep, size_t *len) {
     size_t nh;
     char *h = pp__file_read(pp_h, (size_t)1 << 20, &nh);

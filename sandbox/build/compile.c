@@ -189,6 +189,21 @@ static void dep_check(builder *b, const char *name) {
  * dependency pass saw are the files the compile reads. */
 #define PP_FLAGS "-std=c11", "-O1", "-fPIC", "-Iinc"
 
+/* One header the file opened itself (depth 1 of -H): pp.h, or one of pp__tokens_headers in a system folder
+ * (the raw check held the names as written to the same list; this holds what the compiler opened). */
+static void direct_check(builder *b, const char *name) {
+    char real[PATH_MAX];
+    if (!realpath(name, real) || !strcmp(real, b->pp_h_real)) return; /* missing ones: the compile names them */
+    for (int i = 0; i < b->nsys; i++) {
+        size_t k = strlen(b->sysdirs[i]);
+        if (strncmp(real, b->sysdirs[i], k) || real[k] != '/') continue;
+        for (size_t h = 0; pp__tokens_headers[h]; h++)
+            if (!strcmp(real + k + 1, pp__tokens_headers[h])) return;
+    }
+    verdict(b, PP_ERR_SANDBOX, "refused: %s includes \"%s\", which is not pp.h or a standard C header: a lab file "
+            "may include pp.h, the C library's standard headers, pthread.h and unistd.h", b->c->rel, name);
+}
+
 static void check_dependencies(builder *b) {
     /* -M -MG lists every header, found or not; -H names each one as it is opened, even when a later error
      * stops the list. Neither pass's messages are ever read: they could quote another file. */
@@ -205,6 +220,7 @@ static void check_dependencies(builder *b) {
         char *t = line;
         while (*t == '.') t++;
         if (t > line && *t == ' ') dep_check(b, t + 1);
+        if (t == line + 1 && *t == ' ') direct_check(b, t + 1);
         line = eol ? eol + 1 : line + strlen(line);
     }
     free(opened);

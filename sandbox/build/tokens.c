@@ -478,6 +478,30 @@ static const char *const feature_macros[] = {
  * check skips, may expand: so it may not take a name that a header uses inside an attribute (reserved names,
  * attribute names: pp.h says format(printf, 2, 3), noreturn), and its ( ) and [ ] must balance, so that an
  * argument of such an attribute cannot close the list and open another. */
+const char *const pp__tokens_headers[] = {
+    "assert.h", "complex.h", "ctype.h",  "errno.h",  "fenv.h",      "float.h",  "inttypes.h",   "iso646.h",
+    "limits.h", "locale.h",  "math.h",   "setjmp.h", "signal.h",    "stdalign.h", "stdarg.h",   "stdatomic.h",
+    "stdbool.h", "stddef.h", "stdint.h", "stdio.h",  "stdlib.h",    "stdnoreturn.h", "string.h", "tgmath.h",
+    "threads.h", "time.h",   "uchar.h",  "wchar.h",  "wctype.h",    "pthread.h", "sched.h",     "strings.h",
+    "unistd.h",  "sys/types.h", NULL,
+};
+
+/* #include names pp.h as "pp.h", or a header of pp__tokens_headers as <name>, written out. */
+static int include_rule(lex *x, const tok *d, size_t j, int ctx) {
+    char q[200];
+    if (!same_ctx(x, j, ctx) || x->t[j].kind != T_HEADER)
+        return refuse(x, d->line, "#include of a macro's expansion is not allowed in a lab file: write the header's "
+                      "name out, \"pp.h\" or <stdio.h>");
+    const tok *t = &x->t[j];
+    const char *s = x->c + t->off;
+    size_t n = t->len - 2;
+    if (s[0] == '"' && n == 4 && !memcmp(s + 1, "pp.h", 4)) return 0;
+    for (size_t k = 0; s[0] == '<' && pp__tokens_headers[k]; k++)
+        if (strlen(pp__tokens_headers[k]) == n && !memcmp(s + 1, pp__tokens_headers[k], n)) return 0;
+    return refuse(x, t->line, "#include %s is not allowed in a lab file: include \"pp.h\", the C library's standard "
+                  "headers, <pthread.h> and <unistd.h> only", quote(x, t, q, sizeof q));
+}
+
 static int directive_rule(lex *x, size_t i) {
     const tok *h = &x->t[i];
     size_t j = i + 1;
@@ -492,6 +516,7 @@ static int directive_rule(lex *x, size_t i) {
     if (k == N(directives))
         return refuse(x, d->line, "the directive #%s is not allowed in a lab file: use only #include, #define, "
                       "#undef, #if, #ifdef, #ifndef, #elif, #else, #endif and #error", quote(x, d, q, sizeof q));
+    if (tok_is(x, d, "include")) return include_rule(x, d, j + 1, h->ctx);
     int define = tok_is(x, d, "define");
     if (!define && !tok_is(x, d, "undef")) return 0;
     if (!same_ctx(x, ++j, h->ctx) || x->t[j].kind != T_IDENT) return 0; /* gcc refuses it */

@@ -72,4 +72,14 @@ int pp__tokens_check_source(const char *src, size_t len, const char *name, char 
  *   - [[ or <:<:, lines of other files between them too. */
 int pp__tokens_check_preprocessed(const char *text, size_t len, const char *name, char *err, size_t errlen);
 
+/* The headers a lab file may include besides "pp.h" (NULL-terminated): the C library's standard headers and the
+ * few POSIX ones a schedule has a use for. Those include others of the system, which is fine; a header of any
+ * other installed library could wrap _Pragma or __has_include around a name of the student's. */
+extern const char *const pp__tokens_headers[];
+
+/* The headers a lab file may include besides "pp.h" (NULL-terminated): the C library's standard headers and the
+ * few POSIX ones a schedule has a use for. Those include others of the system, which is fine; a header of any
+ * other installed library could wrap _Pragma or __has_include around a name of the student's. */
+extern const char *const pp__tokens_headers[];
+
 #endif /* PP_TOKENS_H */

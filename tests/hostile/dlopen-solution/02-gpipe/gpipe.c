@@ -1,6 +1,9 @@
 /* HOSTILE ON PURPOSE (dlopen-solution): loads the reference solution's build and runs it in its place.
  * tests/test_hostile.c asserts what stops it. */
-#include <dlfcn.h>
+/* declared here, not through <dlfcn.h>, which the build refuses first: this one gets to the object check */
+void *dlopen(const char *file, int mode);
+void *dlsym(void *handle, const char *name);
+#define RTLD_NOW 2
 
 #include "pp.h"
 

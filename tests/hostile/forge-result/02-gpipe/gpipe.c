@@ -1,4 +1,4 @@
-/* BROKEN ON PURPOSE (forge-result): does no work, overwrites every grader result file it can find with a
+/* HOSTILE ON PURPOSE (forge-result): does no work, overwrites every grader result file it can find with a
  * claim of full marks, and ends the process before the grader's own report is written.
  * tests/test_grader.c asserts that the grader catches it with the right message. */
 #include <glob.h>
