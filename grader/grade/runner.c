@@ -832,7 +832,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         /* the test's whole process group: its drivers, mpirun and its ranks; and every process of its uid, which
          * reaches one that left the group too */
         kill(-j->pid, SIGKILL);
-        if (j->uid) pp__uid_reap(j->uid);
+        if (j->uid) pp__uid_kill(j->uid); /* what it leaves comes here (a subreaper): reap_orphans below */
         if (timed_out)
             while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
         inflight_clear(j->pid);
