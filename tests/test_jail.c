@@ -203,7 +203,7 @@ static void kit_copy_for(uid_t uid, char *dir, size_t len) {
     snprintf(dir, len, "/tmp/pplab-user-XXXXXX");
     cr_assert(mkdtemp(dir));
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' '%s/lib' '%s/tmp' && cp '%s/pplab' '%s/pplab-driver' '%s/build/' && "
-             "cp lib/pp.h '%s/lib/' && cp -r --parents tests/hostile tests/valid/uses-libc solutions '%s/' && "
+             "cp lib/pp.h '%s/lib/' && cp -r --parents tests/hostile tests/valid solutions '%s/' && "
              "chown -R %u:%u '%s'", dir, dir, dir, build, build, dir, dir, dir, (unsigned)uid, (unsigned)uid, dir);
     cr_assert_eq(system(cmd), 0, "cannot copy the kit for a normal user");
 }
@@ -304,5 +304,101 @@ Test(jail, arbitrary_objects_meet_the_filters_as_a_normal_user) {
     }
     fclose(in);
     waitpid(pid, NULL, 0);
+    test_rm_tree(dir);
+}
+
+/* ---- honest work in every mode -------------------------------------------------------------------------------- */
+
+/* One small configuration of lab l, as a hidden configuration's line. */
+static void one_line_of(const pp_lab_info *l, char *line, size_t len) {
+    if (!l->symbol) snprintf(line, len, "warmup part=bubble\n");
+    else if (!strcmp(l->name, "naive")) snprintf(line, len, "%s P=2 M=1 seed=3\n", l->name);
+    else if (!strcmp(l->name, "interleaved")) snprintf(line, len, "%s P=2 M=4 v=2 seed=3\n", l->name);
+    else snprintf(line, len, "%s P=2 M=4 seed=3\n", l->name);
+}
+
+/* Calls fn for every lab that implementation folder impl (relative to the project root) holds a file of. */
+static void each_lab_of(const char *impl, void (*fn)(const char *impl, const pp_lab_info *l, void *ctx), void *ctx) {
+    for (int i = 0; i < pp__nlabs; i++) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s/%s.c", impl, pp__labs[i].folder, pp__labs[i].file);
+        if (access(path, R_OK) == 0) fn(impl, &pp__labs[i], ctx);
+    }
+}
+
+static const char *const honest[] = {"solutions", "tests/valid/any-order", "tests/valid/comm-styles",
+                                     "tests/valid/deferred-weight-gpipe", "tests/valid/receive-first",
+                                     "tests/valid/slow-rank", "tests/valid/split-backward",
+                                     "tests/valid/stash-anywhere", "tests/valid/uses-libc"};
+
+static void honest_landlock(const char *impl, const pp_lab_info *l, void *ctx) {
+    pp_sandbox *sb = ctx;
+    char dir[PATH_MAX], err[4096], line[128], cfg[] = "/tmp/pplab-honest-XXXXXX";
+    cr_assert_eq(pp__impl_dir(impl, dir, sizeof dir), 0);
+    int fd = mkstemp(cfg);
+    one_line_of(l, line, sizeof line);
+    cr_assert(fd >= 0 && write(fd, line, strlen(line)) == (ssize_t)strlen(line));
+    close(fd);
+    pp_test_config *cfgs = NULL;
+    int n = 0;
+    cr_assert_eq(pp__suite_load(cfg, l->name, &cfgs, &n, err, sizeof err), 0, "%s", err);
+    unlink(cfg);
+    pp_impl built;
+    pp_status st = pp__impl_build(dir, l, sb, &built, err, sizeof err);
+    pp_test_result r;
+    pp__runner_test(&cfgs[0], st == PP_OK ? &built : NULL, st, err, "cpu", &r);
+    cr_expect(r.max > 0 && r.score == r.max, "%s %s (root, landlock view): %g/%g: %s", impl, l->name, r.score, r.max,
+              r.error);
+    free(cfgs);
+}
+
+/* Namespaces forced off, as root: every solution and every valid variant, one configuration of each lab. */
+Test(jail, honest_work_keeps_full_marks_with_namespaces_forced_off) {
+    if (pp__landlock_abi() <= 0) cr_skip_test("this kernel has no Landlock");
+    pp_sandbox sb;
+    char err[600];
+    pp__sandbox_defaults(&sb);
+    sb.view = PP_VIEW_LANDLOCK;
+    cr_assert_eq(pp__sandbox_probe(&sb, err, sizeof err), 0, "%s", err);
+    pp__runner_set_sandbox(&sb);
+    for (size_t i = 0; i < sizeof honest / sizeof *honest; i++) each_lab_of(honest[i], honest_landlock, &sb);
+}
+
+typedef struct user_run {
+    uid_t user;
+    const char *dir, *view;
+} user_run;
+
+static void honest_as_user(const char *impl, const pp_lab_info *l, void *ctx) {
+    const user_run *u = ctx;
+    char line[128], cmd[4 * PATH_MAX], out[1 << 16];
+    one_line_of(l, line, sizeof line);
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf '%s' > tmp/one.cfg && setpriv --reuid=%u --regid=%u --clear-groups "
+             "env -i PATH=/usr/bin:/bin TMPDIR='%s/tmp' build/pplab grade --impl '%s' --lab %s --config tmp/one.cfg "
+             "--only-config --quiet --view %s >tmp/out.txt 2>&1; echo \"rc=$?\"; cat tmp/out.txt", u->dir, line,
+             (unsigned)u->user, (unsigned)u->user, u->dir, impl, l->name, u->view);
+    test_capture(cmd, out, sizeof out);
+    cr_expect(!strncmp(out, "rc=0\n", 5), "%s %s (normal user, %s view) lost points:\n%s", impl, l->name, u->view, out);
+}
+
+/* As a normal user, in each view this machine has: the same. */
+Test(jail, honest_work_keeps_full_marks_as_a_normal_user_in_every_view) {
+    if (geteuid() != 0) cr_skip_test("already a normal user: the other suites cover this mode");
+    if (system("command -v setpriv >/dev/null 2>&1")) cr_skip_test("setpriv (util-linux) not found");
+    user_run u;
+    char err[300], dir[PATH_MAX];
+    cr_assert_eq(pp__uid_take(&u.user, err, sizeof err), 0, "%s", err);
+    kit_copy_for(u.user, dir, sizeof dir);
+    u.dir = dir;
+    const char *views[] = {"namespaces", "landlock"};
+    for (size_t v = 0; v < sizeof views / sizeof *views; v++) {
+        pp_view got;
+        if (pp__view_resolve((pp_view)pp__view_parse(views[v]), 0, u.user, &got, err, sizeof err)) {
+            cr_log_warn("as a normal user: %s view skipped: %s", views[v], err);
+            continue;
+        }
+        u.view = views[v];
+        for (size_t i = 0; i < sizeof honest / sizeof *honest; i++) each_lab_of(honest[i], honest_as_user, &u);
+    }
     test_rm_tree(dir);
 }
