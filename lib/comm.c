@@ -185,6 +185,11 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     for (int i = 0; i < n && r->waiting_tag < 0 && (!strcmp(api, "pp_recv") || !strcmp(api, "pp_group_end")); i++)
         if (!qs[i]->is_send) r->waiting_tag = qs[i]->tag;
     r->world->tp->wait(r->world, r->id, qs, n);
+    for (int i = 0; i < n; i++)
+        if (qs[i]->error)
+            pp__rank_abort(r, (pp_status)qs[i]->error_status, "send exactly the tensor the receiver expects: "
+                           "pp_recv() receives one activation (micro-batch size x seq rows, hidden columns), forward "
+                           "or backward", "%s", qs[i]->error);
     r->blocked_in = NULL;
     r->waiting_tag = -1;
     for (int i = 0; i < n; i++) finish(r, qs[i]);
