@@ -32,6 +32,14 @@ double pp__weight_rtol(const pp_run_config *c);
 /* ||got - ref|| / ||ref|| over n floats (NaN when got holds NaN). */
 double pp__rel_err(const float *got, const float *ref, int n);
 
+/* Errors within this fraction of the largest are ties for pp__checks_worst. */
+#define PP_WORST_TIE 1e-3
+/* The tensor a message names among n per-tensor errors (in model order): the first NaN, else the first whose
+ * error is within PP_WORST_TIE of the largest. A mistake that scales every stage alike leaves errors that differ
+ * by rounding only, and which of those is largest would depend on the machine's kernels; the first of the ties
+ * does not. */
+int pp__checks_worst(const double *err, int n);
+
 /* 1 when every gradient of res is within PP_GRAD_RTOL of the reference's (the gradients check would pass). */
 int pp__checks_grads_ok(const pp_run_result *res, const pp_reference *ref);
 
