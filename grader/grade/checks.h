@@ -59,9 +59,9 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
 void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
                     size_t len);
 
-/* Adds the checks of a run that did not complete (all zero) and records its status and error. With the ops the
- * run got through (traces, NULL when unknown) a misuse, a deadlock or a resource limit leads with the first op
- * that differs from the canonical order, the likely cause, before the error itself. */
+/* Adds the checks of a run that did not complete (all zero) and records its status and error, alone: a run that
+ * failed has no bubble or peak to fall short of, so nothing of the canonical order is named (traces and waiting,
+ * the ops it got through, are not read). */
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
                            const int *waiting, pp_test_result *out);
 
