@@ -10,9 +10,10 @@
  * slow or descheduled peer is not a deadlock) and gives up only when it is. A rank's failure (shape mismatch,
  * misuse, pp_fail) is announced to every other process on a control communicator; each one runs on, and a wait
  * of its gives up, without the deadline, once every process waits and nothing moves (what the failed rank posted
- * before it failed may still arrive). step_end is collective: every process joins it, failed or not, drains what was never received (counted
- * with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one report of the run, with
- * each rank's last operation, which every process then shares.
+ * before it failed may still arrive). step_end is collective: every process joins it, failed or not, drains what
+ * was never received (counted with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one
+ * report of the run (the failure earliest on the virtual clock first, or each rank's last operation), which every
+ * process then shares.
  *
  * Also here: the plain collectives the runtime uses to merge results on rank 0 (declared in transport.h), so
  * that no other file needs mpi.h. */

@@ -59,7 +59,8 @@ void pp_zbv_step(pp_rank *r) {
     build(&p, P, me);
     /* per chunk and micro-batch: the stash, and what the turn hands over without a message */
     pp_stash **stash = calloc((size_t)(2 * M), sizeof *stash);
-    pp_tensor **handed_fwd = calloc((size_t)M, sizeof *handed_fwd), **handed_bwd = calloc((size_t)M, sizeof *handed_bwd);
+    pp_tensor **handed_fwd = calloc((size_t)M, sizeof *handed_fwd);
+    pp_tensor **handed_bwd = calloc((size_t)M, sizeof *handed_bwd);
     pp_request **sends = malloc((size_t)(4 * M) * sizeof *sends);
     int nsends = 0;
     for (int i = 0; i < p.n; i++) {
@@ -67,7 +68,8 @@ void pp_zbv_step(pp_rank *r) {
         pp_stash **st = &stash[c * M + mb];
         if (p.ops[i].kind == OP_F) {
             pp_tensor *x = NULL;
-            if (s > 0) x = holder(P, s - 1) == me ? handed_fwd[mb] : pp_recv(r, holder(P, s - 1), pp_tag(PP_FWD, mb, s));
+            if (s > 0 && holder(P, s - 1) == me) x = handed_fwd[mb];
+            else if (s > 0) x = pp_recv(r, holder(P, s - 1), pp_tag(PP_FWD, mb, s));
             pp_tensor *y = pp_stage_forward(r, c, mb, x, st);
             if (s < last && holder(P, s + 1) == me) handed_fwd[mb] = y;
             else if (s < last) sends[nsends++] = pp_isend(r, y, holder(P, s + 1), pp_tag(PP_FWD, mb, s + 1));
