@@ -31,11 +31,24 @@ const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len) {
     return buf;
 }
 
-static void check_peer(pp_rank *r, const char *api, int peer) {
+static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int peer);
+
+/* A peer outside 0..P-1. With a tag made by pp_tag(), the tag says what was meant: a boundary the model lacks
+ * (the tag's own mistake, named as such by check_tag), or the rank that holds the other side. */
+static void check_peer(pp_rank *r, const char *api, int peer, int tag, int is_send) {
     pp__rank_check(r);
-    if (peer < 0 || peer >= r->cfg->P)
-        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; pp_virtual_stage(r, chunk) says where a stage lives",
-                       "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
+    if (peer >= 0 && peer < r->cfg->P) return;
+    int dir, mb, vs, S = r->cfg->P * r->cfg->v;
+    if (tag >= 0 && pp__tag_split(tag, &dir, &mb, &vs)) {
+        int from = dir == PP_FWD ? vs - 1 : vs + 1, other = is_send ? vs : from;
+        if (vs < 0 || vs >= S || from < 0 || from >= S) check_tag(r, api, tag, is_send, peer);
+        pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; pp_virtual_stage(r, chunk) says which rank holds "
+                       "a stage", "%s: rank %d does not exist (P = %d): virtual stage %d, which %s this %s, is on "
+                       "rank %d", api, peer, r->cfg->P, other, is_send ? "receives" : "sends",
+                       dir == PP_FWD ? "activation" : "gradient", pp__config_vstage_rank(r->cfg, other));
+    }
+    pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; pp_virtual_stage(r, chunk) says which rank holds a "
+                   "stage", "%s: rank %d does not exist (P = %d)", api, peer, r->cfg->P);
 }
 
 /* 1 when a message with this direction, micro-batch and receiving virtual stage may travel from rank `from_rank`
@@ -77,8 +90,12 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     int me = r->id, sender = is_send ? me : peer, receiver = is_send ? peer : me;
     if (boundary_fits(r, dir, mb, vs, sender, receiver)) return;
     pp__op_describe(api, is_send, peer, tag, call, sizeof call);
-    if (peer >= 0 && peer < P && peer != me) check_tag_intent(r, call, dir, mb, vs, sender, receiver);
     int from = dir == PP_FWD ? vs - 1 : vs + 1;
+    /* a boundary whose two stages share a rank (the turn of a V) never carries a message: that is the mistake to
+     * name, before any guess at what the tag meant */
+    int local = vs >= 0 && vs < S && from >= 0 && from < S &&
+                pp__config_vstage_rank(r->cfg, from) == pp__config_vstage_rank(r->cfg, vs);
+    if (!local && peer >= 0 && peer < P && peer != me) check_tag_intent(r, call, dir, mb, vs, sender, receiver);
     if (vs >= S || from < 0 || from >= S)
         pp__rank_abort(r, PP_ERR_USAGE, dir == PP_FWD ? "the last virtual stage keeps its loss; the first one reads tokens"
                                                         : "virtual stage 0 sends no gradient back; the last one starts from pp_loss_grad",
@@ -89,10 +106,15 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     int from_rank = pp__config_vstage_rank(r->cfg, from), to_rank = pp__config_vstage_rank(r->cfg, vs);
     const char *what = dir == PP_FWD ? "activation" : "gradient";
     const char *hint = pp__config_vshape(r->cfg)
-                           ? "in a V rank r holds virtual stages r and 2P-1-r; pp_tag names the stage that receives"
-                           : "virtual stage s lives on rank s mod P; pp_tag names the stage that receives";
+                           ? "in a V rank r holds virtual stages r and 2P-1-r (pp_virtual_stage says which); pp_tag "
+                             "names the stage that receives"
+                           : "chunk c of rank r is virtual stage c*P + r (pp_virtual_stage says which); pp_tag names "
+                             "the stage that receives";
     if (from_rank == to_rank)
-        pp__rank_abort(r, PP_ERR_USAGE, "pass the output straight into the next op on this rank",
+        pp__rank_abort(r, PP_ERR_USAGE, pp__config_vshape(r->cfg) ? "in a V rank r holds virtual stages r and 2P-1-r "
+                       "(pp_virtual_stage says which): on rank P-1 pass chunk 0's output straight into chunk 1's "
+                       "forward, and chunk 1's input gradient into chunk 0's backward" : "pass the output straight "
+                       "into the next op on this rank",
                        "%s: virtual stages %d and %d both live on rank %d: that boundary needs no message", call, from,
                        vs, to_rank);
     if (is_send)
@@ -185,6 +207,11 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     for (int i = 0; i < n && r->waiting_tag < 0 && (!strcmp(api, "pp_recv") || !strcmp(api, "pp_group_end")); i++)
         if (!qs[i]->is_send) r->waiting_tag = qs[i]->tag;
     r->world->tp->wait(r->world, r->id, qs, n);
+    for (int i = 0; i < n; i++)
+        if (qs[i]->error)
+            pp__rank_abort(r, (pp_status)qs[i]->error_status, "send exactly the tensor the receiver expects: "
+                           "pp_recv() receives one activation (micro-batch size x seq rows, hidden columns), forward "
+                           "or backward", "%s", qs[i]->error);
     r->blocked_in = NULL;
     r->waiting_tag = -1;
     for (int i = 0; i < n; i++) finish(r, qs[i]);
@@ -221,7 +248,7 @@ static pp_tensor *activation_new(pp_rank *r) {
 }
 
 void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
-    check_peer(r, "pp_send", dst);
+    check_peer(r, "pp_send", dst, tag, 1);
     check_tag(r, "pp_send", tag, 1, dst);
     check_tensor(r, "pp_send", t);
     pp_request *q = request_new(r, 1, dst, tag, t, "pp_send");
@@ -233,7 +260,7 @@ void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
 }
 
 pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
-    check_peer(r, "pp_recv", src);
+    check_peer(r, "pp_recv", src, tag, 0);
     check_tag(r, "pp_recv", tag, 0, src);
     pp_tensor *t = activation_new(r);
     pp_request *q = request_new(r, 0, src, tag, t, "pp_recv");
@@ -246,7 +273,7 @@ pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
 }
 
 pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
-    check_peer(r, "pp_isend", dst);
+    check_peer(r, "pp_isend", dst, tag, 1);
     check_tag(r, "pp_isend", tag, 1, dst);
     check_tensor(r, "pp_isend", t);
     pp_request *q = request_new(r, 1, dst, tag, t, "pp_isend");
@@ -255,7 +282,7 @@ pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
 }
 
 pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
-    check_peer(r, "pp_irecv", src);
+    check_peer(r, "pp_irecv", src, tag, 0);
     check_tag(r, "pp_irecv", tag, 0, src);
     if (!out) pp__rank_abort(r, PP_ERR_USAGE, "pass the address of a pp_tensor pointer", "pp_irecv: out is NULL");
     pp_tensor *t = activation_new(r);

@@ -28,6 +28,11 @@ struct pp_request {
     struct pp_request *all_next; /* the rank's list of requests of this step (freed at its end) */
     void *tp;                /* transport-private */
     double wall_post;        /* wall time (since the step began) at which it was posted */
+    /* a receive the transport completed without data (the matched send's tensor does not fit it): the one-line
+     * reason, malloc'd, and its status; the receiving rank fails with it when it waits, at its own place in its
+     * program, whichever side posted first */
+    char *error;
+    int error_status;
 };
 
 /* "pp_send(dst=2, tag F mb3 vs2)": an operation as reports name it (buf should hold 96 bytes). */
@@ -46,8 +51,8 @@ typedef struct pp_transport_ops {
     /* Posts req (send or receive) for rank r. May complete it at once (a match with a posted peer request). On
      * a shape or dtype mismatch with the peer's request it aborts the run naming both ranks and both ops. */
     void (*post)(pp_world *w, pp_request *req);
-    /* Blocks until all n requests of rank r are done. Never returns on failure: a deadlock or a failure
-     * elsewhere aborts rank r (pp__rank_abort / pp__rank_bail). */
+    /* Blocks until all n requests of rank r are done. Never returns on failure: a deadlock, or a wait that
+     * nothing can answer any more, leaves rank r through pp__rank_bail (or pp__rank_abort). */
     void (*wait)(pp_world *w, int r, pp_request **reqs, int n);
     /* Rank r's step function returned (or aborted). Lets the transport see chains that end at an exited rank. */
     void (*rank_exit)(pp_world *w, int r);
@@ -58,6 +63,10 @@ typedef struct pp_transport_ops {
     void (*wake_all)(pp_world *w);
     /* Releases what init made. */
     void (*fini)(pp_world *w);
+    /* Rank r failed (it has left its step function, or is about to). Returns 1 when the others may run on: the
+     * transport then stops each rank that waits on what can no longer come, and the runtime reports the
+     * failure earliest on the virtual clock. NULL, or 0: the first failure stops the run. */
+    int (*rank_failed)(pp_world *w, int r);
 } pp_transport_ops;
 
 

@@ -7,9 +7,14 @@
  *
  *     void pp_gpipe_step(pp_rank *r)          labs/02-gpipe/gpipe.c
  *
- * Vocabulary. P ranks, each owning v chunks; chunk c of rank r is virtual stage s = c*P + r, and the model is
- * cut into P*v virtual stages of equal depth. M micro-batches make one global batch. Virtual stage 0 embeds the
- * tokens itself; the last virtual stage ends in the loss.
+ * Vocabulary. P ranks, each owning v chunks (model pieces); the model is cut into P*v virtual stages, which a
+ * micro-batch runs through in order, 0 to P*v-1. Which rank holds which virtual stage is the schedule's placement,
+ * and pp_virtual_stage(r, chunk) is the one place to ask: looped (chunk c of rank r is virtual stage c*P + r, so
+ * stage s lives on rank s mod P) for every schedule but the V-shaped ones (ZBV, DualPipeV), where rank r holds
+ * virtual stages r and 2P-1-r, so two neighbouring stages, P-1 and P, share rank P-1. A stage's depth (how many
+ * blocks, so what its ops cost) comes from the run's layout: as even as the block count allows by default,
+ * uneven with --layout. M micro-batches make one global batch. Virtual stage 0 embeds the tokens itself; the last
+ * virtual stage ends in the loss.
  *
  * Ownership. You never free a tensor: the library does, at the end of the step, or earlier for two kinds that a
  * pipeline is done with long before, so that memory follows the schedule instead of growing with M: a tensor
@@ -18,8 +23,11 @@
  * naming when it went. Stashes are the activation memory the library counts: you free each one with
  * pp_stash_free() once its backward is done.
  *
- * Errors. A misuse (wrong rank, stash used after free, shape mismatch, deadlock...) stops the whole run with a
- * one-line message naming what was wrong and a hint; the function does not return to you.
+ * Errors. A misuse (wrong rank, stash used after free, shape mismatch...) stops the rank that made it with a
+ * one-line message naming what was wrong and a hint; the function does not return to you. The other ranks run on
+ * until they finish, fail too, or wait on what can no longer come, and the run reports the failure that came
+ * first on the virtual clock (on a tie, the lowest rank's), then what followed from it: the same program gets the
+ * same report on every run. A deadlock is reported when every rank waits and none failed.
  */
 #ifndef PP_H
 #define PP_H
@@ -46,11 +54,13 @@ int pp_rank_id(const pp_rank *r);
 int pp_rank_stages(const pp_rank *r);
 /* M: the number of micro-batches in this step. */
 int pp_rank_microbatches(const pp_rank *r);
-/* v: the number of chunks (model pieces) this rank owns; 1 unless the schedule is interleaved. */
+/* v: the number of chunks (model pieces) each rank owns, as the schedule sets it: 1 for naive, GPipe, 1F1B and the
+ * zero-bubble ZB-H1 and ZB-H2; --chunks for interleaved; 2 for the V-shaped ZBV and DualPipeV. */
 int pp_rank_chunks(const pp_rank *r);
 /* 1 when this run asks for activation recomputation (see pp_stash_checkpoint), else 0. */
 int pp_rank_recompute(const pp_rank *r);
-/* The virtual stage of this rank's chunk: chunk * P + rank. Fails if chunk is not in 0..v-1. */
+/* The virtual stage this rank's chunk is: chunk * P + rank when looped, rank or 2P-1-rank (chunk 0 or 1) in a V.
+ * Fails if chunk is not in 0..v-1. */
 int pp_virtual_stage(const pp_rank *r, int chunk);
 /* The number of virtual stages, P * v. Virtual stage 0 holds the embedding, the last one the loss. */
 int pp_virtual_stages(const pp_rank *r);
@@ -105,8 +115,9 @@ void pp_grad_zero(pp_rank *r);
 
 /* The tag of a boundary message: direction, micro-batch and the virtual stage that RECEIVES it. A forward
  * message from virtual stage s goes to s+1 (tag pp_tag(PP_FWD, mb, s+1)); a backward one from s to s-1.
- * Because such a tag names its boundary, sends and receives check it: the peer must be the rank that owns the
- * other side (virtual stage s lives on rank s mod P), and the stage and micro-batch must exist. */
+ * Because such a tag names its boundary, sends and receives check it: the peer must be the rank that holds the
+ * other side (the placement pp_virtual_stage says), and the stage and micro-batch must exist. A boundary whose
+ * two stages live on one rank (the turn of a V) carries no message: pass the tensor straight to the next op. */
 int pp_tag(pp_dir dir, int mb, int vstage);
 
 /* Sends t to rank dst. In rendezvous mode (the default, as NCCL) it returns only once dst has posted the

@@ -1,9 +1,11 @@
-/* rank.c: a rank's failure path and bookkeeping: the first failure of a run is recorded once, every rank is woken
- * and leaves its step function through its abort point (a longjmp to the rank's entry, set by the runtime); the
- * caps on what one step may make; the host copy of step 1's gradients. */
+/* rank.c: a rank's failure path and bookkeeping: a failing rank records its failure and leaves its step function
+ * through its abort point (a longjmp to the rank's entry, set by the runtime); once no rank can run on, the run
+ * reports the failure earliest on the virtual clock (pp__world_settle); the caps on what one step may make; the
+ * host copy of step 1's gradients. */
 #include "rank.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -17,9 +19,14 @@ double pp__now(void) {
 
 int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     /* a rank whose driver died is not blocked but gone: that, not the wait it left behind, is the cause */
-    char died[1100];
+    char died[1100], how[1024];
     pp_status why;
-    if (st == PP_ERR_DEADLOCK && w->driver_death && w->driver_death(w, &why, died, sizeof died)) st = why, msg = died;
+    for (int i = 0; st == PP_ERR_DEADLOCK && w->driver_death && i < w->P; i++)
+        if (w->driver_death(w, i, &why, how, sizeof how)) {
+            snprintf(died, sizeof died, "rank %d: %s", i, how);
+            st = why, msg = died;
+            break;
+        }
     int first = 0;
     pthread_mutex_lock(&w->fail_lock);
     if (!pp__world_failed(w)) {
@@ -34,6 +41,90 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
 }
 
 int pp__world_failed(const pp_world *w) { return __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE); }
+
+void pp__rank_fail(pp_rank *r, pp_status st, const char *msg) {
+    pp_world *w = r->world;
+    pthread_mutex_lock(&w->fail_lock);
+    int first = !r->failed;
+    if (first) {
+        r->fail_status = st;
+        r->fail_clock = r->clock;
+        snprintf(r->fail_msg, sizeof r->fail_msg, "%s", msg);
+        __atomic_store_n(&r->failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&w->fail_lock);
+    if (first && !(w->rank_failed && w->rank_failed(w, r->id))) pp__world_fail(w, st, msg);
+}
+
+int pp__world_rank_failed(const pp_world *w) {
+    for (int i = 0; w->ranks && i < w->P; i++)
+        if (__atomic_load_n(&w->ranks[i].failed, __ATOMIC_ACQUIRE)) return 1;
+    return 0;
+}
+
+/* Appends to buf (holding len bytes of text) within cap; returns the new length. */
+static size_t settle_add(char *buf, size_t cap, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t settle_add(char *buf, size_t cap, size_t len, const char *fmt, ...) {
+    if (len + 1 >= cap) return len;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + len, cap - len, fmt, ap);
+    va_end(ap);
+    if (n < 0) return len;
+    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+/* Lines after the leading failure: at most this many, then a count. */
+#define SETTLE_MAX_LINES 8
+
+void pp__world_settle(pp_world *w) {
+    const pp_rank *lead = NULL;
+    for (int i = 0; i < w->P; i++) {
+        const pp_rank *r = &w->ranks[i];
+        if (r->cfg && r->failed && (!lead || r->fail_clock < lead->fail_clock)) lead = r;
+    }
+    if (!lead || pp__world_failed(w)) return;
+    char *msg = pp__xmalloc(sizeof w->error);
+    size_t len = settle_add(msg, sizeof w->error, 0, "%s", lead->fail_msg);
+    /* then the later failures in the order they came on the clock, then the ranks that only waited; a schedule's
+     * own pp_fail text is the rest of its lines, and nothing of the grader's follows it */
+    int lines = 0, more = 0, n = 0, *order = pp__xcalloc((size_t)w->P, sizeof *order);
+    for (int i = 0; i < w->P; i++)
+        if (w->ranks[i].cfg && &w->ranks[i] != lead && (w->ranks[i].failed || w->ranks[i].blocked_in)) {
+            int k = n++;
+            const pp_rank *a = &w->ranks[i];
+            for (; k > 0; k--) {
+                const pp_rank *b = &w->ranks[order[k - 1]];
+                if (b->failed && (!a->failed || b->fail_clock <= a->fail_clock)) break;
+                if (!b->failed && !a->failed) break;
+                order[k] = order[k - 1];
+            }
+            order[k] = i;
+        }
+    for (int j = 0; lead->fail_status != PP_ERR_STUDENT && j < n; j++) {
+        const pp_rank *r = &w->ranks[order[j]];
+        if (lines++ >= SETTLE_MAX_LINES) {
+            more++;
+            continue;
+        }
+        if (r->failed) {
+            /* its own failure, later on the clock (or as early, on a higher rank): its first line */
+            const char *what = r->fail_msg, *nl = strchr(what, '\n');
+            char head[16];
+            int hn = snprintf(head, sizeof head, "rank %d: ", r->id);
+            if (!strncmp(what, head, (size_t)hn)) what += hn;
+            len = settle_add(msg, sizeof w->error, len, "\n  then rank %d failed too, at time %g: %.*s", r->id,
+                             r->fail_clock, (int)(nl ? nl - what : (long)strlen(what)), what);
+        } else {
+            len = settle_add(msg, sizeof w->error, len, "\n  so rank %d stayed blocked in %s, which nothing could "
+                             "answer any more", r->id, r->blocked_in);
+        }
+    }
+    if (more) settle_add(msg, sizeof w->error, len, "\n  (%d more ranks stopped)", more);
+    pp__world_fail(w, lead->fail_status, msg);
+    free(order);
+    free(msg);
+}
 
 void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }
 
@@ -51,7 +142,7 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
         snprintf(full, sizeof full, "rank %d: %s\nHINT: %s", r->id, msg, hint);
     else
         snprintf(full, sizeof full, "rank %d: %s", r->id, msg);
-    pp__world_fail(r->world, st, full);
+    pp__rank_fail(r, st, full);
     pp__rank_bail(r);
 }
 

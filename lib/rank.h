@@ -1,6 +1,8 @@
-/* rank.h: the rank and world behind pp.h's handles (pp_rank, pp_world, pp_stash) and how a run fails: the first
- * failure is recorded once and every rank leaves its step function through its abort point (rank.c). What the
- * pp.h calls themselves do lives in stage.c (compute, stashes) and comm.c (messages). */
+/* rank.h: the rank and world behind pp.h's handles (pp_rank, pp_world, pp_stash) and how a run fails (rank.c): a
+ * rank that fails records its failure and leaves its step function through its abort point; the others run on
+ * until they return, fail themselves or wait on what will never come, and the run then reports one failure,
+ * chosen by a fixed rule (pp__world_settle), so that the report depends on the program and not on which thread
+ * got there first. What the pp.h calls themselves do lives in stage.c (compute, stashes) and comm.c (messages). */
 #ifndef PP_RANK_H
 #define PP_RANK_H
 
@@ -69,6 +71,12 @@ struct pp_rank {
     int made[3];             /* per pp_charge */
     /* the driver serving this rank in a sandboxed run (server.c); NULL in-process */
     pp_server *srv;
+    /* this rank's own failure in the current step (pp__rank_fail), and the virtual time it happened at: the
+     * rank's clock then, the end of the last op it ran */
+    int failed;
+    pp_status fail_status;
+    double fail_clock;
+    char fail_msg[4096];
     /* abort */
     jmp_buf abort_jmp;
 };
@@ -81,22 +89,37 @@ struct pp_world {
     const struct pp_transport_ops *tp;
     void *tp_ctx;
     int no_params;           /* pp_program.no_params: no gradient snapshot, no weights in the result */
-    /* set by the runtime, called by pp__world_fail (rank.c knows neither transports nor drivers): wakes every
-     * rank blocked in the transport; on a deadlock, names a rank whose driver died instead (1, *st and msg set) */
+    /* set by the runtime (rank.c knows neither transports nor drivers): wake_all wakes every rank blocked in the
+     * transport (pp__world_fail calls it); driver_death says whether rank i's driver died, and how (1, *st and
+     * msg set); rank_failed tells the transport that rank i failed and returns 1 when the others may run on,
+     * 0 when the transport cannot tell a rank waiting on a failed one from a slow one (the run then stops) */
     void (*wake_all)(pp_world *w);
-    int (*driver_death)(pp_world *w, pp_status *st, char *msg, size_t len);
+    int (*driver_death)(pp_world *w, int i, pp_status *st, char *msg, size_t len);
+    int (*rank_failed)(pp_world *w, int i);
     pthread_mutex_t fail_lock;
     int failed;              /* set once, atomically (release); read with pp__world_failed() */
     pp_status status;
     char error[4096];        /* the first failure's message (may hold several lines for deadlocks) */
 };
 
-/* Stops the run: records the first failure (status + message + hint), wakes every rank and leaves rank r's
- * step function through its abort point. Safe from any rank thread; later failures are dropped. */
+/* Rank r failed: records the failure ("rank N: what\nHINT: hint") with r's clock (pp__rank_fail) and leaves r's
+ * step function through its abort point. Call from r's own thread. */
 void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 4, 5), noreturn));
-/* Records a failure without leaving (for transports detecting on behalf of several ranks). Returns 1 if this
- * was the first failure. */
+/* Records rank r's failure (its first one; msg starts with "rank N: ") at r's current clock and tells the
+ * transport; where the transport cannot let the other ranks run on, the run fails at once (pp__world_fail).
+ * Does not leave: a transport may record the failure of a rank it found blocked (a dead driver). */
+void pp__rank_fail(pp_rank *r, pp_status st, const char *msg);
+/* 1 when some rank of this process recorded a failure this step. */
+int pp__world_rank_failed(const pp_world *w);
+/* Once no rank can run any more: fails the run with the failure earliest on the virtual clock, ties going to
+ * the lowest rank; a rank that only waited is named after it as a consequence, a later failure as such. A
+ * deterministic choice: every rank runs until it returns, fails or waits on what never comes, so each one's
+ * failure, clock and last call are a function of the program. Nothing when no rank failed. */
+void pp__world_settle(pp_world *w);
+/* Fails the whole run with msg (a deadlock, messages never received: what no single rank did), unless it
+ * already failed; wakes every rank. On a deadlock, a rank whose driver died is the failure instead. Returns 1
+ * if this was the run's failure. */
 int pp__world_fail(pp_world *w, pp_status st, const char *msg);
 /* 1 once the run failed (an acquire load: safe from any rank thread without a lock). */
 int pp__world_failed(const pp_world *w);

@@ -1,7 +1,8 @@
 /* runtime.c: runs a step function on P ranks for K steps and collects what the grader needs.
- * With the threads transport every rank is a thread of this process; a failure anywhere (misuse, deadlock,
- * mismatch) is recorded once, every rank leaves its step function through its abort point (longjmp to the
- * rank's entry), and the run reports the first failure. */
+ * With the threads transport every rank is a thread of this process; a rank that fails (misuse, mismatch, a
+ * crash of its driver) leaves its step function through its abort point (longjmp to the rank's entry), the
+ * others run on until they return, fail or wait on what never comes, and the run reports the failure earliest
+ * on the virtual clock (rank.c, pp__world_settle); a deadlock is the failure when no rank failed. */
 #include "runtime.h"
 
 #include <string.h>
@@ -13,21 +14,16 @@
 /* ---- setup --------------------------------------------------------------------------------------------- */
 
 /* pp_world.driver_death: a rank whose driver died is not blocked but gone. */
-static int driver_death(pp_world *w, pp_status *st, char *msg, size_t len) {
-    char how[1024];
-    for (int i = 0; i < w->P; i++) {
-        pp_rank *r = &w->ranks[i];
-        if (r->cfg && r->srv && pp__server_ended(r->srv, st, how, sizeof how)) {
-            snprintf(msg, len, "rank %d: %s", i, how);
-            return 1;
-        }
-    }
-    return 0;
+static int driver_death(pp_world *w, int i, pp_status *st, char *msg, size_t len) {
+    pp_rank *r = &w->ranks[i];
+    return r->cfg && r->srv && pp__server_ended(r->srv, st, msg, len);
 }
 
 static void wake_all(pp_world *w) {
     if (w->tp && w->tp->wake_all) w->tp->wake_all(w);
 }
+
+static int rank_failed(pp_world *w, int i) { return w->tp && w->tp->rank_failed && w->tp->rank_failed(w, i); }
 
 static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen) {
     const pp_run_config *c = w->cfg;
@@ -64,6 +60,7 @@ static void requests_free(pp_rank *r) {
     pp_request *q = r->requests;
     while (q) {
         pp_request *next = q->all_next;
+        free(q->error);
         free(q);
         q = next;
     }
@@ -87,6 +84,8 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->sent_msgs = 0;
     r->blocked_in = NULL;
     r->waiting_tag = -1;
+    r->failed = 0;
+    r->fail_msg[0] = 0;
     r->opt_calls = 0;
     memset(r->made, 0, sizeof r->made);
     r->dloss_calls = r->zero_scales = r->backwards = r->late_grad_zero = 0;
@@ -282,6 +281,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     w.no_params = prog->no_params;
     w.wake_all = wake_all;
     w.driver_death = driver_death;
+    w.rank_failed = rank_failed;
     pthread_mutex_init(&w.fail_lock, NULL);
     w.tp = pp__transport_find(cfg->transport, err, sizeof err);
     w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);
@@ -318,10 +318,14 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         double wall0 = pp__now();
         for (int i = 0; i < cfg->P; i++)
             if (rank_is_local(&w, i)) rank_step_reset(&w.ranks[i], step, wall0);
-        if (w.local_rank >= 0)
+        if (w.local_rank >= 0) {
             rank_run_step(&w.ranks[w.local_rank], fn);
-        else
+        } else {
             run_threads_step(&w, fn);
+            /* every rank returned, failed or stopped waiting: the run's failure is chosen now (under MPI
+             * step_end chooses it, from every process's part) */
+            pp__world_settle(&w);
+        }
         /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
         if (!pp__world_failed(&w) || w.local_rank >= 0) w.tp->step_end(&w);
         if (pp__world_failed(&w)) break;

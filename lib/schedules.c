@@ -296,32 +296,35 @@ const pp_schedule_def pp__schedules[] = {
      .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, .bubble = classic_bubble, TESTS(gpipe_tests)},
     {.name = "1f1b", .title = "1F1B", .folder = "03-1f1b", .file = "onef1b", .symbol = "pp_1f1b_step",
      .order = onef1b_order, .peak = onef1b_peak, .bubble = classic_bubble,
-     .peak_hint = "warmup should be min(P-r-1, M) forwards, and each stash freed right after its backward",
+     .peak_hint = "run only the warm-up forwards it takes for the first gradient to come back, and free each stash "
+                  "right after its backward",
      TESTS(onef1b_tests)},
     {.name = "interleaved", .title = "interleaved 1F1B", .folder = "04-interleaved", .file = "interleaved",
      .symbol = "pp_interleaved_step", .chunked = 1, .microbatches_per_rank = 1, .order = interleaved_order,
      .peak = interleaved_peak, .bubble = classic_bubble,
-     .peak_hint = "warmup should be min(2(P-r-1)+(v-1)P, vM) chunk-forwards, and each stash freed right after its "
-                  "backward",
+     .peak_hint = "run only the warm-up chunk-forwards the depth-first order needs before its first chunk-backward, "
+                  "and free each stash right after its backward",
      TESTS(interleaved_tests)},
     {.name = "zbh1", .title = "ZB-H1", .folder = "05-zerobubble", .file = "zbh1", .symbol = "pp_zbh1_step",
      .weight_halves = 1, .order = zbh1_order, .peak = zbh1_peak, .bubble = zb_bubble,
-     .peak_hint = "keep 1F1B's warm-up, hold back only rank r's last r weight halves, and free each stash right "
-                  "after its weight half",
+     .peak_hint = "hold a weight half back only while it fills time the rank would otherwise wait, keep the warm-up "
+                  "no longer than the first gradient needs, and free each stash right after its weight half",
      TESTS(zbh1_tests)},
     {.name = "zbh2", .title = "ZB-H2", .folder = "05-zerobubble", .file = "zbh2", .symbol = "pp_zbh2_step",
      .weight_halves = 1, .order = zbh2_order, .peak = zbh2_peak, .bubble = zb_bubble,
-     .peak_hint = "the warm-up is twice 1F1B's, rank r holds back r weight halves, and each stash is freed right "
-                  "after its weight half",
+     .peak_hint = "run no more warm-up forwards than hiding the messages needs, hold a weight half back only while "
+                  "it fills a wait, and free each stash right after its weight half",
      TESTS(zbh2_tests)},
     {.name = "zbv", .title = "ZBV", .folder = "06-vshape", .file = "zbv", .symbol = "pp_zbv_step", .chunked = 1,
      .weight_halves = 1, .vshape = 1, .order = zbv_order, .peak = zbv_peak, .bubble = v_bubble,
-     .peak_hint = "free each stash right after its weight half, and follow the canonical order's warm-up",
+     .peak_hint = "free each stash right after its weight half, and compare your warm-up with the canonical "
+                  "timeline (pplab run --canonical ... --timeline)",
      TESTS(zbv_tests)},
     {.name = "dualpipev", .title = "DualPipeV", .folder = "06-vshape", .file = "dualpipev",
      .symbol = "pp_dualpipev_step", .chunked = 1, .weight_halves = 1, .vshape = 1, .microbatches_2v = 1,
      .order = dualpipev_order, .peak = dualpipev_peak, .bubble = v_bubble,
-     .peak_hint = "free each stash right after its last backward op, and follow the canonical order's warm-up",
+     .peak_hint = "free each stash right after its last backward op, and compare your warm-up with the canonical "
+                  "timeline (pplab run --canonical ... --timeline)",
      TESTS(dualpipev_tests)},
 };
 #undef TESTS

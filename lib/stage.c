@@ -128,10 +128,17 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     if (vs == 0 && x)
         pp__rank_abort(r, PP_ERR_USAGE, "pass x = NULL on virtual stage 0",
                        "pp_stage_forward: virtual stage 0 reads its tokens itself, but an input tensor was passed");
-    if (vs > 0 && !x)
-        pp__rank_abort(r, PP_ERR_USAGE, "receive it with pp_recv from the rank that owns the previous virtual stage",
-                       "pp_stage_forward: virtual stage %d needs the activation of micro-batch %d from virtual stage %d",
-                       vs, mb, vs - 1);
+    if (vs > 0 && !x) {
+        int from = pp__config_vstage_rank(c, vs - 1);
+        char hint[160];
+        if (from == r->id)
+            snprintf(hint, sizeof hint, "virtual stage %d is on this rank too: pass the output of its pp_stage_forward "
+                     "straight in, no message", vs - 1);
+        else
+            snprintf(hint, sizeof hint, "receive it with pp_recv(r, %d, pp_tag(PP_FWD, %d, %d))", from, mb, vs);
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "pp_stage_forward: virtual stage %d needs the activation of micro-batch "
+                       "%d from virtual stage %d (rank %d)", vs, mb, vs - 1, from);
+    }
     if (x) check_input(r, "pp_stage_forward", x, c->hidden, "x");
     pp__rank_charge(r, PP_CHARGE_FORWARD, "pp_stage_forward");
     pp_stage_model *m = &r->chunks[chunk];
@@ -203,9 +210,20 @@ static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
             pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) on the last virtual stage",
                            "%s: the last virtual stage's backward starts from the loss gradient", api);
     } else if (!dy) {
-        pp__rank_abort(r, PP_ERR_USAGE, "receive it with pp_recv from the rank that owns the next virtual stage",
-                       "%s: virtual stage %d needs the gradient of micro-batch %d from virtual stage %d", api, vs,
-                       s->mb, vs + 1);
+        int from = pp__config_vstage_rank(r->cfg, vs + 1);
+        char hint[160];
+        if (from == r->id)
+            snprintf(hint, sizeof hint, "virtual stage %d is on this rank too (the turn of a V): pass the dx its input "
+                     "half returned straight in, no message", vs + 1);
+        else
+            snprintf(hint, sizeof hint, "receive it with pp_recv(r, %d, pp_tag(PP_BWD, %d, %d))", from, s->mb, vs);
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "%s: virtual stage %d needs the gradient of micro-batch %d from virtual "
+                       "stage %d (rank %d)", api, vs, s->mb, vs + 1, from);
+    } else if (dy->rows == 1 && dy->cols == 1 && !dy->received) {
+        pp__rank_abort(r, PP_ERR_USAGE, "only the last virtual stage starts its backward from pp_loss_grad; every "
+                       "other one receives dy from the virtual stage after it",
+                       "%s: dy is 1x1 (a loss or a loss gradient), but virtual stage %d is not the last one: the "
+                       "loss is on virtual stage %d (rank %d)", api, vs, S - 1, pp__config_vstage_rank(r->cfg, S - 1));
     }
     check_input(r, api, dy, vs == S - 1 ? 1 : r->cfg->hidden, "dy");
 }

@@ -15,8 +15,11 @@
 #                      a lab's own code that does not finish in 120 s is the lab's business, not the doc's).
 # A command whose output cannot be the same on every machine is listed in SKIP below with the reason.
 # Commands run in a scratch folder that links to the tree, so files they write (--trace t.csv) land there.
-# Prints one line per failing command (file:line, the command, the first difference) and a summary line;
-# exits 1 when any failed.
+# Every path the docs quote (lib/..., labs/..., tests/..., a relative link) must exist: in this tree, and, in the
+# kit, in the handout staged from it (scripts/handout.sh --stage: its kit-only blocks left out), so that no path
+# or command of a handout dangles. In a handout every command runs too; none may need what a handout lacks.
+# Prints one line per failing command or path (file:line, the command, the first difference) and a summary
+# line; exits 1 when any failed.
 set -uo pipefail
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -43,7 +46,7 @@ SKIP=(
     "*/tmp/mine*|runs the reader's own variant of the lab, which the text describes"
     "*\$*|a line of a script (uses shell variables)"
 )
-# Only the kit's own tree has these; a handout (no solutions/) skips the commands that need them.
+# The kit has solutions/; a handout does not.
 handout=0
 [ -d solutions ] || handout=1
 
@@ -124,9 +127,6 @@ for ((i = 1; i <= count; i++)); do
         # shellcheck disable=SC2053
         if [[ $cmd == ${s%%|*} ]]; then reason=${s#*|}; break; fi
     done
-    if [ -z "$reason" ] && [ $handout = 1 ] && [[ $cmd == *"--impl solutions"* || $cmd == "make handout"* || $cmd == *tests/* ]]; then
-        reason="needs the kit's own tree (solutions/, tests/): instructor's commands"
-    fi
     if [ -n "$reason" ]; then
         skipped=$((skipped + 1)); reasons[$reason]=1
         continue
@@ -156,6 +156,49 @@ for ((i = 1; i <= count; i++)); do
         fi
     fi
 done
-echo "doccheck: $ran commands from the docs run, $failed failed, $skipped skipped:"
+# Paths: ROOT then the files (relative to ROOT) to read; prints "file:line: path" for every quoted path or link
+# that does not exist under ROOT. A placeholder (<name>, NN, NAME, *, ...) is no path.
+missing_paths() {
+    local top=$1
+    shift
+    for f in "$@"; do
+        [ -f "$top/$f" ] || continue
+        {
+            # a path from the tree's root, a relative link from the file's folder, what --impl names
+            grep -noE '(^|[^A-Za-z0-9_./-])(\.\./)*(lib|labs|docs|tests|solutions|grader|scripts|kernels|bench|sandbox)/[A-Za-z0-9_./<>*-]*' \
+                "$top/$f" | sed -E 's/^([0-9]+):[^.a-z]*/\1:root:/'
+            grep -noE '\]\([^)#: ]+' "$top/$f" | sed -E 's/^([0-9]+):\]\(/\1:here:/'
+            grep -noE -- '--impl [A-Za-z0-9_.-][A-Za-z0-9_./-]*' "$top/$f" | sed -E 's/^([0-9]+):--impl /\1:root:/'
+        } | while IFS=: read -r line from tok; do
+            case $tok in *'<'* | *'>'* | *'*'* | *NN* | *NAME* | *...* | http* | mailto* | DIR | '') continue ;; esac
+            while [[ $tok == *[.,\;:] ]]; do tok=${tok%?}; done
+            local at=$top/$tok
+            [[ $from == here || $tok == ../* ]] && at=$top/$(dirname "$f")/$tok
+            [ -e "$at" ] || echo "$f:$line: $tok"
+        done
+    done
+}
+bad_paths=$(missing_paths "$root" "${files[@]}")
+where="this tree"
+if [ $handout = 0 ] && [ $# -le 1 ]; then
+    staged=$(mktemp -d)
+    if bash scripts/handout.sh --stage "$staged" >/dev/null; then
+        (cd "$staged/pplab" && ls README.md docs/*.md labs/*/README.md) > "$staged/list"
+        mapfile -t hfiles < "$staged/list"
+        hbad=$(missing_paths "$staged/pplab" "${hfiles[@]}" | sed 's/^/handout: /')
+        [ -n "$hbad" ] && bad_paths=$(printf '%s\n%s' "$bad_paths" "$hbad")
+        where="this tree and the handout staged from it"
+    else
+        bad_paths=$(printf '%s\n%s' "$bad_paths" "handout: scripts/handout.sh --stage failed")
+    fi
+    rm -rf "$staged"
+fi
+npaths=0
+while IFS= read -r b; do
+    [ -n "$b" ] || continue
+    echo "doccheck: FAIL $b: no such file or folder"
+    npaths=$((npaths + 1))
+done <<<"$bad_paths"
+echo "doccheck: $ran commands from the docs run, $failed failed, $skipped skipped; $npaths quoted paths missing in $where:"
 for r in "${!reasons[@]}"; do echo "    skipped: $r"; done | sort
-[ $failed -eq 0 ]
+[ $failed -eq 0 ] && [ $npaths -eq 0 ]

@@ -1,28 +1,54 @@
 #!/usr/bin/env bash
 #   scripts/handout.sh [OUT.tar.gz]     (default dist/pplab-handout.tar.gz)
-# Builds the student tarball: the kit (lib/, sandbox/, kernels/, grader/, docs/, bench/,
-# scripts/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) —
-# without solutions/, without the grader's own tests (they hold broken solutions and the solutions'
-# expectations), without the instructor's material (docs/instructor.md with its sample hidden configurations,
-# the CI workflows of docs/ci/), and without any solution marker. The working tree, labs/ included, is left as it is.
+#   scripts/handout.sh --stage DIR      the same tree, unpacked into DIR/pplab, no tarball (scripts/doccheck.sh
+#                                       checks its paths)
+# Builds the student tarball: the kit (lib/, kernels/, sandbox/, grader/, docs/, bench/, scripts/, Makefile,
+# README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) — without solutions/,
+# without the grader's own tests (they hold broken solutions and the solutions' expectations), without the
+# instructor's material (docs/instructor.md with its sample hidden configurations, the CI workflows of docs/ci/,
+# and every block of a Markdown file between a "<!-- kit-only" line and a "<!-- /kit-only -->" line: the
+# derivations a lab asks for, and what cites the kit's own tests), and without any solution marker. The working
+# tree, labs/ included, is left as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+out=dist/pplab-handout.tar.gz
+keep=""
+case "${1:-}" in
+    --stage) keep=${2:?--stage needs a folder} ;;
+    "") ;;
+    *) out=$1 ;;
+esac
 dest="$stage/pplab"
 mkdir -p "$dest"
 # what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
-git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib sandbox kernels grader docs bench scripts \
-    'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' |
+git ls-files -z --cached --others --exclude-standard -- Makefile README.md lib kernels sandbox grader docs bench \
+    scripts 'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     xargs -0 -I{} cp --parents {} "$dest"/
+# the kit's own blocks leave every Markdown file (a blank line left on either side of one becomes one)
+find "$dest" -name '*.md' -print0 | while IFS= read -r -d '' f; do
+    awk -v f="${f#"$dest"/}" '
+        /^<!-- kit-only/ { if (skip) { print f ":" NR ": a kit-only block opens inside another" > "/dev/stderr"; exit 1 }
+                           skip = 1; next }
+        /^<!-- \/kit-only -->/ { if (!skip) { print f ":" NR ": a kit-only block closes that never opened" > "/dev/stderr"; exit 1 }
+                                 skip = 0; next }
+        !skip
+        END { if (skip) { print f ": a kit-only block never closes" > "/dev/stderr"; exit 1 } }' "$f" | cat -s > "$f.new"
+    mv "$f.new" "$f"
+done
 bash scripts/mklabs.sh --out "$dest/labs"
 marker='//>''> solution'   # split so this script does not match itself
 if grep -rIl -e "$marker" "$dest/labs" >/dev/null; then
     echo "handout.sh: solution markers left in: $(grep -rIl -e "$marker" "$dest/labs" | head -3)" >&2
     exit 1
 fi
-out=${1:-dist/pplab-handout.tar.gz}
+if [ -n "$keep" ]; then
+    mkdir -p "$keep"
+    cp -r "$dest" "$keep"/
+    exit 0
+fi
 mkdir -p "$(dirname "$out")"
 tar -C "$stage" -czf "$out" pplab
 echo "$out: $(tar -tzf "$out" | wc -l) files, no solutions/"

@@ -17,7 +17,8 @@ if [ ! -d solutions ]; then
     "$build/pplab" grade --impl labs --lab all --quiet > "$build/selfcheck-labs.txt" 2>&1
     rc=$?
     tail -3 "$build/selfcheck-labs.txt"
-    check "grading labs/ runs, sandboxed, and gives a score (exit $rc: 0 full marks, 1 not yet)" "[ $rc -le 1 ]"
+    case $rc in 0) what="full marks" ;; 1) what="not full marks yet" ;; *) what="grading itself failed" ;; esac
+    check "grading labs/ runs, sandboxed, and gives a score (exit $rc: $what)" "[ $rc -le 1 ]"
     check "the commands the docs quote print what the docs say (scripts/doccheck.sh)" "bash scripts/doccheck.sh '$build'"
     echo "selfcheck: $ok passed, $bad failed"
     [ $bad -eq 0 ]; exit

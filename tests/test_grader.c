@@ -344,14 +344,50 @@ Test(grader, a_weight_half_not_held_back_is_named) {
     expect_failed_with(&r, "bubble", "(bubble 0.2000 measured, 0.1111 in theory, formula)");
 }
 
-/* ZB-H1 with whole backwards: the schedule needs split ones, and the report says so first. */
+/* ZB-H1 with whole backwards: the schedule needs split ones where a weight half waits, and the report names the
+ * first rank where it does (rank 1: rank 0 holds none back, so its whole backwards cost nothing). */
 Test(grader, a_whole_backward_in_a_zero_bubble_lab_is_named) {
     pp_test_result r;
     grade("tests/broken/zb-whole-backward", "zbh1", 4, 8, 1, &r);
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
-    expect_failed_with(&r, "bubble", "rank 0 runs the backward of micro-batch 0 (chunk 0) whole, where the canonical "
+    expect_failed_with(&r, "bubble", "rank 1 runs the backward of micro-batch 0 (chunk 0) whole, where the canonical "
                                      "ZB-H1 order splits it: pp_stage_backward_input at once and "
                                      "pp_stage_backward_weight where the order places it");
+}
+
+/* An order with a smaller bubble than the canonical one at the same peaks keeps every point, and the report says
+ * by how much and where: ZBV written for the two micro-batches it has, not for 2P-1 cut down. */
+Test(grader, a_better_order_keeps_full_marks_and_says_so) {
+    pp_test_result r;
+    grade("tests/valid/zbv-fewer-microbatches", "zbv", 2, 2, 2, &r);
+    cr_expect_eq(r.score, r.max, "%g/%g", r.score, r.max);
+    const pp_check *b = check_named(&r, "bubble");
+    cr_expect(b->passed && b->better, "%s", b->msg);
+    cr_expect(strstr(b->msg, "0.0769 measured, below the canonical order's 0.1429 (replay of the canonical "
+                             "schedule) by 0.0659: the step ends at 13, the canonical order's at 14; rank 0 finishes "
+                             "1 sooner"), "%s", b->msg);
+    cr_expect(!check_named(&r, "stash peak")->better, "%s", check_named(&r, "stash peak")->msg);
+}
+
+/* A hidden test never shows the canonical order's ops or the numbers it is held to: the grader is no oracle. */
+Test(grader, hidden_tests_show_the_hint_never_the_answer) {
+    pp_test_config c = {.lab = "zbh1", .P = 4, .M = 8, .v = 1, .steps = 2, .seed = 7, .time_limit_s = 20,
+                        .secret = 1};
+    pp_test_result r;
+    test_grade_config("tests/broken/zb-no-defer", &c, &r);
+    const pp_check *b = check_named(&r, "bubble");
+    cr_expect(!b->passed, "%s", b->msg);
+    cr_expect(strstr(b->msg, "0.2000 measured") && !strstr(b->msg, "0.1111") && !strstr(b->msg, "canonical order runs"),
+              "%s", b->msg);
+    c.lab[0] = 0;
+    snprintf(c.lab, sizeof c.lab, "1f1b");
+    test_grade_config("tests/broken/long-warmup-1f1b", &c, &r);
+    const pp_check *k = check_named(&r, "stash peak");
+    cr_expect(!k->passed && strstr(k->msg, "rank 0 held 5 stashes at once, more than the canonical order holds "
+                                           "there") && !strstr(k->msg, "bound is") && !strstr(k->msg, "order 4"),
+              "%s", k->msg);
+    cr_expect(!strstr(check_named(&r, "boundary messages")->msg, "expected"), "%s",
+              check_named(&r, "boundary messages")->msg);
 }
 
 /* ZB-H1's order handed in for ZB-H2: without latency the two tie (full marks there), with latency the short
@@ -379,21 +415,61 @@ Test(grader, a_message_across_the_turn_of_the_v_is_named) {
                                                 "virtual stages on one rank need no message");
 }
 
-/* Interleaved 1F1B's placement assumed in a V: the first call on a wrong rank stops the run, with where the
- * stages really live. Which rank gets there first is up to the threads (rank 0 or 1 receives from the wrong
- * neighbour, or rank 3 sends across its own turn); every one of them says so, none blames a tag's direction. */
+/* Interleaved 1F1B's placement assumed in a V: the call on a wrong rank earliest on the virtual clock stops the
+ * run, with where the stages really live; at P = 2 the wrong send crosses the V's own turn, and the report says
+ * that boundary needs no message rather than blaming the tag's direction or stage. */
 Test(grader, the_looped_placement_in_a_v_is_named_at_the_call) {
-    for (int k = 0; k < 3; k++) {
-        pp_test_result r;
-        grade("tests/broken/zbv-looped-placement", "zbv", 4, 8, 2, &r);
-        cr_expect_eq(r.status, PP_ERR_USAGE, "%s", r.error);
-        cr_expect((strstr(r.error, "gets this activation from virtual stage") &&
-                   strstr(r.error, "in a V rank r holds virtual stages r and 2P-1-r")) ||
-                      (strstr(r.error, "virtual stages 3 and 4 both live on rank 3: that boundary needs no message") &&
-                       strstr(r.error, "pass the output straight into the next op")),
-                  "%s", r.error);
-        cr_expect(!strstr(r.error, "PP_BWD"), "%s", r.error);
-    }
+    pp_test_result r;
+    grade("tests/broken/zbv-looped-placement", "zbv", 4, 4, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_recv(src=3, tag F mb0 vs7): virtual stage 7 (rank 0) gets "
+                                             "this activation from virtual stage 6 on rank 1\nHINT: in a V rank r "
+                                             "holds virtual stages r and 2P-1-r");
+    /* rank 3 sends across its turn at time 4 too: the tie goes to the lower rank */
+    cr_expect(strncmp(r.error, "rank 0: ", 8) == 0 && strstr(r.error, "then rank 3 failed too, at time 4: "
+                                                                     "pp_isend(dst=0, tag F mb0 vs4)"), "%s", r.error);
+    grade("tests/broken/zbv-looped-placement", "zbv", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 3: pp_isend(dst=0, tag F mb0 vs4): virtual stages 3 and 4 both "
+                                             "live on rank 3: that boundary needs no message");
+    grade("tests/broken/zbv-looped-placement", "zbv", 2, 4, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 1: pp_isend(dst=0, tag F mb0 vs2): virtual stages 1 and 2 both "
+                                             "live on rank 1: that boundary needs no message");
+    cr_expect(!strstr(r.error, "the sender's") && !strstr(r.error, "PP_BWD"), "%s", r.error);
+}
+
+/* The loss taken to be on rank P-1 in a V: two ranks fail (rank 0 receives a gradient past the last virtual
+ * stage, rank P-1 starts a middle stage's backward from the loss gradient). The report leads with the one earlier
+ * on the virtual clock and names the other after it, the same on every run; a rank that only waited is named as
+ * stopped, never as the cause. */
+Test(grader, several_failures_lead_with_the_earliest_on_the_clock) {
+    pp_test_result r;
+    grade("tests/broken/zbv-loss-wrong-rank", "zbv", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_recv: tag B mb0 vs7 names a boundary the model does not "
+                                             "have (virtual stages 0..7)");
+    cr_expect(strncmp(r.error, "rank 0: ", 8) == 0, "the earliest failure leads: %s", r.error);
+    cr_expect(strstr(r.error, "so rank 1 stayed blocked in pp_recv(src=0, tag B mb0 vs6)") &&
+                  strstr(r.error, "then rank 3 failed too, at time 11: pp_stage_backward_input: dy is 1x1 (a loss or "
+                                  "a loss gradient), but virtual stage 4 is not the last one"),
+              "%s", r.error);
+}
+
+/* The same submission gives the same report on every run, with one test at a time or several at once: the report
+ * is a function of the program (timings aside), not of which rank thread got somewhere first. */
+Test(grader, every_report_is_the_same_on_every_run, .timeout = 600) {
+    static const struct { const char *variant, *lab; } cases[] = {
+        {"zbv-looped-placement", "zbv"},      {"zbv-loss-wrong-rank", "zbv"}, {"chunk-mod-v", "interleaved"},
+        {"interleaved-no-wrap", "interleaved"}, {"zb-whole-backward", "zbh1"}, {"no-scale", "gpipe"}};
+    static char first[1 << 16], again[1 << 16];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int k = 0; k < 10; k++) {
+            char cmd[512];
+            /* a grade line ends with the test's wall time, "(0.12 s)": the one thing allowed to differ */
+            snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/broken/%s --lab %s --jobs %d 2>&1 | "
+                     "sed -E 's/\\([0-9]+\\.[0-9]+ s\\)$/(time)/'", cases[i].variant, cases[i].lab, k % 2 ? 2 : 1);
+            test_capture(cmd, k ? again : first, sizeof first);
+            cr_expect(strstr(first, "NOT FULL MARKS") != NULL, "%s", first);
+            if (k) cr_expect_str_eq(again, first, "%s: run %d (--jobs %d) differs from run 1", cases[i].variant,
+                                    k + 1, k % 2 ? 2 : 1);
+        }
 }
 
 /* ZBV with each weight half right after its input half: the bubble check names the first one that runs early. */
@@ -480,11 +556,13 @@ Test(grader, tags_naming_the_sender_or_the_wrong_direction_are_named) {
                                              "2 is tagged PP_FWD: use pp_tag(PP_BWD, 0, 2)");
 }
 
-/* The run deadlocks, but its cause is the order: the report leads with the first op that differs. */
-Test(grader, a_failed_run_leads_with_the_op_that_differs) {
+/* The run deadlocks: it has no bubble or peak to fall short of, so the report names the program's own state (the
+ * blocked calls, the near miss) and nothing of the canonical order, which a failing run could otherwise read off
+ * the grader op by op. */
+Test(grader, a_failed_run_names_no_canonical_op) {
     pp_test_result r;
     grade("tests/broken/chunk-mod-v", "interleaved", 2, 2, 2, &r);
-    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "rank 0 op 1 waits for the input of F mb1 chunk 1; the canonical "
-                                                "order runs F mb1 chunk 0 there, before it failed:\ndeadlock:");
-    cr_expect(strncmp(r.error, "rank 0 op 1", 11) == 0, "the cause comes first: %s", r.error);
+    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "near miss: rank 0 posted pp_recv(src=1, tag F mb1 vs2) but rank 1 "
+                                                "posted pp_isend(dst=0, tag F mb0 vs2)");
+    cr_expect(strncmp(r.error, "deadlock:", 9) == 0 && !strstr(r.error, "canonical"), "%s", r.error);
 }

@@ -433,3 +433,28 @@ Test(mpi_grade, forbidden_calls_are_stopped_as_with_threads, .timeout = 240) {
     test_expect_failed_run(&with_mpi, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");
     tmp_remove();
 }
+
+/* Several ranks fail, each in its own process: the report leads with the same failure and the same rank as with
+ * threads (the earliest on the virtual clock, the lowest rank on a tie), and names the ranks that only waited as
+ * stopped, on every run. */
+Test(mpi_grade, several_failures_lead_as_with_threads, .timeout = 240) {
+    need_mpi();
+    /* one configuration per grading: two mpiruns at once can race on Open MPI's session folder */
+    static const char *const configs[] = {"zbv P=4 M=8 seed=93\n", "zbv P=4 M=4 seed=94\n"};
+    static const char *const variants[] = {"tests/broken/zbv-loss-wrong-rank", "tests/broken/zbv-looped-placement"};
+    for (size_t v = 0; v < 2 * sizeof variants / sizeof *variants; v++) {
+        grade_configs = configs[v % 2];
+        cJSON *m = compare_grades(variants[v / 2], "zbv", 1), *t = json_of("threads");
+        for (int i = 0; i < cJSON_GetArraySize(cJSON_GetObjectItem(m, "tests")); i++) {
+            const char *em = str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), i), "error"),
+                       *et = str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "tests"), i), "error");
+            const char *nm = strchr(em, '\n'), *nt = strchr(et, '\n');
+            size_t lm = nm ? (size_t)(nm - em) : strlen(em), lt = nt ? (size_t)(nt - et) : strlen(et);
+            cr_expect(lm == lt && !strncmp(em, et, lt), "%s: the cause differs\nmpi:     %s\nthreads: %s",
+                      variants[v / 2], em, et);
+        }
+        cJSON_Delete(t);
+        cJSON_Delete(m);
+    }
+    tmp_remove();
+}

@@ -161,6 +161,19 @@ static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, in
 
 double pp__weight_rtol(const pp_run_config *c) { return 64 * PP_FP32_U * sqrt((double)c->M); }
 
+int pp__checks_worst(const double *err, int n) {
+    int nan = -1;
+    double top = 0;
+    for (int i = 0; i < n; i++) {
+        if (isnan(err[i]) && nan < 0) nan = i;
+        if (err[i] > top) top = err[i];
+    }
+    if (nan >= 0) return nan;
+    for (int i = 0; i < n; i++)
+        if (err[i] >= top * (1 - PP_WORST_TIE)) return i;
+    return 0;
+}
+
 int pp__checks_grads_ok(const pp_run_result *res, const pp_reference *ref) {
     if (res->nparams != ref->nparams) return 0;
     for (int i = 0; i < res->nparams; i++)
@@ -230,6 +243,14 @@ static int canonical_weight_half(const pp_schedule *s, int r, int mb, int chunk)
     return -1;
 }
 
+/* 1 when rank r's canonical order holds the weight half of (mb, chunk) back: other ops run between its input half
+ * and it, so running that backward whole costs time (where the weight half follows at once, a whole backward is
+ * the same op). */
+static int held_back(const pp_schedule *s, int r, int mb, int chunk) {
+    int w = canonical_weight_half(s, r, mb, chunk);
+    return w > 0 && !(s->ops[r][w - 1].kind == 'B' && s->ops[r][w - 1].mb == mb && s->ops[r][w - 1].chunk == chunk);
+}
+
 /* Op k of rank r's run (kind, e) differs from the canonical order, and a weight half is involved: says when the
  * order runs it. msg stays "" when no weight half is. */
 static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, const pp_event *e, char *msg,
@@ -266,7 +287,7 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
         int r = rank_in_turn(q, prefer, c->P);
         for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && canonical_weight_half(&s, r, e->mb, e->chunk) >= 0)
+            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && held_back(&s, r, e->mb, e->chunk))
                 snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
                          "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
                          "order places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);
@@ -309,6 +330,11 @@ void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *w
             }
             backwards_before += kind == 'B';
             k++;
+            /* a whole backward is its input half and, at once, its weight half: where the order runs the two back
+             * to back, it is both of the order's ops */
+            if (!msg[0] && kind == 'B' && !(e->flags & PP_EV_SPLIT) && k < s.n[r] && s.ops[r][k].kind == 'W' &&
+                s.ops[r][k].mb == e->mb && s.ops[r][k].chunk == e->chunk)
+                k++;
         }
         /* a rank that failed waiting for an input was about to run the op that input feeds */
         int dir, mb, vs;
@@ -368,6 +394,43 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
     return COST_SAME;
 }
 
+/* " of N KiB" for a limit a public test may show, "" for a hidden one. Returns buf. */
+static const char *kib(size_t bytes, int secret, char *buf, size_t len) {
+    if (secret) buf[0] = 0;
+    else snprintf(buf, len, " of %zu KiB", bytes / 1024);
+    return buf;
+}
+
+/* Bubbles are exact (a replay of the same costs): closer than this they are equal. */
+#define PP_BUBBLE_TOL 1e-9
+
+/* The canonical order as the run ran its backwards (pp__schedule_as_run), replayed under the run's costs: its
+ * makespan, and into msg how the run's step compares: when each ends, and which ranks finish sooner. The bubble
+ * alone says nothing of a step that does more work (a stash rebuilt unasked lowers the idle share while it
+ * lengthens the step), so the grade compares the steps too. -1 when there is no replay. */
+static double canonical_span(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    pp_schedule s;
+    pp_costs k;
+    int split, rebuilt, P = c->P;
+    msg[0] = 0;
+    if (pp__schedule_as_run(&s, c, res->traces, &split, &rebuilt)) return -1;
+    pp__costs_from_config(&k, c);
+    pp_trace *ideal = pp__xcalloc((size_t)P, sizeof *ideal);
+    double span = pp__schedule_trace(&s, &k, ideal);
+    size_t n = (size_t)snprintf(msg, len, "the step ends at %g, the canonical order's at %g", res->makespan, span);
+    for (int r = 0, said = 0; r < P && n < len && res->makespan < span; r++) {
+        double mine = pp__trace_makespan(&res->traces[r], 1), theirs = pp__trace_makespan(&ideal[r], 1);
+        if (mine < theirs - PP_BUBBLE_TOL)
+            n += (size_t)snprintf(msg + n, len - n, "%s rank %d finishes %g sooner", said++ ? "," : ";", r,
+                                  theirs - mine);
+    }
+    for (int r = 0; r < P; r++) pp__trace_clear(&ideal[r]);
+    free(ideal);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+    return span;
+}
+
 /* ---- all checks ---------------------------------------------------------------------------------------- */
 
 static const char *const gate_names[] = {"weights and loss after K steps", "one F and one B per micro-batch and stage",
@@ -413,8 +476,11 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
                       "tensors passed on?)");
     else
         pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients on every rank: %s (does the step "
-                      "function run pp_stage_backward for every micro-batch?)",
-                      ran ? "some backwards never ran" : "no backward ran");
+                      "function run %s for every micro-batch%s?)", ran ? "some backwards never ran" : "no backward ran",
+                      pp__schedule_def(c->schedule)->weight_halves
+                          ? "pp_stage_backward_input, then pp_stage_backward_weight,"
+                          : "pp_stage_backward",
+                      c->v > 1 ? " and chunk" : "");
     add_gated(c, out, "the gradients must be right first");
     return 1;
 }
@@ -426,13 +492,14 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
     int own = check_one_f_one_b(c, res, own_msg, sizeof own_msg) == 0;
     /* gradients */
-    double worst = 0;
-    int worst_i = 0, names_ok = res->nparams == ref->nparams;
+    int names_ok = res->nparams == ref->nparams;
+    double *err = pp__xcalloc((size_t)res->nparams + 1, sizeof *err);
     for (int i = 0; names_ok && i < res->nparams; i++) {
         names_ok = !strcmp(res->params[i].name, ref->params[i].name);
-        double e = pp__rel_err(res->params[i].grad, ref->params[i].grad, res->params[i].count);
-        if (!(e <= worst)) worst = e, worst_i = i; /* NaN counts as worst */
+        err[i] = pp__rel_err(res->params[i].grad, ref->params[i].grad, res->params[i].count);
     }
+    int worst_i = names_ok ? pp__checks_worst(err, res->nparams) : 0;
+    double worst = err[worst_i];
     out->grad_err = worst;
     int grads_ok = names_ok && worst <= PP_GRAD_RTOL;
     if (grads_ok) {
@@ -455,16 +522,17 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
                       own ? "" : own_msg, own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
     }
     if (!grads_ok) {
+        free(err);
         add_gated(c, out, "the gradients must be right first");
         return;
     }
     /* weights and loss after K steps */
-    double wworst = 0, lworst = 0;
-    int wi = 0;
-    for (int i = 0; i < res->nparams; i++) {
-        double e = pp__rel_err(res->params[i].weight, ref->params[i].weight, res->params[i].count);
-        if (!(e <= wworst)) wworst = e, wi = i;
-    }
+    double lworst = 0;
+    for (int i = 0; i < res->nparams; i++)
+        err[i] = pp__rel_err(res->params[i].weight, ref->params[i].weight, res->params[i].count);
+    int wi = pp__checks_worst(err, res->nparams);
+    double wworst = err[wi];
+    free(err);
     for (int k = 0; k < c->steps; k++) {
         double e = fabs((double)res->loss[k] - ref->loss[k]) / (fabs((double)ref->loss[k]) + 1e-12);
         if (!(e <= lworst)) lworst = e;
@@ -488,60 +556,104 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     /* one F and one B per micro-batch and stage */
     pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
                   "each virtual stage, on the rank that owns it" : own_msg);
-    /* bubble: against the canonical order replayed with the freedoms pp.h gives (split backwards) */
-    int formula;
+    /* bubble: against the canonical order replayed with the freedoms pp.h gives (split backwards); at or below it
+     * keeps the points: outcomes are graded, not imitation */
+    int formula, secret = out->cfg.secret;
     char note[64], how[128];
     double theory = pp__theory_bubble_run(c, res->traces, &formula, note, sizeof note);
     snprintf(how, sizeof how, "%s%s%s", formula ? "formula" : "replay of the canonical schedule", note[0] ? " " : "",
              note);
     out->bubble = res->bubble;
     out->theory = theory;
-    if (fabs(res->bubble - theory) <= 1e-9) {
+    char where[300];
+    double span = canonical_span(c, res, where, sizeof where);
+    int longer = span >= 0 && res->makespan > span + PP_BUBBLE_TOL;
+    if (res->bubble < theory - PP_BUBBLE_TOL && !longer) {
+        pp_check *k = pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, below the canonical "
+                                    "order's %.4f (%s) by %.4f: %s", res->bubble, theory, how, theory - res->bubble,
+                                    where);
+        k->better = 1;
+    } else if (res->bubble <= theory + PP_BUBBLE_TOL && !longer) {
         pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble, theory,
                       how);
     } else {
+        /* a share of idle time at or below the theory's, on a longer step: the run did more work */
+        char more[320] = "";
+        if (res->bubble <= theory + PP_BUBBLE_TOL)
+            snprintf(more, sizeof more, "; %s: the run does more work than the canonical schedule", where);
         char why[400];
         snprintf(why, sizeof why, "%s", own ? "" : own_msg);
         if (!why[0]) cost_diff(c, res, -1, why, sizeof why);
-        if (!why[0]) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
-        if (why[0])
-            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s)", why,
-                          res->bubble, theory, how);
+        /* the canonical order's ops are named only here, where an outcome failed, and never for a hidden test */
+        if (!why[0] && !secret) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
+        if (secret)
+            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, %s the canonical order here (%s): %s",
+                          res->bubble, longer ? "on a longer step than" : "above what idles",  how, why[0] ? why :
+                          "some rank waits where the canonical order keeps it busy: draw this configuration with "
+                          "build/pplab run --canonical ... --timeline and compare it with your run's timeline");
+        else if (why[0])
+            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s%s)", why,
+                          res->bubble, theory, how, more);
         else
-            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s): every op runs in "
-                          "the canonical order at its cost, yet the idle time differs", res->bubble, theory, how);
+            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s%s): every op runs "
+                          "in the canonical order at its cost, yet the idle time differs", res->bubble, theory, how,
+                          more);
     }
-    /* stash peak */
-    int peak_ok = 1, bad_r = 0;
+    /* stash peak: at or below the canonical order's, rank by rank */
+    int peak_ok = 1, bad_r = 0, fewer = 0;
     for (int r = 0; r < P && r < PP_MAX_RANKS; r++) {
         out->peak[r] = res->peak_stashes[r];
         out->peak_bound[r] = pp__theory_peak(c, r);
         if (res->peak_stashes[r] > out->peak_bound[r] && peak_ok) peak_ok = 0, bad_r = r;
+        fewer += res->peak_stashes[r] < out->peak_bound[r];
     }
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
-    if (!peak_ok && !own)
+    if (!peak_ok && !own) {
         snprintf(od, sizeof od, "%s", own_msg);
-    else if (!peak_ok && cost_diff(c, res, bad_r, od, sizeof od) != COST_DEFERRED_W)
-        /* a rebuilt stash costs time, not memory: the order is what holds the stashes */
-        pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
+    } else if (!peak_ok && cost_diff(c, res, bad_r, od, sizeof od) != COST_DEFERRED_W) {
+        /* a rebuilt stash costs time, not memory: the order is what holds the stashes (named for public tests) */
+        od[0] = 0;
+        if (!secret) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
+    }
     int unfreed_r = -1;
     for (int r = 0; r < P; r++)
         if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
-    if (peak_ok && unfreed_r >= 0)
+    const char *hint = pp__schedule_def(c->schedule)->peak_hint ? pp__schedule_def(c->schedule)->peak_hint
+                                                                 : "free each stash right after its backward";
+    if (peak_ok && unfreed_r >= 0) {
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d never freed %d stash%s: call pp_stash_free after "
                       "each backward, or the activation memory grows until the step ends", unfreed_r,
                       res->unfreed_stashes[unfreed_r], res->unfreed_stashes[unfreed_r] == 1 ? "" : "es");
-    else if (peak_ok)
+    } else if (peak_ok && fewer) {
+        char below[300];
+        size_t n = 0;
+        below[0] = 0;
+        for (int r = 0, said = 0; r < P && r < PP_MAX_RANKS && n < sizeof below; r++) {
+            if (res->peak_stashes[r] >= out->peak_bound[r]) continue;
+            if (said++ == 4) {
+                n += (size_t)snprintf(below + n, sizeof below - n, ", ...");
+                break;
+            }
+            n += (size_t)snprintf(below + n, sizeof below - n, "%srank %d held %d, the canonical order %d", said > 1
+                                  ? "; " : "", r, res->peak_stashes[r], out->peak_bound[r]);
+        }
+        pp_check *k = pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank at or below the canonical "
+                                    "order's peak, %d below it: %s", fewer, below);
+        k->better = 1;
+    } else if (peak_ok) {
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
-    else if (od[0])
+    } else if (secret) {
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s%srank %d held %d stashes at once, more than the "
+                      "canonical order holds there: %s", od, od[0] ? "; so " : "", bad_r, res->peak_stashes[bad_r],
+                      hint);
+    } else if (od[0]) {
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s; so rank %d held %d stashes at once, the %s bound is %d",
                       od, bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r]);
-    else
+    } else {
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
-                      bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r],
-                      pp__schedule_def(c->schedule)->peak_hint ? pp__schedule_def(c->schedule)->peak_hint
-                                                                : "free each stash right after its backward");
+                      bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r], hint);
+    }
     /* messages */
     int sent = 0;
     for (int r = 0; r < P; r++) sent += res->sent_msgs[r];
@@ -549,16 +661,21 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     for (int r = 0; r < P && self_r < 0; r++)
         for (int i = 0; i < res->traces[r].n; i++)
             if (res->traces[r].ev[i].op == PP_OP_SEND && res->traces[r].ev[i].peer == r) self_r = r, self_n++;
+    char expected[48] = "";
+    if (!secret) snprintf(expected, sizeof expected, ", expected %d", want);
     if (sent != want && self_r >= 0)
-        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent, expected %d: rank %d sent %d "
-                      "to itself; two virtual stages on one rank need no message: pass the output straight into the "
-                      "next op", sent, want, self_r, self_n);
+        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: rank %d sent %d to "
+                      "itself; two virtual stages on one rank need no message: pass the output straight into the "
+                      "next op", sent, expected, self_r, self_n);
+    else if (sent == want)
+        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 1, "%d boundary messages sent: one per micro-batch, "
+                      "direction and boundary between two ranks", sent);
     else
-        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, sent == want, "%d boundary messages sent, expected %d "
-                      "(%s)%s", sent, want, pp__config_vshape(c) ? "4M(P-1) in a V" : "2M(vP-1)",
-                      sent == want ? "" : ": each activation and each gradient crosses each boundary exactly once");
+        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and each "
+                      "gradient crosses each boundary between two ranks exactly once", sent, expected);
     /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
     if (c->recompute) {
+        char lim_txt[48];
         int ok = plain && plain->status == PP_OK, r_bad = 0, d;
         size_t limit = 0;
         for (int r = 0; ok && r < P; r++) {
@@ -579,26 +696,27 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
             /* the stashes were checkpointed; a weight half run later keeps its rebuilt stash whole until then */
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d defers the weight half of "
                           "micro-batch %d: a rebuilt stash stays whole until its weight half runs, so rank %d peaked "
-                          "at %zu KiB of stashes, over its %zu KiB limit; with recomputation run "
-                          "pp_stage_backward_weight right after pp_stage_backward_input", r_bad,
-                          res->traces[r_bad].ev[d].mb, r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
+                          "at %zu KiB of stashes, over its limit%s; with recomputation run pp_stage_backward_weight "
+                          "right after pp_stage_backward_input", r_bad, res->traces[r_bad].ev[d].mb, r_bad,
+                          res->peak_bytes[r_bad] / 1024, kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
         else
             pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
-                          "recomputation on; its limit is %zu KiB (the inputs of all but one live stash, plus one "
-                          "stash rebuilt for its backward): call pp_stash_checkpoint right after each forward when "
-                          "pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024, limit / 1024);
+                          "recomputation on, over its limit%s (the inputs of all but one live stash, plus one stash "
+                          "rebuilt for its backward): call pp_stash_checkpoint right after each forward when "
+                          "pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024,
+                          kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
     }
 }
 
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
                            const int *waiting, pp_test_result *out) {
-    char why[96], od[400] = "";
+    char why[96];
     snprintf(why, sizeof why, "the run failed (%s)", pp__status_str(st));
     pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "not graded: %s", why);
     add_gated(c, out, why);
     out->status = st;
-    int ordered = st == PP_ERR_DEADLOCK || st == PP_ERR_USAGE || st == PP_ERR_SHAPE || st == PP_ERR_UNCONSUMED ||
-                  st == PP_ERR_LIMIT;
-    if (traces && ordered) pp__order_diff(c, traces, waiting, -1, od, sizeof od);
-    snprintf(out->error, sizeof out->error, "%s%s%s", od, od[0] ? ", before it failed:\n" : "", error);
+    /* the error alone: a run that failed has no bubble or peak to fall short of, and naming the canonical order's
+     * op where it stopped would let a failing run read the order off the grader */
+    (void)traces, (void)waiting;
+    snprintf(out->error, sizeof out->error, "%s", error);
 }

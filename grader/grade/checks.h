@@ -32,6 +32,14 @@ double pp__weight_rtol(const pp_run_config *c);
 /* ||got - ref|| / ||ref|| over n floats (NaN when got holds NaN). */
 double pp__rel_err(const float *got, const float *ref, int n);
 
+/* Errors within this fraction of the largest are ties for pp__checks_worst. */
+#define PP_WORST_TIE 1e-3
+/* The tensor a message names among n per-tensor errors (in model order): the first NaN, else the first whose
+ * error is within PP_WORST_TIE of the largest. A mistake that scales every stage alike leaves errors that differ
+ * by rounding only, and which of those is largest would depend on the machine's kernels; the first of the ties
+ * does not. */
+int pp__checks_worst(const double *err, int n);
+
 /* 1 when every gradient of res is within PP_GRAD_RTOL of the reference's (the gradients check would pass). */
 int pp__checks_grads_ok(const pp_run_result *res, const pp_reference *ref);
 
@@ -51,9 +59,9 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
 void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
                     size_t len);
 
-/* Adds the checks of a run that did not complete (all zero) and records its status and error. With the ops the
- * run got through (traces, NULL when unknown) a misuse, a deadlock or a resource limit leads with the first op
- * that differs from the canonical order, the likely cause, before the error itself. */
+/* Adds the checks of a run that did not complete (all zero) and records its status and error, alone: a run that
+ * failed has no bubble or peak to fall short of, so nothing of the canonical order is named (traces and waiting,
+ * the ops it got through, are not read). */
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
                            const int *waiting, pp_test_result *out);
 

@@ -15,6 +15,8 @@ typedef struct pp_check {
     char name[48];          /* "gradients", "weights after K steps", "bubble", ... */
     double points, max;
     int passed;
+    int better;             /* passed, and the run did better than the canonical order (a smaller bubble, fewer
+                               stashes on some rank): the message says by how much and where */
     char msg[600];          /* expected vs seen, and a hint when it failed */
 } pp_check;
 

@@ -47,6 +47,7 @@ static cJSON *check_json(const pp_check *c) {
     if (!o) return NULL;
     int bad = pp__report_add_text(o, "name", c->name, sizeof c->name) | add_num(o, "score", c->points) |
               add_num(o, "max_score", c->max) | add_bool(o, "passed", c->passed) |
+              add_bool(o, "better_than_canonical", c->better) |
               pp__report_add_text(o, "message", c->msg, sizeof c->msg);
     if (bad) {
         cJSON_Delete(o);

@@ -204,6 +204,18 @@ static int seen_before(const pp_test_result *r, int index) {
     return -1;
 }
 
+/* What a check that was not graded waits for, as the end of "not graded until ...": the file compiling, the run
+ * completing, the gradients, or what its own message names ("not graded until the gpipe order is right", the
+ * warm-up's). */
+static const char *gated_reason(const pp_test_result *r, const pp_check *c) {
+    static const char until[] = "not graded until ";
+    if (r->status == PP_ERR_COMPILE) return "the file compiles";
+    if (run_failed(r)) return "the run completes";
+    if (!strncmp(c->msg, until, sizeof until - 1)) return c->msg + sizeof until - 1;
+    if (strstr(c->msg, "gradients must be right")) return "the gradients are right";
+    return "the checks above pass";
+}
+
 void pp__report_progress(FILE *out, const pp_test_result *r, int index, int total, int color) {
     int ok = pp__report_passed(r);
     int width = snprintf(NULL, 0, "%d", total > 0 ? total : 0);
@@ -219,6 +231,16 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
         fprintf(out, " %7s  %s%s%s  (%.2f s)\n", score, ok ? C_GREEN : C_RED, word, C_RESET, r->seconds);
     else
         fprintf(out, " %7s  %s  (%.2f s)\n", score, word, r->seconds);
+    /* an order that did better than the canonical one keeps its points, and hears by how much and where (a test
+     * that lost points hears of its failures instead) */
+    for (int i = 0; ok && i < nchecks_of(r); i++) {
+        const pp_check *c = &r->checks[i];
+        if (!c->passed || !c->better) continue;
+        char head[160];
+        snprintf(head, sizeof head, "    + %.*s (%s/%s): ", FIELD(c->name), pp__report_points(c->points, p1, sizeof p1),
+                 pp__report_points(c->max, p2, sizeof p2));
+        print_lines(out, pp__report_clean(c->msg, sizeof c->msg), head, "      ");
+    }
     if (ok) return;
 
     /* the cause first: a failed run, else the failed checks; checks gated on an earlier failure in one line */
@@ -238,13 +260,18 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
             print_lines(out, pp__report_clean(fb, sizeof fb), label, "      ");
         }
     }
-    int gated = 0;
-    double gated_pts = 0;
+    /* checks gated on another: one line per reason they wait for */
+    const char *reasons[PP_MAX_CHECKS];
+    int nreasons = 0, gated_total = 0;
     for (int i = 0; i < nchecks_of(r); i++) {
         const pp_check *c = &r->checks[i];
         if (c->passed) continue;
         if (!strncmp(c->msg, "not graded", 10)) {
-            gated++, gated_pts += c->max;
+            const char *why = gated_reason(r, c);
+            int k = 0;
+            while (k < nreasons && strcmp(reasons[k], why)) k++;
+            if (k == nreasons) reasons[nreasons++] = why;
+            gated_total++;
             continue;
         }
         char head[160];
@@ -252,13 +279,18 @@ void pp__report_progress(FILE *out, const pp_test_result *r, int index, int tota
                  pp__report_points(c->max, p2, sizeof p2));
         print_lines(out, pp__report_clean(c->msg, sizeof c->msg), head, "      ");
     }
-    if (gated)
-        fprintf(out, "    - %d %scheck%s (%s points): not graded until %s\n", gated, gated < nchecks_of(r) ? "more " : "",
-                gated == 1 ? "" : "s", pp__report_points(gated_pts, p1, sizeof p1),
-                r->status == PP_ERR_COMPILE                      ? "the file compiles"
-                : run_failed(r)                                  ? "the run completes"
-                : !strncmp(r->cfg.lab, "warmup", sizeof r->cfg.lab) ? "the checks above pass" /* no gradients there */
-                                                                   : "the gradients are right");
+    for (int k = 0; k < nreasons; k++) {
+        int gated = 0;
+        double gated_pts = 0;
+        for (int i = 0; i < nchecks_of(r); i++) {
+            const pp_check *c = &r->checks[i];
+            if (!c->passed && !strncmp(c->msg, "not graded", 10) && !strcmp(gated_reason(r, c), reasons[k]))
+                gated++, gated_pts += c->max;
+        }
+        fprintf(out, "    - %d %scheck%s (%s points): not graded until %s\n", gated,
+                gated_total < nchecks_of(r) ? "more " : "", gated == 1 ? "" : "s",
+                pp__report_points(gated_pts, p1, sizeof p1), reasons[k]);
+    }
     if (field_len(r->output_tail, sizeof r->output_tail) > 0) {
         fputs("    output (last lines):\n", out);
         print_lines(out, pp__report_quote(r->output_tail, sizeof r->output_tail), "      ", "      ");
@@ -287,11 +319,18 @@ void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color) {
         fprintf(out, "  %-12.*s %s%9s%s   (%d of %d tests passed)\n", (int)sizeof r->cfg.lab, labs[l], c0, s, c1,
                 passed, tests);
     }
+    int better = 0;
     for (int i = 0; i < n; i++) {
         score += r[i].score;
         max += r[i].max;
         lost += !pp__report_passed(&r[i]);
+        int any = 0;
+        for (int k = 0; k < nchecks_of(&r[i]); k++) any |= r[i].checks[k].better;
+        better += any && pp__report_passed(&r[i]);
     }
+    if (better)
+        fprintf(out, "%d test%s did better than the canonical order (the + lines): outcomes are graded, not the "
+                "order\n", better, better == 1 ? "" : "s");
     fprintf(out, "Score: %s/%s\n", pp__report_points(score, p1, sizeof p1), pp__report_points(max, p2, sizeof p2));
     const char *on = color ? C_BOLD : "", *green = color ? C_GREEN : "", *red = color ? C_RED : "",
                *off = color ? C_RESET : "";

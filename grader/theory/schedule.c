@@ -102,7 +102,8 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 if (traces) {
                     pp_event e = {.rank = r, .op = op.kind == 'F' ? PP_OP_F : op.kind == 'B' ? PP_OP_B : PP_OP_W,
                                   .mb = op.mb, .chunk = op.chunk,
-                                  .vstage = vs, .peer = -1, .tag = -1, .timer = -1, .vstart = start, .vend = clock[r]};
+                                  .vstage = vs, .peer = -1, .tag = -1, .timer = -1, .vstart = start, .vend = clock[r],
+                                  .flags = op.kind == 'B' && op.split ? PP_EV_SPLIT : 0};
                     pp__trace_add(&traces[r], &e);
                 }
                 if (clock[r] > makespan) makespan = clock[r];
@@ -217,9 +218,9 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
                 op.cost = pp__config_backward_cost(c, vs, 1, 0);
                 ops[n++] = op;
             } else if (op.split) {
-                /* the order splits it: the run's halves are the order's own (a whole backward is the run's
-                 * mistake, which the order check names; it costs its whole here) */
-                op.cost = pp__config_backward_cost(c, vs, !traces || (h & PP_EV_SPLIT) ? 1 : 2, again);
+                /* the order splits it: the theory keeps the order's halves whatever the run did (a whole backward
+                 * where the order holds its weight half back costs the run time, which the order check names) */
+                op.cost = pp__config_backward_cost(c, vs, 1, again);
                 ops[n++] = op;
             } else if (h & PP_EV_SPLIT) {
                 op.cost = pp__config_backward_cost(c, vs, 1, again);

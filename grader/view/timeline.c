@@ -14,6 +14,7 @@ typedef struct {
     pp_op_kind op;
     int mb, chunk, vstage;
     double s, e;
+    int split;       /* a B that is only its input half (its W is an op of its own) */
 } tl_op;
 
 /* Cells are found with floor(t / unit + TL_EPS) so that 2.9999999 lands on cell 3, not 2. */
@@ -118,7 +119,7 @@ static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_ou
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (!pp__op_is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
-            ops[n++] = (tl_op){r, e->op, e->mb, e->chunk, e->vstage, e->vstart, e->vend};
+            ops[n++] = (tl_op){r, e->op, e->mb, e->chunk, e->vstage, e->vstart, e->vend, (e->flags & PP_EV_SPLIT) != 0};
         }
         qsort(ops + from, (size_t)(n - from), sizeof *ops, cmp_start);
     }
@@ -187,11 +188,13 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
     tl_op *ops = collect(traces, P, forward_only, &n);
 
     double unit = INFINITY;
-    int has[PP_OP_COUNT] = {0};
+    int has[PP_OP_COUNT] = {0}, halves = 0, wholes = 0;
     for (int i = 0; i < n; i++) {
         double d = ops[i].e - ops[i].s;
         if (d > 1e-12 && d < unit) unit = d;
         has[ops[i].op] = 1;
+        halves += ops[i].op == PP_OP_B && ops[i].split;
+        wholes += ops[i].op == PP_OP_B && !ops[i].split;
     }
     if (!isfinite(unit)) unit = 1;
 
@@ -235,12 +238,15 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
 
     fprintf(out, "Legend: ");
     const char *sep = "";
-    static const char *const what[] = {"forward", "backward", "weight-gradient"};
+    static const char *const what[] = {"forward", "backward", "weight-gradient half of the backward"};
     for (int k = PP_OP_F; k <= PP_OP_W; k++) {
         if (!has[k]) continue;
-        const char *name = (k == PP_OP_B && has[PP_OP_W]) ? "input-gradient backward" : what[k];
+        /* a B is the input half where its W is an op of its own, the whole backward where it is not */
+        const char *name = k == PP_OP_B && halves && !wholes ? "input-gradient half of the backward" : what[k];
         fprintf(out, "%s%s%s = %s of micro-batch m%s", sep, pp__op_name((pp_op_kind)k), v > 1 ? "m.c" : "m", name,
                 v > 1 ? " on local chunk c" : "");
+        if (k == PP_OP_B && halves && wholes)
+            fprintf(out, " (its input-gradient half where a W of it follows, else the whole backward)");
         sep = ", ";
     }
     /* a comm latency or edge cost can put op boundaries between cells; say so rather than draw false detail */

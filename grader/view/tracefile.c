@@ -194,3 +194,28 @@ int pp__tracefile_write(const pp_trace *traces, int P, const char *path, char *e
     snprintf(err, errlen, "cannot write --trace %s: check the folder exists and is writable", path);
     return -1;
 }
+
+const char *pp__tracefile_describe(const pp_trace *traces, int P, const char *path, char *buf, size_t len) {
+    int compute = 0, messages = 0, arrows = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (pp__op_is_compute(e->op)) {
+                compute++;
+                continue;
+            }
+            messages++;
+            int dir, mb, vs;
+            if (e->op != PP_OP_SEND || e->tag < 0 || !pp__tag_split(e->tag, &dir, &mb, &vs)) continue;
+            pp_op_kind op = dir == PP_FWD ? PP_OP_F : PP_OP_B;
+            arrows += compute_op(traces, P, e->rank, op, mb, dir == PP_FWD ? vs - 1 : vs + 1) &&
+                      compute_op(traces, P, e->peer, op, mb, vs);
+        }
+    const char *only = messages ? "" : "; compute ops only: the canonical schedule is replayed, no message is sent";
+    if (ends_with(path, ".json"))
+        snprintf(buf, len, "%d compute slices, %d message slices and %d arrows on each of the two clocks%s", compute,
+                 messages, arrows, only);
+    else
+        snprintf(buf, len, "%d rows: %d compute ops, %d message ends%s", compute + messages, compute, messages, only);
+    return buf;
+}

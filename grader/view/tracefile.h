@@ -26,4 +26,9 @@ int pp__tracefile_write(const pp_trace *traces, int P, const char *path, char *e
  * ("s" to "f") from the op that produced its tensor to the op that consumed it on the receiver. */
 int pp__tracefile_write_json(const pp_trace *traces, int P, const char *path);
 
+/* What pp__tracefile_write puts in path for these traces, as the end of a line that says a trace was written:
+ * "52 compute slices, 48 message slices and 24 arrows on each of the two clocks" (.json) or "100 rows: 52 compute
+ * ops, 48 message ends" (.csv), saying so when the traces hold no messages (a canonical replay). Returns buf. */
+const char *pp__tracefile_describe(const pp_trace *traces, int P, const char *path, char *buf, size_t len);
+
 #endif /* PP_TRACEFILE_H */

@@ -4,7 +4,8 @@
  * Part 1's order with a longer warm-up: each rank runs more forwards before its first backward, so that while a
  * message is on its way the rank has a forward to run instead of waiting. docs/05-zerobubble.md asks how long the
  * warm-up must be to hide a latency, what it costs in stashes, and why on a clock without latency the two parts
- * tie; the grader compares your order with the canonical one and names the first op that differs.
+ * tie; the grader holds your bubble and stash peaks to the canonical order's, and names the first op that
+ * differs only when one of them falls short.
  *
  * Start from your part 1. Grade with `make grade LAB=zbh2`. */
 #include <stdlib.h>

@@ -7,11 +7,13 @@
  *
  * No process sees the others' queues, so deadlocks are found by deadline: a wait polls its requests with
  * MPI_Test, and once it has waited cfg->deadline_s it asks whether the whole job is stuck (see quiet_round: a
- * slow or descheduled peer is not a deadlock) and gives up only when it is. Any failure (deadline, shape mismatch, misuse, pp_fail) is
- * announced to every other process on a control communicator; each one leaves its step function at its next
- * wait. step_end is collective: every process joins it, failed or not, drains what was never received (counted
- * with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one report of the run, with
- * each rank's last operation, which every process then shares.
+ * slow or descheduled peer is not a deadlock) and gives up only when it is. A rank's failure (shape mismatch,
+ * misuse, pp_fail) is announced to every other process on a control communicator; each one runs on, and a wait
+ * of its gives up, without the deadline, once every process waits and nothing moves (what the failed rank posted
+ * before it failed may still arrive). step_end is collective: every process joins it, failed or not, drains what
+ * was never received (counted with an all-to-all, so nothing is guessed from probes), and rank 0 writes the one
+ * report of the run (the failure earliest on the virtual clock first, or each rank's last operation), which every
+ * process then shares.
  *
  * Also here: the plain collectives the runtime uses to merge results on rank 0 (declared in transport.h), so
  * that no other file needs mpi.h. */
@@ -62,6 +64,7 @@ typedef struct mp_report {
     int32_t status;          /* pp_status of an own failure */
     int32_t leftovers;       /* messages sent to this rank and never received */
     int32_t pad;
+    double clock;            /* an own failure's virtual time: the rank's clock when it failed */
     char text[MP_TEXT];      /* the failure, or this rank's state line, then leftover lines */
 } mp_report;
 
@@ -75,6 +78,7 @@ typedef struct mp_ctx {
     mp_req *reqs;            /* every request posted this step */
     long *sent_to, *recv_from;
     int notified;            /* this rank announced a failure to the others */
+    int peer_failed;         /* a notice came: another rank failed, so a wait may never complete */
     MPI_Request *notice_reqs;
     int notice_status;
     int *notice_from;        /* notices received, per sender */
@@ -159,6 +163,7 @@ static int poll_notices(mp_ctx *c) {
         int v;
         MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, MP_NOTICE_TAG, c->ctl, MPI_STATUS_IGNORE);
         c->notice_from[st.MPI_SOURCE]++;
+        c->peer_failed = 1;
         got = 1;
     }
 }
@@ -346,7 +351,7 @@ static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, double waited)
     if (kind == MP_RANK_DEADLINE)
         snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s", r, what, waited);
     else
-        snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s when the run failed", r, what, waited);
+        snprintf(c->state, sizeof c->state, "rank %d stayed blocked in %s", r, what);
     pp__rank_bail(&w->ranks[r]);
 }
 
@@ -364,13 +369,13 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
         }
         if (!left) return;
         if (pp__world_failed(w)) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
-        if (it % 16 == 0 && poll_notices(c)) {
-            pp__world_fail(w, PP_ERR_DEADLOCK, "the run failed on another rank");
-            stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
-        }
+        /* another rank failed: this wait may still complete (what it posted before failing still matches), so
+         * it goes on until every process waits and nothing moves, without the deadline */
+        if (it % 16 == 0) poll_notices(c);
         if (it < 256) continue;
         double t = now() - t0;
-        if (t > deadline && quiet_round(c, 1)) {
+        if (c->peer_failed && quiet_round(c, 1)) stop_waiting(w, c, r, MP_RANK_BAILED, t);
+        if (!c->peer_failed && t > deadline && quiet_round(c, 1)) {
             char line[512];
             snprintf(line, sizeof line, "rank %d blocked in %s for %.1f s", r,
                      w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait", t);
@@ -390,21 +395,23 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
 /* The line a deadlock report shows for a rank that left its step function normally. */
 static void mpi_rank_exit(pp_world *w, int r) {
     mp_ctx *c = ctx_of(w);
-    if (!pp__world_failed(w)) snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
+    if (!pp__world_failed(w) && !w->ranks[r].failed && c->kind == MP_RANK_OK)
+        snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
 }
 
-/* A local failure (misuse, mismatch, pp_fail, deadline) is announced to the other processes; a failure this
- * rank learnt from a notice is not announced again. */
+/* This process's rank failed (misuse, mismatch, pp_fail): the others hear of it and run on until they return,
+ * fail or wait on what can no longer come; step_end then reports the failure earliest on the clock. */
+static int mpi_rank_failed(pp_world *w, int r) {
+    mp_ctx *c = ctx_of(w);
+    c->kind = MP_RANK_FAILED;
+    notify_others(c, w->ranks[r].fail_status);
+    return 1;
+}
+
+/* A failure of the whole run (this rank's deadline) is announced to the other processes. */
 static void mpi_wake_all(pp_world *w) {
     mp_ctx *c = ctx_of(w);
     if (!c) return;
-    int from_notice = 0;
-    for (int q = 0; q < c->size; q++) from_notice |= c->notice_from[q] > 0;
-    if (from_notice && c->kind != MP_RANK_DEADLINE) {
-        c->kind = MP_RANK_BAILED;
-        return;
-    }
-    if (c->kind == MP_RANK_OK) c->kind = MP_RANK_FAILED;
     notify_others(c, w->status);
 }
 
@@ -420,8 +427,9 @@ static void wait_or_abort(mp_ctx *c, MPI_Request *q, double deadline, double lim
         if (flag) return;
         poll_notices(c);
         if (it < 256) continue;
-        /* a rank that has returned counts as waiting: it can answer nobody */
-        if (now() - t0 > deadline) quiet_round(c, 1);
+        /* a rank that has returned counts as waiting: it can answer nobody; after a failure at once, so that the
+         * ranks still waiting learn without a deadline whether anything can still reach them */
+        if (c->peer_failed || c->kind == MP_RANK_FAILED || now() - t0 > deadline) quiet_round(c, 1);
         if (now() - t0 > limit) {
             fprintf(stderr,
                     "pplab: rank %d: the other processes did not reach %s within %.0f s: aborting the job\n"
@@ -439,12 +447,41 @@ static void wait_or_abort(mp_ctx *c, MPI_Request *q, double deadline, double lim
 static pp_status compose(const mp_ctx *c, const mp_report *all, double deadline, char *out, size_t cap) {
     size_t len = 0;
     out[0] = 0;
+    /* the failure earliest on the virtual clock, ties to the lowest rank, as with threads (pp__world_settle) */
+    int lead = -1;
     for (int q = 0; q < c->size; q++)
-        if (all[q].kind == MP_RANK_FAILED) {
-            /* the rank's own failure (misuse, mismatch, pp_fail) is the cause; the others only followed */
-            text_add(out, cap, len, "%s", all[q].text);
-            return (pp_status)all[q].status;
+        if (all[q].kind == MP_RANK_FAILED && (lead < 0 || all[q].clock < all[lead].clock)) lead = q;
+    if (lead >= 0) {
+        len = text_add(out, cap, len, "%s", all[lead].text);
+        /* the later failures in the order they came on the clock, then the ranks that only waited */
+        int n = 0, *order = pp__xcalloc((size_t)c->size, sizeof *order);
+        for (int q = 0; q < c->size; q++)
+            if (q != lead && (all[q].kind == MP_RANK_FAILED || all[q].kind == MP_RANK_BAILED)) {
+                int k = n++, qf = all[q].kind == MP_RANK_FAILED;
+                for (; k > 0; k--) {
+                    const mp_report *b = &all[order[k - 1]];
+                    int bf = b->kind == MP_RANK_FAILED;
+                    if ((bf && (!qf || b->clock <= all[q].clock)) || (!bf && !qf)) break;
+                    order[k] = order[k - 1];
+                }
+                order[k] = q;
+            }
+        for (int j = 0; j < n && all[lead].status != PP_ERR_STUDENT; j++) {
+            int q = order[j];
+            if (all[q].kind == MP_RANK_FAILED) {
+                const char *what = all[q].text, *nl = strchr(what, '\n');
+                char head[16];
+                int hn = snprintf(head, sizeof head, "rank %d: ", q);
+                if (!strncmp(what, head, (size_t)hn)) what += hn;
+                len = text_add(out, cap, len, "\n  then rank %d failed too, at time %g: %.*s", q, all[q].clock,
+                               (int)(nl ? nl - what : (long)strlen(what)), what);
+            } else if (all[q].kind == MP_RANK_BAILED) {
+                len = text_add(out, cap, len, "\n  so %s, which nothing could answer any more", all[q].text);
+            }
         }
+        free(order);
+        return (pp_status)all[lead].status;
+    }
     int deadlines = 0, sends = 0, blocked = 0;
     for (int q = 0; q < c->size; q++) {
         deadlines += all[q].kind == MP_RANK_DEADLINE;
@@ -508,7 +545,7 @@ static int mpi_step_end(pp_world *w) {
     /* messages sent to this rank that no receive consumed: exactly sent - received, so drain them for sure */
     long *expect = pp__xcalloc((size_t)P, sizeof *expect);
     MPI_Alltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl);
-    int any_failed = pp__world_failed(w), all_failed = 0;
+    int any_failed = pp__world_failed(w) || pp__world_rank_failed(w) || c->peer_failed, all_failed = 0;
     MPI_Allreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl);
     mp_report *mine = pp__xcalloc(1, sizeof *mine);
     size_t len = 0;
@@ -552,13 +589,16 @@ static int mpi_step_end(pp_world *w) {
     if (c->notice_reqs) MPI_Waitall(P, c->notice_reqs, MPI_STATUSES_IGNORE);
 
     /* this rank's part of the report */
-    if (pp__world_failed(w)) {
-        mine->kind = c->kind;
+    const pp_rank *me = &w->ranks[c->rank];
+    if (me->failed) {
+        mine->kind = MP_RANK_FAILED;
+        mine->status = (int32_t)me->fail_status;
+        mine->clock = me->fail_clock;
+        snprintf(mine->text, sizeof mine->text, "%s", me->fail_msg);
+    } else if (pp__world_failed(w) || c->kind != MP_RANK_OK) {
+        mine->kind = c->kind == MP_RANK_OK ? MP_RANK_BAILED : c->kind;
         mine->status = (int32_t)w->status;
-        if (c->kind == MP_RANK_FAILED)
-            snprintf(mine->text, sizeof mine->text, "%s", w->error);
-        else
-            snprintf(mine->text, sizeof mine->text, "%s", c->state[0] ? c->state : "stopped");
+        snprintf(mine->text, sizeof mine->text, "%s", c->state[0] ? c->state : "stopped");
     } else if (!mine->leftovers) {
         mine->kind = MP_RANK_OK;
         snprintf(mine->text, sizeof mine->text, "%s", c->state);
@@ -595,6 +635,7 @@ static int mpi_step_end(pp_world *w) {
     free(c->notice_reqs);
     c->notice_reqs = NULL;
     c->notified = 0;
+    c->peer_failed = 0;
     c->kind = MP_RANK_OK;
     c->state[0] = 0;
     return pp__world_failed(w) ? -1 : 0;
@@ -680,6 +721,7 @@ const pp_transport_ops pp__transport_mpi = {
     .step_end = mpi_step_end,
     .wake_all = mpi_wake_all,
     .fini = mpi_fini,
+    .rank_failed = mpi_rank_failed,
 };
 
 /* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */

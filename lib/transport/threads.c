@@ -7,9 +7,11 @@
  * few microseconds. Each rank sleeps on its own condition variable so a match wakes just the ranks involved.
  *
  * Deadlock detection is exact because matching happens only at post time: once every rank that has not exited
- * sits in wait() and no waiting rank has all its requests done, nothing can ever complete. The rank (or the
- * exiting thread) that sees this writes one report (blocked ops, the wait-for cycle or the chain that ends at
- * an exited rank, near-miss tags, a hint) and fails the run. */
+ * sits in wait() and no waiting rank has all its requests done, nothing can ever complete. A rank that failed
+ * has exited, and the others run on until they reach that state too; then, if some rank failed, the waiting
+ * ones are stopped (they only waited on the failure) and the runtime reports it; if none did, the rank (or the
+ * exiting thread) that sees the state writes one report (blocked ops, the wait-for cycle or the chain that ends
+ * at an exited rank, near-miss tags, a hint) and fails the run. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -171,7 +173,7 @@ static void eager_stash(pp_world *w, pp_request *s) {
 }
 
 /* Posts req for its rank: matches it with the oldest posted peer request or queues it. On a shape or dtype
- * mismatch the posting rank aborts the run with one line naming both ranks and both ops. */
+ * mismatch both complete, the receive with the line naming both ranks and both ops that its rank fails with. */
 static void threads_post(pp_world *w, pp_request *req) {
     tp_ctx *c = ctx_of(w);
     req->done = 0;
@@ -186,17 +188,27 @@ static void threads_post(pp_world *w, pp_request *req) {
         pp_request *v = req->is_send ? peer : req;
         const pp_tensor *st = s->tp ? (const pp_tensor *)s->tp : s->t;
         if (st->rows != v->t->rows || st->cols != v->t->cols || st->dtype != v->t->dtype) {
-            char so[96], vo[96], sd[48], vd[48];
+            /* the receiver fails, when it waits for this receive: the same rank at the same point of its program
+             * whichever of the two posted first (as under MPI, where only the receiver can tell) */
+            char so[96], vo[96], sd[48], vd[48], msg[400];
             pp__request_describe(s, so, sizeof so);
             pp__request_describe(v, vo, sizeof vo);
             pp__tensor_describe(st, sd, sizeof sd);
             pp__tensor_describe(v->t, vd, sizeof vd);
-            int sr = s->rank, vr = v->rank;
+            snprintf(msg, sizeof msg, "rank %d %s sent %s but rank %d %s expects %s", s->rank, so, sd, v->rank, vo, vd);
+            v->error = strdup(msg);
+            PP_ASSERT(v->error);
+            v->error_status = PP_ERR_SHAPE;
+            queue_remove(other, prev, peer);
+            if (s->tp) pp__tensor_free((pp_tensor *)s->tp);
+            s->tp = NULL;
+            v->msg_ready = s->msg_ready = st->ready;
+            __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
+            wake_rank(c, s->rank);
+            wake_rank(c, v->rank);
             pthread_mutex_unlock(&c->mu);
-            pp__rank_abort(&w->ranks[req->rank], PP_ERR_SHAPE,
-                           "send exactly the tensor the receiver expects: pp_recv() receives one activation "
-                           "(micro-batch size x seq rows, hidden columns), forward or backward",
-                           "rank %d %s sent %s but rank %d %s expects %s", sr, so, sd, vr, vo, vd);
+            return;
         }
         queue_remove(other, prev, peer);
         deliver(w, c, s, v);
@@ -405,11 +417,25 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
                     "pp_group_start/pp_group_end");
 }
 
-/* Under the lock: if the world is deadlocked and nobody reported it yet, claims the report and returns it
- * (malloc'd; the caller fails the world with it after unlocking). */
+/* Under the lock: once no rank can make progress, decides what that is, once. When some rank failed (or its
+ * driver died while it waited), the ranks still waiting only wait on what that failure left undone: they are
+ * stopped (c->dead) and the runtime reports the failure; returns NULL. Otherwise it is a deadlock: claims the
+ * report and returns it (malloc'd; the caller fails the world with it after unlocking). */
 static char *detect(pp_world *w, tp_ctx *c) {
     if (c->dead || pp__world_failed(w) || !is_deadlocked(c)) return NULL;
     __atomic_store_n(&c->dead, 1, __ATOMIC_RELEASE);
+    char how[1024], line[1100];
+    pp_status st;
+    for (int i = 0; i < c->P && w->driver_death; i++)
+        if (!c->ranks[i].exited && w->driver_death(w, i, &st, how, sizeof how)) {
+            /* recorded as the rank's own failure, at its clock: it is blocked, so its fields are still */
+            snprintf(line, sizeof line, "rank %d: %s", i, how);
+            pp__rank_fail(&w->ranks[i], st, line);
+        }
+    if (pp__world_rank_failed(w)) {
+        wake_everyone(c);
+        return NULL;
+    }
     tp_text *t = pp__xcalloc(1, sizeof *t);
     report_deadlock(w, c, t);
     char *msg = strdup(t->buf);
@@ -460,6 +486,7 @@ static void threads_wait(pp_world *w, int r, pp_request **reqs, int n) {
                 fail_deadlock(w, c, msg);
                 pp__rank_bail(&w->ranks[r]);
             }
+            if (c->dead) continue;
             if (c->spin) {
                 pthread_mutex_unlock(&c->mu);
                 spin_briefly(w, c, reqs, n);
@@ -490,7 +517,7 @@ static void threads_rank_exit(pp_world *w, int r) {
      * to leave drops the queues (and eager buffers) while everything they point to still exists. */
     int all_exited = 1;
     for (int i = 0; i < c->P; i++) all_exited &= c->ranks[i].exited;
-    if (all_exited && (pp__world_failed(w) || c->dead)) state_reset(c);
+    if (all_exited && (pp__world_failed(w) || c->dead || pp__world_rank_failed(w))) state_reset(c);
     pthread_mutex_unlock(&c->mu);
     if (msg) fail_deadlock(w, c, msg);
 }
@@ -545,6 +572,9 @@ static void threads_wake_all(pp_world *w) {
     pthread_mutex_unlock(&c->mu);
 }
 
+/* The others run on: matching is exact, so a rank that waits on the failed one is found stuck (detect). */
+static int threads_rank_failed(pp_world *w, int r) { return 1; }
+
 static void threads_fini(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     if (!c) return;
@@ -567,4 +597,5 @@ const pp_transport_ops pp__transport_threads = {
     .step_end = threads_step_end,
     .wake_all = threads_wake_all,
     .fini = threads_fini,
+    .rank_failed = threads_rank_failed,
 };

@@ -2,8 +2,9 @@
  *
  * GPipe's operations in another order: a warm-up of forwards, then one forward and one backward in turn (the
  * steady state) until every forward ran, then the remaining backwards (the cool-down). The warm-up is as long
- * as it takes rank r's first gradient to come back; docs/03-1f1b.md derives its length, why the bubble stays
- * GPipe's and what the order saves in stashes.
+ * as it takes rank r's first gradient to come back: its length is for you to find, from the timelines of
+ * docs/03-1f1b.md, which asks what the order does to the bubble and what it saves in stashes. The grader holds
+ * your bubble and stash peaks to the canonical order's; an order that differs but does no worse keeps full marks.
  *
  * Sends block until the neighbour posts the matching receive (rendezvous, like NCCL). In the steady state two
  * neighbours send to each other at the same time: find an order of calls in which neither waits for the other
