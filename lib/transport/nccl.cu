@@ -337,4 +337,5 @@ const pp_transport_ops pp__transport_nccl = {
     /* step_end */ nccl_step_end,
     /* wake_all */ nccl_wake_all,
     /* fini */ nccl_fini,
+    /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
 };

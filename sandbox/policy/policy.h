@@ -53,8 +53,9 @@ void pp__sandbox_defaults(pp_sandbox *sb);
 
 /* Checks, in a short-lived child, that this machine lets a process load a seccomp filter and (with drop_uid)
  * switch uid, takes a uid for this process's jails (as root, unless sb has one of the range already), builds
- * the pre-exec filter and the empty root, and resolves sb->view (AUTO: the best this machine allows). Returns 0,
- * or -1 with one line saying what was refused and what to do. */
+ * the pre-exec filter and the empty root, and checks that a view asked for by name exists here (AUTO is left
+ * for the first build to resolve: the best this machine allows). Returns 0, or -1 with one line saying what was
+ * refused and what to do. */
 int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len);
 
 /* Sizes sb->nproc for a test of `drivers` drivers: as root, for the test's own uid; otherwise the tasks this
