@@ -285,7 +285,7 @@ static const char *grade_configs = "gpipe P=4 M=8 seed=20 recompute=1\n"
                                    "interleaved P=4 M=8 v=2 seed=54\n";
 /* For the broken implementations, one mpirun per lab is enough to compare the verdicts. */
 static const char *broken_configs = "gpipe P=2 M=4 seed=12\n"
-                                    "1f1b P=4 M=8 steps=3 seed=35 time=4\n"; /* deadline: 40% of 4 s */
+                                    "1f1b P=4 M=8 steps=3 seed=35 time=8\n"; /* deadline: 40% of 8 s */
 
 /* `pplab grade --impl impl --lab lab` over grade_configs on `transport`; the JSON report lands in
  * <tmp>/<transport>.json. Returns the exit status and the wall seconds. */
@@ -397,7 +397,8 @@ Test(mpi_grade, blocking_1f1b_deadlock_reported_by_deadline, .timeout = 240) {
     cr_expect(strstr(err, "deadlock: a rank waited") && strstr(err, "rank 0 blocked in pp_send("),
               "the 1f1b test should fail with the deadline's deadlock report, got: %s", err);
     cr_expect(!cJSON_IsTrue(cJSON_GetObjectItem(t, "timed_out")), "the deadlock should not hit the time limit");
-    cr_expect(num_of(t, "seconds") < 4, "the deadlock took %.1f s to report (limit 4 s)", num_of(t, "seconds"));
+    /* inside the limit with room to spare on a loaded machine: mpirun's own start-up is about a second */
+    cr_expect(num_of(t, "seconds") < 8, "the deadlock took %.1f s to report (limit 8 s)", num_of(t, "seconds"));
     cJSON_Delete(m);
     tmp_remove();
 }

@@ -25,7 +25,7 @@
 
 typedef struct one_opts {
     pp_test_config tc;
-    const char *driver, *object, *backend, *out;
+    const char *driver, *object, *backend, *out, *capture;
     unsigned uid;
     double deadline;
     int plain;
@@ -61,6 +61,7 @@ static void parse(one_opts *o, int argc, char **argv) {
         {.name = "--uid", .kind = PP_FLAG_UINT, .to = &o->uid, .lo = PP_UID_BASE, .hi = PP_UID_BASE + PP_UID_SPAN - 1},
         {.name = "--backend", .kind = PP_FLAG_STR, .to = &o->backend},
         {.name = "--out", .kind = PP_FLAG_STR, .to = &o->out},
+        {.name = "--capture", .kind = PP_FLAG_STR, .to = &o->capture}, /* where each driver's output goes */
         {.name = "--plain", .kind = PP_FLAG_SET, .to = &o->plain, .set = 1},
         {.name = "--memory-limit", .kind = PP_FLAG_NUM, .to = &memory}, /* bytes, as pplab grade passes it */
         {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
@@ -73,6 +74,7 @@ static void parse(one_opts *o, int argc, char **argv) {
     if (memory > 0) o->sb.memory_limit = (size_t)memory;
     if (unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (o->uid) o->sb.uid = (uid_t)o->uid, o->sb.gid = (gid_t)o->uid; /* the test's, shared by all its ranks */
+    if (o->capture) snprintf(o->sb.capture, sizeof o->sb.capture, "%s", o->capture);
     if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))
         pp__cli_fail("grade-one", "--lab needs %s, got '%s'", pp__schedule_names((char[256]){0}, 256, ", ", " or "),
                      t->lab);

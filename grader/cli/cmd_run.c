@@ -165,6 +165,10 @@ static int run_canonical(const pp_cli_run *o) {
     if (o->trace && pp__tracefile_write(tr, c->P, o->trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
+    } else if (o->trace) {
+        char what[200];
+        fprintf(stderr, "pplab run: trace of the canonical schedule written to %s (%s)\n", o->trace,
+                pp__tracefile_describe(tr, c->P, o->trace, what, sizeof what));
     }
     if (o->plot && plot_run(o, tr, " (canonical)")) rc = 1;
     for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
@@ -281,9 +285,14 @@ int pp__cmd_run(int argc, char **argv) {
     if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
     int ops = 0;
     for (int r = 0; r < P; r++) ops += res.traces[r].n;
-    if (!ops)
-        fprintf(stderr, "pplab run: no rank ran any operation: is %s still the untouched stub? (--impl solutions "
-                "runs the reference, --canonical draws the ideal schedule)\n", lab->symbol);
+    if (!ops) {
+        /* a handout has no solutions/: name it only where it is */
+        char build[PATH_MAX], root[PATH_MAX], sol[PATH_MAX + 16];
+        pp__impl_dirs(build, root, sizeof build);
+        snprintf(sol, sizeof sol, "%s/solutions", root);
+        fprintf(stderr, "pplab run: no rank ran any operation: is %s still the untouched stub? (%s--canonical draws "
+                "the ideal schedule)\n", lab->symbol, access(sol, F_OK) == 0 ? "--impl solutions runs the reference, " : "");
+    }
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
         pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
@@ -317,12 +326,14 @@ int pp__cmd_run(int argc, char **argv) {
                replay, strcmp(o.cfg.backend, "cpu") ? "device" : "host");
     }
     fflush(stdout);
-    int rc = 0;
+    int rc = ops ? 0 : 1; /* a run that did no work is no success */
     if (o.trace && pp__tracefile_write(res.traces, P, o.trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o.trace) {
-        fprintf(stderr, "pplab run: trace of step 1 written to %s (%d events)\n", o.trace, ops);
+        char what[200];
+        fprintf(stderr, "pplab run: trace of step 1 written to %s (%s)\n", o.trace,
+                pp__tracefile_describe(res.traces, P, o.trace, what, sizeof what));
     }
     if (hid.dump_grads && grads_write(&res, hid.dump_grads)) {
         fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",

@@ -289,6 +289,7 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     mpi_arg(c, "--memory-limit"), mpi_arg(c, "%zu", sb->memory_limit);
     if (!sb->lockdown) mpi_arg(c, "--unsafe-no-sandbox");
     mpi_arg(c, "--out"), mpi_arg(c, "%s", path);
+    if (sb->capture[0]) mpi_arg(c, "--capture"), mpi_arg(c, "%s", sb->capture);
     if (plain) mpi_arg(c, "--plain");
 }
 
@@ -306,6 +307,10 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
             /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
             int nul = open("/dev/null", O_RDONLY);
             if (nul >= 0) dup2(nul, 0), close(nul);
+            /* Open MPI's session folder in the test's own: two tests' mpiruns at once never meet there */
+            char tmp[PATH_MAX];
+            snprintf(tmp, sizeof tmp, "%s", res_path);
+            if (strrchr(tmp, '/')) *strrchr(tmp, '/') = 0, setenv("TMPDIR", tmp, 1);
             execvp(c->argv[0], c->argv);
             fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with "
                     "--transport threads\n", strerror(errno));
@@ -471,28 +476,6 @@ static uint64_t new_token(void) {
     return t | 1;
 }
 
-/* The last `max` bytes of the capture file, starting at a line boundary; *size gets its size. */
-static void read_tail(const char *path, char *dst, size_t max, long *size_out) {
-    dst[0] = 0;
-    *size_out = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f), from = size > (long)max - 1 ? size - (long)max + 1 : 0;
-    *size_out = size;
-    fseek(f, from, SEEK_SET);
-    size_t n = fread(dst, 1, max - 1, f);
-    dst[n] = 0;
-    fclose(f);
-    /* the output is kept as a C string: a NUL the schedule printed would hide everything after it */
-    for (size_t i = 0; i < n; i++)
-        if (!dst[i]) dst[i] = '?';
-    if (from > 0) {
-        char *nl = strchr(dst, '\n');
-        if (nl) memmove(dst, nl + 1, strlen(nl + 1) + 1);
-    }
-}
-
 static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status st, const char *msg) {
     pp_test_result keep = *out;
     memset(out, 0, sizeof *out);
@@ -516,15 +499,38 @@ static void fail_whole(pp_test_result *out, const pp_test_config *tc, pp_status 
 #define PATH_NAME 320
 static volatile pid_t inflight_pid[MAX_INFLIGHT], inflight_ref[MAX_INFLIGHT];
 static volatile uid_t inflight_uid[MAX_INFLIGHT];
-static char inflight_files[MAX_INFLIGHT][4][PATH_NAME];
+static char inflight_dir[MAX_INFLIGHT][PATH_NAME];
 
-static void inflight_set(pid_t pid, pid_t ref, uid_t uid, const char *a, const char *b, const char *c, const char *d) {
+/* The files of a test's folder: its output, result files, and one output file per rank's driver. */
+static const char *const job_names[] = {"output", "result", "plain", "reference"};
+
+/* dst = dir "/" name [rank], with no stdio: a signal handler removes a test's folder too. */
+static void job_path(char *dst, size_t len, const char *dir, const char *name, int rank) {
+    size_t n = 0;
+    for (const char *p = dir; *p && n + 1 < len; p++) dst[n++] = *p;
+    if (n + 1 < len) dst[n++] = '/';
+    for (const char *p = name; *p && n + 1 < len; p++) dst[n++] = *p;
+    if (rank >= 0 && n + 8 < len) {
+        for (const char *p = ".rank"; *p; p++) dst[n++] = *p;
+        if (rank >= 10) dst[n++] = (char)('0' + rank / 10 % 10);
+        dst[n++] = (char)('0' + rank % 10);
+    }
+    dst[n] = 0;
+}
+
+/* Removes a test's folder and what it holds (async-signal-safe: unlink and rmdir of names it knows). */
+static void job_dir_remove(const char *dir) {
+    char p[PATH_NAME + 32];
+    if (!dir[0]) return;
+    for (size_t k = 0; k < sizeof job_names / sizeof *job_names; k++) job_path(p, sizeof p, dir, job_names[k], -1), unlink(p);
+    for (int r = 0; r < PP_MAX_RANKS; r++) job_path(p, sizeof p, dir, "output", r), unlink(p);
+    rmdir(dir);
+}
+
+static void inflight_set(pid_t pid, pid_t ref, uid_t uid, const char *dir) {
     for (int i = 0; i < MAX_INFLIGHT; i++)
         if (!inflight_pid[i]) {
-            snprintf(inflight_files[i][0], PATH_NAME, "%s", a);
-            snprintf(inflight_files[i][1], PATH_NAME, "%s", b);
-            snprintf(inflight_files[i][2], PATH_NAME, "%s", c);
-            snprintf(inflight_files[i][3], PATH_NAME, "%s", d);
+            snprintf(inflight_dir[i], PATH_NAME, "%s", dir);
             inflight_ref[i] = ref;
             inflight_uid[i] = uid;
             inflight_pid[i] = pid;
@@ -545,17 +551,14 @@ void pp__runner_abort_all(void) {
         kill(pid, SIGKILL);
         if (inflight_ref[i]) kill(inflight_ref[i], SIGKILL);
         if (inflight_uid[i]) pp__uid_kill(inflight_uid[i]);
-        for (int k = 0; k < 4; k++)
-            if (inflight_files[i][k][0]) unlink(inflight_files[i][k]);
+        job_dir_remove(inflight_dir[i]);
     }
 }
 
-/* A new empty file of kind in the private folder (policy.h): the grader's alone, mode 0600. */
-static int temp_file(char *path, size_t len, const char *kind) {
-    const char *dir = pp__private_dir();
-    if (!dir) return -1;
-    snprintf(path, len, "%s/%s-XXXXXX", dir, kind);
-    int fd = mkstemp(path);
+/* A new empty file `name` of the test's folder dir, mode 0600. 0, or -1. */
+static int job_file(char *path, size_t len, const char *dir, const char *name) {
+    job_path(path, len, dir, name, -1);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return -1;
     close(fd);
     return 0;
@@ -566,6 +569,7 @@ struct pp_runner_job {
     pp_test_config tc;
     pid_t pid, ref_pid;      /* the supervisor; the reference process (runs only), else 0 */
     uid_t uid;               /* the test's own uid (as root), else 0 */
+    char dir[PATH_NAME];     /* the test's own folder in the private folder (policy.h): the grader's alone */
     char cap[PATH_NAME], res_path[PATH_NAME], plain_path[PATH_NAME], ref_path[PATH_NAME];
     uint64_t token;
     double t0;
@@ -602,7 +606,7 @@ static void __attribute__((noreturn)) reference_execute(const pp_test_config *tc
 /* Starts the reference process of j (its pid in j->ref_pid, 0 when it could not start: the grader then computes
  * the reference itself). */
 static void reference_start(pp_runner_job *j) {
-    if (temp_file(j->ref_path, sizeof j->ref_path, "reference")) return;
+    if (job_file(j->ref_path, sizeof j->ref_path, j->dir, "reference")) return;
     pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -685,14 +689,17 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
         return NULL;
     }
     if (j->uid) uids_taken[nuids_taken++ % 256] = j->uid;
-    int capfd = temp_file(j->cap, sizeof j->cap, "output") ? -1 : open(j->cap, O_WRONLY | O_APPEND | O_CLOEXEC);
-    int files_ok = temp_file(j->res_path, sizeof j->res_path, "result") == 0 &&
-                   (!tc->recompute || temp_file(j->plain_path, sizeof j->plain_path, "plain") == 0);
-    if (capfd < 0 || !files_ok) {
-        fail_whole(out, tc, PP_ERR_IO, "cannot create the capture or result files: check /tmp");
-        if (capfd >= 0) close(capfd), unlink(j->cap);
-        if (j->res_path[0]) unlink(j->res_path);
-        if (j->plain_path[0]) unlink(j->plain_path);
+    const char *priv = pp__private_dir();
+    if (priv) snprintf(j->dir, sizeof j->dir, "%s/test-XXXXXX", priv);
+    int dir_ok = priv && mkdtemp(j->dir);
+    if (!dir_ok) j->dir[0] = 0;
+    int capfd = !dir_ok || job_file(j->cap, sizeof j->cap, j->dir, "output") ? -1 : open(j->cap, O_WRONLY | O_APPEND | O_CLOEXEC);
+    int files_ok = capfd >= 0 && job_file(j->res_path, sizeof j->res_path, j->dir, "result") == 0 &&
+                   (!tc->recompute || job_file(j->plain_path, sizeof j->plain_path, j->dir, "plain") == 0);
+    if (!files_ok) {
+        fail_whole(out, tc, PP_ERR_IO, "cannot create the test's capture and result files: check $TMPDIR (or /tmp)");
+        if (capfd >= 0) close(capfd);
+        job_dir_remove(j->dir);
         free(j);
         return NULL;
     }
@@ -712,13 +719,52 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
         dup2(capfd, 2);
         close(capfd);
         if (j->uid) sandbox.uid = j->uid, sandbox.gid = (gid_t)j->uid; /* the test's own, for all its drivers */
+        snprintf(sandbox.capture, sizeof sandbox.capture, "%s", j->cap); /* each driver's own file beside it */
         pp__crash_install(pp__current_rank, NULL);
         supervise(tc, impl, backend, j->token, j->res_path, j->plain_path);
     }
     if (j->pid > 0) setpgid(j->pid, j->pid); /* also here: no race with the child's own call */
-    if (j->pid > 0) inflight_set(j->pid, j->ref_pid, j->uid, j->cap, j->res_path, j->plain_path, j->ref_path);
+    if (j->pid > 0) inflight_set(j->pid, j->ref_pid, j->uid, j->dir);
     close(capfd);
     return j;
+}
+
+/* Appends the last `max` bytes of the file at path to the growing text t (n of cap), and the file's size to
+ * the largest seen. */
+static void tail_add(const char *path, size_t max, char **t, size_t *n, size_t *cap, long *largest) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f), from = size > (long)max ? size - (long)max : 0;
+    if (size > *largest) *largest = size;
+    fseek(f, from, SEEK_SET);
+    if (*n + max + 1 > *cap) *cap = *n + max + 1, *t = pp__xrealloc(*t, *cap);
+    *n += fread(*t + *n, 1, max, f);
+    fclose(f);
+}
+
+/* The last `max` bytes of what the test printed, starting at a line boundary: each rank's driver in rank order,
+ * then the supervisor's own lines, so the same run shows the same text whatever order the ranks ran in.
+ * *largest gets the size of the largest file (the output limit is per process). */
+static void read_tail(const pp_runner_job *j, char *dst, size_t max, long *largest) {
+    char path[PATH_NAME + 32];
+    char *t = NULL;
+    size_t n = 0, cap = 0;
+    *largest = 0;
+    int ranks = strcmp(j->tc.lab, "warmup") ? (j->tc.P > 0 && j->tc.P <= PP_MAX_RANKS ? j->tc.P : PP_MAX_RANKS) : 1;
+    for (int r = 0; r < ranks; r++) job_path(path, sizeof path, j->dir, "output", r), tail_add(path, max, &t, &n, &cap, largest);
+    tail_add(j->cap, max, &t, &n, &cap, largest);
+    size_t from = n > max - 1 ? n - (max - 1) : 0;
+    if (from > 0) {
+        char *nl = memchr(t + from, '\n', n - from);
+        if (nl) from = (size_t)(nl + 1 - t);
+    }
+    if (t) memcpy(dst, t + from, n - from);
+    dst[n - from] = 0;
+    /* the output is kept as a C string: a NUL the schedule printed would hide everything after it */
+    for (size_t i = 0; i < n - from; i++)
+        if (!dst[i]) dst[i] = '?';
+    free(t);
 }
 
 /* Waits for the supervisor until t_end; 1 when it exited (status set), 0 on timeout. */
@@ -844,7 +890,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         fail_whole(out, tc, PP_ERR_IO, "cannot fork a test process: too many processes?");
     } else if (timed_out) {
         out->timed_out = 1;
-        read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
+        read_tail(j, out->output_tail, sizeof out->output_tail, &cap_size);
         int flooded = (size_t)cap_size >= sandbox_get()->output_limit && sandbox_get()->output_limit;
         snprintf(msg, sizeof msg, "no result after %.0f s: an endless loop, or a rank spinning without calling "
                  "pplab (a blocked pp_recv/pp_send is reported as a deadlock instead)%s", limit,
@@ -863,11 +909,8 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     reference_end(j, 0); /* the reference of a run that never got graded */
     out->seconds = pp__now() - j->t0; /* the whole test: the run, the reference and the checks */
     settle_score(out);
-    if (!out->output_tail[0]) read_tail(j->cap, out->output_tail, sizeof out->output_tail, &cap_size);
-    unlink(j->cap);
-    unlink(j->res_path);
-    if (j->plain_path[0]) unlink(j->plain_path);
-    if (j->ref_path[0]) unlink(j->ref_path);
+    if (!out->output_tail[0]) read_tail(j, out->output_tail, sizeof out->output_tail, &cap_size);
+    job_dir_remove(j->dir);
     free(j);
 }
 

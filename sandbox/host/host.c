@@ -38,7 +38,7 @@ static void child_fail(pp_chan *c, const char *what, int err) {
 typedef struct child_args {
     const pp_sandbox *sb;
     pp_chan *c;
-    int chan_fd, devnull;
+    int chan_fd, devnull, out_fd; /* out_fd: the driver's own capture file, or -1 for the caller's output */
     pid_t parent;
 } child_args;
 
@@ -52,8 +52,10 @@ static int child(void *arg) {
     /* any of them may sit on 0..5 already: lift them out of the way, then place them */
     int exe = fcntl(sb.exe_fd, F_DUPFD_CLOEXEC, 10), ch = fcntl(a->chan_fd, F_DUPFD_CLOEXEC, 10),
         nul = fcntl(a->devnull, F_DUPFD_CLOEXEC, 10), obj = sb.obj_fd >= 0 ? fcntl(sb.obj_fd, F_DUPFD_CLOEXEC, 10) : -2;
-    if (exe < 0 || ch < 0 || nul < 0 || obj == -1 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
-        dup3(exe, PP_EXE_FD, O_CLOEXEC) < 0 || (obj >= 0 && dup2(obj, PP_OBJ_FD) < 0))
+    int out = a->out_fd >= 0 ? fcntl(a->out_fd, F_DUPFD_CLOEXEC, 10) : -2;
+    if (exe < 0 || ch < 0 || nul < 0 || obj == -1 || out == -1 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
+        dup3(exe, PP_EXE_FD, O_CLOEXEC) < 0 || (obj >= 0 && dup2(obj, PP_OBJ_FD) < 0) ||
+        (out >= 0 && (dup2(out, 1) < 0 || dup2(out, 2) < 0)))
         child_fail(c, "dup2", errno);
     syscall(SYS_close_range, PP_OBJ_FD + 1, ~0u, 0);
     sb.exe_fd = PP_EXE_FD;
@@ -109,12 +111,20 @@ int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f,
     fflush(stderr);
     enum { STACK = 64 * 1024 };
     char *stack = malloc(STACK);
-    child_args args = {sb, d->chan, fd, devnull, getpid()};
+    /* its own capture file: the report shows the ranks' output one rank after another, the same on every run */
+    int out_fd = -1;
+    if (sb->capture[0]) {
+        char path[sizeof sb->capture + 16];
+        snprintf(path, sizeof path, "%s.rank%d", sb->capture, f->rank);
+        out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    }
+    child_args args = {sb, d->chan, fd, devnull, out_fd, getpid()};
     pid_t pid = stack ? clone(child, stack + STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &args) : -1;
     int e = errno;
     free(stack);
     close(fd);
     close(devnull);
+    if (out_fd >= 0) close(out_fd);
     if (pid < 0) {
         snprintf(err, len, "cannot start a schedule driver: fork: %s", strerror(e));
         pp__chan_unmap(d->chan);

@@ -34,6 +34,8 @@ typedef struct pp_sandbox {
     int obj_fd;              /* drivers: the lab's object, opened read-only; -1 for none */
     char empty_root[256];    /* drivers as root: an empty folder that becomes their root ("" for none) */
     const void *prefilter;   /* drivers: the pre-exec filter (filter.h), NULL for none */
+    char capture[320];       /* drivers: each one's output goes to "<capture>.rank<r>", so a report can show the
+                              * ranks' output in rank order; "" for the caller's own stdout and stderr */
     int test_without_seccomp; /* for the kit's own tests only: every layer but the two seccomp filters, to show
                                * that the uid, the root, Landlock and the limits hold by themselves */
 } pp_sandbox;
