@@ -1,15 +1,6 @@
-# pplab: a lab kit for pipeline-parallel training.
-#   make            libpp (build/libpp.so, build/libpp.a), build/pplab, the prebuilt lab implementations
-#   make test       Criterion suites + grader self-check          make demo    deps, build, grade, timelines, plots
-#   make grade      grade labs/ (LAB=gpipe, GRADE_FLAGS="--junit r.xml")           make plots   gnuplot figures into out/
-#   make handout    dist/pplab-handout.tar.gz                     make asan    everything under ASan + UBSan
-#   make bench      benchmarks                                    make info    what was detected
-# Knobs: NO_CUDA=1, NO_NCCL=1, NO_MPI=1, CUDA_HOME=..., CC=..., SAN=1 (same as make asan), V=1 (full commands).
+# pplab: a lab kit for pipeline-parallel training. `make help` lists the targets and knobs.
 
 CC       ?= cc
-ifeq ($(CC),cc)
-CC := gcc
-endif
 BUILD    ?= build
 CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
 
@@ -30,6 +21,7 @@ endif
 # ---- detection: each probe runs a command, and says what it found --------------------------------------
 have = $(if $(shell $(1) >/dev/null 2>&1 && echo y),1,0)
 
+# pkg-config probes say nothing: what is missing is said once, by the $(error) below or by scripts/deps.sh
 HAVE_OPENBLAS  := $(call have,pkg-config --exists openblas)
 HAVE_CJSON     := $(call have,pkg-config --exists libcjson)
 HAVE_CRITERION := $(call have,pkg-config --exists criterion)
@@ -43,7 +35,7 @@ HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,te
 HAVE_CUDA      := $(if $(filter 11,$(HAVE_NVCC)$(HAVE_CUBLAS)),1,0)
 
 # `make test`, `make demo` and `make deps` install what is missing first, so they must parse without it.
-ifeq ($(filter deps test demo clean,$(MAKECMDGOALS)),)
+ifeq ($(filter deps test check check-long demo clean help,$(MAKECMDGOALS)),)
 ifneq ($(HAVE_OPENBLAS),1)
 $(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run make deps))
 endif
@@ -55,12 +47,13 @@ $(error libseccomp not found: install it with 'apt-get install libseccomp-dev' (
 endif
 endif
 
-BLAS_CFLAGS := $(shell pkg-config --cflags openblas)
-BLAS_LIBS   := $(shell pkg-config --libs openblas)
-CJSON_CFLAGS := $(shell pkg-config --cflags libcjson)
-CJSON_LIBS   := $(shell pkg-config --libs libcjson)
-SECCOMP_LIBS := $(shell pkg-config --libs libseccomp)
-SECCOMP_STATIC := $(shell pkg-config --libs --static libseccomp)
+pc = $(shell pkg-config $(1) 2>/dev/null)
+BLAS_CFLAGS := $(call pc,--cflags openblas)
+BLAS_LIBS   := $(call pc,--libs openblas)
+CJSON_CFLAGS := $(call pc,--cflags libcjson)
+CJSON_LIBS   := $(call pc,--libs libcjson)
+SECCOMP_LIBS := $(call pc,--libs libseccomp)
+SECCOMP_STATIC := $(call pc,--libs --static libseccomp)
 
 CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
@@ -122,6 +115,11 @@ $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
+# round trip, the MPI suite, the benchmarks' own test, the jail as a normal user.
+SLOW_TESTS := test_tolerance test_handout test_mpi test_bench test_jail_user
+SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
+QUICK_BIN := $(filter-out $(SLOW_BIN),$(TEST_BIN))
 
 
 # Short lines unless V=1.
@@ -134,8 +132,27 @@ msg = @printf '  %-5s %s\n' '$(1)' '$(2)'
 endif
 DEPFLAGS = -MMD -MP
 
-.PHONY: all info test unit selfcheck demo grade plots handout asan bench clean deps
-all: info $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab
+.PHONY: all build info help test check check-long unit selfcheck demo grade plots handout asan bench clean deps
+# `make` says what it found; the other targets build quietly
+all: info build
+build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab
+
+help:
+	@echo "pplab: a lab kit for pipeline-parallel training"
+	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
+	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
+	@echo "  make test          the quick unit suites and the grader's self-check, about a minute (the time of each part printed)"
+	@echo "  make check         make test, then make check-long: the long suites (tolerance sweep, handout round trip,"
+	@echo "                     MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
+	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
+	@echo "  make plots         gnuplot figures into out/"
+	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
+	@echo "  make bench         benchmarks, each against a baseline in the same run"
+	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
+	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
+	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
+	@echo "  make clean         remove build/, build-asan/, dist/ and out/"
+	@echo "knobs: NO_CUDA=1 NO_NCCL=1 NO_MPI=1 CUDA_HOME=DIR CC=COMPILER SAN=1 (as make asan) V=1 (full commands)"
 
 yn = $(if $(filter 1,$(1)),found,missing)
 info:
@@ -200,43 +217,49 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
-	    $(wildcard tests/util/*.c) $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
+	    $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
 
+# make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
+# suites and the whole self-check after that. Each part prints the time it took.
 test: deps
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory unit selfcheck
+	@$(MAKE) --no-print-directory build $(QUICK_BIN)
+	@bash scripts/run-tests.sh --selfcheck quick $(BUILD) $(QUICK_BIN)
+
+check: test check-long
+check-long: deps
+	@$(MAKE) --no-print-directory build $(SLOW_BIN)
+	@bash scripts/run-tests.sh --selfcheck full $(BUILD) $(SLOW_BIN)
 
 unit: $(TEST_BIN)
 	@bash scripts/run-tests.sh $(BUILD) $(TEST_BIN)
 
-selfcheck: all
+selfcheck: build
 	@bash scripts/selfcheck.sh $(BUILD)
 
 deps:
 	@bash scripts/deps.sh
 
-
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@bash scripts/demo.sh $(BUILD)
 
-grade: all
+grade: build
 	@$(BUILD)/pplab grade --impl labs --lab $(or $(LAB),all) $(GRADE_FLAGS)
 
-plots: all
+plots: build
 	@bash scripts/plots.sh $(BUILD) out
 
-handout: all
+handout: build
 	@bash scripts/handout.sh
 
-bench: all
+bench: build
 	@$(BUILD)/pplab bench
 	@bash bench/compare.sh $(BUILD)
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
-	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 all
+	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 build
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory SAN=1 NO_CUDA=1 unit
 
 clean:

@@ -11,6 +11,7 @@ Compare with: pplab run --schedule gpipe|1f1b --stages 2 --microbatches M --hidd
 """
 import argparse
 import os
+import queue
 import statistics
 import sys
 import time
@@ -107,10 +108,24 @@ def main():
         procs = [ctx.Process(target=worker, args=(r, args, name, out)) for r in range(2)]
         for q in procs:
             q.start()
-        ms = out.get()
+        # a rank that dies (an import error, a crash) would leave the other waiting for gloo's timeout: watch
+        # both, and end the part as soon as one has failed, naming it
+        ms, failed = None, None
+        while ms is None and failed is None:
+            try:
+                ms = out.get(timeout=0.5)
+            except queue.Empty:
+                failed = next((r for r, q in enumerate(procs) if q.exitcode not in (None, 0)), None)
         for q in procs:
+            if failed is not None:
+                q.kill()
             q.join()
         args.port += 1
+        if failed is not None:
+            print(f"# {name}: rank {failed} died (exit code {procs[failed].exitcode}); its error is above", file=sys.stderr)
+            print(f"  {name:>9} {args.hidden:>7} {args.layers:>7} {args.batch * args.seq:>7} {args.microbatches:>4} "
+                  f"{'failed':>10}")
+            continue
         print(f"  {name:>9} {args.hidden:>7} {args.layers:>7} {args.batch * args.seq:>7} {args.microbatches:>4} {ms:>10.3f}")
         sys.stdout.flush()
 

@@ -78,6 +78,6 @@ Test(handout, the_first_run_and_a_lab_at_a_time) {
     rc = in_handout("make test");
     cr_expect_eq(rc, 0, "make test in the handout exited %d:\n%s", rc, out);
     cr_expect(strstr(out, "unit tests: none in this tree"), "%s", out);
-    cr_expect(strstr(out, "selfcheck: ok   the commands the docs quote print what the docs say") &&
+    cr_expect(strstr(out, "selfcheck: ok   the docs' paths exist and their quick commands print what the docs say") &&
               strstr(out, "selfcheck: 4 passed, 0 failed"), "%s", out);
 }
