@@ -223,12 +223,12 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
 test: deps
-	@$(MAKE) --no-print-directory build $(QUICK_BIN)
+	@$(MAKE) --no-print-directory -s build $(QUICK_BIN)
 	@bash scripts/run-tests.sh --selfcheck quick $(BUILD) $(QUICK_BIN)
 
 check: test check-long
 check-long: deps
-	@$(MAKE) --no-print-directory build $(SLOW_BIN)
+	@$(MAKE) --no-print-directory -s build $(SLOW_BIN)
 	@bash scripts/run-tests.sh --selfcheck full $(BUILD) $(SLOW_BIN)
 
 unit: $(TEST_BIN)
