@@ -222,11 +222,11 @@ Test(cli, a_model_that_does_not_fit_names_the_size) {
     if (strstr(dir, "asan")) cr_skip_test("AddressSanitizer reserves more address space than the limit allows");
     int fd = mkstemp(cfg);
     cr_assert(fd >= 0);
-    const char *line = "1f1b P=2 M=4 layers=8 hidden=4096 time=60\n";
+    const char *line = "1f1b P=2 M=4 layers=8 width=4096 time=60\n";
     cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
     close(fd);
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' run --impl solutions --schedule 1f1b "
-             "--stages 2 --microbatches 4 --layers 8 --hidden 4096 2>&1", dir);
+             "--stages 2 --microbatches 4 --layers 8 --width 4096 2>&1", dir);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "out of memory allocating 268435456 bytes (256.0 MiB)") != NULL, "%s", buf);
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' grade --impl solutions --lab 1f1b "
