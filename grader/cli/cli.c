@@ -61,9 +61,12 @@ double pp__cli_num(const char *flag, const char *val) {
     return x;
 }
 
-void pp__cli_run_defaults(pp_cli_run *o) {
-    /* a V always has two chunks per rank: --chunks 2 goes without saying there */
-    if (!(o->given & PP_CLI_GIVEN_CHUNKS)) o->cfg.v = pp__schedule_default_chunks(pp__schedule_def(o->cfg.schedule));
+int pp__cli_run_defaults(pp_cli_run *o) {
+    /* a chunked schedule at v = 1 is its unchunked one (interleaved at v = 1 is 1F1B): two chunks unless told */
+    if (o->given & PP_CLI_GIVEN_CHUNKS) return 0;
+    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
+    o->cfg.v = pp__schedule_default_chunks(d);
+    return d && d->chunked && !d->vshape; /* a V has two chunks or none: nothing to say there */
 }
 
 void pp__cli_run_finish(pp_cli_run *o) {

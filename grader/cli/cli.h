@@ -107,9 +107,10 @@ void pp__cli_parse(const pp_cli_command *cmd, const pp_flag *flags, int n, int a
 
 /* Settles flags that depend on each other once all are parsed (--batch over --microbatches); dies on a conflict. */
 void pp__cli_run_finish(pp_cli_run *o);
-/* Defaults that depend on the schedule (two chunks for the V schedules unless --chunks says otherwise); call after
- * the flags, before the configuration is checked. */
-void pp__cli_run_defaults(pp_cli_run *o);
+/* Defaults that depend on the schedule (two chunks for interleaved and the V schedules unless --chunks says
+ * otherwise); call after the flags, before the configuration is checked. Returns 1 when it chose the chunks
+ * of a schedule that could take others (interleaved), which the run then says. */
+int pp__cli_run_defaults(pp_cli_run *o);
 
 extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
     pp__cli_grade_one;

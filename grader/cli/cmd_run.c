@@ -67,7 +67,8 @@ static int run_table(run_opts *r, pp_flag *out) {
          .dflt = "required"},
         {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16, .given = g,
          .bit = PP_CLI_GIVEN_CHUNKS, .arg = "v",
-         .help = "chunks (virtual stages) per rank, for {chunked}", .dflt = "2 for zbv and dualpipev, else 1"},
+         .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
+         .dflt = "2 for {chunked}, else 1"},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096, .arg = "L",
          .help = "blocks in the model, placed as --layout says", .dflt = "one per virtual stage"},
         {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout, .arg = "SPEC",
@@ -320,11 +321,14 @@ static int run_main(int argc, char **argv) {
     if (hid.unsafe) hid.sb.lockdown = 0, hid.sb.drop_uid = 0;
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
-    pp__cli_run_defaults(&o);
+    int chose_chunks = pp__cli_run_defaults(&o);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
+    if (chose_chunks && pp__mpi_env_rank() == 0)
+        fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
+                o.cfg.v, o.cfg.schedule);
     if (o.canonical) return run_canonical(&o);
     int me = mpi_launch(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;

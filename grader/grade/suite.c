@@ -133,7 +133,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
         }
         const pp_schedule_def *def = pp__schedule_def(tok);
         if (def && def->one_microbatch) c.M = 1;
-        c.v = pp__schedule_default_chunks(def); /* a V's two chunks go without saying */
+        c.v = pp__schedule_default_chunks(def); /* two for interleaved and a V, as in pplab run */
         while ((tok = strtok(NULL, " \t\r\n"))) {
             char item[128], *end = NULL;
             snprintf(item, sizeof item, "%s", tok); /* the whole key=value, for the message */
