@@ -40,7 +40,8 @@ static void which_operand(void *ctx, const char *a) {
     if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "pipeline") && strcmp(a, "sandbox") && strcmp(a, "all"))
         pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox or all", a);
     if (*which)
-        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all", *which, a);
+        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all", *which,
+                     a);
     *which = a;
 }
 

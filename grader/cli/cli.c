@@ -179,7 +179,8 @@ int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
     }
     case PP_FLAG_CHOICE: {
         int k = choice_of(g->choices, v);
-        if (k < 0) pp__cli_fail(command, "%s must be %s, got '%s'", f, choices_prose(g->choices, (char[256]){0}, 256), v);
+        if (k < 0)
+            pp__cli_fail(command, "%s must be %s, got '%s'", f, choices_prose(g->choices, (char[256]){0}, 256), v);
         *(int *)g->to = k;
         break;
     }
