@@ -9,17 +9,41 @@
 #include "bench.h"
 #include "cli.h"
 
-static const char *usage =
-    "usage: pplab bench [comm|gemm|pipeline|sandbox|all] [--quick]\n"
+static const char usage[] =
+    "usage: pplab bench [comm|gemm|pipeline|sandbox|all] [flag ...]\n"
     "Prints figures, each against a baseline measured in the same run; asserts nothing.\n"
     "  comm      ping-pong round trip between two thread ranks (rendezvous and eager) vs memcpy bandwidth\n"
     "  gemm      the cpu backend's GEMM slot vs cblas_sgemm called directly, at the model's shapes\n"
     "  pipeline  GPipe on 2 ranks vs the same work on 1 rank: wall time against the bubble, CPU-time overhead\n"
     "  sandbox   one pp.h call's round trip through a sandboxed driver, and grading the solutions sandboxed vs\n"
     "            in-process\n"
-    "  all       all four (the default)\n"
-    "  --quick   fewer repetitions and sizes (a smoke run for CI, well under a minute)\n"
-    "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says why).\n";
+    "  all       all four (the default)\n";
+
+static const char notes[] = "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says "
+                           "why).\n";
+
+static int bench_table(pp_bench_opts *o, pp_flag *out) {
+    const pp_flag f[] = {{.name = "--quick", .kind = PP_FLAG_SET, .to = &o->quick, .set = 1,
+                          .help = "fewer repetitions and sizes (a smoke run for CI, well under a minute)"}};
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof f[0]);
+}
+
+static int bench_flags(pp_flag *out) {
+    static pp_bench_opts defaults;
+    return bench_table(&defaults, out);
+}
+
+/* The one benchmark named, or all. */
+static void which_operand(void *ctx, const char *a) {
+    const char **which = ctx;
+    if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "pipeline") && strcmp(a, "sandbox") && strcmp(a, "all"))
+        pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox or all", a);
+    if (*which)
+        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all", *which,
+                     a);
+    *which = a;
+}
 
 double pp__bench_thread_cpu(void) {
     struct timespec ts;
@@ -38,28 +62,11 @@ const char *pp__bench_size(size_t bytes, char *buf, size_t len) {
 }
 
 /* pplab bench: see usage above. argv[1] is "bench". */
-int pp__cmd_bench(int argc, char **argv) {
+static int bench_main(int argc, char **argv) {
     pp_bench_opts o = {0};
     const char *which = NULL;
-    const pp_flag flags[] = {{.name = "--quick", .kind = PP_FLAG_SET, .to = &o.quick, .set = 1}};
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (pp__cli_flag(flags, 1, argc, argv, &i)) continue;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(usage, stdout);
-            return 0;
-        } else if (!strcmp(a, "comm") || !strcmp(a, "gemm") || !strcmp(a, "pipeline") || !strcmp(a, "sandbox") ||
-                   !strcmp(a, "all")) {
-            if (which)
-                pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all",
-                             which, a);
-            which = a;
-        } else if (!strncmp(a, "-", 1)) {
-            pp__cli_fail("bench", "unknown flag '%s': the only flag is --quick", a);
-        } else {
-            pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox or all", a);
-        }
-    }
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    pp__cli_parse(&pp__cli_bench, flags, bench_table(&o, flags), argc, argv, which_operand, &which);
     if (!which) which = "all";
     /* every figure here is a timing: say how busy the machine was, so a reader can judge the noise */
     double load[1] = {-1};
@@ -83,3 +90,12 @@ int pp__cmd_bench(int argc, char **argv) {
     fflush(stdout);
     return failed ? 1 : 0;
 }
+
+const pp_cli_command pp__cli_bench = {
+    .name = "bench",
+    .summary = "communication, GEMM, pipeline-overhead and sandbox benchmarks",
+    .usage = usage,
+    .notes = notes,
+    .flags = bench_flags,
+    .main = bench_main,
+};

@@ -3,7 +3,7 @@
  *   - one pp.h call's way to the runtime and back (bench/rpc: an empty pp_group_start timed 20000 times inside
  *     the schedule), as a function call in-process and as a round trip over the driver's channel;
  *   - the wall time of `pplab grade --impl solutions --lab all`, sandboxed against the same configurations with
- *     --unsafe-in-process, runs alternating so that the machine's drift hits both. */
+ *     --in-process, runs alternating so that the machine's drift hits both. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -132,7 +132,7 @@ int pp__bench_sandbox(const pp_bench_opts *o) {
     /* one untimed run builds (or checks) the solutions' drivers, so both modes find them ready */
     grade_once(exe, "");
     for (int i = 0; i < reps; i++) {
-        inproc[i] = grade_once(exe, "--unsafe-in-process");
+        inproc[i] = grade_once(exe, "--in-process");
         sand[i] = grade_once(exe, "");
         if (inproc[i] < 0 || sand[i] < 0) {
             printf("# grading: pplab grade --impl solutions did not give full marks: see `pplab grade --impl "

@@ -206,13 +206,13 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (pp__config_layout(c, blocks, err, errlen)) return -1;
     if (c->mb_size < 1 || c->mb_size > 4096) return BAD("--microbatch-size %d is out of range: use 1..4096", c->mb_size);
     if (c->seq < 1 || c->hidden < 1 || c->vocab < 2)
-        return BAD("model shape seq=%d hidden=%d vocab=%d is invalid: use seq >= 1, hidden >= 1, vocab >= 2", c->seq,
-                   c->hidden, c->vocab);
+        return BAD("model shape --seq %d --width %d --vocab %d is invalid: use seq >= 1, width >= 1, vocab >= 2",
+                   c->seq, c->hidden, c->vocab);
     /* element counts are ints in the kernels: the widest tensors are the FFN activations and the logits */
     long long rows = (long long)c->mb_size * c->seq, widest = 4LL * c->hidden > c->vocab ? 4LL * c->hidden : c->vocab;
     if (rows * widest > 2147483647LL || (long long)c->vocab * c->hidden > 2147483647LL)
         return BAD("a tensor of this model would exceed 2^31 elements (micro-batch %lld tokens x %lld): lower "
-                   "--microbatch-size, --seq, --hidden or --vocab", rows, widest);
+                   "--microbatch-size, --seq, --width or --vocab", rows, widest);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
     if (c->comm_latency < 0) return BAD("--comm-latency %g must be >= 0", c->comm_latency);
     if (c->edge_cost < 0) return BAD("--edge-cost %g must be >= 0", c->edge_cost);

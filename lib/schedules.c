@@ -336,7 +336,8 @@ const pp_schedule_def *pp__schedule_def(const char *name) {
     return NULL;
 }
 
-int pp__schedule_default_chunks(const pp_schedule_def *d) { return d && d->vshape ? 2 : 1; }
+/* A chunked row at v = 1 is its unchunked schedule (interleaved at v = 1 is 1F1B): two, the least that is not. */
+int pp__schedule_default_chunks(const pp_schedule_def *d) { return d && d->chunked ? 2 : 1; }
 
 /* The names of the rows that `keep` accepts (all when NULL), joined with sep, and last before the final one. */
 static const char *names_of(char *buf, size_t len, const char *sep, const char *last,

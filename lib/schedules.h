@@ -71,7 +71,8 @@ extern const int pp__nschedules;
 
 /* The row called name, or NULL. */
 const pp_schedule_def *pp__schedule_def(const char *name);
-/* The chunks per rank a configuration of d has when it names none: two for a V, else one. */
+/* The chunks per rank a configuration of d has when it names none: two for a row that takes chunks (interleaved,
+ * the V schedules), else one. */
 int pp__schedule_default_chunks(const pp_schedule_def *d);
 /* The schedule names joined for a message or a usage line: ", " and " or " give "naive, gpipe, 1f1b or
  * interleaved"; "|" and "|" give "naive|gpipe|1f1b|interleaved". Returns buf. */

@@ -65,12 +65,12 @@ SIZES="512 1024"
 for h in $SIZES; do
     for green in 1 0; do
         step "run-1f1b-h$h-green$green" 300 env PP_CUDA_GREEN=$green "$BUILD/pplab" run --impl solutions \
-            --schedule 1f1b --stages 4 --microbatches 8 --layers 8 --hidden "$h" --vocab 1024 --seq 64 \
+            --schedule 1f1b --stages 4 --microbatches 8 --layers 8 --width "$h" --vocab 1024 --seq 64 \
             --microbatch-size 4 --steps 5 --backend cuda --trace "$DEST/trace-1f1b-h$h-green$green.csv"
     done
     # the unpipelined step, the same work as the PyTorch reference below
     step "run-naive-h$h" 300 "$BUILD/pplab" run --impl solutions --schedule naive --stages 1 --microbatches 1 \
-        --layers 8 --hidden "$h" --vocab 1024 --seq 64 --microbatch-size 32 --steps 5 --backend cuda
+        --layers 8 --width "$h" --vocab 1024 --seq 64 --microbatch-size 32 --steps 5 --backend cuda
 done
 
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

@@ -8,6 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "impl.h"
+#include "schedules.h"
+#include "suite.h"
 #include "testutil.h"
 
 /* Runs `build/pplab ARGS` (stdout and stderr together); returns the exit status, output in out. */
@@ -121,6 +125,15 @@ Test(cli, bad_input_gets_one_clear_line) {
         {"run --schedule gpipe --stages 4", "--microbatches is required"},
         {"grade --lab pipedream", "unknown lab 'pipedream'"},
         {"frobnicate", "unknown command 'frobnicate'"},
+        {"run --schedule gpipe --stagez 4", "unknown flag '--stagez': did you mean --stages?"},
+        {"run --schedule gpipe --stages 4 --microbatches 6 --timeline=1", "--timeline takes no value"},
+        {"run --schedule gpipe --stages= --microbatches 6", "--stages needs a value after '='"},
+        {"run --schedule gpipe --stages 4 --microbatches=x", "--microbatches needs an integer"},
+        {"run --optimizer=adam", "--optimizer must be sgd or adamw, got 'adam'"},
+        {"run gpipe", "unexpected argument 'gpipe'"},
+        {"grade --plot-dir", "--plot-dir needs a value"},
+        {"info --bogus", "unknown flag '--bogus'"},
+        {"help frobnicate", "unknown command 'frobnicate'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int rc = pplab(buf, sizeof buf, cases[i].args);
@@ -222,11 +235,11 @@ Test(cli, a_model_that_does_not_fit_names_the_size) {
     if (strstr(dir, "asan")) cr_skip_test("AddressSanitizer reserves more address space than the limit allows");
     int fd = mkstemp(cfg);
     cr_assert(fd >= 0);
-    const char *line = "1f1b P=2 M=4 layers=8 hidden=4096 time=60\n";
+    const char *line = "1f1b P=2 M=4 layers=8 width=4096 time=60\n";
     cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
     close(fd);
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' run --impl solutions --schedule 1f1b "
-             "--stages 2 --microbatches 4 --layers 8 --hidden 4096 2>&1", dir);
+             "--stages 2 --microbatches 4 --layers 8 --width 4096 2>&1", dir);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 2, "%s", buf);
     cr_expect(strstr(buf, "out of memory allocating 268435456 bytes (256.0 MiB)") != NULL, "%s", buf);
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' grade --impl solutions --lab 1f1b "
@@ -237,3 +250,238 @@ Test(cli, a_model_that_does_not_fit_names_the_size) {
     cr_expect(!strstr(buf, "pplab: error:"), "nothing printed past the report: %s", buf);
     unlink(cfg);
 }
+
+/* Every flag takes its value both ways: the same run, the same lines. */
+Test(cli, flag_equals_value_is_flag_value) {
+    static char other[1 << 16];
+    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 4 --microbatches 6"), 0, "%s", buf);
+    cr_assert_eq(pplab(other, sizeof other, "run --canonical --schedule=gpipe --stages=4 --microbatches=6"), 0, "%s",
+                 other);
+    cr_expect_str_eq(other, buf);
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl=solutions --schedule=1f1b --stages=2 --microbatches=4 --layout=2,1 "
+                                        "--layers=3 --lr=0.05 --optimizer=adamw"), 0, "%s", buf);
+    cr_expect(strstr(buf, "bubble: ") == buf, "%s", buf);
+    cr_assert_eq(pplab(buf, sizeof buf, "grade --lab=pipedream"), 2, "%s", buf);
+    cr_expect(strstr(buf, "unknown lab 'pipedream'") != NULL, "%s", buf);
+}
+
+/* A former name still works, after one line naming the new one: once, however often it is given. */
+Test(cli, old_names_work_after_a_notice) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --hidden 32 "
+                                        "--hidden=16"), 0, "%s", buf);
+    cr_expect_str_eq(buf, "pplab run: --hidden is now --width\nbubble: 0.3333 (theory 0.3333)\npeak stashes: 2 2\n");
+    char dir[] = "/tmp/pplab-old-XXXXXX", args[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(args, sizeof args, "%s/one.cfg", dir);
+    FILE *f = fopen(args, "w");
+    cr_assert(f);
+    fputs("naive P=2 seed=5\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "grade --impl solutions --lab naive --config %s/one.cfg --only-config --quiet "
+             "--unsafe-in-process --plots %s/plots", dir, dir);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    cr_expect(strstr(buf, "pplab grade: --unsafe-in-process is now --in-process\n") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "pplab grade: --plots is now --plot-dir\n") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "FULL MARKS") != NULL, "%s", buf);
+    snprintf(args, sizeof args, "ls %s/plots/*.json >/dev/null 2>&1", dir);
+    cr_expect_eq(system(args), 0, "--plots DIR still writes each test's trace into DIR");
+    test_rm_tree(dir);
+    cr_assert_eq(pplab(buf, sizeof buf, "figures --hidden 8"), 2, "%s", buf);
+    cr_expect(strstr(buf, "pplab figures: --hidden is now --width\n") == buf, "%s", buf);
+}
+
+/* The configuration file's key of the model's width is width=; hidden=, its former name, still loads. */
+Test(cli, config_key_width_and_its_former_name) {
+    char path[] = "/tmp/pplab-width-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    const char *text = "gpipe P=2 M=2 width=32\ngpipe P=2 M=2 hidden=16\ninterleaved P=2 M=4\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    pp_test_config *c = NULL;
+    int n = 0;
+    char err[512] = "", name[256];
+    cr_assert_eq(pp__suite_load(path, "all", &c, &n, err, sizeof err), 0, "%s", err);
+    unlink(path);
+    cr_assert_eq(n, 3);
+    cr_expect_eq(c[0].hidden, 32);
+    cr_expect_eq(c[1].hidden, 16);
+    pp__test_name(&c[0], name, sizeof name);
+    cr_expect_str_eq(name, "hidden: gpipe P=2 M=2 width=32 seed=1");
+    cr_expect_eq(c[2].v, 2, "interleaved without v= has two chunks, as pplab run gives it");
+    free(c);
+}
+
+/* --version, and help: the command list, and each command's help as --help prints it. */
+Test(cli, version_and_help) {
+    static char other[1 << 16];
+    cr_assert_eq(pplab(buf, sizeof buf, "--version"), 0, "%s", buf);
+    char want[64];
+    snprintf(want, sizeof want, "pplab %s\n", pp_version());
+    cr_expect_str_eq(buf, want);
+    cr_assert_eq(pplab(buf, sizeof buf, "help"), 0, "%s", buf);
+    cr_assert_eq(pplab(other, sizeof other, "--help"), 0, "%s", other);
+    cr_expect_str_eq(other, buf);
+    for (int i = 0; i < pp__cli_ncommands; i++) {
+        const pp_cli_command *c = pp__cli_commands[i];
+        char line[64], args[64];
+        snprintf(line, sizeof line, "\n  %-9s ", c->name);
+        cr_expect_eq(strstr(buf, line) != NULL, c->summary != NULL, "pplab help %s %s: %s",
+                     c->summary ? "lists" : "leaves out", c->name, buf);
+        snprintf(args, sizeof args, "help %s", c->name);
+        cr_assert_eq(pplab(other, sizeof other, args), 0, "%s", other);
+        static char own[1 << 16];
+        snprintf(args, sizeof args, "%s --help", c->name);
+        cr_assert_eq(pplab(own, sizeof own, args), 0, "%s", own);
+        cr_expect_str_eq(other, own, "pplab help %s is pplab %s --help", c->name, c->name);
+    }
+    cr_expect(strstr(buf, "help ") != NULL && strstr(buf, "--version") != NULL, "%s", buf);
+    /* --help wins wherever it stands, even after a bad value */
+    cr_expect_eq(pplab(buf, sizeof buf, "run --stages x --help"), 0, "%s", buf);
+}
+
+/* Where the help of `cmd` lists flag `name`: the start of its row, or NULL. */
+static const char *help_row(const char *help, const char *name) {
+    char row[80];
+    for (const char *p = help; (p = strstr(p, "\n  ")); p++) {
+        const char *f = p + 3;
+        if (!strncmp(f, "-j, ", 4)) f += 4;
+        snprintf(row, sizeof row, "%s", f);
+        row[strcspn(row, " \n")] = 0;
+        if (!strcmp(row, name)) return p + 1;
+    }
+    return NULL;
+}
+
+/* Every flag of every command's table is in its --help with its default (or "required"), the kit's own tests'
+ * apart, a former name beside the new one; and the help lists no flag the table lacks. */
+Test(cli, every_flag_is_in_its_help_with_its_default) {
+    for (int i = 0; i < pp__cli_ncommands; i++) {
+        const pp_cli_command *c = pp__cli_commands[i];
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", c->name);
+        cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+        const char *tests = strstr(buf, "\nFor the kit's own tests");
+        pp_flag flags[PP_CLI_MAX_FLAGS];
+        int n = c->flags ? c->flags(flags) : 0;
+        for (int k = 0; k < n; k++) {
+            const pp_flag *f = &flags[k];
+            const char *row = help_row(buf, f->name);
+            cr_assert(row, "pplab %s --help leaves out %s:\n%s", c->name, f->name, buf);
+            /* the row runs to the next one (a line starting "  -") or the end of the section */
+            const char *end = row + 1;
+            while ((end = strchr(end, '\n')) && !strncmp(end, "\n    ", 5)) end++;
+            int len = end ? (int)(end - row) : (int)strlen(row);
+            char text[2048];
+            snprintf(text, sizeof text, "%.*s", len, row);
+            cr_expect(strstr(text, "[default: ") || strstr(text, "[required]"), "pplab %s --help: %s has no "
+                      "default:\n%s", c->name, f->name, text);
+            cr_expect(f->help && strlen(f->help) > 8, "pplab %s: %s says what it does", c->name, f->name);
+            cr_expect_eq(tests && row > tests, f->for_tests, "pplab %s --help: %s %s the kit's tests' part",
+                         c->name, f->name, f->for_tests ? "belongs in" : "does not belong in");
+            if (f->old) {
+                char was[80];
+                snprintf(was, sizeof was, "formerly %s]", f->old);
+                cr_expect(strstr(text, was) != NULL, "pplab %s --help: %s names its former name:\n%s", c->name,
+                          f->name, text);
+            }
+        }
+        /* and the other way: each row of the help is a flag of the table (or --help) */
+        for (const char *p = buf; (p = strstr(p, "\n  -")); p++) {
+            char name[80];
+            snprintf(name, sizeof name, "%s", p + 3 + (strncmp(p + 3, "-j, ", 4) ? 0 : 4));
+            name[strcspn(name, " \n")] = 0;
+            int known = !strcmp(name, "-h,");
+            for (int k = 0; k < n; k++) known |= !strcmp(name, flags[k].name);
+            cr_expect(known, "pplab %s --help lists %s, which it does not parse", c->name, name);
+        }
+        cr_expect(strstr(buf, "\n  -h, --help ") != NULL, "pplab %s --help names --help", c->name);
+    }
+}
+
+/* interleaved without --chunks runs two chunks, and says so on stderr; the V schedules have no other choice. */
+Test(cli, interleaved_defaults_to_two_chunks) {
+    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule interleaved --stages 4 --microbatches 8"), 0,
+                 "%s", buf);
+    cr_expect_str_eq(buf, "pplab run: --chunks 2: interleaved's default (at --chunks 1 it is plain 1F1B)\n"
+                          "bubble: 0.1579 (theory 0.1579)\npeak stashes: 11 9 7 5\n");
+    const char *canonical = "run --canonical --schedule interleaved --stages 4 --microbatches 8";
+    char args[160];
+    snprintf(args, sizeof args, "%s --chunks 2", canonical);
+    cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    cr_expect_str_eq(buf, "bubble: 0.1579 (theory 0.1579)\npeak stashes: 11 9 7 5\n");
+    snprintf(args, sizeof args, "%s --chunks 1", canonical);
+    cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    cr_expect_str_eq(buf, "bubble: 0.2727 (theory 0.2727)\npeak stashes: 7 5 3 1\n");
+    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule zbv --stages 4 --microbatches 8"), 0, "%s", buf);
+    cr_expect(strstr(buf, "bubble: ") == buf, "a V says nothing of its only choice: %s", buf);
+    cr_assert_eq(pplab(buf, sizeof buf, "run --impl solutions --schedule interleaved --stages 2 --microbatches 4"), 0,
+                 "%s", buf);
+    cr_expect(strstr(buf, "pplab run: --chunks 2: interleaved's default") == buf, "%s", buf);
+    cr_expect(strstr(buf, "\nbubble: 0.1111 (theory 0.1111)\n") != NULL, "%s", buf);
+}
+
+/* --lab takes a lab's folder for every lab in it: the default set of 05-zerobubble is ZB-H1's and ZB-H2's. */
+Test(cli, lab_folder_grades_every_lab_in_it) {
+    static const struct {
+        const char *folder, *labs[2];
+    } cases[] = {{"05-zerobubble", {"zbh1", "zbh2"}}, {"06-vshape", {"zbv", "dualpipev"}}, {"02-gpipe", {"gpipe"}}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_config *c = NULL;
+        int n = pp__suite_default(cases[i].folder, 0, &c), want = 0, seen[2] = {0, 0};
+        for (int l = 0; l < 2 && cases[i].labs[l]; l++) want += pp__schedule_def(cases[i].labs[l])->ntests;
+        cr_expect_eq(n, want, "%s: %d tests, expected %d", cases[i].folder, n, want);
+        for (int k = 0; k < n; k++) {
+            int mine = 0;
+            for (int l = 0; l < 2 && cases[i].labs[l]; l++)
+                if (!strcmp(c[k].lab, cases[i].labs[l])) seen[l]++, mine = 1;
+            cr_expect(mine, "%s grades %s", cases[i].folder, c[k].lab);
+        }
+        for (int l = 0; l < 2 && cases[i].labs[l]; l++) cr_expect_gt(seen[l], 0, "%s leaves out %s", cases[i].folder,
+                                                                      cases[i].labs[l]);
+        free(c);
+    }
+    /* and end to end, the configuration file's lines too */
+    char dir[] = "/tmp/pplab-folder-XXXXXX", args[512];
+    cr_assert(mkdtemp(dir));
+    snprintf(args, sizeof args, "%s/two.cfg", dir);
+    FILE *f = fopen(args, "w");
+    cr_assert(f);
+    fputs("zbh1 P=2 M=4\nzbh2 P=2 M=4\ngpipe P=2 M=4\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "grade --impl solutions --lab 05-zerobubble --config %s/two.cfg --only-config", dir);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    test_rm_tree(dir);
+    cr_expect(strstr(buf, ": 2 tests\n") && strstr(buf, "] hidden: zbh1 P=2 M=4") &&
+              strstr(buf, "] hidden: zbh2 P=2 M=4"), "%s", buf);
+    cr_expect(!strstr(buf, "gpipe"), "%s", buf);
+}
+
+/* A run that did no work, or failed a check it makes, exits 1; a usage error 2; a run that did its work 0. */
+Test(cli, exit_status_of_run) {
+    char pristine[64], args[512];
+    cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
+    snprintf(args, sizeof args, "run --impl %s --schedule gpipe --stages 2 --microbatches 2", pristine);
+    int rc = pplab(buf, sizeof buf, args);
+    test_rm_tree(pristine);
+    cr_expect_eq(rc, 1, "an untouched stub did no work: %s", buf);
+    cr_expect(strstr(buf, "pplab run: no rank ran any operation: is pp_gpipe_step still the untouched stub?"), "%s",
+              buf);
+    const char *one = "run --impl solutions --schedule gpipe --stages 2 --microbatches 2";
+    static const struct {
+        const char *more;
+        int rc;
+    } cases[] = {
+        {"", 0},
+        {" --trace /nonexistent/t.csv", 1},
+        {" --dump-grads /nonexistent/g.bin", 1},
+        {" --canonical --trace /nonexistent/t.json", 1},
+        {" --impl /nonexistent", 1},
+        {" --stages 0", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        snprintf(args, sizeof args, "%s%s", one, cases[i].more);
+        cr_expect_eq(pplab(buf, sizeof buf, args), cases[i].rc, "pplab %s: %s", args, buf);
+    }
+}
+

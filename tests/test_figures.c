@@ -40,7 +40,7 @@ static void setup(void) {
     exe[n > 0 ? n : 0] = 0;
     *strrchr(exe, '/') = 0;
     *strrchr(exe, '/') = 0;
-    snprintf(cmd, sizeof cmd, "'%s/pplab' figures --impl solutions --steps 12 --hidden 32 '%s' > '%s/log' 2>&1", exe, dir, dir);
+    snprintf(cmd, sizeof cmd, "'%s/pplab' figures --impl solutions --steps 12 --width 32 '%s' > '%s/log' 2>&1", exe, dir, dir);
     cr_assert_eq(system(cmd), 0, "pplab figures failed (log in %s/log)", dir);
 }
 

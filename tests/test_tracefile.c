@@ -189,7 +189,7 @@ Test(tracefile, a_name_of_another_kind_is_refused_before_the_run) {
     cr_expect(!strstr(out, "bubble:"), "the run went ahead: %s", out);
 }
 
-/* pplab grade --plots DIR writes each test's run as a JSON trace that validates too. */
+/* pplab grade --plot-dir DIR writes each test's run as a JSON trace that validates too. */
 Test(tracefile, grade_plots_write_one_trace_per_test) {
     char cmd[2 * PATH_MAX], out[4096], path[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/cfg", g_dir);
@@ -198,7 +198,7 @@ Test(tracefile, grade_plots_write_one_trace_per_test) {
     fputs("1f1b P=3 M=3 seed=5\n", f);
     fclose(f);
     snprintf(cmd, sizeof cmd, "'%s/pplab' grade --impl solutions --lab 1f1b --config '%s' --only-config --quiet "
-             "--plots '%s/plots' 2>&1", g_bin, path, g_dir);
+             "--plot-dir '%s/plots' 2>&1", g_bin, path, g_dir);
     int rc = test_capture(cmd, out, sizeof out);
     cr_expect_eq(rc, 0, "exit %d: %s", rc, out);
     snprintf(path, sizeof path, "%s/plots/hidden_1f1b_P-3_M-3_seed-5.json", g_dir);

@@ -1,4 +1,4 @@
-/* cli.c: parsing of flags and values for pplab's subcommands. */
+/* cli.c: the commands' table, their --help, and parsing of flags and values for all of them. */
 #include "cli.h"
 
 #include <errno.h>
@@ -8,6 +8,17 @@
 
 #include "impl.h"
 #include "schedules.h"
+#include "transport.h"
+
+const pp_cli_command *const pp__cli_commands[] = {&pp__cli_run,   &pp__cli_grade,   &pp__cli_info,
+                                                  &pp__cli_bench, &pp__cli_figures, &pp__cli_grade_one};
+const int pp__cli_ncommands = (int)(sizeof pp__cli_commands / sizeof pp__cli_commands[0]);
+
+const pp_cli_command *pp__cli_command(const char *name) {
+    for (int i = 0; name && i < pp__cli_ncommands; i++)
+        if (!strcmp(name, pp__cli_commands[i]->name)) return pp__cli_commands[i];
+    return NULL;
+}
 
 void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     va_list ap;
@@ -50,14 +61,12 @@ double pp__cli_num(const char *flag, const char *val) {
     return x;
 }
 
-const char *pp__cli_value(int argc, char **argv, int *i) {
-    if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) pp__cli_fail(command, "%s needs a value", argv[*i]);
-    return argv[++*i];
-}
-
-void pp__cli_run_defaults(pp_cli_run *o) {
-    /* a V always has two chunks per rank: --chunks 2 goes without saying there */
-    if (!(o->given & PP_CLI_GIVEN_CHUNKS)) o->cfg.v = pp__schedule_default_chunks(pp__schedule_def(o->cfg.schedule));
+int pp__cli_run_defaults(pp_cli_run *o) {
+    /* a chunked schedule at v = 1 is its unchunked one (interleaved at v = 1 is 1F1B): two chunks unless told */
+    if (o->given & PP_CLI_GIVEN_CHUNKS) return 0;
+    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
+    o->cfg.v = pp__schedule_default_chunks(d);
+    return d && d->chunked && !d->vshape; /* a V has two chunks or none: nothing to say there */
 }
 
 void pp__cli_run_finish(pp_cli_run *o) {
@@ -75,18 +84,82 @@ void pp__cli_run_finish(pp_cli_run *o) {
     o->cfg.mb_size = o->batch / o->cfg.M;
 }
 
+/* A former name is said once per process (and under mpirun by rank 0 alone), then works as the new one. */
+static void notice_old(const pp_flag *g) {
+    static const char *said[16];
+    int k = 0;
+    for (; k < 16 && said[k]; k++)
+        if (said[k] == g->old) return;
+    if (k < 16) said[k] = g->old;
+    if (pp__mpi_env_rank() > 0) return;
+    fflush(stdout);
+    fprintf(stderr, "pplab %s: %s is now %s\n", command, g->old, g->name);
+}
+
+/* 1 when arg names flag `name`, alone, as "--name=value" or, for a one-letter spelling, "-jVALUE" (as make
+ * takes -j4); *value then points at the value. */
+static int names(const char *arg, const char *name, const char **value) {
+    size_t n = strlen(name);
+    if (strncmp(arg, name, n)) return 0;
+    if (!arg[n]) return 1;
+    if (strncmp(name, "--", 2)) return *value = arg + n, 1;
+    if (arg[n] != '=') return 0;
+    *value = arg + n + 1;
+    return 1;
+}
+
+/* The index of v among choices ("a|b|c"), or -1. */
+static int choice_of(const char *choices, const char *v) {
+    size_t n = strlen(v);
+    int k = 0;
+    for (const char *p = choices; p; k++) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (n && len == n && !strncmp(p, v, n)) return k;
+        p = bar ? bar + 1 : NULL;
+    }
+    return -1;
+}
+
+/* choices "a|b|c" as "a, b or c" into buf. */
+static const char *choices_prose(const char *choices, char *buf, size_t len) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (const char *p = choices; p && used < len;) {
+        const char *bar = strchr(p, '|');
+        int w = bar ? (int)(bar - p) : (int)strlen(p);
+        int r = snprintf(buf + used, len - used, "%s%.*s", used ? (bar ? ", " : " or ") : "", w, p);
+        if (r < 0) break;
+        used += (size_t)r;
+        p = bar ? bar + 1 : NULL;
+    }
+    return buf;
+}
+
 int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
-    const char *f = argv[*i];
+    const char *a = argv[*i], *v = NULL, *f = NULL;
     const pp_flag *g = NULL;
-    for (int k = 0; k < n && !g; k++)
-        if (!strcmp(f, flags[k].name) || (flags[k].alias && !strcmp(f, flags[k].alias))) g = &flags[k];
+    for (int k = 0; k < n && !g; k++) {
+        const char *spelled[] = {flags[k].name, flags[k].alias, flags[k].old};
+        for (int s = 0; s < 3 && !g; s++)
+            if (spelled[s] && names(a, spelled[s], &v)) g = &flags[k], f = spelled[s];
+    }
     if (!g) return 0;
+    if (f == g->old) notice_old(g);
+    f = g->name; /* messages name the flag as it is called now */
     if (g->given) *g->given |= g->bit;
     if (g->kind == PP_FLAG_SET) {
+        if (v) pp__cli_fail(command, "%s takes no value, got '%s': give %s alone", f, a, f);
         *(int *)g->to = g->set;
         return 1;
     }
-    const char *v = pp__cli_value(argc, argv, i);
+    if (!v) {
+        /* a value that looks like the next flag is the user's forgotten value, not a value */
+        if (*i + 1 >= argc || !strncmp(argv[*i + 1], "--", 2)) pp__cli_fail(command, "%s needs a value", f);
+        v = argv[++*i];
+    } else if (!*v) {
+        pp__cli_fail(command, "%s needs a value after '='", f);
+    }
     if (g->need) { /* an integer with a message of its own */
         if (!int_in(v, (long)g->lo, (long)g->hi, (int *)g->to)) pp__cli_fail(command, "%s needs %s", f, g->need);
         return 1;
@@ -104,50 +177,66 @@ int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
         else *(float *)g->to = (float)x;
         break;
     }
+    case PP_FLAG_CHOICE: {
+        int k = choice_of(g->choices, v);
+        if (k < 0)
+            pp__cli_fail(command, "%s must be %s, got '%s'", f, choices_prose(g->choices, (char[256]){0}, 256), v);
+        *(int *)g->to = k;
+        break;
+    }
     case PP_FLAG_SET: break;
     }
     return 1;
 }
 
-int pp__cli_run_flag(pp_cli_run *o, int argc, char **argv, int *i) {
-    pp_run_config *c = &o->cfg;
-    const pp_flag flags[] = {
-        {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl},
-        {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = &o->given, .bit = PP_CLI_GIVEN_SCHEDULE},
-        {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = &o->given, .bit = PP_CLI_GIVEN_STAGES},
-        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &c->M, .lo = 1, .hi = 1024, .given = &o->given, .bit = PP_CLI_GIVEN_MICROBATCHES},
-        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16, .given = &o->given, .bit = PP_CLI_GIVEN_CHUNKS},
-        {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096},
-        {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout},
-        {.name = "--microbatch-size", .kind = PP_FLAG_INT, .to = &c->mb_size, .lo = 1, .hi = 4096},
-        {.name = "--batch", .kind = PP_FLAG_INT, .to = &o->batch, .lo = 1, .hi = 1 << 20},
-        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &c->hidden, .lo = 1, .hi = 65536},
-        {.name = "--seq", .kind = PP_FLAG_INT, .to = &c->seq, .lo = 1, .hi = 65536},
-        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20},
-        {.name = "--steps", .kind = PP_FLAG_INT, .to = &c->steps, .lo = 1, .hi = 100000},
-        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &c->seed, .lo = 0, .hi = 2147483647},
-        {.name = "--comm-latency", .kind = PP_FLAG_NUM, .to = &c->comm_latency},
-        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &c->edge_cost},
-        {.name = "--lr", .kind = PP_FLAG_FLOAT, .to = &c->lr},
-        {.name = "--backend", .kind = PP_FLAG_STR, .to = &c->backend},
-        {.name = "--transport", .kind = PP_FLAG_STR, .to = &c->transport},
-        {.name = "--eager", .kind = PP_FLAG_SET, .to = &c->eager, .set = 1},
-        {.name = "--recompute", .kind = PP_FLAG_SET, .to = &c->recompute, .set = 1},
-        {.name = "--timeline", .kind = PP_FLAG_SET, .to = &o->timeline, .set = 1},
-        {.name = "--wall", .kind = PP_FLAG_SET, .to = &o->wall, .set = 1},
-        {.name = "--per-rank", .kind = PP_FLAG_SET, .to = &o->per_rank, .set = 1},
-        {.name = "--canonical", .kind = PP_FLAG_SET, .to = &o->canonical, .set = 1},
-        {.name = "--forward-only", .kind = PP_FLAG_SET, .to = &o->forward_only, .set = 1},
-        {.name = "--plot", .kind = PP_FLAG_STR, .to = &o->plot},
-        {.name = "--trace", .kind = PP_FLAG_STR, .to = &o->trace},
-    };
-    if (pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, i)) return 1;
-    if (strcmp(argv[*i], "--optimizer")) return 0;
-    const char *v = pp__cli_value(argc, argv, i);
-    if (!strcmp(v, "sgd")) c->optimizer = PP_OPT_SGD;
-    else if (!strcmp(v, "adamw")) c->optimizer = PP_OPT_ADAMW;
-    else pp__cli_fail("run", "--optimizer must be sgd or adamw, got '%s'", v);
-    return 1;
+/* The edit distance between a[0..n) and b, up to 3 (more is "far"). */
+static int distance(const char *a, int n, const char *b) {
+    int m = (int)strlen(b), row[64], prev;
+    if (n >= 63 || m >= 63 || abs(n - m) > 3) return 4;
+    for (int j = 0; j <= m; j++) row[j] = j;
+    for (int i = 1; i <= n; i++) {
+        prev = row[0], row[0] = i;
+        for (int j = 1; j <= m; j++) {
+            int d = prev + (a[i - 1] != b[j - 1]), up = row[j] + 1, left = row[j - 1] + 1;
+            prev = row[j];
+            row[j] = d < up ? (d < left ? d : left) : (up < left ? up : left);
+        }
+    }
+    return row[m];
+}
+
+/* The flag a typo most likely meant: one that the typo begins, else the closest two edits away at most; or NULL. */
+static const char *nearest(const pp_flag *flags, int n, const char *a, int len) {
+    const char *best = NULL;
+    int bd = 3;
+    for (int k = 0; k < n; k++) {
+        int d = len > 3 && !strncmp(flags[k].name, a, (size_t)len) ? 0 : distance(a, len, flags[k].name);
+        if (d < bd) bd = d, best = flags[k].name;
+    }
+    return best;
+}
+
+void pp__cli_parse(const pp_cli_command *cmd, const pp_flag *flags, int n, int argc, char **argv,
+                   void (*operand)(void *ctx, const char *arg), void *ctx) {
+    /* help first: `pplab run --stages x --help` asks for the help, not for a verdict on x */
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            pp__cli_help(stdout, cmd);
+            exit(0);
+        }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (pp__cli_flag(flags, n, argc, argv, &i)) continue;
+        if (a[0] != '-' && operand) {
+            operand(ctx, a);
+            continue;
+        }
+        if (a[0] != '-') pp__cli_fail(cmd->name, "unexpected argument '%s': every flag starts with --", a);
+        int len = (int)strcspn(a, "=");
+        const char *near = nearest(flags, n, a, len);
+        if (near) pp__cli_fail(cmd->name, "unknown flag '%.*s': did you mean %s?", len, a, near);
+        pp__cli_fail(cmd->name, "unknown flag '%.*s'", len, a);
+    }
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -160,17 +249,123 @@ double pp__cli_median(double *x, int n) {
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
 }
 
-void pp__cli_usage(FILE *out, const char *usage) {
-    char sched[256], labs[300];
-    pp__schedule_names(sched, sizeof sched, "|", "|");
-    pp__lab_names(labs, sizeof labs, "|", "|");
-    for (const char *p = usage; *p;) {
-        if (!strncmp(p, "{schedules}", 11)) {
-            fputs(sched, out), p += 11;
-        } else if (!strncmp(p, "{labs}", 6)) {
-            fputs(labs, out), p += 6;
+/* text with its placeholders expanded, into buf. */
+static const char *expand(const char *text, char *buf, size_t len) {
+    char sched[256], chunked[256], labs[300];
+    pp__schedule_names(sched, sizeof sched, ", ", " or ");
+    pp__schedule_names_chunked(chunked, sizeof chunked, ", ", " and ");
+    pp__lab_names(labs, sizeof labs, ", ", " or ");
+    const struct {
+        const char *key, *val;
+    } keys[] = {{"{schedules}", sched}, {"{chunked}", chunked}, {"{labs}", labs}};
+    size_t used = 0;
+    for (const char *p = text; *p && used + 1 < len;) {
+        size_t k = 0;
+        while (k < sizeof keys / sizeof *keys && strncmp(p, keys[k].key, strlen(keys[k].key))) k++;
+        if (k < sizeof keys / sizeof *keys) {
+            used += (size_t)snprintf(buf + used, len - used, "%s", keys[k].val);
+            if (used >= len) used = len - 1;
+            p += strlen(keys[k].key);
         } else {
-            fputc(*p++, out);
+            buf[used++] = *p++;
         }
     }
+    buf[used] = 0;
+    return buf;
+}
+
+void pp__cli_usage(FILE *out, const char *text) {
+    static char buf[16384];
+    fputs(expand(text, buf, sizeof buf), out);
+}
+
+enum { HELP_WIDTH = 112, HELP_COLUMN = 30, HELP_NBSP = '\x1f' };
+
+/* Prints words from `at` on, wrapped at HELP_WIDTH, every line after the first indented to HELP_COLUMN. */
+static void wrapped(FILE *out, int at, const char *text) {
+    int col = at;
+    for (const char *p = text; *p;) {
+        while (*p == ' ') p++;
+        size_t w = strcspn(p, " ");
+        if (!w) break;
+        if (col > HELP_COLUMN && col + 1 + (int)w > HELP_WIDTH) {
+            fprintf(out, "\n%*s", HELP_COLUMN, "");
+            col = HELP_COLUMN;
+        } else if (col > at) {
+            fputc(' ', out), col++;
+        }
+        for (size_t k = 0; k < w; k++) fputc(p[k] == HELP_NBSP ? ' ' : p[k], out);
+        col += (int)w, p += w;
+    }
+    fputc('\n', out);
+}
+
+/* The default of f as --help states it, into buf. */
+static const char *default_of(const pp_flag *f, char *buf, size_t len) {
+    if (f->dflt) return snprintf(buf, len, "%s", f->dflt), buf;
+    switch (f->kind) {
+    case PP_FLAG_STR: {
+        const char *s = *(const char *const *)f->to;
+        snprintf(buf, len, "%s", s ? s : "none");
+        break;
+    }
+    case PP_FLAG_INT: snprintf(buf, len, "%d", *(const int *)f->to); break;
+    case PP_FLAG_UINT: snprintf(buf, len, "%u", *(const unsigned *)f->to); break;
+    case PP_FLAG_MIB: snprintf(buf, len, "%zu MiB", *(const size_t *)f->to >> 20); break;
+    case PP_FLAG_NUM: snprintf(buf, len, "%g", *(const double *)f->to); break;
+    case PP_FLAG_FLOAT: snprintf(buf, len, "%g", (double)*(const float *)f->to); break;
+    case PP_FLAG_CHOICE: {
+        int k = *(const int *)f->to;
+        const char *p = f->choices;
+        for (; k > 0 && p; k--) p = strchr(p, '|'), p = p ? p + 1 : NULL;
+        snprintf(buf, len, "%.*s", p ? (int)strcspn(p, "|") : 0, p ? p : "");
+        break;
+    }
+    case PP_FLAG_SET: snprintf(buf, len, "off"); break;
+    }
+    return buf;
+}
+
+/* One row of --help: the flag and its value's name, then what it does, its default and its former name. */
+static void help_row(FILE *out, const pp_flag *f) {
+    const char *arg = f->arg;
+    if (!arg) {
+        switch (f->kind) {
+        case PP_FLAG_INT:
+        case PP_FLAG_UINT: arg = "N"; break;
+        case PP_FLAG_MIB: arg = "MiB"; break;
+        case PP_FLAG_NUM:
+        case PP_FLAG_FLOAT: arg = "X"; break;
+        case PP_FLAG_CHOICE: arg = f->choices; break;
+        case PP_FLAG_STR: arg = "VALUE"; break;
+        case PP_FLAG_SET: arg = ""; break;
+        }
+    }
+    char left[256], def[256], text[4096], line[4600];
+    int w = snprintf(left, sizeof left, "  %s%s%s%s%s", f->alias ? f->alias : "", f->alias ? ", " : "", f->name,
+                     *arg ? " " : "", arg);
+    default_of(f, def, sizeof def);
+    /* "[default:" stays with what follows it: HELP_NBSP is a space that does not break */
+    snprintf(line, sizeof line, "%s [%s%s%s%s]", f->help ? f->help : "", strcmp(def, "required") ? "default:\x1f" : "",
+             def, f->old ? "; formerly " : "", f->old ? f->old : "");
+    fputs(left, out);
+    if (w > HELP_COLUMN - 2) fprintf(out, "\n%*s", HELP_COLUMN, ""), w = HELP_COLUMN;
+    else fprintf(out, "%*s", HELP_COLUMN - w, ""), w = HELP_COLUMN;
+    wrapped(out, w, expand(line, text, sizeof text));
+}
+
+void pp__cli_help(FILE *out, const pp_cli_command *cmd) {
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    int n = cmd->flags ? cmd->flags(flags) : 0, tests = 0;
+    pp__cli_usage(out, cmd->usage);
+    fprintf(out, "\nFlags (--flag VALUE or --flag=VALUE):\n");
+    for (int i = 0; i < n; i++) {
+        if (flags[i].for_tests) tests++;
+        else help_row(out, &flags[i]);
+    }
+    fprintf(out, "  -h, --help%*sthis help\n", HELP_COLUMN - 12, "");
+    if (tests) fprintf(out, "\nFor the kit's own tests and diagnosis (a user never needs them):\n");
+    for (int i = 0; i < n; i++)
+        if (flags[i].for_tests) help_row(out, &flags[i]);
+    if (cmd->notes) fputc('\n', out), pp__cli_usage(out, cmd->notes);
 }

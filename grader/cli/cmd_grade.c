@@ -16,27 +16,89 @@
 #include "suite.h"
 #include "transport.h"
 
-static const char *usage =
-    "usage: pplab grade [--impl labs|solutions|DIR] [--lab all|{labs}]\n"
-    "                   [--config FILE] [--only-config] [--backend cpu|cuda] [--json F] [--junit F]\n"
-    "                   [--gradescope F] [--table] [--quiet] [--jobs N] [--plots DIR]\n"
-    "                   [--transport threads|mpi] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
-    "                   [--unsafe-in-process] [--view auto|namespaces|landlock|none]\n"
+static const char usage[] =
+    "usage: pplab grade [flag ...]\n"
     "Grades each lab over its configuration set (gradients against full-batch training, weights after K\n"
-    "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count).\n"
-    "--config adds the configurations of FILE (hidden tests); --only-config grades those alone.\n"
-    "--plots DIR draws each run's timeline above the canonical one into DIR/<test>.png, and writes the run's\n"
-    "trace as DIR/<test>.json (Trace Event Format: ui.perfetto.dev, chrome://tracing).\n"
-    "--jobs N runs N tests at once (default: one per CPU); each keeps its own time limit.\n"
-    "--transport mpi runs each test as `mpirun -np P pplab grade-one ...` (one process per rank; deadlocks are\n"
-    "found by a deadline inside the time limit) instead of P threads in one process.\n"
+    "steps, one F and one B per micro-batch and stage, bubble against theory, stash peak, message count) and\n"
+    "prints a line per test as it finishes, then the score per lab.\n"
     "Every schedule runs sandboxed: one process per rank, as an unprivileged user when pplab is root, allowed only\n"
-    "pp.h and memory (seccomp); --memory-limit sets its address space (default 256 MiB). Where the machine refuses\n"
-    "seccomp or the uid switch, grading stops unless --unsafe-no-sandbox is given (trusted submissions only).\n"
-    "--unsafe-in-process runs each schedule inside its test's own process instead (debugging, benchmarks).\n"
-    "--view says how the build's tools see the file system: auto (default: namespaces where bubblewrap works,\n"
-    "else landlock), namespaces, landlock or none; for tests of the sandbox.\n"
-    "Exit status 0 iff full marks.\n";
+    "pp.h and memory (seccomp). Where the machine refuses seccomp or the uid switch, grading stops unless\n"
+    "--unsafe-no-sandbox is given.\n";
+
+static const char notes[] = "Exit status 0 iff full marks, 1 when a point was lost, 2 for a usage error, a bad "
+                           "configuration file\nor a report that could not be written.\n";
+
+/* Everything `pplab grade` parses. */
+typedef struct grade_opts {
+    const char *impl, *lab, *backend, *json, *junit, *gs, *cfgfile, *plots, *transport;
+    int only_config, table, quiet, jobs, in_process, unsafe;
+    pp_sandbox sb;
+} grade_opts;
+
+static void grade_opts_init(grade_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->impl = "labs", o->lab = "all", o->backend = "cpu", o->transport = "threads";
+    o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    pp__sandbox_defaults(&o->sb);
+}
+
+/* The one table of grade's flags: the parser's and --help's. */
+static int grade_table(grade_opts *o, pp_flag *out) {
+    const pp_flag f[] = {
+        {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
+         .help = "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"},
+        {.name = "--lab", .kind = PP_FLAG_STR, .to = &o->lab, .arg = "L",
+         .help = "all, a lab ({labs}) or a lab's folder, which grades every lab in it (05-zerobubble: zbh1 and "
+                 "zbh2)"},
+        {.name = "--config", .kind = PP_FLAG_STR, .to = &o->cfgfile, .arg = "FILE",
+         .help = "add the configurations of FILE (hidden tests)"},
+        {.name = "--only-config", .kind = PP_FLAG_SET, .to = &o->only_config, .set = 1,
+         .help = "grade the --config file's configurations alone, without the default set"},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &o->backend, .arg = "cpu|cuda",
+         .help = "where the schedules compute (cuda grades a smaller set)"},
+        {.name = "--jobs", .alias = "-j", .kind = PP_FLAG_INT, .to = &o->jobs, .lo = 1, .hi = 64,
+         .need = "a number of tests to run at once, 1..64", .help = "tests run at once; each keeps its own time limit",
+         .dflt = "one per CPU"},
+        {.name = "--quiet", .kind = PP_FLAG_SET, .to = &o->quiet, .set = 1,
+         .help = "no line per test (nor its failed checks and output): only the score per lab, and --table's table"},
+        {.name = "--table", .kind = PP_FLAG_SET, .to = &o->table, .set = 1,
+         .help = "after the tests, a table of one row per test: lab, P, M, v, bubble, theory, peaks, gradient error, "
+                 "score and result, with a note of its configuration (latency, recompute, steps, sizes, hidden test)"},
+        {.name = "--json", .kind = PP_FLAG_STR, .to = &o->json, .arg = "F",
+         .help = "write the report as JSON (what scripts should read)", .dflt = "not written"},
+        {.name = "--junit", .kind = PP_FLAG_STR, .to = &o->junit, .arg = "F",
+         .help = "write the report as JUnit XML (Jenkins, GitLab, GitHub)", .dflt = "not written"},
+        {.name = "--gradescope", .kind = PP_FLAG_STR, .to = &o->gs, .arg = "F",
+         .help = "write Gradescope's results.json", .dflt = "not written"},
+        {.name = "--plot-dir", .kind = PP_FLAG_STR, .to = &o->plots, .arg = "DIR", .old = "--plots",
+         .help = "draw each run's timeline above the canonical one into DIR/<test>.png (gnuplot), and write the "
+                 "run's trace as DIR/<test>.json (Trace Event Format: ui.perfetto.dev, chrome://tracing)",
+         .dflt = "not drawn"},
+        {.name = "--transport", .kind = PP_FLAG_STR, .to = &o->transport, .arg = "threads|mpi",
+         .help = "threads: a test's P ranks are threads of its process; mpi: each test is `mpirun -np P pplab "
+                 "grade-one ...`, one process per rank (a deadlock is found by a deadline inside the time limit)"},
+        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &o->sb.memory_limit, .lo = 16, .hi = 1 << 20,
+         .help = "address space of each schedule's process"},
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &o->unsafe, .set = 1,
+         .help = "where the machine refuses seccomp or the uid switch, run schedules without them instead of "
+                 "stopping: trusted submissions only"},
+        {.name = "--in-process", .kind = PP_FLAG_SET, .to = &o->in_process, .set = 1, .old = "--unsafe-in-process",
+         .help = "run each schedule inside its test's own process, unsandboxed: trusted code only (debugging the "
+                 "grader, benchmarks)"},
+        /* the choices in pp_view's order */
+        {.name = "--view", .kind = PP_FLAG_CHOICE, .to = &o->sb.view, .choices = "auto|namespaces|landlock|none",
+         .for_tests = 1, .help = "how the build's tools see the file system (auto: namespaces where bubblewrap "
+                                 "works, else landlock), for the sandbox's own tests"},
+    };
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof f[0]);
+}
+
+static int grade_flags(pp_flag *out) {
+    static grade_opts defaults;
+    grade_opts_init(&defaults);
+    return grade_table(&defaults, out);
+}
 
 /* Ctrl-C or a CI cancel: end the tests in flight too (each runs in its own process group, out of the
  * terminal's reach), then die of the same signal. */
@@ -66,49 +128,20 @@ static void keep_private(const char *cfgfile) {
     }
 }
 
-int pp__cmd_grade(int argc, char **argv) {
-    const char *impl = "labs", *lab = "all", *backend = "cpu", *json = NULL, *junit = NULL, *gs = NULL, *cfgfile = NULL, *plots = NULL,
-               *transport = "threads";
-    int only_config = 0, table = 0, quiet = 0, jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    pp_sandbox sb;
-    pp__sandbox_defaults(&sb);
-    int in_process = 0, unsafe = 0;
-    const char *view = "auto";
-    const pp_flag flags[] = {
-        {.name = "--view", .kind = PP_FLAG_STR, .to = &view},
-        {.name = "--impl", .kind = PP_FLAG_STR, .to = &impl},
-        {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
-        {.name = "--backend", .kind = PP_FLAG_STR, .to = &backend},
-        {.name = "--json", .kind = PP_FLAG_STR, .to = &json},
-        {.name = "--junit", .kind = PP_FLAG_STR, .to = &junit},
-        {.name = "--gradescope", .kind = PP_FLAG_STR, .to = &gs},
-        {.name = "--config", .kind = PP_FLAG_STR, .to = &cfgfile},
-        {.name = "--plots", .kind = PP_FLAG_STR, .to = &plots},
-        {.name = "--transport", .kind = PP_FLAG_STR, .to = &transport},
-        {.name = "--jobs", .alias = "-j", .kind = PP_FLAG_INT, .to = &jobs, .lo = 1, .hi = 64,
-         .need = "a number of tests to run at once, 1..64"},
-        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &sb.memory_limit, .lo = 16, .hi = 1 << 20},
-        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
-        {.name = "--unsafe-in-process", .kind = PP_FLAG_SET, .to = &in_process, .set = 1},
-        {.name = "--only-config", .kind = PP_FLAG_SET, .to = &only_config, .set = 1},
-        {.name = "--table", .kind = PP_FLAG_SET, .to = &table, .set = 1},
-        {.name = "--quiet", .kind = PP_FLAG_SET, .to = &quiet, .set = 1},
-    };
-    for (int i = 2; i < argc; i++) {
-        if (pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i)) continue;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            pp__cli_usage(stdout, usage);
-            return 0;
-        }
-        pp__cli_fail("grade", "unknown flag '%s'", argv[i]);
-    }
-    if (unsafe) sb.lockdown = 0, sb.drop_uid = 0;
-    if (pp__view_parse(view) < 0) pp__cli_fail("grade", "unknown --view '%s': use auto, namespaces, landlock or none", view);
-    sb.view = (pp_view)pp__view_parse(view);
+static int grade_main(int argc, char **argv) {
+    static grade_opts o;
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    grade_opts_init(&o);
+    pp__cli_parse(&pp__cli_grade, flags, grade_table(&o, flags), argc, argv, NULL, NULL);
+    const char *impl = o.impl, *lab = o.lab, *backend = o.backend, *json = o.json, *junit = o.junit, *gs = o.gs,
+               *cfgfile = o.cfgfile, *plots = o.plots, *transport = o.transport;
+    int only_config = o.only_config, table = o.table, quiet = o.quiet, jobs = o.jobs, in_process = o.in_process;
+    pp_sandbox sb = o.sb;
+    if (o.unsafe) sb.lockdown = 0, sb.drop_uid = 0;
+    /* a folder names every lab in it (05-zerobubble: zbh1 and zbh2), which the suite selects by folder */
     if (strcmp(lab, "all") && !pp__lab_find(lab))
-        pp__cli_fail("grade", "unknown lab '%s': use all, %s", lab, pp__lab_names((char[300]){0}, 300, ", ", " or "));
-    const pp_lab_info *li = pp__lab_find(lab);
-    if (li) lab = li->name;
+        pp__cli_fail("grade", "unknown lab '%s': use all, %s, or a lab's folder", lab,
+                     pp__lab_names((char[300]){0}, 300, ", ", " or "));
     if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) pp__cli_fail("grade", "unknown backend '%s': use cpu or cuda", backend);
     if (only_config && !cfgfile) pp__cli_fail("grade", "%s needs --config FILE", "--only-config");
     /* under mpi this process stays free of MPI: each test is an mpirun of this very binary */
@@ -148,7 +181,7 @@ int pp__cmd_grade(int argc, char **argv) {
     }
     /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
     if (in_process && !strcmp(transport, "mpi"))
-        pp__cli_fail("grade", "--unsafe-in-process runs schedules in the test's own process: use it with --transport threads");
+        pp__cli_fail("grade", "--in-process runs schedules in the test's own process: use it with --transport threads");
     if (!in_process && sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
     pp__runner_set_sandbox(&sb);
     pp__runner_set_in_process(in_process);
@@ -175,7 +208,7 @@ int pp__cmd_grade(int argc, char **argv) {
     if (!quiet)
         printf("grading %s (%s) on %s%s: %d tests%s\n", impl, dir, backend,
                strcmp(transport, "mpi") ? "" : ", one mpirun per test", n,
-               in_process ? " (UNSANDBOXED: --unsafe-in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
+               in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
     /* `jobs` tests in flight at once; results are reported in configuration order */
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;
@@ -209,3 +242,12 @@ int pp__cmd_grade(int argc, char **argv) {
     free(cfgs);
     return rc;
 }
+
+const pp_cli_command pp__cli_grade = {
+    .name = "grade",
+    .summary = "grade a lab implementation",
+    .usage = usage,
+    .notes = notes,
+    .flags = grade_flags,
+    .main = grade_main,
+};

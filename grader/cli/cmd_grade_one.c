@@ -23,56 +23,97 @@
 #include "transport.h"
 #include "uids.h"
 
+static const char usage[] =
+    "usage: pplab grade-one --lab S --stages P --microbatches M --driver F --object F --out F [flag ...]\n"
+    "One graded test on the mpi transport, started by `pplab grade --transport mpi` as `mpirun -np P pplab\n"
+    "grade-one ...`: every process runs its rank, rank 0 writes the raw results, stamped with the token in\n"
+    "PPLAB_TOKEN, to --out. Not meant to be typed: its flags follow the grader and may change.\n";
+
 typedef struct one_opts {
     pp_test_config tc;
-    const char *driver, *object, *backend, *out, *capture;
+    const char *driver, *object, *backend, *out, *capture, *lab, *layout;
     unsigned uid;
-    double deadline;
-    int plain;
+    double deadline, memory;
+    int plain, unsafe;
     pp_sandbox sb;
 } one_opts;
 
+static void one_opts_init(one_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->tc.v = 1, o->tc.steps = 1, o->tc.time_limit_s = 10;
+    o->backend = "cpu", o->lab = "";
+    o->deadline = 10;
+    pp__sandbox_defaults(&o->sb);
+}
+
+/* The table the grader's mpi_cmd_build (runner.c) writes a command line for: a flag renamed here is renamed
+ * there. */
+static int one_table(one_opts *o, pp_flag *out) {
+    pp_test_config *t = &o->tc;
+    const pp_flag f[] = {
+        {.name = "--lab", .kind = PP_FLAG_STR, .to = &o->lab, .arg = "S", .help = "the schedule: {schedules}",
+         .dflt = "required"},
+        {.name = "--stages", .kind = PP_FLAG_INT, .to = &t->P, .lo = 1, .hi = PP_MAX_RANKS, .arg = "P",
+         .help = "ranks: as many as mpirun started", .dflt = "required"},
+        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &t->M, .lo = 1, .hi = 1024, .arg = "M",
+         .help = "micro-batches per step", .dflt = "required"},
+        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &t->v, .lo = 1, .hi = 16, .arg = "v",
+         .help = "chunks per rank"},
+        {.name = "--steps", .kind = PP_FLAG_INT, .to = &t->steps, .lo = 1, .hi = 100000, .arg = "K",
+         .help = "optimizer steps"},
+        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &t->seed, .lo = 0, .hi = 2147483647,
+         .help = "seed of the weights and the data"},
+        {.name = "--latency", .kind = PP_FLAG_NUM, .to = &t->latency, .help = "virtual cost of a boundary message"},
+        {.name = "--recompute", .kind = PP_FLAG_INT, .to = &t->recompute, .lo = 0, .hi = 1, .arg = "0|1",
+         .help = "ask for activation recomputation"},
+        {.name = "--layers", .kind = PP_FLAG_INT, .to = &t->layers, .lo = 0, .hi = 4096, .arg = "L",
+         .help = "blocks in the model", .dflt = "0: one per virtual stage"},
+        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &t->hidden, .lo = 0, .hi = 65536, .arg = "H",
+         .help = "the model's width (the configuration's width=)", .dflt = "0: the run's default"},
+        {.name = "--layout", .kind = PP_FLAG_STR, .to = &o->layout, .arg = "SPEC", .help = "blocks per virtual stage",
+         .dflt = "even"},
+        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &t->edge,
+         .help = "virtual cost of the embedding and of the head and loss"},
+        {.name = "--time", .kind = PP_FLAG_NUM, .to = &t->time_limit_s, .arg = "S", .help = "the test's time limit"},
+        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->deadline, .arg = "S",
+         .help = "seconds a wait may block before it is called a deadlock"},
+        {.name = "--driver", .kind = PP_FLAG_STR, .to = &o->driver, .arg = "F", .help = "the schedule driver",
+         .dflt = "required"},
+        {.name = "--object", .kind = PP_FLAG_STR, .to = &o->object, .arg = "F", .help = "the lab's built object",
+         .dflt = "required"},
+        {.name = "--uid", .kind = PP_FLAG_UINT, .to = &o->uid, .lo = PP_UID_BASE, .hi = PP_UID_BASE + PP_UID_SPAN - 1,
+         .help = "the test's uid, shared by all its ranks (as root)", .dflt = "this process's"},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &o->backend, .arg = "cpu|cuda", .help = "where ranks compute"},
+        {.name = "--out", .kind = PP_FLAG_STR, .to = &o->out, .arg = "F", .help = "where rank 0 writes the results",
+         .dflt = "required"},
+        {.name = "--capture", .kind = PP_FLAG_STR, .to = &o->capture, .arg = "DIR",
+         .help = "where each driver's output goes", .dflt = "this process's output"},
+        {.name = "--plain", .kind = PP_FLAG_SET, .to = &o->plain, .set = 1,
+         .help = "the recomputation test's run without recomputation"},
+        {.name = "--memory-limit", .kind = PP_FLAG_NUM, .to = &o->memory, .arg = "BYTES",
+         .help = "address space of each driver, in bytes as pplab grade passes it", .dflt = "the sandbox's default"},
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &o->unsafe, .set = 1,
+         .help = "drivers without seccomp and the uid switch"},
+    };
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof f[0]);
+}
+
+static int one_flags(pp_flag *out) {
+    static one_opts defaults;
+    one_opts_init(&defaults);
+    return one_table(&defaults, out);
+}
+
 static void parse(one_opts *o, int argc, char **argv) {
     pp_test_config *t = &o->tc;
-    t->v = 1, t->steps = 1, t->time_limit_s = 10;
-    o->backend = "cpu";
-    pp__sandbox_defaults(&o->sb);
-    const char *lab = "";
-    double memory = 0;
-    int unsafe = 0;
-    const char *layout = NULL;
-    const pp_flag flags[] = {
-        {.name = "--lab", .kind = PP_FLAG_STR, .to = &lab},
-        {.name = "--stages", .kind = PP_FLAG_INT, .to = &t->P, .lo = 1, .hi = PP_MAX_RANKS},
-        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &t->M, .lo = 1, .hi = 1024},
-        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &t->v, .lo = 1, .hi = 16},
-        {.name = "--steps", .kind = PP_FLAG_INT, .to = &t->steps, .lo = 1, .hi = 100000},
-        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &t->seed, .lo = 0, .hi = 2147483647},
-        {.name = "--latency", .kind = PP_FLAG_NUM, .to = &t->latency},
-        {.name = "--recompute", .kind = PP_FLAG_INT, .to = &t->recompute, .lo = 0, .hi = 1},
-        {.name = "--layers", .kind = PP_FLAG_INT, .to = &t->layers, .lo = 0, .hi = 4096},
-        {.name = "--hidden", .kind = PP_FLAG_INT, .to = &t->hidden, .lo = 0, .hi = 65536},
-        {.name = "--layout", .kind = PP_FLAG_STR, .to = &layout},
-        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &t->edge},
-        {.name = "--time", .kind = PP_FLAG_NUM, .to = &t->time_limit_s},
-        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->deadline},
-        {.name = "--driver", .kind = PP_FLAG_STR, .to = &o->driver},
-        {.name = "--object", .kind = PP_FLAG_STR, .to = &o->object},
-        {.name = "--uid", .kind = PP_FLAG_UINT, .to = &o->uid, .lo = PP_UID_BASE, .hi = PP_UID_BASE + PP_UID_SPAN - 1},
-        {.name = "--backend", .kind = PP_FLAG_STR, .to = &o->backend},
-        {.name = "--out", .kind = PP_FLAG_STR, .to = &o->out},
-        {.name = "--capture", .kind = PP_FLAG_STR, .to = &o->capture}, /* where each driver's output goes */
-        {.name = "--plain", .kind = PP_FLAG_SET, .to = &o->plain, .set = 1},
-        {.name = "--memory-limit", .kind = PP_FLAG_NUM, .to = &memory}, /* bytes, as pplab grade passes it */
-        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
-    };
-    for (int i = 2; i < argc; i++)
-        if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, &i))
-            pp__cli_fail("grade-one", "unknown flag '%s'", argv[i]);
-    snprintf(t->lab, sizeof t->lab, "%s", lab);
-    snprintf(t->layout, sizeof t->layout, "%s", layout ? layout : "");
-    if (memory > 0) o->sb.memory_limit = (size_t)memory;
-    if (unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    one_opts_init(o);
+    pp__cli_parse(&pp__cli_grade_one, flags, one_table(o, flags), argc, argv, NULL, NULL);
+    snprintf(t->lab, sizeof t->lab, "%s", o->lab);
+    snprintf(t->layout, sizeof t->layout, "%s", o->layout ? o->layout : "");
+    if (o->memory > 0) o->sb.memory_limit = (size_t)o->memory;
+    if (o->unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (o->uid) o->sb.uid = (uid_t)o->uid, o->sb.gid = (gid_t)o->uid; /* the test's, shared by all its ranks */
     if (o->capture) snprintf(o->sb.capture, sizeof o->sb.capture, "%s", o->capture);
     if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))
@@ -83,8 +124,8 @@ static void parse(one_opts *o, int argc, char **argv) {
                      "pplab grade --transport mpi)");
 }
 
-int pp__cmd_grade_one(int argc, char **argv) {
-    one_opts o = {0};
+static int grade_one_main(int argc, char **argv) {
+    static one_opts o;
     parse(&o, argc, argv);
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
     const char *tok = getenv("PPLAB_TOKEN");
@@ -112,3 +153,10 @@ int pp__cmd_grade_one(int argc, char **argv) {
     if (rc && me == 0) fprintf(stderr, "pplab grade-one: cannot write %s: check /tmp is writable\n", o.out);
     return me == 0 ? rc : 0;
 }
+
+const pp_cli_command pp__cli_grade_one = {
+    .name = "grade-one",
+    .usage = usage,
+    .flags = one_flags,
+    .main = grade_one_main,
+};

@@ -29,7 +29,13 @@ static void sandbox_describe(FILE *f) {
                                           : ": neither namespaces nor Landlock; only the uid and the files' modes");
 }
 
-int pp__cmd_info(int argc, char **argv) {
+static const char usage[] =
+    "usage: pplab info\n"
+    "Prints pplab's version, the backends and transports compiled in and whether each is usable here, and how\n"
+    "grading would sandbox a submission on this machine.\n";
+
+static int info_main(int argc, char **argv) {
+    pp__cli_parse(&pp__cli_info, NULL, 0, argc, argv, NULL, NULL);
     printf("pplab %s\n", pp_version());
     printf("backends:\n");
     pp__backend_describe_all(stdout);
@@ -38,3 +44,10 @@ int pp__cmd_info(int argc, char **argv) {
     sandbox_describe(stdout);
     return 0;
 }
+
+const pp_cli_command pp__cli_info = {
+    .name = "info",
+    .summary = "backends and transports compiled in, and usable here",
+    .usage = usage,
+    .main = info_main,
+};

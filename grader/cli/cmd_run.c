@@ -21,61 +21,140 @@
 #include "tracefile.h"
 #include "transport.h"
 
-static const char *usage =
-    "usage: pplab run [--impl labs|solutions|DIR] --schedule {schedules} --stages P\n"
-    "                 --microbatches M [--chunks v] [--layers L] [--layout first:K,last:K|K,K,...]\n"
-    "                 [--microbatch-size b | --batch B] [--steps K] [--comm-latency X] [--edge-cost X]\n"
-    "                 [--eager] [--recompute] [--seed N] [--optimizer sgd|adamw] [--lr X] [--backend cpu|cuda]\n"
-    "                 [--timeline [--forward-only]] [--plot FILE.png] [--trace FILE.csv|FILE.json] [--wall]\n"
-    "                 [--per-rank] [--canonical] [--in-process] [--memory-limit MiB] [--unsafe-no-sandbox]\n"
-    "Runs the schedule on P ranks and prints, for the first step:\n"
+static const char usage[] =
+    "usage: pplab run --schedule S --stages P --microbatches M [flag ...]\n"
+    "Runs schedule S on P ranks over M micro-batches, as grading runs it, and prints for the first step:\n"
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
-    "--canonical draws the ideal schedule (replayed under the virtual clock) without running any schedule code.\n"
-    "--layout places the blocks: first:K and last:K (the others share the rest of --layers as evenly as they can,\n"
-    "earlier stages taking one more; one each without --layers), or one count per virtual stage; without it\n"
-    "--layers is spread the same way.\n"
-    "--trace writes step 1 op by op: FILE.csv, or FILE.json in the Trace Event Format (ui.perfetto.dev,\n"
-    "chrome://tracing: virtual and wall clock, one track per rank, messages beside them, an arrow from each op\n"
-    "whose output crossed a boundary to the op that used it; 1 ms on the viewer's ruler = 1 virtual unit).\n"
-    "With --wall (always with --backend cuda) also the measured wall-clock bubble beside the canonical schedule\n"
-    "replayed on the measured op durations (the fair prediction when stages share a device).\n"
-    "The schedule runs as grading runs it: one sandboxed process per rank (pp.h and memory only). --in-process\n"
-    "runs it inside pplab instead, unsandboxed, for gdb, ASan and printf debugging.\n";
+    "Each rank's schedule runs in a sandboxed process of its own that may use only pp.h and memory; under mpirun\n"
+    "or srun every process runs one rank over the mpi transport and rank 0 prints.\n";
 
-/* Flags kept out of --help, for the test suites and for diagnosis:
- *   --dump-grads FILE  writes every parameter, in the model's order, through the one serialiser of results
- *                      (wire.h): its virtual stage, then pp__param_encode's name, count, step-1 gradient and final
- *                      weight, so two runs compare bitwise with cmp;
- *   --deadline S       seconds a wait may block before a transport without exact detection (mpi) calls it a
- *                      deadlock (default 10);
- *   --view V           how the lab's build sees the file system (auto, namespaces, landlock, none), for the
- *                      sandbox's own tests. */
-typedef struct run_hidden {
+static const char notes[] =
+    "Exit status 0 when the run completed and did work, 1 when it failed (a deadlock, a misused handle, no\n"
+    "operation run at all, a file it was asked for not written), 2 for a usage error or an invalid configuration.\n";
+
+/* Everything `pplab run` parses: the run itself, and how its schedule is run. */
+typedef struct run_opts {
+    pp_cli_run o;
     const char *dump_grads;
-    int in_process;
+    int in_process, unsafe;
     pp_sandbox sb;
-} run_hidden;
+} run_opts;
 
-/* Flags of `pplab run` alone: the hidden ones and how the schedule is run. */
-static int own_flag(run_hidden *h, pp_cli_run *o, int argc, char **argv, int *i) {
-    int unsafe = 0;
-    const char *view = NULL;
-    const pp_flag flags[] = {
-        {.name = "--view", .kind = PP_FLAG_STR, .to = &view},
-        {.name = "--dump-grads", .kind = PP_FLAG_STR, .to = &h->dump_grads},
-        {.name = "--in-process", .kind = PP_FLAG_SET, .to = &h->in_process, .set = 1},
-        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &unsafe, .set = 1},
-        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &h->sb.memory_limit, .lo = 16, .hi = 1 << 20},
-        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &o->cfg.deadline_s, .lo = 1e-9},
+static void run_opts_init(run_opts *r) {
+    memset(r, 0, sizeof *r);
+    r->o.impl = "labs";
+    pp__config_defaults(&r->o.cfg);
+    pp__sandbox_defaults(&r->sb);
+}
+
+/* The one table of run's flags: the parser's and --help's. */
+static int run_table(run_opts *r, pp_flag *out) {
+    pp_cli_run *o = &r->o;
+    pp_run_config *c = &o->cfg;
+    unsigned *g = &o->given;
+    const pp_flag f[] = {
+        {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
+         .help = "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"},
+        {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = g, .bit = PP_CLI_GIVEN_SCHEDULE,
+         .arg = "S", .help = "the schedule: {schedules}", .dflt = "required"},
+        {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = g,
+         .bit = PP_CLI_GIVEN_STAGES, .arg = "P", .help = "ranks, each a pipeline stage", .dflt = "required"},
+        {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &c->M, .lo = 1, .hi = 1024, .given = g,
+         .bit = PP_CLI_GIVEN_MICROBATCHES, .arg = "M", .help = "micro-batches per step (1 for naive)",
+         .dflt = "required"},
+        {.name = "--chunks", .kind = PP_FLAG_INT, .to = &c->v, .lo = 1, .hi = 16, .given = g,
+         .bit = PP_CLI_GIVEN_CHUNKS, .arg = "v",
+         .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
+         .dflt = "2 for {chunked}, else 1"},
+        {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096, .arg = "L",
+         .help = "blocks in the model, placed as --layout says", .dflt = "one per virtual stage"},
+        {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout, .arg = "SPEC",
+         .help = "blocks per virtual stage: first:K and last:K (either or both; the other stages share the rest of "
+                 "--layers as evenly as they can, earlier stages taking one more; one each without --layers), or "
+                 "one count per virtual stage, K,K,...",
+         .dflt = "--layers spread as evenly as they can be"},
+        {.name = "--microbatch-size", .kind = PP_FLAG_INT, .to = &c->mb_size, .lo = 1, .hi = 4096, .arg = "b",
+         .help = "samples per micro-batch"},
+        {.name = "--batch", .kind = PP_FLAG_INT, .to = &o->batch, .lo = 1, .hi = 1 << 20, .arg = "B",
+         .help = "samples per step, split into the M micro-batches: sets --microbatch-size to B / M",
+         .dflt = "M times --microbatch-size"},
+        {.name = "--width", .kind = PP_FLAG_INT, .to = &c->hidden, .lo = 1, .hi = 65536, .arg = "H",
+         .help = "the model's hidden size (its feed-forward layers are 4H wide)", .old = "--hidden"},
+        {.name = "--seq", .kind = PP_FLAG_INT, .to = &c->seq, .lo = 1, .hi = 65536, .arg = "T",
+         .help = "tokens per sample"},
+        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20, .arg = "V",
+         .help = "vocabulary size"},
+        {.name = "--steps", .kind = PP_FLAG_INT, .to = &c->steps, .lo = 1, .hi = 100000, .arg = "K",
+         .help = "optimizer steps; the bubble and peaks are step 1's, the time the median of the later steps'"},
+        {.name = "--seed", .kind = PP_FLAG_UINT, .to = &c->seed, .lo = 0, .hi = 2147483647,
+         .help = "seed of the weights and the data"},
+        {.name = "--optimizer", .kind = PP_FLAG_CHOICE, .to = &c->optimizer, .choices = "sgd|adamw",
+         .help = "the optimizer"},
+        {.name = "--lr", .kind = PP_FLAG_FLOAT, .to = &c->lr, .help = "learning rate"},
+        {.name = "--comm-latency", .kind = PP_FLAG_NUM, .to = &c->comm_latency,
+         .help = "virtual cost of each boundary message, in units of one block's forward"},
+        {.name = "--edge-cost", .kind = PP_FLAG_NUM, .to = &c->edge_cost,
+         .help = "virtual cost of the embedding and of the head and loss in a forward (twice that in a backward, "
+                 "once in each half of a split one)"},
+        {.name = "--eager", .kind = PP_FLAG_SET, .to = &c->eager, .set = 1,
+         .help = "sends complete at once", .dflt = "off: a send waits for its receive, as NCCL's does"},
+        {.name = "--recompute", .kind = PP_FLAG_SET, .to = &c->recompute, .set = 1,
+         .help = "ask the schedule to recompute activations in the backward instead of stashing them (not the "
+                 "zero-bubble schedules)"},
+        {.name = "--backend", .kind = PP_FLAG_STR, .to = &c->backend, .arg = "cpu|cuda",
+         .help = "where the ranks compute (cuda: docs/gpu.md)"},
+        {.name = "--transport", .kind = PP_FLAG_STR, .to = &c->transport, .arg = "threads|mpi|nccl",
+         .help = "how ranks talk: threads of one process; mpi, one process per rank (mpirun or srun choose it); "
+                 "nccl, one GPU per rank (--backend cuda)"},
+        {.name = "--deadline", .kind = PP_FLAG_NUM, .to = &c->deadline_s, .lo = 1e-9, .arg = "S",
+         .help = "seconds a wait may block before the mpi transport, which cannot see a deadlock, calls it one"},
+        {.name = "--timeline", .kind = PP_FLAG_SET, .to = &o->timeline, .set = 1,
+         .help = "draw the step, one row of ops per rank"},
+        {.name = "--forward-only", .kind = PP_FLAG_SET, .to = &o->forward_only, .set = 1,
+         .help = "with --timeline: the forwards alone"},
+        {.name = "--wall", .kind = PP_FLAG_SET, .to = &o->wall, .set = 1,
+         .help = "also print the measured wall-clock bubble beside the canonical schedule replayed on the measured "
+                 "op durations (the fair prediction when stages share a device)",
+         .dflt = "off; on with --backend cuda"},
+        {.name = "--per-rank", .kind = PP_FLAG_SET, .to = &o->per_rank, .set = 1,
+         .help = "also print each rank's idle share"},
+        {.name = "--canonical", .kind = PP_FLAG_SET, .to = &o->canonical, .set = 1,
+         .help = "replay the ideal schedule under the virtual clock instead of running any schedule code"},
+        {.name = "--plot", .kind = PP_FLAG_STR, .to = &o->plot, .arg = "FILE.png",
+         .help = "draw the step as a Gantt chart (gnuplot)", .dflt = "not drawn"},
+        {.name = "--trace", .kind = PP_FLAG_STR, .to = &o->trace, .arg = "FILE",
+         .help = "write step 1 op by op: FILE.csv, or FILE.json in the Trace Event Format (ui.perfetto.dev, "
+                 "chrome://tracing: virtual and wall clock, one track per rank, messages beside them, an arrow from "
+                 "each op whose output crossed a boundary to the op that used it; 1 ms on the viewer's ruler = 1 "
+                 "virtual unit)",
+         .dflt = "not written"},
+        {.name = "--in-process", .kind = PP_FLAG_SET, .to = &r->in_process, .set = 1,
+         .help = "run the schedule inside pplab, unsandboxed, for gdb, ASan and printf debugging: trusted code only "
+                 "(grading always sandboxes it)"},
+        {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &r->sb.memory_limit, .lo = 16, .hi = 1 << 20,
+         .help = "address space of each rank's sandboxed process"},
+        {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &r->unsafe, .set = 1,
+         .help = "sandbox without seccomp and the uid switch, where the machine refuses them: trusted code only"},
+        {.name = "--dump-grads", .kind = PP_FLAG_STR, .to = &r->dump_grads, .arg = "FILE", .for_tests = 1,
+         .help = "write every parameter in the model's order (its virtual stage, name, count, step-1 gradient and "
+                 "final weight) through the results' one serialiser, so that two runs compare bitwise with cmp",
+         .dflt = "not written"},
+        /* the choices in pp_view's order */
+        {.name = "--view", .kind = PP_FLAG_CHOICE, .to = &r->sb.view, .choices = "auto|namespaces|landlock|none",
+         .for_tests = 1, .help = "how the lab's build sees the file system (auto: namespaces where bubblewrap "
+                                 "works, else landlock), for the sandbox's own tests"},
     };
-    if (!pp__cli_flag(flags, (int)(sizeof flags / sizeof flags[0]), argc, argv, i)) return 0;
-    if (unsafe) h->sb.lockdown = 0, h->sb.drop_uid = 0;
-    if (view && pp__view_parse(view) < 0) pp__cli_fail("run", "unknown --view '%s': use auto, namespaces, landlock or none", view);
-    if (view) h->sb.view = (pp_view)pp__view_parse(view);
-    return 1;
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof f[0]);
+}
+
+static int run_flags(pp_flag *out) {
+    static run_opts defaults;
+    run_opts_init(&defaults);
+    return run_table(&defaults, out);
 }
 
 static int grads_write(const pp_run_result *res, const char *path) {
@@ -197,7 +276,7 @@ static void print_step_time(const double *step_s, int steps) {
 
 /* Builds the lab of --impl and sets prog up to run it: sandboxed drivers (the default, as grading runs it), or
  * the shared object in this process (--in-process). Returns 0, or 1 once rank 0 said what went wrong. */
-static int start_program(const pp_cli_run *o, run_hidden *h, const pp_lab_info *lab, pp_program *prog, int me) {
+static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *lab, pp_program *prog, int me) {
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(o->impl, dir, sizeof dir)) {
         if (me == 0)
@@ -233,26 +312,23 @@ static int start_program(const pp_cli_run *o, run_hidden *h, const pp_lab_info *
     return 0;
 }
 
-int pp__cmd_run(int argc, char **argv) {
-    pp_cli_run o = {.impl = "labs"};
-    run_hidden hid = {0};
-    pp__sandbox_defaults(&hid.sb);
-    pp__config_defaults(&o.cfg);
-    for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            pp__cli_usage(stdout, usage);
-            return 0;
-        }
-        if (own_flag(&hid, &o, argc, argv, &i)) continue;
-        if (!pp__cli_run_flag(&o, argc, argv, &i)) pp__cli_fail("run", "unknown flag '%s'", argv[i]);
-    }
+static int run_main(int argc, char **argv) {
+    static run_opts hid;
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    run_opts_init(&hid);
+    pp__cli_parse(&pp__cli_run, flags, run_table(&hid, flags), argc, argv, NULL, NULL);
+    pp_cli_run o = hid.o;
+    if (hid.unsafe) hid.sb.lockdown = 0, hid.sb.drop_uid = 0;
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
-    pp__cli_run_defaults(&o);
+    int chose_chunks = pp__cli_run_defaults(&o);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
+    if (chose_chunks && pp__mpi_env_rank() == 0)
+        fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
+                o.cfg.v, o.cfg.schedule);
     if (o.canonical) return run_canonical(&o);
     int me = mpi_launch(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
@@ -344,3 +420,12 @@ int pp__cmd_run(int argc, char **argv) {
     pp__result_free(&res);
     return rc;
 }
+
+const pp_cli_command pp__cli_run = {
+    .name = "run",
+    .summary = "run one schedule and print its bubble and stash peaks",
+    .usage = usage,
+    .notes = notes,
+    .flags = run_flags,
+    .main = run_main,
+};

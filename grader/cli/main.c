@@ -1,32 +1,51 @@
-/* main.c: pplab's command line: run, grade, info, bench, figures. */
+/* main.c: pplab's command line: run, grade, info, bench, figures; help and --version. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cpu/cpu_kernels.h"
 
-static const char *usage =
-    "usage: pplab <command> [flags]\n"
-    "  run       run one schedule and print its bubble and stash peaks   (pplab run --help)\n"
-    "  grade     grade a lab implementation                               (pplab grade --help)\n"
-    "  info      backends and transports compiled in, and usable here\n"
-    "  bench     communication, GEMM and pipeline-overhead benchmarks\n"
-    "  figures   run the sweeps behind the plots and render them into a folder\n";
+/* `pplab help`: the commands from their table, so that a new one is listed by being added there. */
+static void commands(FILE *out) {
+    fprintf(out, "usage: pplab <command> [flag ...]\n");
+    for (int i = 0; i < pp__cli_ncommands; i++) {
+        const pp_cli_command *c = pp__cli_commands[i];
+        if (c->summary) fprintf(out, "  %-9s %s\n", c->name, c->summary);
+    }
+    fprintf(out, "  help      this list; pplab help COMMAND (or pplab COMMAND --help): the command's flags\n"
+                 "Every flag takes its value as --flag VALUE or --flag=VALUE. pplab --version prints the version.\n");
+}
 
 int main(int argc, char **argv) {
     pp__cpu_blas_settle(argv);
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2) {
+        commands(stderr);
+        return 2;
     }
     const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || (!strcmp(cmd, "help") && argc == 2)) {
+        commands(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("pplab %s\n", pp_version());
+        return 0;
+    }
+    if (!strcmp(cmd, "help")) {
+        const pp_cli_command *c = pp__cli_command(argv[2]);
+        if (!c || argc > 3) {
+            fprintf(stderr, "pplab help: %s '%s': use pplab help COMMAND with one of run, grade, info, bench or "
+                    "figures\n", c ? "one command only, got" : "unknown command", c ? argv[3] : argv[2]);
+            return 2;
+        }
+        pp__cli_help(stdout, c);
+        return 0;
+    }
+    const pp_cli_command *c = pp__cli_command(cmd);
+    if (!c) {
+        fprintf(stderr, "pplab: unknown command '%s': use run, grade, info, bench or figures (pplab help)\n", cmd);
+        return 2;
+    }
     pp__cli_set_command(cmd);
-    if (!strcmp(cmd, "run")) return pp__cmd_run(argc, argv);
-    if (!strcmp(cmd, "grade")) return pp__cmd_grade(argc, argv);
-    if (!strcmp(cmd, "grade-one")) return pp__cmd_grade_one(argc, argv); /* hidden: pplab grade --transport mpi */
-    if (!strcmp(cmd, "info")) return pp__cmd_info(argc, argv);
-    if (!strcmp(cmd, "bench")) return pp__cmd_bench(argc, argv);
-    if (!strcmp(cmd, "figures")) return pp__cmd_figures(argc, argv);
-    fprintf(stderr, "pplab: unknown command '%s': use run, grade, info, bench or figures (pplab --help)\n", cmd);
-    return 2;
+    return c->main(argc, argv);
 }

@@ -424,7 +424,7 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         char json[1100];
         snprintf(json, sizeof json, "%s.json", prefix);
         if (pp__tracefile_write_json(res->traces, rc->P, json))
-            fprintf(stderr, "pplab grade: cannot write %s: check the --plots folder is writable\n", json);
+            fprintf(stderr, "pplab grade: cannot write %s: check the --plot-dir folder is writable\n", json);
     }
     for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);
     free(ideal);

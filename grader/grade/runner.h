@@ -51,7 +51,7 @@ void pp__runner_finish(pp_runner_job *job, pp_test_result *out);
  * async-signal-safe calls: for SIGINT/SIGTERM handlers of the grading command. */
 void pp__runner_abort_all(void);
 
-/* The unsafe debugging mode (pplab grade --unsafe-in-process): schedules run inside each test's supervisor, from
+/* The unsafe debugging mode (pplab grade --in-process): schedules run inside each test's supervisor, from
  * the lab's shared object, unsandboxed. For debugging the grader and for measuring what the sandbox costs. */
 void pp__runner_set_in_process(int on);
 

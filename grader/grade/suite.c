@@ -9,7 +9,11 @@
 #include "impl.h"
 #include "schedules.h"
 
-static int wants(const char *lab, const char *name) { return !strcmp(lab, "all") || !strcmp(lab, name); }
+/* 1 when a grade of `lab` (all, a lab's name, or a lab's folder: every lab in it) takes lab `name`. */
+static int wants(const char *lab, const char *name) {
+    const pp_lab_info *l = pp__lab_find(name);
+    return !strcmp(lab, "all") || !strcmp(lab, name) || (l && !strcmp(lab, l->folder));
+}
 
 /* The default set: the warm-up's parts, then each schedule's tests from its row of the schedule table (a GPU
  * run keeps the few marked on_gpu, so that it stays short). */
@@ -66,7 +70,7 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
     KNOB(c->layers, " layers=%d", c->layers);
     KNOB(c->layout[0], " layout=%s", c->layout);
     KNOB(c->edge > 0, " edge=%g", c->edge);
-    KNOB(c->hidden, " hidden=%d", c->hidden);
+    KNOB(c->hidden, " width=%d", c->hidden);
     KNOB(c->steps && c->steps != 2, " steps=%d", c->steps);
 #undef KNOB
 }
@@ -129,7 +133,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
         }
         const pp_schedule_def *def = pp__schedule_def(tok);
         if (def && def->one_microbatch) c.M = 1;
-        c.v = pp__schedule_default_chunks(def); /* a V's two chunks go without saying */
+        c.v = pp__schedule_default_chunks(def); /* two for interleaved and a V, as in pplab run */
         while ((tok = strtok(NULL, " \t\r\n"))) {
             char item[128], *end = NULL;
             snprintf(item, sizeof item, "%s", tok); /* the whole key=value, for the message */
@@ -172,7 +176,8 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             INT_KEY("steps", c.steps, 1, 1000)
             INT_KEY("recompute", c.recompute, 0, 1)
             INT_KEY("layers", c.layers, 0, 4096)
-            INT_KEY("hidden", c.hidden, 0, 65536)
+            INT_KEY("width", c.hidden, 0, 65536)
+            INT_KEY("hidden", c.hidden, 0, 65536) /* width's former name: files written for it still load */
 #undef INT_KEY
             else if (!strcmp(k, "seed") && !strcmp(c.lab, "warmup")) {
                 /* a seed per warm-up line would let two lines of one file grade the same part on other cases */
@@ -189,7 +194,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
         bad:
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
                      "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
-                     "K,K,..., edge 0..1e6, hidden 0..65536, time over 0 up to 600 s, part "
+                     "K,K,..., edge 0..1e6, width 0..65536, time over 0 up to 600 s, part "
                      "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic|memory)", path, lineno, item);
             fclose(f);
             return -1;

@@ -5,26 +5,27 @@
 
 #include "grade.h"
 
-/* The default configurations of `lab` ("all" for every lab), in lab order. Returns the count; *out is
- * malloc'd. The set is explicit so students and instructors can read exactly what is graded. */
+/* The default configurations of `lab` ("all" for every lab, a lab's name, or a lab's folder for every lab in
+ * it), in lab order. Returns the count; *out is malloc'd. The set is explicit so students and instructors can
+ * read exactly what is graded. */
 int pp__suite_default(const char *lab, int gpu, pp_test_config **out);
 
-/* Appends the configurations of a file to *out (count *n), keeping only `lab` ("all" keeps every one). Lines:
- *   <lab> [P=4] [M=8] [v=2] [steps=2] [seed=7] [latency=0.5] [recompute=1] [layers=8] [hidden=64] [time=20]
+/* Appends the configurations of a file to *out (count *n), keeping only `lab`'s (as pp__suite_default). Lines:
+ *   <lab> [P=4] [M=8] [v=2] [steps=2] [seed=7] [latency=0.5] [recompute=1] [layers=8] [width=64] [time=20]
  *         [layout=first:3,last:3] [edge=1] [part=bubble|peaks|...|traffic]   (part: warm-up only, and no seed)
  *   warmup-seed=N                                                           (at most one line)
- * '#' starts a comment. A warmup-seed line makes every warm-up test in *out draw its cases from N, those that
- * were there before the call (the default set's parts) and the file's. Returns 0, or -1 with "FILE:LINE: what
- * is wrong" in err. */
+ * '#' starts a comment; hidden=, width's former name, is still read. A warmup-seed line makes every warm-up test
+ * in *out draw its cases from N, those that were there before the call (the default set's parts) and the
+ * file's. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
 int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
 
 /* The test's name: "gpipe P=4 M=8 v=2 latency=0.5 recompute seed=3" (v, latency, recompute, layers, layout,
- * edge, hidden and steps only when not the default), "warmup bubble" for a warm-up part on its public cases,
+ * edge, width and steps only when not the default), "warmup bubble" for a warm-up part on its public cases,
  * "warmup bubble seed=12345" on cases drawn from a seed; "hidden: " first for a configuration from an
  * instructor's file. */
 void pp__test_name(const pp_test_config *c, char *buf, size_t len);
 
-/* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 hidden=64 steps=3", each knob
+/* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 width=64 steps=3", each knob
  * only when it is not the default ("" when none). Shared by the test's name and the --table note. */
 void pp__test_knobs(const pp_test_config *c, char *buf, size_t len);
 

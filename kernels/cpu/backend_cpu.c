@@ -25,7 +25,7 @@ static void *cpu_alloc_uninit(void *ctx, size_t bytes) {
     if (rounded == 0) rounded = PP__CPU_ALIGN;
     void *p = aligned_alloc(PP__CPU_ALIGN, rounded);
     if (!p)
-        PP_DIE("use a smaller model or micro-batch (--hidden, --microbatch-size), or free host memory",
+        PP_DIE("use a smaller model or micro-batch (--width, --microbatch-size), or free host memory",
                "out of memory allocating %zu bytes (%.1f MiB) for a tensor of the cpu backend", bytes,
                (double)bytes / (1 << 20));
     return p;

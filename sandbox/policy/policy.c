@@ -77,6 +77,9 @@ static int others_reach(const char *path) {
 int pp__private_fix(const char *path) {
     struct stat st;
     if (geteuid() != 0 || stat(path, &st) || !others_reach(path)) return 0;
+    /* a device or a pipe (--config /dev/null, <(...)) holds nothing of the instructor's, and is the whole
+     * machine's: chmod'ing /dev/null would break every other program */
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return 0;
     /* a folder others cannot enter hides all it holds, whatever their modes (the driver inside stays executable
      * by descriptor); a file others cannot read is private */
     mode_t open_to_others = S_IRWXG | S_IRWXO;

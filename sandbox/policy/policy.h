@@ -77,8 +77,8 @@ const char *pp__private_dir(void);
 /* As root: when path (a file, or a folder and so all it holds) could be read by a jailed uid, which has no
  * groups and so gets what "others" may (the file readable or the folder enterable, every folder above it
  * searchable), takes the group's and others' rights to path itself away and returns 1, so the caller can say
- * so; 0 when it was private already (or pplab is not root, when no uid switch exists to guard against), -1 when
- * the mode could not be changed. */
+ * so; 0 when it was private already (or pplab is not root, when no uid switch exists to guard against, or path
+ * is no file or folder but a device or a pipe, which are the machine's), -1 when the mode could not be changed. */
 int pp__private_fix(const char *path);
 
 #endif /* PP_POLICY_H */
