@@ -37,7 +37,7 @@ else
         steps=6; [ "$h" -ge 1024 ] && steps=4
         p=() t=()
         for round in 1 2; do
-            p+=("$(pplab_ms --schedule naive --stages 1 --microbatches 1 --hidden "$h" --layers 8 "${shape[@]}" --steps "$steps")")
+            p+=("$(pplab_ms --schedule naive --stages 1 --microbatches 1 --width "$h" --layers 8 "${shape[@]}" --steps "$steps")")
             t+=("$("$PY" "$here/torch_step.py" --device cpu --threads 1 --hidden "$h" --layers 8 --tokens 1024 \
                 --vocab 1024 --steps "$steps" --warmup 1 2>/dev/null | awk '!/^#/ { print $5 }')")
         done
@@ -57,7 +57,7 @@ else
     tp_rc=$?
     printf "  %9s  %12s  %12s  %6s\n" schedule "pplab ms" "torch ms" ratio
     for s in gpipe 1f1b; do
-        pm=$(pplab_ms --schedule "$s" --stages 2 --microbatches 4 --hidden 256 --layers 8 "${shape[@]}" --steps 5)
+        pm=$(pplab_ms --schedule "$s" --stages 2 --microbatches 4 --width 256 --layers 8 "${shape[@]}" --steps 5)
         tm=$(printf '%s\n' "$tp" | awk -v s="$s" '$1 == s { print $6 }')
         printf "  %9s  %12s  %12.1f  %6s\n" "$s" "$pm" "${tm:-0}" "$(ratio "$pm" "${tm:-0}")"
     done

@@ -241,12 +241,14 @@ Test(cli, a_model_that_does_not_fit_names_the_size) {
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' run --impl solutions --schedule 1f1b "
              "--stages 2 --microbatches 4 --layers 8 --width 4096 2>&1", dir);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 2, "%s", buf);
-    cr_expect(strstr(buf, "out of memory allocating 268435456 bytes (256.0 MiB)") != NULL, "%s", buf);
+    /* which allocation meets the limit first depends on what else the build maps (CUDA's libraries or not): a
+     * tensor of the backend or a host buffer of the model, each named with its size */
+    cr_expect(strstr(buf, "out of memory allocating 268435456 bytes (") != NULL, "%s", buf);
     snprintf(cmd, sizeof cmd, "ulimit -v 3000000; NO_COLOR=1 '%s/pplab' grade --impl solutions --lab 1f1b "
              "--config %s --only-config 2>&1", dir, cfg);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 1, "%s", buf);
-    cr_expect(strstr(buf, "run: out of memory allocating 268435456 bytes (256.0 MiB) for a tensor of the cpu "
-                          "backend: the configuration's model does not fit this machine's memory") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "run: out of memory allocating 268435456 bytes (") &&
+              strstr(buf, "the configuration's model does not fit this machine's memory") != NULL, "%s", buf);
     cr_expect(!strstr(buf, "pplab: error:"), "nothing printed past the report: %s", buf);
     unlink(cfg);
 }
