@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -54,33 +55,40 @@ static uint64_t tree_fingerprint(void) {
     return g_hash;
 }
 
-/* The processes whose parent is this one. Grading makes this process a subreaper, so anything a test left
- * running, however it forked, would be found here. */
-static int children(char *names, size_t len) {
+/* Every process of /proc for which keep(status text, its pid) holds, listed into names as " pid:name": what a
+ * test left running. */
+static int processes(int (*keep)(const char *status), char *names, size_t len) {
     DIR *d = opendir("/proc");
     int n = 0;
     names[0] = 0;
     struct dirent *e;
     while (d && (e = readdir(d))) {
-        char path[300], buf[512];
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        char path[300], buf[4096];
+        snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
         FILE *f = fopen(path, "r");
         if (!f) continue;
         size_t k = fread(buf, 1, sizeof buf - 1, f);
         fclose(f);
         buf[k] = 0;
-        char *paren = strrchr(buf, ')');
-        char state;
-        long ppid;
-        if (paren && sscanf(paren + 1, " %c %ld", &state, &ppid) == 2 && ppid == getpid()) {
-            n++;
-            size_t used = strlen(names);
-            snprintf(names + used, len - used, " %.*s", (int)(paren - buf), buf);
-        }
+        if (!keep(buf)) continue;
+        n++;
+        const char *nm = strncmp(buf, "Name:", 5) ? "?" : buf + 5;
+        nm += strspn(nm, " \t");
+        size_t used = strlen(names);
+        snprintf(names + used, len - used, " %s:%.*s", e->d_name, (int)strcspn(nm, "\n"), nm);
     }
     if (d) closedir(d);
     return n;
 }
+
+/* Its parent is this process. Grading makes this process a subreaper, so anything a test left running, however
+ * it forked, would be found so. */
+static int child_of_me(const char *status) {
+    const char *at = strstr(status, "\nPPid:");
+    return at && atol(at + 6) == (long)getpid();
+}
+
+static int children(char *names, size_t len) { return processes(child_of_me, names, len); }
 
 /* Grades configuration (lab, P, M) of tests/hostile/<name> (or of the folder name when it holds a '/'), and
  * checks what every grading must leave: no process behind, the project tree as it was. */
@@ -98,36 +106,19 @@ static void hostile(const char *name, const char *lab, int P, int M, double limi
     cr_log_info("%s: %s, %g/%g: %s", name, pp__status_name(r->status), r->score, r->max, r->error);
 }
 
-/* The processes of the uids this process's tests were given, as "pid(uid)": what a test leaves of its jails. */
-static int jailed_tasks(char *names, size_t len) {
+/* Its real uid is one this process's tests were given: what a test leaves of its jails. */
+static int of_a_jailed_uid(const char *status) {
     int nuids;
     const uid_t *uids = pp__runner_uids(&nuids);
-    DIR *d = opendir("/proc");
-    int n = 0;
-    names[0] = 0;
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char path[300], buf[4096];
-        snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t k = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[k] = 0;
-        char *at = strstr(buf, "\nUid:");
-        unsigned u = 0;
-        int ours = 0;
-        if (at && sscanf(at + 5, "%u", &u) == 1)
-            for (int i = 0; i < nuids; i++) ours |= uids[i] == (uid_t)u;
-        if (ours) {
-            n++;
-            size_t used = strlen(names);
-            snprintf(names + used, len - used, " %s(uid %u)", e->d_name, u);
-        }
-    }
-    if (d) closedir(d);
-    return n;
+    const char *at = strstr(status, "\nUid:");
+    unsigned u;
+    if (!at || sscanf(at + 5, "%u", &u) != 1) return 0;
+    for (int i = 0; i < nuids; i++)
+        if (uids[i] == (uid_t)u) return 1;
+    return 0;
 }
+
+static int jailed_tasks(char *names, size_t len) { return processes(of_a_jailed_uid, names, len); }
 
 /* Compiles tests/hostile/objects/<name>.c with the compiler alone (no checks of the kit's) into an object, and
  * grades configuration (lab, P, M) of it in the real driver, with sandbox sb (NULL: the default). */
