@@ -117,7 +117,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
 # round trip, the MPI suite, the benchmarks' own test, the jail as a normal user.
-SLOW_TESTS := test_tolerance test_handout test_mpi test_bench test_jail_user
+SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user
 SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
 QUICK_BIN := $(filter-out $(SLOW_BIN),$(TEST_BIN))
 
@@ -142,8 +142,8 @@ help:
 	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
 	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
 	@echo "  make test          the quick unit suites and the grader's self-check, about a minute (the time of each part printed)"
-	@echo "  make check         make test, then make check-long: the long suites (tolerance sweep, handout round trip,"
-	@echo "                     MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
+	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
+	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
 	@echo "  make plots         gnuplot figures into out/"
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"

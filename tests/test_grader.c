@@ -266,32 +266,6 @@ Test(grader, a_crash_behind_a_wait_is_reported_as_the_crash) {
     cr_expect(!strstr(r.error, "deadlock"), "%s", r.error);
 }
 
-/* Every freedom pp.h and the lab READMEs give keeps full marks on the whole default set: each folder of
- * tests/valid/ holds schedules written another valid way (split backwards, GPipe's micro-batches in another order
- * inside a phase, requests or groups instead of blocking calls, stashes kept anywhere, libc used freely), and
- * each lab folder in it is graded as pplab grade does. A new valid variant only needs its folder. */
-Test(grader, every_freedom_the_contract_gives_keeps_full_marks, .timeout = 600) {
-    DIR *top = opendir("tests/valid");
-    cr_assert(top, "tests/valid is missing");
-    int graded = 0;
-    struct dirent *e;
-    while ((e = readdir(top))) {
-        if (e->d_name[0] == '.') continue;
-        for (int l = 0; l < pp__nlabs; l++) {
-            char path[PATH_MAX], cmd[2 * PATH_MAX];
-            snprintf(path, sizeof path, "tests/valid/%s/%s/%s.c", e->d_name, pp__labs[l].folder, pp__labs[l].file);
-            if (access(path, F_OK) != 0) continue;
-            snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/valid/%s --lab %s --quiet > /dev/null 2>&1",
-                     e->d_name, pp__labs[l].name);
-            cr_expect_eq(system(cmd), 0, "the valid %s lost points: build/pplab grade --impl tests/valid/%s --lab %s",
-                         path, e->d_name, pp__labs[l].name);
-            graded++;
-        }
-    }
-    closedir(top);
-    cr_expect_geq(graded, 10, "only %d valid variants found", graded);
-}
-
 /* The report says which costs the bubble's theory took: a split-backward 1F1B is compared with the canonical
  * order replayed with split backwards. */
 Test(grader, the_bubble_names_the_costs_it_replayed) {
@@ -450,26 +424,6 @@ Test(grader, several_failures_lead_with_the_earliest_on_the_clock) {
                   strstr(r.error, "then rank 3 failed too, at time 11: pp_stage_backward_input: dy is 1x1 (a loss or "
                                   "a loss gradient), but virtual stage 4 is not the last one"),
               "%s", r.error);
-}
-
-/* The same submission gives the same report on every run, with one test at a time or several at once: the report
- * is a function of the program (timings aside), not of which rank thread got somewhere first. */
-Test(grader, every_report_is_the_same_on_every_run, .timeout = 600) {
-    static const struct { const char *variant, *lab; } cases[] = {
-        {"zbv-looped-placement", "zbv"},      {"zbv-loss-wrong-rank", "zbv"}, {"chunk-mod-v", "interleaved"},
-        {"interleaved-no-wrap", "interleaved"}, {"zb-whole-backward", "zbh1"}, {"no-scale", "gpipe"}};
-    static char first[1 << 16], again[1 << 16];
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        for (int k = 0; k < 10; k++) {
-            char cmd[512];
-            /* a grade line ends with the test's wall time, "(0.12 s)": the one thing allowed to differ */
-            snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/broken/%s --lab %s --jobs %d 2>&1 | "
-                     "sed -E 's/\\([0-9]+\\.[0-9]+ s\\)$/(time)/'", cases[i].variant, cases[i].lab, k % 2 ? 2 : 1);
-            test_capture(cmd, k ? again : first, sizeof first);
-            cr_expect(strstr(first, "NOT FULL MARKS") != NULL, "%s", first);
-            if (k) cr_expect_str_eq(again, first, "%s: run %d (--jobs %d) differs from run 1", cases[i].variant,
-                                    k + 1, k % 2 ? 2 : 1);
-        }
 }
 
 /* ZBV with each weight half right after its input half: the bubble check names the first one that runs early. */

@@ -338,7 +338,8 @@ static void expect_same_grades(const cJSON *t, const cJSON *m) {
         cr_expect_str_eq(str_of(b, "name"), str_of(a, "name"));
         cr_expect_eq(num_of(b, "score"), num_of(a, "score"), "%s: mpi %g points, threads %g", str_of(a, "name"),
                      num_of(b, "score"), num_of(a, "score"));
-        cr_expect_str_eq(str_of(b, "status"), str_of(a, "status"), "%s: status differs", str_of(a, "name"));
+        cr_expect_str_eq(str_of(b, "status"), str_of(a, "status"), "%s: status differs (mpi: %s; threads: %s)",
+                         str_of(a, "name"), str_of(b, "error"), str_of(a, "error"));
         const cJSON *ca = cJSON_GetObjectItem(a, "checks"), *cb = cJSON_GetObjectItem(b, "checks");
         cr_expect_eq(cJSON_GetArraySize(cb), cJSON_GetArraySize(ca), "%s: check count differs", str_of(a, "name"));
         for (int k = 0; k < cJSON_GetArraySize(ca) && k < cJSON_GetArraySize(cb); k++) {

@@ -1,0 +1,60 @@
+/* test_sweeps.c: the grader's long sweeps, run by `make check` (not `make test`): every valid variant under
+ * tests/valid/ keeps full marks on every lab it has a file for, and a report is the same on every run (ten
+ * gradings of each of several broken variants, alternating --jobs 1 and 2). Tests run from the project root. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "impl.h"
+#include "testutil.h"
+
+TestSuite(sweeps, .timeout = 600);
+
+/* Every freedom pp.h and the lab READMEs give keeps full marks on the whole default set: each folder of
+ * tests/valid/ holds schedules written another valid way (split backwards, GPipe's micro-batches in another order
+ * inside a phase, requests or groups instead of blocking calls, stashes kept anywhere, libc used freely), and
+ * each lab folder in it is graded as pplab grade does. A new valid variant only needs its folder. */
+Test(sweeps, every_freedom_the_contract_gives_keeps_full_marks) {
+    DIR *top = opendir("tests/valid");
+    cr_assert(top, "tests/valid is missing");
+    int graded = 0;
+    struct dirent *e;
+    while ((e = readdir(top))) {
+        if (e->d_name[0] == '.') continue;
+        for (int l = 0; l < pp__nlabs; l++) {
+            char path[PATH_MAX], cmd[2 * PATH_MAX];
+            snprintf(path, sizeof path, "tests/valid/%s/%s/%s.c", e->d_name, pp__labs[l].folder, pp__labs[l].file);
+            if (access(path, F_OK) != 0) continue;
+            snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/valid/%s --lab %s --quiet > /dev/null 2>&1",
+                     e->d_name, pp__labs[l].name);
+            cr_expect_eq(system(cmd), 0, "the valid %s lost points: build/pplab grade --impl tests/valid/%s --lab %s",
+                         path, e->d_name, pp__labs[l].name);
+            graded++;
+        }
+    }
+    closedir(top);
+    cr_expect_geq(graded, 10, "only %d valid variants found", graded);
+}
+
+/* The same submission gives the same report on every run, with one test at a time or several at once: the report
+ * is a function of the program (timings aside), not of which rank thread got somewhere first. */
+Test(sweeps, every_report_is_the_same_on_every_run) {
+    static const struct { const char *variant, *lab; } cases[] = {
+        {"zbv-looped-placement", "zbv"},      {"zbv-loss-wrong-rank", "zbv"}, {"chunk-mod-v", "interleaved"},
+        {"interleaved-no-wrap", "interleaved"}, {"zb-whole-backward", "zbh1"}, {"no-scale", "gpipe"}};
+    static char first[1 << 16], again[1 << 16];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int k = 0; k < 10; k++) {
+            char cmd[512];
+            /* a grade line ends with the test's wall time, "(0.12 s)": the one thing allowed to differ */
+            snprintf(cmd, sizeof cmd, "build/pplab grade --impl tests/broken/%s --lab %s --jobs %d 2>&1 | "
+                     "sed -E 's/\\([0-9]+\\.[0-9]+ s\\)$/(time)/'", cases[i].variant, cases[i].lab, k % 2 ? 2 : 1);
+            test_capture(cmd, k ? again : first, sizeof first);
+            cr_expect(strstr(first, "NOT FULL MARKS") != NULL, "%s", first);
+            if (k) cr_expect_str_eq(again, first, "%s: run %d (--jobs %d) differs from run 1", cases[i].variant,
+                                    k + 1, k % 2 ? 2 : 1);
+        }
+}
