@@ -1100,8 +1100,8 @@ static void grade_memory(wu_io *io, wu_draw *draw, pp_test_result *out) {
 
 /* ---- grid: a pipeline among tensor and data parallelism -------------------------------------------------- */
 
-/* Llama 3 405B's grid (the Llama 3 paper: TP 8 inside each 8-GPU server, 16 pipeline stages, 128 replicas), the
- * model sizes the public cases use for it (hidden 16384, sequences of 8192 tokens) and smaller grids. Ranks are
+/* Llama 3 405B's grid (the Llama 3 paper: TP 8 inside each 8-GPU server, 16 pipeline stages, 128 replicas) with
+ * its hidden size (16384) and pre-training sequence length (8192), and smaller grids. Ranks are
  * placed tensor-parallel index innermost, then the stage, then the replica: rank = t + T (p + P d), and server
  * = rank / G. */
 typedef struct grid_case {
