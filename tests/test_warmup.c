@@ -95,7 +95,7 @@ Test(warmup, solution_full_marks, .timeout = 60) {
         for (int i = 0; i < r.nchecks; i++) cr_expect(r.checks[i].passed, "%s: %s", r.checks[i].name, r.checks[i].msg);
         total += r.max;
     }
-    cr_expect_eq(total, 44.0, "the warm-up is worth 44 points (labs/00-warmup/README.md), got %g", total);
+    cr_expect_eq(total, 50.0, "the warm-up is worth 50 points (labs/00-warmup/README.md), got %g", total);
     pp_test_result r;
     grade(so, "partition", &r);
     expect_check(&r, "partition optimal: 64-layer LM", 1, "slowest stage 18 is optimal");
@@ -263,6 +263,57 @@ static const char *wrong_src2 =
     "             : (2 * (P - r - 1) + (v - 1) * P + 1 < v * M ? 2 * (P - r - 1) + (v - 1) * P + 1 : v * M);\n"
     "    return (double)peak * b * sq * h * 4 / (strcmp(s, \"interleaved\") ? 1 : v);\n}\n";
 
+/* Wrong on purpose, one idea each: the grid's GPUs without its replicas; interleaving's boundaries counted as v
+ * per stage boundary, which misses the v - 1 between one rank's chunks; the ring's bytes without the 1/D of a
+ * reduce-scatter's pieces; every pipeline and replica link taken to go between servers. */
+static const char *wrong_grid_src =
+    "#include <string.h>\n"
+    "int pp_warmup_grid_gpus(int T, int P, int D) { return T * P; }\n"
+    "double pp_warmup_grid_pp_bytes(int P, int D, int M, int v, int b, int s, int h, int elem) {\n"
+    "    return 2.0 * D * M * v * (P - 1) * b * s * h * elem;\n}\n"
+    "double pp_warmup_grid_dp_bytes(int T, int P, int D, double params, int elem) {\n"
+    "    return (double)T * P * D * 2.0 * (D - 1) * (params / (T * P) * elem);\n}\n"
+    "int pp_warmup_grid_link(const char *traffic, int G, int T, int P, int D) {\n"
+    "    return !strcmp(traffic, \"tp\") ? 1 : 2;\n}\n";
+
+Test(warmup, wrong_grid_answers_lose_their_checks_with_a_question, .timeout = 60) {
+    char so[600];
+    impl_from_text(wrong_grid_src, "", so, sizeof so);
+    pp_test_result r;
+    grade(so, "grid", &r);
+    cr_expect_eq(r.max, 6.0, "the grid part is worth 6 points, got %g", r.max);
+    expect_check(&r, "grid gpus", 0, "T=8 P=16 D=128: expected 16384 GPUs, got 128");
+    expect_check(&r, "grid gpus", 0, "HINT: how many GPUs does one stage take");
+    expect_check(&r, "grid pipeline bytes: one chunk", 1, NULL);
+    expect_check(&r, "grid pipeline bytes: interleaved", 0,
+                 "P=16 D=128 M=16 v=2, b=1 s=8192 h=16384, 2 bytes a value: expected 34084860461056 bytes, got "
+                 "32985348833280");
+    expect_check(&r, "grid pipeline bytes: interleaved", 0, "join two different ranks?");
+    expect_check(&r, "grid data-parallel bytes", 0,
+                 "T=8 P=16 D=128, 4.05e+11 parameters, 4 bytes a gradient: expected 411480000000000 bytes");
+    expect_check(&r, "grid data-parallel bytes", 0, "ring all-reduce over D ranks");
+    expect_check(&r, "grid links: Llama 3's placement", 1, NULL);
+    expect_check(&r, "grid links: other placements", 0,
+                 "pp traffic, G=8 T=4 P=4 D=2: expected 3 (both), got 2 (between servers)");
+    cr_expect_eq(r.score, 2.0, "only the one-chunk bytes and Llama 3's links are right, got %g", r.score);
+    /* on drawn cases the same answers fail without showing the key */
+    grade_drawn(so, "grid", 1, 4242, &r);
+    cr_expect_eq(r.score, 2.0, "seed 4242: got %g", r.score);
+    expect_check(&r, "grid data-parallel bytes", 0, "ring all-reduce over D ranks");
+    for (int i = 0; i < r.nchecks; i++)
+        cr_expect(!strstr(r.checks[i].msg, "expected"), "%s shows an expected value: %s", r.checks[i].name,
+                  r.checks[i].msg);
+    test_rm_tree(so);
+
+    /* a part of several functions names the one that is missing */
+    impl_from_text("int pp_warmup_grid_gpus(int T, int P, int D) { return T * P * D; }\n", "", so, sizeof so);
+    grade(so, "grid", &r);
+    cr_expect_eq(r.score, 0, "a part with missing functions earned %g", r.score);
+    cr_expect_eq(r.max, 6.0, "the part keeps its max, got %g", r.max);
+    expect_check(&r, "grid links: other placements", 0, "does not define pp_warmup_grid_pp_bytes");
+    test_rm_tree(so);
+}
+
 Test(warmup, new_parts_lose_points_with_a_hint_at_the_concept, .timeout = 60) {
     char so[600];
     impl_from_text(wrong_src2, "", so, sizeof so);
@@ -363,7 +414,7 @@ Test(warmup_seed, solution_full_marks_on_drawn_cases, .timeout = 120) {
         }
         double score, max;
         grade_all(so, 1, seeds[k], &score, &max);
-        cr_expect_eq(max, 44.0, "seed %u: the drawn warm-up is worth the public one's 44 points, got %g", seeds[k], max);
+        cr_expect_eq(max, 50.0, "seed %u: the drawn warm-up is worth the public one's 50 points, got %g", seeds[k], max);
     }
     test_rm_tree(so);
 }
@@ -373,13 +424,13 @@ Test(warmup_seed, solution_full_marks_on_drawn_cases, .timeout = 120) {
 Test(warmup_seed, a_table_of_the_public_answers_earns_nothing_on_drawn_cases, .timeout = 120) {
     double score, max;
     grade_all("tests/hostile/warmup-table", 0, 0, &score, &max);
-    cr_expect_eq(score, 44.0, "the table answers every public case: %g of %g", score, max);
-    cr_expect_eq(max, 44.0, "got max %g", max);
+    cr_expect_eq(score, 50.0, "the table answers every public case: %g of %g", score, max);
+    cr_expect_eq(max, 50.0, "got max %g", max);
     for (size_t k = 0; k < sizeof seeds / sizeof *seeds; k++) {
         grade_all("tests/hostile/warmup-table", 1, seeds[k], &score, &max);
         cr_log_info("seed %u: the table of public answers scores %g of %g", seeds[k], score, max);
         cr_expect_lt(score, 0.1 * max, "seed %u: a table of the public answers earned %g of %g", seeds[k], score, max);
-        cr_expect_eq(max, 44.0, "seed %u: got max %g", seeds[k], max);
+        cr_expect_eq(max, 50.0, "seed %u: got max %g", seeds[k], max);
     }
 }
 
@@ -495,7 +546,7 @@ Test(warmup_seed, the_config_file_seeds_every_warmup_part) {
         cr_expect_eq(cfgs[i].drawn, 1, "warm-up part %s is not drawn", cfgs[i].part);
         cr_expect_eq(cfgs[i].seed, 12345u, "warm-up part %s: seed %u", cfgs[i].part, cfgs[i].seed);
     }
-    cr_expect_eq(warmups, pp__warmup_nparts() + 1, "the ten parts and the file's one, got %d", warmups);
+    cr_expect_eq(warmups, pp__warmup_nparts() + 1, "the eleven parts and the file's one, got %d", warmups);
     pp__test_name(&cfgs[0], name, sizeof name);
     cr_expect_str_eq(name, "warmup bubble seed=12345");
     pp__test_name(&cfgs[n - 2], name, sizeof name);

@@ -31,6 +31,7 @@ typedef struct wu_io {
     pp_wire *rec;            /* live: the record */
     pp_wire_in in;           /* replay: the record being read */
     jmp_buf missing;         /* the part's function is not defined */
+    pp_warmup_fn fn;         /* the function of the call in flight: names the missing one of a part with several */
     jmp_buf failed;          /* the driver ended (live) or the record ran out (replay) */
     pp_status st;
     char err[600];
@@ -83,6 +84,7 @@ static pp_wire_in wu_call(wu_io *io, pp_wire *args) {
 static void wu_begin(wu_io *io, pp_wire *w, pp_warmup_fn fn, unsigned char *scratch, size_t cap) {
     if (io->d) pp__wire_init_fixed(w, io->d->chan->rep, PP_CHAN_MSG);
     else pp__wire_init_fixed(w, scratch, cap);
+    io->fn = fn;
     /* the same bytes whoever answers: the driver reads them after the reply's status */
     pp__wire_u32(w, PP_REPLY_CALL);
     pp__wire_u32(w, fn);
@@ -217,6 +219,46 @@ static double wu_memory(wu_io *io, const char *sched, int P, int M, int v, int r
     double x;
     pp__wire_get(&a, &x, sizeof x);
     return a.bad ? NAN : x;
+}
+
+static int wu_grid_gpus(wu_io *io, int T, int P, int D) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_GRID_GPUS, scratch, sizeof scratch);
+    pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
+    pp_wire_in a = wu_call(io, &w);
+    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+}
+
+static double wu_grid_pp(wu_io *io, int P, int D, int M, int v, int b, int s, int h, int elem) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_GRID_PP, scratch, sizeof scratch);
+    pp__wire_i64(&w, P), pp__wire_i64(&w, D), pp__wire_i64(&w, M), pp__wire_i64(&w, v);
+    pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h), pp__wire_i64(&w, elem);
+    pp_wire_in a = wu_call(io, &w);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
+static double wu_grid_dp(wu_io *io, int T, int P, int D, double params, int elem) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_GRID_DP, scratch, sizeof scratch);
+    pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
+    pp__wire_put(&w, &params, sizeof params);
+    pp__wire_i64(&w, elem);
+    pp_wire_in a = wu_call(io, &w);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
+static int wu_grid_link(wu_io *io, const char *traffic, int G, int T, int P, int D) {
+    pp_wire w;
+    wu_begin(io, &w, PP_WARMUP_GRID_LINK, scratch, sizeof scratch);
+    pp__wire_str(&w, traffic, 31);
+    pp__wire_i64(&w, G), pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
+    pp_wire_in a = wu_call(io, &w);
+    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
 }
 
 /* A check of a part, declared up front so that a part whose function is missing still reports its full max. */
@@ -1056,6 +1098,226 @@ static void grade_memory(wu_io *io, wu_draw *draw, pp_test_result *out) {
     }
 }
 
+/* ---- grid: a pipeline among tensor and data parallelism -------------------------------------------------- */
+
+/* Llama 3 405B's grid (the Llama 3 paper: TP 8 inside each 8-GPU server, 16 pipeline stages, 128 replicas) with
+ * its hidden size (16384) and pre-training sequence length (8192), and smaller grids. Ranks are
+ * placed tensor-parallel index innermost, then the stage, then the replica: rank = t + T (p + P d), and server
+ * = rank / G. */
+typedef struct grid_case {
+    int G, T, P, D;          /* GPUs per server, tensor-parallel ways, stages, replicas */
+    int M, v, b, s, h, elem; /* pipeline traffic: micro-batches, chunks, activation sizes, bytes per value */
+    double params;           /* data-parallel traffic: the model's parameters (elem bytes per gradient) */
+    const char *traffic;     /* links: "tp", "pp" or "dp" */
+} grid_case;
+
+static const grid_case grid_gpus_cases[] = {
+    {8, 8, 16, 128, 0, 0, 0, 0, 0, 0, 0, NULL}, {8, 8, 16, 64, 0, 0, 0, 0, 0, 0, 0, NULL},
+    {8, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, NULL},    {8, 1, 8, 1, 0, 0, 0, 0, 0, 0, 0, NULL},
+    {8, 2, 1, 3, 0, 0, 0, 0, 0, 0, 0, NULL},
+};
+
+/* v = 1: one chunk per rank (1F1B); v > 1: interleaved, M a multiple of P */
+static const grid_case grid_pp_cases[] = {
+    {8, 8, 16, 128, 16, 1, 1, 8192, 16384, 2, 0, NULL}, {8, 4, 4, 2, 8, 1, 4, 16, 64, 4, 0, NULL},
+    {8, 1, 2, 1, 4, 1, 2, 32, 128, 4, 0, NULL},         {8, 8, 16, 128, 16, 2, 1, 8192, 16384, 2, 0, NULL},
+    {8, 4, 4, 2, 8, 2, 4, 16, 64, 4, 0, NULL},          {8, 2, 2, 3, 4, 3, 2, 32, 128, 2, 0, NULL},
+};
+
+static const grid_case grid_dp_cases[] = {
+    {8, 8, 16, 128, 0, 0, 0, 0, 0, 4, 405e9, NULL}, {8, 8, 16, 64, 0, 0, 0, 0, 0, 2, 405e9, NULL},
+    {8, 2, 4, 1, 0, 0, 0, 0, 0, 4, 1e6, NULL},      {8, 1, 1, 2, 0, 0, 0, 0, 0, 4, 1e6, NULL},
+    {8, 4, 2, 3, 0, 0, 0, 0, 0, 2, 12e6, NULL},
+};
+
+/* the first three: Llama 3's placement (T = G); then placements where a pipeline or a replica group shares a
+ * server, and one whose tensor-parallel group spans two servers */
+static const grid_case grid_link_cases[] = {
+    {8, 8, 16, 128, 0, 0, 0, 0, 0, 0, 0, "tp"}, {8, 8, 16, 128, 0, 0, 0, 0, 0, 0, 0, "pp"},
+    {8, 8, 16, 128, 0, 0, 0, 0, 0, 0, 0, "dp"}, {8, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, "pp"},
+    {8, 4, 4, 2, 0, 0, 0, 0, 0, 0, 0, "dp"},    {8, 2, 4, 4, 0, 0, 0, 0, 0, 0, 0, "pp"},
+    {8, 2, 4, 4, 0, 0, 0, 0, 0, 0, 0, "dp"},    {8, 1, 2, 4, 0, 0, 0, 0, 0, 0, 0, "tp"},
+    {8, 1, 2, 4, 0, 0, 0, 0, 0, 0, 0, "dp"},    {8, 16, 2, 1, 0, 0, 0, 0, 0, 0, 0, "tp"},
+    {8, 16, 2, 1, 0, 0, 0, 0, 0, 0, 0, "dp"},   {4, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, "pp"},
+};
+#define GRID_LLAMA_LINKS 3
+
+static const part_check grid_checks[] = {{"grid gpus", 1},
+                                         {"grid pipeline bytes: one chunk", 1},
+                                         {"grid pipeline bytes: interleaved", 1},
+                                         {"grid data-parallel bytes", 1},
+                                         {"grid links: Llama 3's placement", 1},
+                                         {"grid links: other placements", 1}};
+
+static int grid_same(const grid_case *a, const grid_case *b) {
+    return a->G == b->G && a->T == b->T && a->P == b->P && a->D == b->D && a->M == b->M && a->v == b->v &&
+           a->b == b->b && a->s == b->s && a->h == b->h && a->elem == b->elem && a->params == b->params &&
+           (a->traffic == b->traffic || (a->traffic && b->traffic && !strcmp(a->traffic, b->traffic)));
+}
+
+static int grid_in(const grid_case *c, const grid_case *list, int n) {
+    for (int i = 0; i < n; i++)
+        if (grid_same(c, &list[i])) return 1;
+    return 0;
+}
+
+/* A drawn sibling of public case pub, of the same kind: tensor parallelism 1, 2, 4, 8 or 16 ways on servers of 4
+ * or 8 GPUs (T = G = 8 where pub is Llama 3's placement), up to 32 stages and 128 replicas; activations up to 8
+ * sequences of 4096 tokens of hidden size 8192, in bf16 or fp32; up to 10^12 parameters. */
+static grid_case grid_draw_like(wu_draw *d, const grid_case *pub, int llama) {
+    static const int ways[] = {1, 2, 4, 8, 16};
+    grid_case c = *pub;
+    c.G = llama ? 8 : 4 * draw_int(d, 1, 2);
+    c.T = llama ? 8 : ways[draw_int(d, 0, 4)];
+    c.P = draw_int(d, pub->P > 1 ? 2 : 1, 32), c.D = draw_int(d, pub->D > 1 ? 2 : 1, 128);
+    if (pub->M) {
+        c.v = pub->v > 1 ? draw_int(d, 2, 4) : 1;
+        c.P = draw_int(d, 2, 16);
+        c.M = pub->v > 1 ? c.P * draw_int(d, 1, 4) : draw_int(d, 1, 64);
+        c.b = draw_int(d, 1, 8), c.s = 256 * draw_int(d, 1, 16), c.h = 512 * draw_int(d, 1, 16);
+        c.elem = 2 * draw_int(d, 1, 2);
+    }
+    if (pub->params > 0) c.params = 1e9 * draw_int(d, 1, 1000), c.elem = 2 * draw_int(d, 1, 2);
+    return c;
+}
+
+static void grid_draw(wu_draw *d, const grid_case *pub, int n, int nllama, grid_case *out) {
+    for (int i = 0; i < n; i++)
+        do out[i] = grid_draw_like(d, &pub[i], i < nllama);
+        while (grid_in(&out[i], pub, n) || grid_in(&out[i], out, i));
+}
+
+/* The answer keys. Pipeline: per micro-batch and boundary between two ranks one activation forward and one
+ * gradient back (pp__config_messages counts them), the T tensor-parallel slices of a boundary tensor making one
+ * tensor, in each of the D replicas. Data parallel: each of the T P D ranks holds the gradients of params / (T P)
+ * parameters, B bytes, and a ring all-reduce over D ranks sends 2 (D - 1) / D B bytes from each. */
+static double grid_pp_key(const grid_case *g) {
+    pp_run_config c;
+    config_for(&c, g->v > 1 ? "interleaved" : "1f1b", g->P, g->M, g->v);
+    return (double)g->D * pp__config_messages(&c) * g->b * g->s * g->h * g->elem;
+}
+
+static double grid_dp_key(const grid_case *g) {
+    double ranks = (double)g->T * g->P * g->D, per_rank = g->params / ((double)g->T * g->P) * g->elem;
+    return ranks * 2.0 * (g->D - 1) / g->D * per_rank;
+}
+
+/* Which links a kind of traffic uses, from the placement: every pair of neighbours in its groups (the T ranks of
+ * a stage, the P stages of a pipeline, the D replicas of a stage) either shares a server (1) or not (2). 0 when
+ * the groups have one member. */
+static int grid_link_key(const grid_case *g) {
+    int ranks = g->T * g->P * g->D, key = 0;
+    int stride = !strcmp(g->traffic, "tp") ? 1 : !strcmp(g->traffic, "pp") ? g->T : g->T * g->P;
+    int members = !strcmp(g->traffic, "tp") ? g->T : !strcmp(g->traffic, "pp") ? g->P : g->D;
+    for (int r = 0; r < ranks; r++) {
+        int index = r / stride % members; /* r's place in its group */
+        if (index + 1 < members) key |= r / g->G == (r + stride) / g->G ? 1 : 2;
+    }
+    return key;
+}
+
+static const char *link_name(int k) {
+    static const char *const names[] = {"0 (no such traffic)", "1 (within servers)", "2 (between servers)",
+                                        "3 (both)"};
+    return k >= 0 && k <= 3 ? names[k] : "a value other than 0..3";
+}
+
+static void grade_grid(wu_io *io, wu_draw *draw, pp_test_result *out) {
+    grid_case gpus[NCASES(grid_gpus_cases)], pp[NCASES(grid_pp_cases)], dp[NCASES(grid_dp_cases)],
+        link[NCASES(grid_link_cases)];
+    memcpy(gpus, grid_gpus_cases, sizeof gpus), memcpy(pp, grid_pp_cases, sizeof pp);
+    memcpy(dp, grid_dp_cases, sizeof dp), memcpy(link, grid_link_cases, sizeof link);
+    if (draw) {
+        grid_draw(draw, grid_gpus_cases, NCASES(grid_gpus_cases), 2, gpus);
+        grid_draw(draw, grid_pp_cases, NCASES(grid_pp_cases), 0, pp);
+        grid_draw(draw, grid_dp_cases, NCASES(grid_dp_cases), 2, dp);
+        grid_draw(draw, grid_link_cases, NCASES(grid_link_cases), GRID_LLAMA_LINKS, link);
+    }
+    /* the number of GPUs */
+    int bad = 0;
+    char first_bad[300] = "";
+    for (int i = 0; i < NCASES(gpus); i++) {
+        const grid_case *g = &gpus[i];
+        int want = g->T * g->P * g->D, got = wu_grid_gpus(io, g->T, g->P, g->D);
+        if (got != want && !bad++) {
+            if (draw) snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: got %d", g->T, g->P, g->D, got);
+            else snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: expected %d GPUs, got %d", g->T, g->P, g->D,
+                          want, got);
+        }
+    }
+    part_verdict(out, &grid_checks[0], bad, NCASES(gpus), "cases", "", first_bad,
+                 "how many GPUs does one stage take, how many stages does one replica have, and how many replicas "
+                 "are there?", NULL);
+    /* the pipeline's bytes, one chunk per rank and interleaved */
+    for (int k = 0; k < 2; k++) {
+        int n = 0;
+        bad = 0, first_bad[0] = 0;
+        for (int i = 0; i < NCASES(pp); i++) {
+            const grid_case *g = &pp[i];
+            if ((g->v > 1) != k) continue;
+            double want = grid_pp_key(g), got = wu_grid_pp(io, g->P, g->D, g->M, g->v, g->b, g->s, g->h, g->elem);
+            n++;
+            if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "P=%d D=%d M=%d v=%d, b=%d s=%d h=%d, %d bytes a value: got "
+                             "%.0f bytes", g->P, g->D, g->M, g->v, g->b, g->s, g->h, g->elem, got);
+                else
+                    snprintf(first_bad, sizeof first_bad, "P=%d D=%d M=%d v=%d, b=%d s=%d h=%d, %d bytes a value: "
+                             "expected %.0f bytes, got %.0f", g->P, g->D, g->M, g->v, g->b, g->s, g->h, g->elem, want,
+                             got);
+            }
+        }
+        part_verdict(out, &grid_checks[1 + k], bad, n, "cases", "", first_bad,
+                     k ? "with v chunks per rank, how many virtual stages does a micro-batch pass through, and how "
+                         "many of the boundaries between them join two different ranks? Every replica has its own "
+                         "pipeline"
+                       : "what crosses one stage boundary per micro-batch, in which directions, and how large is it? "
+                         "How many boundaries has one replica's pipeline, and how many replicas send?",
+                     NULL);
+    }
+    /* the data-parallel bytes */
+    bad = 0, first_bad[0] = 0;
+    for (int i = 0; i < NCASES(dp); i++) {
+        const grid_case *g = &dp[i];
+        double want = grid_dp_key(g), got = wu_grid_dp(io, g->T, g->P, g->D, g->params, g->elem);
+        if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
+            if (draw)
+                snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d, %.6g parameters, %d bytes a gradient: got %.0f "
+                         "bytes", g->T, g->P, g->D, g->params, g->elem, got);
+            else
+                snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d, %.6g parameters, %d bytes a gradient: expected "
+                         "%.0f bytes, got %.0f", g->T, g->P, g->D, g->params, g->elem, want, got);
+        }
+    }
+    part_verdict(out, &grid_checks[3], bad, NCASES(dp), "cases", "", first_bad,
+                 "how many bytes of gradients does one rank hold, and how many does it send in a ring all-reduce "
+                 "over D ranks (a reduce-scatter, then an all-gather)? How many ranks do that? And with one "
+                 "replica, what is there to reduce?", NULL);
+    /* which links */
+    for (int k = 0; k < 2; k++) {
+        int n = 0;
+        bad = 0, first_bad[0] = 0;
+        for (int i = 0; i < NCASES(link); i++) {
+            const grid_case *g = &link[i];
+            if ((i >= GRID_LLAMA_LINKS) != k) continue;
+            int want = grid_link_key(g), got = wu_grid_link(io, g->traffic, g->G, g->T, g->P, g->D);
+            n++;
+            if (got != want && !bad++) {
+                if (draw)
+                    snprintf(first_bad, sizeof first_bad, "%s traffic, G=%d T=%d P=%d D=%d: got %s", g->traffic, g->G,
+                             g->T, g->P, g->D, link_name(got));
+                else
+                    snprintf(first_bad, sizeof first_bad, "%s traffic, G=%d T=%d P=%d D=%d: expected %s, got %s",
+                             g->traffic, g->G, g->T, g->P, g->D, link_name(want), link_name(got));
+            }
+        }
+        part_verdict(out, &grid_checks[4 + k], bad, n, "cases", "", first_bad,
+                     "number the ranks tensor-parallel index first, then the stage, then the replica, and put G "
+                     "consecutive ranks in a server: do two neighbours of the traffic's group sit in one server, in "
+                     "two, or both?", NULL);
+    }
+}
+
 /* ---- partition ----------------------------------------------------------------------------------------- */
 
 #define PART_LAYERS 64
@@ -1300,7 +1562,15 @@ static const warmup_part parts[] = {
     PART("chunks", "pp_warmup_best_chunks", grade_chunks, chunks_checks, NULL),
     PART("traffic", "pp_warmup_traffic", grade_traffic, traffic_checks, NULL),
     PART("memory", "pp_warmup_checkpoint_bytes", grade_memory, memory_checks, NULL),
+    PART("grid", "pp_warmup_grid_gpus", grade_grid, grid_checks, NULL),
 };
+
+/* The symbol of each pp_warmup_fn (the X list runs in the enum's order, from PP_WARMUP_BUBBLE = 1): a part that
+ * calls several functions names the one that is missing. */
+#define PP_WU_SYMBOL(field, symbol, type) #symbol,
+static const char *const wu_symbols[] = {NULL, PP_WARMUP_FUNCTIONS(PP_WU_SYMBOL)};
+#undef PP_WU_SYMBOL
+_Static_assert(sizeof wu_symbols / sizeof *wu_symbols == PP_WARMUP_GRID_LINK + 1, "one symbol per pp_warmup_fn");
 
 int pp__warmup_nparts(void) { return (int)(sizeof parts / sizeof *parts); }
 
@@ -1334,10 +1604,11 @@ static int grade_part(const warmup_part *p, const pp_test_config *cfg, wu_io *io
     if (setjmp(io->missing)) {
         /* the first call found the function missing: every check of the part says so */
         const part_check *checks = checks_of(p, cfg);
+        const char *symbol = (int)io->fn > 0 && (int)io->fn < NCASES(wu_symbols) ? wu_symbols[io->fn] : p->symbol;
         out->nchecks = 0;
         for (int i = 0; i < p->nchecks; i++)
             pp__check_add(out, checks[i].name, checks[i].points, 0, "00-warmup/warmup.c (in the graded folder) does not define "
-                          "%s: keep the function's name and signature from the handout", p->symbol);
+                          "%s: keep the function's name and signature from the handout", symbol);
         return 0;
     }
     /* each half of the grading draws its own stream from cfg alone: the same cases in both */

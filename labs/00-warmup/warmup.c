@@ -119,3 +119,42 @@ double pp_warmup_checkpoint_bytes(const char *schedule, int P, int M, int v, int
      * stage's? (docs/00-warmup.md section 2) */
     return bytes;
 }
+
+/* Exercise 11. The grid: T-way tensor parallelism inside each stage, P pipeline stages, D data-parallel replicas
+ * of that pipeline. The number of GPUs the grid takes, one rank per GPU. */
+int pp_warmup_grid_gpus(int T, int P, int D) {
+    int gpus = 0;
+    /* TODO: what does one stage take, one replica, the whole grid? (docs/07-hybrid.md) */
+    return gpus;
+}
+
+/* Exercise 12. The bytes one step of the grid sends over pipeline links: D replicas, each a pipeline of P stages
+ * with v chunks per rank (v = 1: 1F1B; v > 1: interleaved, M a multiple of P) running M micro-batches of b
+ * sequences of s tokens, hidden size h, elem bytes a value. The T tensor-parallel ranks of a stage each send
+ * their 1/T slice of a boundary tensor to their peer in the next stage: together, one tensor. */
+double pp_warmup_grid_pp_bytes(int P, int D, int M, int v, int b, int s, int h, int elem) {
+    double bytes = 0;
+    /* TODO: what crosses a boundary per micro-batch, and how many boundaries join two different ranks? Exercise
+     * 9 answers this for one pipeline of fp32 values. */
+    return bytes;
+}
+
+/* Exercise 13. The bytes one step of the grid sends over data-parallel links: each of the T x P x D ranks holds
+ * the gradients of params / (T x P) of the model's parameters, elem bytes each, and all-reduces them with the
+ * D - 1 other ranks holding the same slice of the same stage, in a ring. */
+double pp_warmup_grid_dp_bytes(int T, int P, int D, double params, int elem) {
+    double bytes = 0;
+    /* TODO: how many bytes does one rank send in a ring all-reduce over D ranks (a reduce-scatter, then an
+     * all-gather)? (docs/07-hybrid.md) */
+    return bytes;
+}
+
+/* Exercise 14. Which links a kind of traffic ("tp", "pp" or "dp") uses when servers hold G GPUs each and rank
+ * t + T x (p + P x d) (tensor-parallel index t, stage p, replica d) sits in server rank / G: 1 when all of it
+ * stays within servers, 2 when all of it goes between servers, 3 when some does each, 0 when there is none (a
+ * group of one rank). */
+int pp_warmup_grid_link(const char *traffic, int G, int T, int P, int D) {
+    int links = 0;
+    /* TODO: which ranks talk for each kind of traffic, and do they sit in one server? (docs/07-hybrid.md) */
+    return links;
+}

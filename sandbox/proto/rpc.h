@@ -58,6 +58,10 @@ typedef enum {
     PP_WARMUP_CHUNKS,     /* P, M, blocks, latency (f64) -> i64 */
     PP_WARMUP_TRAFFIC,    /* sched, P, M, v, b, s, h -> f64 */
     PP_WARMUP_MEMORY,     /* sched, P, M, v, rank, b, s, h -> f64 */
+    PP_WARMUP_GRID_GPUS,  /* T, P, D -> i64 */
+    PP_WARMUP_GRID_PP,    /* P, D, M, v, b, s, h, elem -> f64 */
+    PP_WARMUP_GRID_DP,    /* T, P, D, params (f64), elem -> f64 */
+    PP_WARMUP_GRID_LINK,  /* traffic, G, T, P, D -> i64 */
 } pp_warmup_fn;
 
 /* The most requests one PP_RPC_WAITALL carries (a driver splits longer lists: waiting for all of them in parts

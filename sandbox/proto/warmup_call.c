@@ -22,9 +22,10 @@ static void *get_array(pp_wire_in *r, size_t size, uint32_t *n) {
 }
 
 void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
-    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_MEMORY);
-    char sched[32] = "";
-    if (fn != PP_WARMUP_PARTITION && fn != PP_WARMUP_UNEVEN && fn != PP_WARMUP_CHUNKS)
+    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_GRID_LINK);
+    char sched[32] = ""; /* the schedule, or for grid_link the kind of traffic */
+    if (fn != PP_WARMUP_PARTITION && fn != PP_WARMUP_UNEVEN && fn != PP_WARMUP_CHUNKS && fn != PP_WARMUP_GRID_GPUS &&
+        fn != PP_WARMUP_GRID_PP && fn != PP_WARMUP_GRID_DP)
         pp__wire_get_str(r, sched, sizeof sched);
     if (fn == PP_WARMUP_BUBBLE) {
         int P = get_int(r), M = get_int(r), v = get_int(r);
@@ -112,5 +113,31 @@ void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
             double x = f->memory(sched, P, M, v, rank, b, s, h);
             pp__wire_put(w, &x, sizeof x);
         }
+    } else if (fn == PP_WARMUP_GRID_GPUS) {
+        int T = get_int(r), P = get_int(r), D = get_int(r);
+        pp__wire_u32(w, f->grid_gpus != NULL);
+        if (f->grid_gpus) pp__wire_i64(w, f->grid_gpus(T, P, D));
+    } else if (fn == PP_WARMUP_GRID_PP) {
+        int P = get_int(r), D = get_int(r), M = get_int(r), v = get_int(r), b = get_int(r), s = get_int(r),
+            h = get_int(r), elem = get_int(r);
+        pp__wire_u32(w, f->grid_pp != NULL);
+        if (f->grid_pp) {
+            double x = f->grid_pp(P, D, M, v, b, s, h, elem);
+            pp__wire_put(w, &x, sizeof x);
+        }
+    } else if (fn == PP_WARMUP_GRID_DP) {
+        int T = get_int(r), P = get_int(r), D = get_int(r);
+        double params;
+        pp__wire_get(r, &params, sizeof params);
+        int elem = get_int(r);
+        pp__wire_u32(w, f->grid_dp != NULL);
+        if (f->grid_dp) {
+            double x = f->grid_dp(T, P, D, params, elem);
+            pp__wire_put(w, &x, sizeof x);
+        }
+    } else if (fn == PP_WARMUP_GRID_LINK) {
+        int G = get_int(r), T = get_int(r), P = get_int(r), D = get_int(r);
+        pp__wire_u32(w, f->grid_link != NULL);
+        if (f->grid_link) pp__wire_i64(w, f->grid_link(sched, G, T, P, D));
     }
 }

