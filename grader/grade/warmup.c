@@ -92,15 +92,25 @@ static void wu_begin(wu_io *io, pp_wire *w, pp_warmup_fn fn, unsigned char *scra
 
 static unsigned char scratch[PP_CHAN_MSG];
 
+/* The call's answer as a double (NaN when it is missing) or an int. */
+static double wu_call_double(wu_io *io, pp_wire *args) {
+    pp_wire_in a = wu_call(io, args);
+    double x;
+    pp__wire_get(&a, &x, sizeof x);
+    return a.bad ? NAN : x;
+}
+
+static int wu_call_int(wu_io *io, pp_wire *args) {
+    pp_wire_in a = wu_call(io, args);
+    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+}
+
 static double wu_bubble(wu_io *io, const char *sched, int P, int M, int v) {
     pp_wire w;
     wu_begin(io, &w, PP_WARMUP_BUBBLE, scratch, sizeof scratch);
     pp__wire_str(&w, sched, 31);
     pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static int wu_peak(wu_io *io, const char *sched, int P, int M, int v, int rank) {
@@ -108,8 +118,7 @@ static int wu_peak(wu_io *io, const char *sched, int P, int M, int v, int rank) 
     wu_begin(io, &w, PP_WARMUP_PEAK, scratch, sizeof scratch);
     pp__wire_str(&w, sched, 31);
     pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, rank);
-    pp_wire_in a = wu_call(io, &w);
-    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    return wu_call_int(io, &w);
 }
 
 /* The order of `rank` into buf (n bytes, cap of them offered to the function; the rest is a guard): through
@@ -182,10 +191,7 @@ static double wu_uneven(wu_io *io, int P, int M, const double *f) {
     pp__wire_i64(&w, P), pp__wire_i64(&w, M);
     pp__wire_u32(&w, (uint32_t)P);
     pp__wire_put(&w, f, (size_t)P * sizeof *f);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static int wu_chunks(wu_io *io, int P, int M, int blocks, double latency) {
@@ -193,8 +199,7 @@ static int wu_chunks(wu_io *io, int P, int M, int blocks, double latency) {
     wu_begin(io, &w, PP_WARMUP_CHUNKS, scratch, sizeof scratch);
     pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, blocks);
     pp__wire_put(&w, &latency, sizeof latency);
-    pp_wire_in a = wu_call(io, &w);
-    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    return wu_call_int(io, &w);
 }
 
 static double wu_traffic(wu_io *io, const char *sched, int P, int M, int v, int b, int s, int h) {
@@ -203,10 +208,7 @@ static double wu_traffic(wu_io *io, const char *sched, int P, int M, int v, int 
     pp__wire_str(&w, sched, 31);
     pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v);
     pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static double wu_memory(wu_io *io, const char *sched, int P, int M, int v, int rank, int b, int s, int h) {
@@ -215,18 +217,14 @@ static double wu_memory(wu_io *io, const char *sched, int P, int M, int v, int r
     pp__wire_str(&w, sched, 31);
     pp__wire_i64(&w, P), pp__wire_i64(&w, M), pp__wire_i64(&w, v), pp__wire_i64(&w, rank);
     pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static int wu_grid_gpus(wu_io *io, int T, int P, int D) {
     pp_wire w;
     wu_begin(io, &w, PP_WARMUP_GRID_GPUS, scratch, sizeof scratch);
     pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
-    pp_wire_in a = wu_call(io, &w);
-    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    return wu_call_int(io, &w);
 }
 
 static double wu_grid_pp(wu_io *io, int P, int D, int M, int v, int b, int s, int h, int elem) {
@@ -234,10 +232,7 @@ static double wu_grid_pp(wu_io *io, int P, int D, int M, int v, int b, int s, in
     wu_begin(io, &w, PP_WARMUP_GRID_PP, scratch, sizeof scratch);
     pp__wire_i64(&w, P), pp__wire_i64(&w, D), pp__wire_i64(&w, M), pp__wire_i64(&w, v);
     pp__wire_i64(&w, b), pp__wire_i64(&w, s), pp__wire_i64(&w, h), pp__wire_i64(&w, elem);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static double wu_grid_dp(wu_io *io, int T, int P, int D, double params, int elem) {
@@ -246,10 +241,7 @@ static double wu_grid_dp(wu_io *io, int T, int P, int D, double params, int elem
     pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
     pp__wire_put(&w, &params, sizeof params);
     pp__wire_i64(&w, elem);
-    pp_wire_in a = wu_call(io, &w);
-    double x;
-    pp__wire_get(&a, &x, sizeof x);
-    return a.bad ? NAN : x;
+    return wu_call_double(io, &w);
 }
 
 static int wu_grid_link(wu_io *io, const char *traffic, int G, int T, int P, int D) {
@@ -257,8 +249,7 @@ static int wu_grid_link(wu_io *io, const char *traffic, int G, int T, int P, int
     wu_begin(io, &w, PP_WARMUP_GRID_LINK, scratch, sizeof scratch);
     pp__wire_str(&w, traffic, 31);
     pp__wire_i64(&w, G), pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
-    pp_wire_in a = wu_call(io, &w);
-    return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    return wu_call_int(io, &w);
 }
 
 /* A check of a part, declared up front so that a part whose function is missing still reports its full max. */
