@@ -203,9 +203,11 @@ $(BUILD)/libpp.a: $(LIB_OBJ)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
+# Linked beside its place, then renamed over it: a grader that opens the driver during a rebuild gets the old one
+# or the new one whole, never a file the linker has not yet made executable.
 $(BUILD)/pplab-driver: $(DRIVER_OBJ)
 	$(call msg,LD,$@)
-	$(Q)$(CC) -static -o $@ $(DRIVER_OBJ) $(SECCOMP_STATIC) -lpthread -lm
+	$(Q)$(CC) -static -o $@.tmp $(DRIVER_OBJ) $(SECCOMP_STATIC) -lpthread -lm && mv -f $@.tmp $@
 
 # pplab holds the runtime itself and exports pp.h, so that an object loaded with --in-process binds to it.
 $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
