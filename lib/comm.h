@@ -33,6 +33,9 @@ struct pp_request {
      * program, whichever side posted first */
     char *error;
     int error_status;
+    /* a gradient all-reduce (reduce.c), waited by pp_wait/pp_waitall like a message but never by a transport:
+     * its chunk, and its place among the rank's reduces of the step (the group's reduce it joins) */
+    int is_reduce, chunk, reduce_k, reduce_ev; /* ... and its event in the rank's trace, placed at the call */
 };
 
 /* "pp_send(dst=2, tag F mb3 vs2)": an operation as reports name it (buf should hold 96 bytes). */

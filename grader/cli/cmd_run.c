@@ -69,6 +69,16 @@ static int run_table(run_opts *r, pp_flag *out) {
          .bit = PP_CLI_GIVEN_CHUNKS, .arg = "v",
          .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
          .dflt = "2 for {chunked}, else 1"},
+        {.name = "--dp", .kind = PP_FLAG_INT, .to = &c->D, .lo = 1, .hi = 64, .arg = "D",
+         .help = "data-parallel replicas of the pipeline: D x P ranks, replica d taking micro-batches d*M..d*M+M-1 "
+                 "of the global batch, gradients summed over replicas by pp_grad_reduce (dp1f1b, dpinterleaved)"},
+        {.name = "--reduce-alpha", .kind = PP_FLAG_NUM, .to = &c->reduce_alpha, .arg = "A",
+         .help = "virtual cost of each of the 2(D-1) steps of a gradient all-reduce's ring, in units of one block's "
+                 "forward"},
+        {.name = "--reduce-beta", .kind = PP_FLAG_NUM, .to = &c->reduce_beta, .arg = "B",
+         .help = "virtual cost of each byte a ring all-reduce moves: a chunk's reduce of G gradient bytes over D "
+                 "replicas costs 2(D-1)A + 2(D-1)/D G B (the default makes one block's reduce over two replicas at "
+                 "the default width cost about two block forwards: bandwidth-bound)"},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096, .arg = "L",
          .help = "blocks in the model, placed as --layout says", .dflt = "one per virtual stage"},
         {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout, .arg = "SPEC",

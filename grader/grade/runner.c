@@ -801,11 +801,11 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
     pp_run_result res, plain;
     pp_wire_in r;
     int ok = buf && file_open(&r, buf, len, j->token, KIND_RUN) == 0 &&
-             pp__result_decode(&r, rc.P, rc.v, rc.steps, &res) == 0, have_plain = 0;
+             pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &res) == 0, have_plain = 0;
     if (ok && tc->recompute && res.status == PP_OK) {
         pbuf = file_get(j->plain_path, &plen);
         have_plain = pbuf && file_open(&r, pbuf, plen, j->token, KIND_RUN) == 0 &&
-                     pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
+                     pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &plain) == 0;
     }
     pp_reference ref = {0}; /* stays empty when the run failed and no reference is read */
     char err[1400] = "";
