@@ -49,6 +49,7 @@ typedef struct pp_test_result {
     double score, max;
     /* figures for tables and reports */
     double bubble, theory;
+    double exposed, exposed_theory; /* lab 07: exposed communication measured and in theory (0 elsewhere) */
     int peak[PP_MAX_RANKS];
     int peak_bound[PP_MAX_RANKS];
     double grad_err;        /* worst per-tensor relative error of the gradients */
