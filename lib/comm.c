@@ -6,7 +6,6 @@
 
 #include "comm.h"
 #include "rank.h"
-#include "reduce.h"
 
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
     char tb[32];

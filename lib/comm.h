@@ -46,6 +46,11 @@ const char *pp__request_describe(const pp_request *q, char *buf, size_t len);
  * micro-batch 3, chunk 0 finished") into buf; NULL while t still has it. For the errors of pp.h's checks. */
 const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len);
 
+struct pp_rank;
+/* A gradient reduce's request is completed by the reduce itself (lib/reduce.c), which no transport sees:
+ * pp_wait and pp_waitall hand it there. */
+void pp__reduce_wait(struct pp_rank *r, pp_request *q);
+
 typedef struct pp_transport_ops {
     const char *name;
     /* Sets up the transport for world w (called once, before any step). Returns 0, or non-zero with the reason

@@ -20,9 +20,9 @@ void pp__reduce_rank_reset(pp_rank *r);
 void pp__reduce_rank_free(pp_rank *r);
 /* Rank r's step function returned or left: members waiting on its reduce must stop waiting. */
 void pp__reduce_rank_returned(pp_rank *r);
-/* Completes a reduce request of rank r (pp_wait, pp_waitall): copies the group's sum into r's gradients, moves
- * r's clock to the reduce's end, traces it. Does not return when the group can never complete it. */
-void pp__reduce_wait(pp_rank *r, pp_request *q);
+/* pp__reduce_wait (declared in comm.h, for pp_wait) completes a reduce request of rank r: it copies the group's
+ * sum into r's gradients, moves r's clock to the reduce's end and sets the event's times. It does not return when
+ * the group can never complete it. */
 /* The first of rank r's reduces not yet waited, or NULL (pp_optimizer_step refuses to step past one). */
 const pp_request *pp__reduce_in_flight(const pp_rank *r, int chunk);
 

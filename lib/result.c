@@ -67,9 +67,10 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->P = (int)pp__wire_get_i64(r, P, P);
     res->v = (int)pp__wire_get_i64(r, v, v);
     int nparams = (int)pp__wire_get_i64(r, 0, 1 << 20);
-    res->D = (int)pp__wire_get_i64(r, 1, P);
+    res->D = (int)pp__wire_get_i64(r, 0, P); /* 0: a result no run filled in (a failure before the run) */
+    if (res->D < 1) res->D = 1;
     res->replica_differs = (int)pp__wire_get_i64(r, 0, res->D - 1);
-    res->replica_rank = (int)pp__wire_get_i64(r, 0, P - 1);
+    res->replica_rank = (int)pp__wire_get_i64(r, 0, P > 0 ? P - 1 : 0);
     pp__wire_get_str(r, res->replica_param, sizeof res->replica_param);
     res->act_bytes = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
     res->wall_s = pp__wire_get_f64(r);

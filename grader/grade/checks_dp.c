@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "checks.h"
 #include "exposed.h"
 #include "schedules.h"
 
