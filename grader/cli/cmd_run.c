@@ -17,6 +17,8 @@
 #include "schedule.h"
 #include "host.h"
 #include "uids.h"
+#include "checks_dp.h"
+#include "exposed.h"
 #include "timeline.h"
 #include "tracefile.h"
 #include "transport.h"
@@ -27,6 +29,8 @@ static const char usage[] =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "  exposed communication: E (theory T)  with --dp (dp1f1b, dpinterleaved): how much longer the step is than\n"
+    "                            the same order with a free gradient reduce, against the canonical order's\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
     "Each rank's schedule runs in a sandboxed process of its own that may use only pp.h and memory; under mpirun\n"
     "or srun every process runs one rank over the mpi transport and rank 0 prints.\n";
@@ -195,10 +199,10 @@ static int mpi_launch(pp_cli_run *o) {
                             "and rebuild, or run pplab without %s\n", launcher, launcher);
         return -1;
     }
-    if (np > 0 && np != o->cfg.P) {
+    if (np > 0 && np != o->cfg.P * o->cfg.D) {
         if (me == 0)
-            fprintf(stderr, "pplab run: %s started %d processes but --stages is %d: use %s %d\n", launcher, np,
-                    o->cfg.P, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", o->cfg.P);
+            fprintf(stderr, "pplab run: %s started %d processes but --stages x --dp is %d: use %s %d\n", launcher,
+                    np, o->cfg.P * o->cfg.D, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", o->cfg.P * o->cfg.D);
         return -1;
     }
     o->cfg.transport = "mpi";
@@ -243,6 +247,12 @@ static int run_canonical(const pp_cli_run *o) {
     printf("peak stashes:");
     for (int r = 0; r < c->P; r++) printf(" %d", pp__schedule_peak(&s, r));
     printf("\n");
+    if (pp__checks_dp_applies(c)) {
+        int formula;
+        double step, span, exposed = pp__theory_exposed_replay(c, &step, &span), theory = pp__theory_exposed(c, &formula);
+        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n", exposed,
+               theory, formula ? "formula" : "replay", step, span);
+    }
     if (note[0]) printf("theory: the canonical order replayed %s\n", note);
     if (o->per_rank) {
         printf("bubble per rank:");
@@ -251,7 +261,7 @@ static int run_canonical(const pp_cli_run *o) {
     }
     int rc = 0;
     char err[512];
-    if (o->trace && pp__tracefile_write(tr, c->P, o->trace, err, sizeof err)) {
+    if (o->trace && pp__tracefile_write(tr, c->P, 1, o->trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o->trace) {
@@ -367,7 +377,7 @@ static int run_main(int argc, char **argv) {
         pp__result_free(&res);
         return 1;
     }
-    int P = o.cfg.P;
+    int P = res.P; /* every rank of the run: D replicas of the pipeline */
     if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
     int ops = 0;
     for (int r = 0; r < P; r++) ops += res.traces[r].n;
@@ -391,6 +401,12 @@ static int run_main(int argc, char **argv) {
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
+    if (pp__checks_dp_applies(&o.cfg)) {
+        int formula;
+        double free_span = pp__run_free_span(&o.cfg, res.traces), theory = pp__theory_exposed(&o.cfg, &formula);
+        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n",
+               res.step_time - free_span, theory, formula ? "formula" : "replay", res.step_time, free_span);
+    }
     print_step_time(res.step_s, o.cfg.steps);
     if (o.per_rank) {
         printf("bubble per rank:");
@@ -413,7 +429,7 @@ static int run_main(int argc, char **argv) {
     }
     fflush(stdout);
     int rc = ops ? 0 : 1; /* a run that did no work is no success */
-    if (o.trace && pp__tracefile_write(res.traces, P, o.trace, err, sizeof err)) {
+    if (o.trace && pp__tracefile_write(res.traces, P, res.D, o.trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o.trace) {
