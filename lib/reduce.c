@@ -1,7 +1,11 @@
 /* reduce.c: pp_grad_reduce and pp_grad_ireduce, for ranks that share a process (the threads transport). A
  * member's call copies its chunk's gradients to the group's slot for its k-th reduce of the step; the member
  * that arrives last sums the slot in replica order and fixes the reduce's place on the virtual clock; each
- * member, when it waits, copies the sum back into its own gradients (on its own thread, so on its own device). */
+ * member, when it waits, copies the sum back into its own gradients (on its own thread, so on its own device).
+ * Under the mpi transport (one rank per process) a call only records its gradients and its clock, and the wait
+ * completes every reduce up to the one waited, in the order they were started, on the group's communicator:
+ * replica 0's rank gathers the members' gradients, sums them in replica order and places the reduce on the
+ * lane as the threads do, then broadcasts the sum and the times, so that both transports give the same bits. */
 #include "reduce.h"
 
 #include <errno.h>
@@ -10,6 +14,7 @@
 #include <time.h>
 
 #include "comm.h"
+#include "transport.h"
 
 /* One of a group's reduces in the current step. */
 typedef struct slot {
@@ -26,11 +31,27 @@ typedef struct slot {
     float *sum;
 } slot;
 
+/* Under MPI, rank r's k-th reduce of the step, from its call to its completion. */
+typedef struct mpi_rec {
+    int chunk, done;
+    double clock, start, end;
+    size_t n;
+    float *grads;            /* at the call; the sum once done */
+} mpi_rec;
+
+/* What a gathered or broadcast part starts with, before the floats. */
+typedef struct mpi_head {
+    double chunk, clock, start, end;
+} mpi_head;
+
 struct pp_reduce_world {
     pthread_mutex_t lock;
     pthread_cond_t cv;
     int D, P, v;
     slot *slots;             /* [p * v + k]: group p's reduce k */
+    mpi_rec *mpi;            /* under MPI: the local rank's reduces of the step, [k] */
+    int mpi_done;            /* ... how many of them are complete */
+    double mpi_lane;         /* ... the end of the last complete one (replica 0's rank: the group's lane) */
 };
 
 void pp__reduce_world_init(pp_world *w) {
@@ -44,6 +65,7 @@ void pp__reduce_world_init(pp_world *w) {
         g->slots[i].member_step = pp__xcalloc((size_t)g->D, sizeof(int));
         g->slots[i].contrib = pp__xcalloc((size_t)g->D, sizeof(float *));
     }
+    g->mpi = pp__xcalloc((size_t)g->v, sizeof *g->mpi);
     w->reduce = g;
 }
 
@@ -57,6 +79,8 @@ void pp__reduce_world_free(pp_world *w) {
         free(g->slots[i].sum);
     }
     free(g->slots);
+    for (int k = 0; k < g->v; k++) free(g->mpi[k].grads);
+    free(g->mpi);
     pthread_cond_destroy(&g->cv);
     pthread_mutex_destroy(&g->lock);
     free(g);
@@ -68,6 +92,8 @@ void pp__reduce_rank_init(pp_rank *r) {
 }
 
 void pp__reduce_rank_reset(pp_rank *r) {
+    struct pp_reduce_world *g = r->world->reduce;
+    if (g && r->world->local_rank >= 0) g->mpi_done = 0, g->mpi_lane = 0;
     r->reduces = 0;
     r->step_returned = 0;
     for (int c = 0; r->reduced && c < r->cfg->v; c++) r->reduced[c] = 0;
@@ -129,6 +155,8 @@ static void slot_finish(struct pp_reduce_world *g, const pp_rank *r, slot *s, in
     s->done = 1;
 }
 
+static void add_event(pp_rank *r, pp_request *q, int chunk, size_t n);
+
 static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
     pp__rank_check(r);
     const pp_run_config *c = r->cfg;
@@ -150,8 +178,16 @@ static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
     q->wall_post = pp__now() - r->wall0;
     q->all_next = r->requests;
     r->requests = q;
-    slot *s = &g->slots[r->pipe * g->v + k];
     size_t n = chunk_floats(r, chunk);
+    if (r->world->local_rank >= 0) {
+        mpi_rec *m = &g->mpi[k];
+        free(m->grads);
+        *m = (mpi_rec){.chunk = chunk, .clock = r->clock, .n = n, .grads = pp__xmalloc(n * sizeof(float) + 1)};
+        grads_out(r, chunk, m->grads);
+        add_event(r, q, chunk, n);
+        return q;
+    }
+    slot *s = &g->slots[r->pipe * g->v + k];
     float *mine = NULL;
     if (g->D > 1) {
         mine = pp__xmalloc(n * sizeof(float));
@@ -183,8 +219,14 @@ static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
         pthread_cond_broadcast(&g->cv);
     }
     pthread_mutex_unlock(&g->lock);
-    /* the event sits where the call was, among the rank's ops, so that a backward of the chunk after it shows; its
-     * times are the lane's, set when it completes */
+    add_event(r, q, chunk, n);
+    return q;
+}
+
+/* The event sits where the call was, among the rank's ops, so that a backward of the chunk after it shows; its
+ * times are the lane's, set when it completes. */
+static void add_event(pp_rank *r, pp_request *q, int chunk, size_t n) {
+    const pp_run_config *c = r->cfg;
     pp_event e = {.rank = r->id,
                   .op = PP_OP_REDUCE,
                   .mb = -1,
@@ -200,7 +242,6 @@ static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
                   .vend = r->clock};
     q->reduce_ev = r->trace.n;
     pp__trace_add(&r->trace, &e);
-    return q;
 }
 
 pp_request *pp_grad_ireduce(pp_rank *r, int chunk) { return reduce_start(r, chunk, "pp_grad_ireduce"); }
@@ -217,8 +258,70 @@ const pp_request *pp__reduce_in_flight(const pp_rank *r, int chunk) {
     return NULL;
 }
 
+/* Under MPI: completes the local rank's reduce k (all before it being complete) with its group. */
+static void mpi_complete(pp_rank *r, struct pp_reduce_world *g, int k, const char *api) {
+    mpi_rec *m = &g->mpi[k];
+    size_t part = sizeof(mpi_head) + m->n * sizeof(float);
+    unsigned char *mine = pp__xmalloc(part), *all = r->replica == 0 ? pp__xmalloc(part * (size_t)g->D) : NULL;
+    mpi_head h = {.chunk = m->chunk, .clock = m->clock};
+    memcpy(mine, &h, sizeof h);
+    memcpy(mine + sizeof h, m->grads, m->n * sizeof(float));
+    int failed = pp__mpi_dp_gather(r->world, mine, part, all);
+    if (!failed && r->replica == 0) {
+        /* the same sum and the same lane as the threads' slot_finish */
+        float *sum = (float *)(mine + sizeof h);
+        double clock_max = h.clock;
+        for (int d = 1; d < g->D && !failed; d++) {
+            mpi_head hd;
+            memcpy(&hd, all + (size_t)d * part, sizeof hd);
+            if ((int)hd.chunk != m->chunk) failed = 2;
+            if (hd.clock > clock_max) clock_max = hd.clock;
+            const float *theirs = (const float *)(all + (size_t)d * part + sizeof hd);
+            for (size_t i = 0; i < m->n; i++) sum[i] += theirs[i];
+        }
+        h.start = clock_max > g->mpi_lane ? clock_max : g->mpi_lane;
+        h.end = h.start + pp__config_reduce_cost(r->cfg, (double)m->n * sizeof(float));
+        h.chunk = failed == 2 ? -1 : m->chunk;
+        memcpy(mine, &h, sizeof h);
+    }
+    if (failed != 1) failed = pp__mpi_dp_bcast(r->world, mine, part) ? 1 : 0;
+    free(all);
+    if (!failed) memcpy(&h, mine, sizeof h);
+    if (!failed && (int)h.chunk != m->chunk) failed = 2;
+    if (!failed) {
+        memcpy(m->grads, mine + sizeof h, m->n * sizeof(float));
+        m->start = h.start, m->end = h.end, m->done = 1;
+        g->mpi_lane = h.end;
+        g->mpi_done = k + 1;
+    }
+    free(mine);
+    if (failed == 2)
+        pp__rank_abort(r, PP_ERR_USAGE, "every replica reduces its chunks in the same order (a collective matches "
+                       "by order: NCCL would hang)", "%s: reduce %d of the step is chunk %d here, another chunk in "
+                       "another replica", api, k, m->chunk);
+    if (failed)
+        pp__rank_abort(r, PP_ERR_DEADLOCK, "every rank of a stage's data-parallel group reduces each of its chunks "
+                       "once per step, in the same order", "%s(chunk %d): the other replicas' ranks of stage %d did "
+                       "not all join this reduce (one failed, or none came within --deadline %g s)", api, m->chunk,
+                       r->pipe, r->cfg->deadline_s);
+}
+
 void pp__reduce_wait(pp_rank *r, pp_request *q) {
     struct pp_reduce_world *g = r->world->reduce;
+    if (r->world->local_rank >= 0) {
+        snprintf(r->blocked_buf, sizeof r->blocked_buf, "%s(chunk %d)", q->api, q->chunk);
+        r->blocked_in = r->blocked_buf;
+        while (g->mpi_done <= q->reduce_k) mpi_complete(r, g, g->mpi_done, q->api);
+        r->blocked_in = NULL;
+        mpi_rec *m = &g->mpi[q->reduce_k];
+        grads_in(r, q->chunk, m->grads);
+        pp_event *e = &r->trace.ev[q->reduce_ev];
+        e->vstart = m->start, e->vend = m->end;
+        e->wall_end = pp__now() - r->wall0;
+        if (m->end > r->clock) r->clock = m->end;
+        q->waited = 1;
+        return;
+    }
     slot *s = &g->slots[r->pipe * g->v + q->reduce_k];
     snprintf(r->blocked_buf, sizeof r->blocked_buf, "%s(chunk %d)", q->api, q->chunk);
     r->blocked_in = r->blocked_buf;

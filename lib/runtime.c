@@ -257,8 +257,9 @@ static void compare_replicas(pp_world *w, pp_run_result *res) {
     res->replica_differs = 0;
     for (int d = 1; d < c->D && !res->replica_differs; d++)
         for (int p = 0; p < c->P && !res->replica_differs; p++) {
+            /* under MPI each process holds one rank: the others' weights are not here to compare */
+            if (!rank_is_local(w, p) || !rank_is_local(w, d * c->P + p)) continue;
             pp_rank *a = &w->ranks[p], *b = &w->ranks[d * c->P + p];
-            if (!rank_is_local(w, a->id) || !rank_is_local(w, b->id)) continue;
             for (int ch = 0; ch < c->v && !res->replica_differs; ch++)
                 for (int i = 0; i < a->chunks[ch].nparams; i++) {
                     pp_tensor *wa = a->chunks[ch].params[i].w, *wb = b->chunks[ch].params[i].w;
