@@ -201,8 +201,9 @@ static int mpi_launch(pp_cli_run *o) {
     }
     if (np > 0 && np != o->cfg.P * o->cfg.D) {
         if (me == 0)
-            fprintf(stderr, "pplab run: %s started %d processes but --stages x --dp is %d: use %s %d\n", launcher,
-                    np, o->cfg.P * o->cfg.D, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", o->cfg.P * o->cfg.D);
+            fprintf(stderr, "pplab run: %s started %d processes but --stages %sis %d: use %s %d\n", launcher, np,
+                    o->cfg.D > 1 ? "x --dp " : "", o->cfg.P * o->cfg.D, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n",
+                    o->cfg.P * o->cfg.D);
         return -1;
     }
     o->cfg.transport = "mpi";

@@ -669,8 +669,8 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != w->P) {
         const char *launcher = pp__mpi_env_launcher();
-        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages x --dp is %d: use %s %d",
-                 launcher ? launcher : "mpirun", size, w->P,
+        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages %sis %d: use %s %d",
+                 launcher ? launcher : "mpirun", size, w->cfg->D > 1 ? "x --dp " : "", w->P,
                  launcher && !strcmp(launcher, "srun") ? "srun -n" : "mpirun -np", w->P);
         if (owns) MPI_Finalize();
         return -1;
