@@ -202,9 +202,10 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (c->D > 1 && def->reduce == PP_REDUCE_NONE)
         return BAD("--dp %d needs a data-parallel schedule (dp1f1b or dpinterleaved): the %s schedule is one "
                    "pipeline", c->D, def->title);
-    if (c->D > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi"))
-        return BAD("--dp %d runs on the threads and mpi transports: the %s transport has no gradient reduce yet",
-                   c->D, c->transport);
+    /* nccl's ranks are threads of one process too: the reduce is reduce.c's in-process one, in replica order */
+    if (c->D > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
+        strcmp(c->transport, "nccl"))
+        return BAD("--dp %d runs on the threads, mpi and nccl transports, not on %s", c->D, c->transport);
     if (c->reduce_alpha < 0 || c->reduce_beta < 0)
         return BAD("--reduce-alpha %g and --reduce-beta %g must be >= 0", c->reduce_alpha, c->reduce_beta);
     if (c->v > 1 && !def->chunked)
