@@ -10,14 +10,15 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: pplab bench [comm|gemm|pipeline|sandbox|all] [flag ...]\n"
+    "usage: pplab bench [comm|gemm|pipeline|sandbox|reduce|all] [flag ...]\n"
     "Prints figures, each against a baseline measured in the same run; asserts nothing.\n"
     "  comm      ping-pong round trip between two thread ranks (rendezvous and eager) vs memcpy bandwidth\n"
     "  gemm      the cpu backend's GEMM slot vs cblas_sgemm called directly, at the model's shapes\n"
     "  pipeline  GPipe on 2 ranks vs the same work on 1 rank: wall time against the bubble, CPU-time overhead\n"
     "  sandbox   one pp.h call's round trip through a sandboxed driver, and grading the solutions sandboxed vs\n"
     "            in-process\n"
-    "  all       all four (the default)\n";
+    "  reduce    pp_grad_reduce between 2 and 4 thread replicas vs memcpy bandwidth, beside the virtual cost\n"
+    "  all       all five (the default)\n";
 
 static const char notes[] = "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says "
                            "why).\n";
@@ -37,11 +38,12 @@ static int bench_flags(pp_flag *out) {
 /* The one benchmark named, or all. */
 static void which_operand(void *ctx, const char *a) {
     const char **which = ctx;
-    if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "pipeline") && strcmp(a, "sandbox") && strcmp(a, "all"))
-        pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox or all", a);
+    if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "pipeline") && strcmp(a, "sandbox") && strcmp(a, "reduce") &&
+        strcmp(a, "all"))
+        pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox, reduce or all", a);
     if (*which)
-        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox or all", *which,
-                     a);
+        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox, reduce or all",
+                     *which, a);
     *which = a;
 }
 
@@ -79,7 +81,8 @@ static int bench_main(int argc, char **argv) {
     } benches[] = {{"comm", pp__bench_comm},
                    {"gemm", pp__bench_gemm},
                    {"pipeline", pp__bench_pipeline},
-                   {"sandbox", pp__bench_sandbox}};
+                   {"sandbox", pp__bench_sandbox},
+                   {"reduce", pp__bench_reduce}};
     int all = !strcmp(which, "all"), failed = 0;
     for (size_t i = 0; i < sizeof benches / sizeof *benches; i++) {
         if (!all && strcmp(which, benches[i].name)) continue;

@@ -24,5 +24,6 @@ int pp__bench_comm(const pp_bench_opts *o);
 int pp__bench_gemm(const pp_bench_opts *o);
 int pp__bench_pipeline(const pp_bench_opts *o);
 int pp__bench_sandbox(const pp_bench_opts *o);
+int pp__bench_reduce(const pp_bench_opts *o);
 
 #endif /* PP_BENCH_H */

@@ -14,6 +14,10 @@ const char *pp__op_describe(const char *api, int is_send, int peer, int tag, cha
 }
 
 const char *pp__request_describe(const pp_request *q, char *buf, size_t len) {
+    if (q->is_reduce) {
+        snprintf(buf, len, "%s(chunk %d)", q->api, q->chunk);
+        return buf;
+    }
     const char *api = q->api ? q->api : q->is_send ? "pp_send" : "pp_recv";
     return pp__op_describe(api, q->is_send, q->peer, q->tag, buf, len);
 }
@@ -38,7 +42,14 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
 static void check_peer(pp_rank *r, const char *api, int peer, int tag, int is_send) {
     pp__rank_check(r);
     if (peer >= 0 && peer < r->cfg->P) return;
-    int dir, mb, vs, S = r->cfg->P * r->cfg->v;
+    int dir, mb, vs, S = r->cfg->P * r->cfg->v, P = r->cfg->P;
+    /* ranks are addressed within the replica, so another replica's rank has no address: a number past P-1 is
+     * what a program that counted ranks over the whole grid would pass */
+    if (r->cfg->D > 1 && peer >= P && peer < P * r->cfg->D)
+        pp__rank_abort(r, PP_ERR_USAGE, "sends and receives stay within a replica, whose ranks are 0..P-1 "
+                       "(pp_rank_id); only pp_grad_reduce crosses replicas", "%s: rank %d does not exist in replica "
+                       "%d (P = %d): it would be rank %d of replica %d, which this rank cannot address",
+                       api, peer, r->replica, P, peer % P, peer / P);
     if (tag >= 0 && pp__tag_split(tag, &dir, &mb, &vs)) {
         int from = dir == PP_FWD ? vs - 1 : vs + 1, other = is_send ? vs : from;
         if (vs < 0 || vs >= S || from < 0 || from >= S) check_tag(r, api, tag, is_send, peer);
@@ -87,7 +98,7 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
                        "%s: invalid tag %d", api, tag);
     if (!pp__tag_split(tag, &dir, &mb, &vs)) return; /* a raw tag of the program's own: no topology to check */
     pp__tag_describe(tag, tb, sizeof tb);
-    int me = r->id, sender = is_send ? me : peer, receiver = is_send ? peer : me;
+    int me = r->pipe, sender = is_send ? me : peer, receiver = is_send ? peer : me;
     if (boundary_fits(r, dir, mb, vs, sender, receiver)) return;
     pp__op_describe(api, is_send, peer, tag, call, sizeof call);
     int from = dir == PP_FWD ? vs - 1 : vs + 1;
@@ -129,7 +140,7 @@ static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_te
     pp_request *q = pp__xcalloc(1, sizeof *q);
     q->is_send = is_send;
     q->rank = r->id;
-    q->peer = peer;
+    q->peer = r->replica * r->cfg->P + peer; /* the transports address the world's ranks */
     q->tag = tag;
     q->t = t;
     q->api = api;
@@ -304,7 +315,8 @@ static void check_request(pp_rank *r, const char *api, pp_request *q) {
 
 void pp_wait(pp_rank *r, pp_request *req) {
     check_request(r, "pp_wait", req);
-    wait_all(r, &req, 1, "pp_wait");
+    if (req->is_reduce) pp__reduce_wait(r, req);
+    else wait_all(r, &req, 1, "pp_wait");
 }
 
 void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
@@ -317,7 +329,21 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
             if (reqs[j] == reqs[i])
                 pp__rank_abort(r, PP_ERR_USAGE, "list each request once", "pp_waitall: request %d repeated", i);
     }
-    if (n) wait_all(r, reqs, n, "pp_waitall");
+    /* messages first, through the transport, then the reduces (which no transport sees), in the list's order */
+    int msgs = 0;
+    for (int i = 0; i < n; i++) msgs += !reqs[i]->is_reduce;
+    if (msgs == n) {
+        if (n) wait_all(r, reqs, n, "pp_waitall");
+        return;
+    }
+    /* kept on the rank (freed with its step): a failing wait leaves by longjmp */
+    r->wait_scratch = pp__xrealloc(r->wait_scratch, ((size_t)msgs + 1) * sizeof *r->wait_scratch);
+    pp_request **m = r->wait_scratch;
+    for (int i = 0, k = 0; i < n; i++)
+        if (!reqs[i]->is_reduce) m[k++] = reqs[i];
+    if (msgs) wait_all(r, m, msgs, "pp_waitall");
+    for (int i = 0; i < n; i++)
+        if (reqs[i]->is_reduce) pp__reduce_wait(r, reqs[i]);
 }
 
 void pp_group_start(pp_rank *r) {

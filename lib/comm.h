@@ -33,6 +33,9 @@ struct pp_request {
      * program, whichever side posted first */
     char *error;
     int error_status;
+    /* a gradient all-reduce (reduce.c), waited by pp_wait/pp_waitall like a message but never by a transport:
+     * its chunk, and its place among the rank's reduces of the step (the group's reduce it joins) */
+    int is_reduce, chunk, reduce_k, reduce_ev; /* ... and its event in the rank's trace, placed at the call */
 };
 
 /* "pp_send(dst=2, tag F mb3 vs2)": an operation as reports name it (buf should hold 96 bytes). */
@@ -42,6 +45,11 @@ const char *pp__request_describe(const pp_request *q, char *buf, size_t len);
 /* When t's memory went early, how ("when its pp_send(dst=1, tag F mb0 vs1) completed", "when the backward of
  * micro-batch 3, chunk 0 finished") into buf; NULL while t still has it. For the errors of pp.h's checks. */
 const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len);
+
+struct pp_rank;
+/* A gradient reduce's request is completed by the reduce itself (lib/reduce.c), which no transport sees:
+ * pp_wait and pp_waitall hand it there. */
+void pp__reduce_wait(struct pp_rank *r, pp_request *q);
 
 typedef struct pp_transport_ops {
     const char *name;

@@ -12,6 +12,9 @@ void pp__config_defaults(pp_run_config *c) {
     c->P = 2;
     c->M = 4;
     c->v = 1;
+    c->D = 1;
+    c->reduce_alpha = PP_REDUCE_ALPHA_DEFAULT;
+    c->reduce_beta = PP_REDUCE_BETA_DEFAULT;
     c->layers = 0; /* 0: one block per virtual stage */
     c->mb_size = 4;
     c->seq = 16;
@@ -171,6 +174,20 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
     return halves * f + (rebuilt ? f : 0);
 }
 
+double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
+    int D = c->D;
+    if (D <= 1) return 0;
+    return 2.0 * (D - 1) * c->reduce_alpha + 2.0 * (D - 1) / D * bytes * c->reduce_beta;
+}
+
+double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
+    pp_model_dims d;
+    pp__config_model_dims(c, &d);
+    int S = c->P * c->v;
+    return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), vstage == 0, vstage == S - 1) *
+           sizeof(float);
+}
+
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
     char names[256];
@@ -180,6 +197,17 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (c->P < 1 || c->P > 64) return BAD("--stages %d is out of range: use 1..64", c->P);
     if (c->M < 1 || c->M > 1024) return BAD("--microbatches %d is out of range: use 1..1024", c->M);
     if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
+    if (c->D < 1 || c->D > 64) return BAD("--dp %d is out of range: use 1..64", c->D);
+    if (c->D * c->P > 256) return BAD("--dp %d x --stages %d = %d ranks: use at most 256", c->D, c->P, c->D * c->P);
+    if (c->D > 1 && def->reduce == PP_REDUCE_NONE)
+        return BAD("--dp %d needs a data-parallel schedule (dp1f1b or dpinterleaved): the %s schedule is one "
+                   "pipeline", c->D, def->title);
+    /* nccl's ranks are threads of one process too: the reduce is reduce.c's in-process one, in replica order */
+    if (c->D > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
+        strcmp(c->transport, "nccl"))
+        return BAD("--dp %d runs on the threads, mpi and nccl transports, not on %s", c->D, c->transport);
+    if (c->reduce_alpha < 0 || c->reduce_beta < 0)
+        return BAD("--reduce-alpha %g and --reduce-beta %g must be >= 0", c->reduce_alpha, c->reduce_beta);
     if (c->v > 1 && !def->chunked)
         return BAD("--chunks %d needs --schedule %s (the %s schedule has one chunk per rank)", c->v,
                    pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule);

@@ -11,7 +11,11 @@ typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 
 typedef struct pp_run_config {
     const char *schedule;   /* a row of the schedule table (lib/schedules.c): which order and theory apply */
-    int P, M, v;            /* ranks, micro-batches, chunks per rank */
+    int P, M, v;            /* pipeline stages (ranks of one replica), micro-batches per replica, chunks per rank */
+    int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
+                               replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
+    double reduce_alpha;    /* the gradient all-reduce's cost per message (a ring's step), virtual units */
+    double reduce_beta;     /* ... and per byte: a ring over D ranks costs 2(D-1)a + 2(D-1)/D * bytes * b */
     int layers;             /* blocks in the model; 0: one per virtual stage (or the layout's sum) */
     const char *layout;     /* blocks per virtual stage (pp__config_layout); NULL or "": as even as possible */
     int mb_size;            /* samples per micro-batch */
@@ -68,5 +72,14 @@ int pp__config_messages(const pp_run_config *c);
  * half of a split one), plus one more when it first rebuilds a checkpointed stash. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage);
 double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt);
+/* The virtual cost of one gradient all-reduce of `bytes` over the D replicas (a ring): 2(D-1)*alpha +
+ * 2(D-1)/D * bytes * beta; 0 at D = 1, where there is nothing to reduce. */
+double pp__config_reduce_cost(const pp_run_config *c, double bytes);
+/* Bytes of the weight gradients of virtual stage vstage (what its chunk's reduce moves). */
+double pp__config_grad_bytes(const pp_run_config *c, int vstage);
+/* The defaults of --reduce-alpha and --reduce-beta: at the default width a chunk's reduce over two replicas costs
+ * about two block forwards, almost all of it bandwidth (a bandwidth-bound grid). */
+#define PP_REDUCE_ALPHA_DEFAULT 0.05
+#define PP_REDUCE_BETA_DEFAULT 1.5e-5
 
 #endif /* PP_CONFIG_H */

@@ -53,6 +53,11 @@ static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int co
 enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
 enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
 
+long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head) {
+    long h = d->hidden, f = d->ffn, V = d->vocab;
+    return (has_embed ? V * h : 0) + nblocks * (3 * h + 2 * h * f + f) + (has_head ? 2 * h + h * V + V : 0);
+}
+
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be) {
     memset(s, 0, sizeof *s);

@@ -38,6 +38,9 @@ typedef struct pp_model_stash pp_model_stash;
  * stage holds it (the reference model and any partition agree bit for bit). Gradients start at zero. */
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be);
+/* Parameters (floats) of a stage of nblocks blocks, with the embedding and the head as flagged: what
+ * pp__model_init makes, counted without making it (the reduce's cost model needs the bytes). */
+long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head);
 /* Frees the stage's parameters, gradients and optimizer moments; s is zeroed and may be initialised again. */
 void pp__model_free(pp_stage_model *s);
 /* Sets every gradient of the stage to zero (before a step: backwards only add to them). */

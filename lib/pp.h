@@ -13,8 +13,15 @@
  * stage s lives on rank s mod P) for every schedule but the V-shaped ones (ZBV, DualPipeV), where rank r holds
  * virtual stages r and 2P-1-r, so two neighbouring stages, P-1 and P, share rank P-1. A stage's depth (how many
  * blocks, so what its ops cost) comes from the run's layout: as even as the block count allows by default,
- * uneven with --layout. M micro-batches make one global batch. Virtual stage 0 embeds the tokens itself; the last
- * virtual stage ends in the loss.
+ * uneven with --layout. M micro-batches make one replica's batch. Virtual stage 0 embeds the tokens itself; the
+ * last virtual stage ends in the loss.
+ *
+ * Data parallelism (--dp D, lab 07). The run may hold D replicas of that pipeline, D*P ranks: rank (d, p) holds
+ * stage p of replica d. Everything above is within one replica: pp_rank_id is p, ranks are addressed 0..P-1 in
+ * the caller's own replica (another replica's ranks have no address, so a message never crosses replicas), and
+ * replica d's micro-batch mb is micro-batch d*M + mb of the global batch of D*M. The D ranks holding stage p form
+ * its data-parallel group: pp_grad_reduce sums their gradients, so that every replica steps the same weights. At
+ * D = 1 (the default) there is one replica and a reduce is free.
  *
  * Ownership. You never free a tensor: the library does, at the end of the step, or earlier for two kinds that a
  * pipeline is done with long before, so that memory follows the schedule instead of growing with M: a tensor
@@ -41,15 +48,19 @@ extern "C" {
 typedef struct pp_rank pp_rank;       /* one pipeline rank: its stages, its clock, its channel to the others */
 typedef struct pp_tensor pp_tensor;   /* an activation or gradient on the rank's device */
 typedef struct pp_stash pp_stash;     /* what a forward keeps for its backward (counted activation memory) */
-typedef struct pp_request pp_request; /* a nonblocking send or receive in flight */
+typedef struct pp_request pp_request; /* a nonblocking send, receive or gradient reduce in flight */
 
 /* Direction of a boundary message, for pp_tag(). */
 typedef enum { PP_FWD = 0, PP_BWD = 1 } pp_dir;
 
 /* ---- who am I ------------------------------------------------------------------------------------------ */
 
-/* This rank's index, 0..P-1. */
+/* This rank's index in its pipeline, 0..P-1 (its stage p; the same in every replica). */
 int pp_rank_id(const pp_rank *r);
+/* This rank's replica d, 0..D-1: it takes micro-batches d*M .. d*M+M-1 of the global batch. */
+int pp_rank_replica(const pp_rank *r);
+/* D: the number of replicas of the pipeline (--dp; 1 unless the run asks for data parallelism). */
+int pp_rank_replicas(const pp_rank *r);
 /* P: the number of ranks (pipeline stages when v = 1). */
 int pp_rank_stages(const pp_rank *r);
 /* M: the number of micro-batches in this step. */
@@ -89,7 +100,8 @@ pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy);
 void pp_stage_backward_weight(pp_rank *r, pp_stash *stash);
 
 /* The seed of the backward on the last virtual stage: d(total loss)/d(this micro-batch's loss). The total loss
- * of a step is the mean over all its samples, so with M equal micro-batches the right value is 1.0f / M. */
+ * of a step is the mean over all its samples, so with M equal micro-batches the right value is 1.0f / M; over D
+ * replicas, whose reduce sums their gradients, 1.0f / (D * M). */
 pp_tensor *pp_loss_grad(pp_rank *r, float scale);
 
 /* ---- activation stashes -------------------------------------------------------------------------------- */
@@ -111,6 +123,22 @@ void pp_optimizer_step(pp_rank *r);
 /* Sets this rank's gradient buffers to zero. The library already does so before each step. */
 void pp_grad_zero(pp_rank *r);
 
+/* ---- data parallelism: the gradient all-reduce ------------------------------------------------------ */
+
+/* Sums the weight gradients of this rank's chunk over its data-parallel group (the D ranks holding the same
+ * stage, one per replica) and leaves the sum in each member's gradient buffers: a blocking all-reduce. Sums, does
+ * not average: scale the loss by 1/(D*M) instead. Call it once per chunk per step, after the chunk's last
+ * backward (both halves when split) and before pp_optimizer_step; every member must reduce its chunks in the same
+ * order. Virtual time: a ring all-reduce of B gradient bytes costs 2(D-1)*alpha + 2(D-1)/D * B * beta
+ * (--reduce-alpha, --reduce-beta); it starts once every member has called it and the group's previous reduce is
+ * done, runs on its own lane (compute and messages go on), and this call returns at its end. Free at D = 1. */
+void pp_grad_reduce(pp_rank *r, int chunk);
+
+/* The same reduce, started: returns at once, and pp_wait()/pp_waitall() completes it (the sum is in the gradient
+ * buffers only then, and the caller's clock moves to the reduce's end if it is later). Leave the chunk's gradients
+ * alone until then. pp_optimizer_step refuses to run while one is in flight. */
+pp_request *pp_grad_ireduce(pp_rank *r, int chunk);
+
 /* ---- messages ------------------------------------------------------------------------------------------ */
 
 /* The tag of a boundary message: direction, micro-batch and the virtual stage that RECEIVES it. A forward
@@ -120,7 +148,7 @@ void pp_grad_zero(pp_rank *r);
  * two stages live on one rank (the turn of a V) carries no message: pass the tensor straight to the next op. */
 int pp_tag(pp_dir dir, int mb, int vstage);
 
-/* Sends t to rank dst. In rendezvous mode (the default, as NCCL) it returns only once dst has posted the
+/* Sends t to rank dst of this replica (0..P-1; a dst outside that names no rank and is refused). In rendezvous mode (the default, as NCCL) it returns only once dst has posted the
  * matching receive; in eager mode it may return at once. Messages match on (source, destination, tag). */
 void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag);
 
@@ -133,7 +161,7 @@ pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag);
 /* Starts a receive and returns at once; *out is the tensor it fills, usable only after pp_wait(). */
 pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out);
 
-/* Blocks until req completes. Each request is waited exactly once. */
+/* Blocks until req (a send, a receive or a gradient reduce) completes. Each request is waited exactly once. */
 void pp_wait(pp_rank *r, pp_request *req);
 
 /* Blocks until all n requests complete (in any order). */

@@ -32,7 +32,8 @@ typedef struct pp_world pp_world;
 typedef struct pp_server pp_server;
 
 struct pp_rank {
-    int id;
+    int id;                  /* the world's index of this rank, d*P + p (what transports address) */
+    int pipe, replica;       /* p: its stage in the pipeline, 0..P-1 (pp_rank_id); d: its replica, 0..D-1 */
     const pp_run_config *cfg;
     pp_world *world;
     pp_backend *be;
@@ -59,6 +60,12 @@ struct pp_rank {
     char blocked_buf[160];
     /* optimizer */
     int opt_calls;           /* pp_optimizer_step calls this step */
+    /* gradient all-reduce (reduce.c) */
+    int reduces;             /* pp_grad_reduce / pp_grad_ireduce calls this step */
+    int *reduced;            /* per chunk: reduces of it this step */
+    pp_request **wait_scratch; /* pp_waitall's messages apart from its reduces */
+    int step_returned;       /* the step function has returned or left (the reduce's waits look at it) */
+
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
     int dloss_calls;         /* pp_loss_grad calls this step */
@@ -81,9 +88,12 @@ struct pp_rank {
     jmp_buf abort_jmp;
 };
 
+struct pp_reduce_world;
+
 struct pp_world {
     const pp_run_config *cfg;
-    int P;
+    int P;                   /* ranks in the world: D*P (the replicas' pipelines one after the other) */
+    struct pp_reduce_world *reduce; /* the data-parallel groups' state (reduce.c) */
     int local_rank;          /* -1 with threads (all ranks local); the process's rank under MPI */
     pp_rank *ranks;          /* P entries; under MPI only ranks[local_rank] is in use */
     const struct pp_transport_ops *tp;

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "reduce.h"
 #include "server.h"
 #include "host.h"
 #include "transport.h"
@@ -29,16 +30,18 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     const pp_run_config *c = w->cfg;
     memset(r, 0, sizeof *r);
     r->id = id;
+    r->pipe = id % c->P, r->replica = id / c->P;
     r->cfg = c;
     r->world = w;
-    r->be = pp__backend_open(c->backend, id, c->P, err, errlen);
+    r->be = pp__backend_open(c->backend, id, w->P, err, errlen);
     if (!r->be) return -1;
     pp_model_dims d;
     pp__config_model_dims(c, &d);
     int S = c->P * c->v;
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
+    pp__reduce_rank_init(r);
     for (int ch = 0; ch < c->v; ch++) {
-        int s = pp__config_vstage(c, id, ch);
+        int s = pp__config_vstage(c, r->pipe, ch);
         pp__model_init(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s), s == 0, s == S - 1,
                        r->be);
     }
@@ -87,6 +90,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->failed = 0;
     r->fail_msg[0] = 0;
     r->opt_calls = 0;
+    pp__reduce_rank_reset(r);
     memset(r->made, 0, sizeof r->made);
     r->dloss_calls = r->zero_scales = r->backwards = r->late_grad_zero = 0;
     r->last_loss_sum = 0;
@@ -107,6 +111,7 @@ static void rank_teardown(pp_rank *r) {
     if (r->chunks)
         for (int ch = 0; ch < r->cfg->v; ch++) pp__model_free(&r->chunks[ch]);
     free(r->chunks);
+    pp__reduce_rank_free(r);
     pp__backend_close(r->be);
 }
 
@@ -135,6 +140,7 @@ static void rank_run_step(pp_rank *r, pp_step_fn fn) {
         pp__rank_snapshot_grads(r);
     }
     if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
+    pp__reduce_rank_returned(r);
     w->tp->rank_exit(w, r->id);
     pp__rank_set_current(-1);
 }
@@ -212,6 +218,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     }
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
+    res->step_time = pp__trace_step_time(res->traces, P);
 }
 
 static void collect_params(pp_world *w, pp_run_result *res) {
@@ -243,11 +250,38 @@ static void collect_params(pp_world *w, pp_run_result *res) {
     }
 }
 
+/* Replicas 1..D-1 against replica 0: the same summed gradients make the same weights, bit for bit, so the first
+ * replica (and parameter) that differs names a reduce that did not happen or did not sum the same. */
+static void compare_replicas(pp_world *w, pp_run_result *res) {
+    const pp_run_config *c = w->cfg;
+    res->replica_differs = 0;
+    for (int d = 1; d < c->D && !res->replica_differs; d++)
+        for (int p = 0; p < c->P && !res->replica_differs; p++) {
+            /* under MPI each process holds one rank: the others' weights are not here to compare */
+            if (!rank_is_local(w, p) || !rank_is_local(w, d * c->P + p)) continue;
+            pp_rank *a = &w->ranks[p], *b = &w->ranks[d * c->P + p];
+            for (int ch = 0; ch < c->v && !res->replica_differs; ch++)
+                for (int i = 0; i < a->chunks[ch].nparams; i++) {
+                    pp_tensor *wa = a->chunks[ch].params[i].w, *wb = b->chunks[ch].params[i].w;
+                    float *ha = pp__xmalloc(wa->bytes), *hb = pp__xmalloc(wb->bytes);
+                    pp__tensor_to_host(wa, ha);
+                    pp__tensor_to_host(wb, hb);
+                    int differ = memcmp(ha, hb, wa->bytes) != 0;
+                    free(ha), free(hb);
+                    if (!differ) continue;
+                    res->replica_differs = d;
+                    res->replica_rank = p;
+                    snprintf(res->replica_param, sizeof res->replica_param, "%s", a->chunks[ch].params[i].name);
+                    break;
+                }
+        }
+}
+
 /* One driver per rank this process runs (all of them with threads, its own under MPI), before the transport
  * starts: MPI forbids fork() after MPI_Init. Returns 0, or -1 with the reason in err. */
 static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_server **srv, char *err, size_t len) {
     int mpi = cfg->transport && !strcmp(cfg->transport, "mpi"), only = mpi ? pp__mpi_env_rank() : -1;
-    for (int i = 0; i < cfg->P; i++) {
+    for (int i = 0; i < cfg->P * cfg->D; i++) {
         if (only >= 0 && i != only) continue;
         if (!(srv[i] = pp__server_start(cfg, prog->sandbox, prog->symbol, i, err, len))) return -1;
     }
@@ -256,7 +290,8 @@ static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_se
 
 pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res) {
     memset(res, 0, sizeof *res);
-    res->P = cfg->P;
+    res->P = cfg->P * cfg->D;
+    res->D = cfg->D;
     res->v = cfg->v;
     char err[512];
     if (pp__config_check(cfg, err, sizeof err)) {
@@ -265,9 +300,10 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         return res->status;
     }
     pp_step_fn fn = prog->sandbox ? pp__server_step : prog->fn;
-    pp_server **srv = pp__xcalloc((size_t)cfg->P, sizeof *srv);
+    int N = cfg->P * cfg->D; /* the world's ranks: D replicas of the P-stage pipeline */
+    pp_server **srv = pp__xcalloc((size_t)N, sizeof *srv);
     if (prog->sandbox && servers_start(cfg, prog, srv, err, sizeof err)) {
-        for (int i = 0; i < cfg->P; i++) pp__server_stop(srv[i], 0);
+        for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
         free(srv);
         res->status = PP_ERR_SANDBOX;
         snprintf(res->error, sizeof res->error, "%s", err);
@@ -276,7 +312,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     pp_world w;
     memset(&w, 0, sizeof w);
     w.cfg = cfg;
-    w.P = cfg->P;
+    w.P = N;
     w.local_rank = -1;
     w.no_params = prog->no_params;
     w.wake_all = wake_all;
@@ -284,7 +320,8 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     w.rank_failed = rank_failed;
     pthread_mutex_init(&w.fail_lock, NULL);
     w.tp = pp__transport_find(cfg->transport, err, sizeof err);
-    w.ranks = pp__xcalloc((size_t)cfg->P, sizeof *w.ranks);
+    w.ranks = pp__xcalloc((size_t)N, sizeof *w.ranks);
+    pp__reduce_world_init(&w);
     res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
     res->step_s = pp__xcalloc((size_t)cfg->steps, sizeof(double));
     res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
@@ -297,7 +334,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         snprintf(res->error, sizeof res->error, "%s", w.error[0] ? w.error : "transport setup failed");
     } else {
         ready = tp_up = 1;
-        for (int i = 0; i < cfg->P && ready; i++)
+        for (int i = 0; i < N && ready; i++)
             if (rank_is_local(&w, i) && rank_setup(&w, &w.ranks[i], i, err, sizeof err)) {
                 res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
                 snprintf(res->error, sizeof res->error, "%s", err);
@@ -316,7 +353,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     double t0 = pp__now();
     for (int step = 0; ready && step < cfg->steps; step++) {
         double wall0 = pp__now();
-        for (int i = 0; i < cfg->P; i++)
+        for (int i = 0; i < N; i++)
             if (rank_is_local(&w, i)) rank_step_reset(&w.ranks[i], step, wall0);
         if (w.local_rank >= 0) {
             rank_run_step(&w.ranks[w.local_rank], fn);
@@ -332,7 +369,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         res->step_s[step] = pp__now() - wall0;
         double loss = 0;
         int count = 0;
-        for (int i = 0; i < cfg->P; i++)
+        for (int i = 0; i < N; i++)
             if (rank_is_local(&w, i)) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
         if (w.local_rank >= 0) pp__run_mpi_loss(&w, &loss, &count);
         res->loss[step] = count ? (float)(loss / count) : 0.0f;
@@ -343,8 +380,8 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         res->status = w.status;
         snprintf(res->error, sizeof res->error, "%s", w.error);
         /* what each rank ran of the step that failed: a diagnosis compares it with the canonical order */
-        if (!res->traces) pp__result_alloc_ranks(res, cfg->P);
-        for (int i = 0; i < cfg->P; i++)
+        if (!res->traces) pp__result_alloc_ranks(res, N);
+        for (int i = 0; i < N; i++)
             if (rank_is_local(&w, i) && w.ranks[i].cfg) {
                 pp__trace_clear(&res->traces[i]);
                 res->traces[i] = w.ranks[i].trace;
@@ -353,16 +390,18 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
             }
     } else if (ready) {
         if (!w.no_params) collect_params(&w, res);
+        compare_replicas(&w, res);
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
     }
     /* drivers end before the transport does: under MPI, a driver waiting on its rank must not outlive it */
-    for (int i = 0; i < cfg->P; i++) pp__server_stop(srv[i], res->status == PP_OK);
+    for (int i = 0; i < N; i++) pp__server_stop(srv[i], res->status == PP_OK);
     free(srv);
-    for (int i = 0; i < cfg->P; i++)
+    for (int i = 0; i < N; i++)
         if (w.ranks[i].cfg) rank_teardown(&w.ranks[i]);
     if (tp_up) w.tp->fini(&w);
     free(w.ranks);
+    pp__reduce_world_free(&w);
     pthread_mutex_destroy(&w.fail_lock);
     return res->status;
 }

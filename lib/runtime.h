@@ -21,7 +21,11 @@ typedef struct pp_param_result {
 typedef struct pp_run_result {
     pp_status status;
     char error[4096];
-    int P, v;
+    int P, v;                /* P: the ranks of the run, D x the pipeline's stages (replica d's are d*P'..); v chunks */
+    int D;                   /* data-parallel replicas (1: one pipeline) */
+    int replica_differs;     /* the first replica d >= 1 whose weights after the run differ from replica 0's, else 0 */
+    int replica_rank;        /* ... at this pipeline stage */
+    char replica_param[32];  /* ... in this parameter */
     pp_param_result *params;
     int nparams;
     float *loss;             /* per step: mean loss over the step's micro-batches, as the last stage saw it */
@@ -39,6 +43,7 @@ typedef struct pp_run_result {
     pp_trace *traces;        /* per rank, step 1; of a failed run, the ops of the step that failed, up to the failure */
     double bubble;           /* virtual, step 1 */
     double makespan;
+    double step_time;        /* virtual, step 1: the latest end of a compute op or a gradient reduce */
     double wall_s;           /* wall time of all steps */
     double *step_s;          /* per step: wall seconds from the step's start until every rank ended it */
     int dloss_calls_total;   /* step 1, all ranks */

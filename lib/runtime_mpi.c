@@ -69,7 +69,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     }
     /* parameters in the model's order: virtual stage by virtual stage, each from the rank that owns it */
     res->params = pp__xcalloc((size_t)total + 1, sizeof *res->params);
-    int S = P * w->cfg->v, k = 0;
+    int S = w->cfg->P * w->cfg->v, k = 0; /* replica 0's virtual stages: the parameters a result holds */
     for (int s = 0; s < S; s++) {
         pp_run_result *pq = &part[pp__config_vstage_rank(w->cfg, s)];
         for (int i = 0; i < pq->nparams; i++)
@@ -82,6 +82,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     res->nparams = total;
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
+    res->step_time = pp__trace_step_time(res->traces, P);
     for (int q = 0; q < P; q++) pp__result_free(&part[q]);
     free(part);
     free(lens);

@@ -287,6 +287,23 @@ static const pp_schedule_test dualpipev_tests[] = {
     {.P = 6, .M = 24, .v = 2, .steps = 2, .seed = 108},
 };
 
+/* Lab 07: D = 1 (the pipeline alone: a reduce is free), 2 and 4 replicas, small enough that D*P sandboxed ranks
+ * grade in a second or two each. */
+static const pp_schedule_test dp1f1b_tests[] = {
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 111, .D = 1},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 112, .D = 2, .on_gpu = 1},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 113, .D = 2},
+    {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 114, .D = 4},
+    {.P = 3, .M = 6, .v = 1, .steps = 2, .seed = 115, .D = 2, .latency = 0.5},
+};
+static const pp_schedule_test dpinterleaved_tests[] = {
+    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 121, .D = 1},
+    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 122, .D = 2, .on_gpu = 1},
+    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 123, .D = 2},
+    {.P = 2, .M = 4, .v = 3, .steps = 2, .seed = 124, .D = 4},
+    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 125, .D = 2, .latency = 0.5},
+};
+
 #define TESTS(a) .tests = a, .ntests = (int)(sizeof a / sizeof a[0])
 
 const pp_schedule_def pp__schedules[] = {
@@ -326,6 +343,17 @@ const pp_schedule_def pp__schedules[] = {
      .peak_hint = "free each stash right after its last backward op, and compare your warm-up with the canonical "
                   "timeline (pplab run --canonical ... --timeline)",
      TESTS(dualpipev_tests)},
+    {.name = "dp1f1b", .title = "1F1B x data parallel", .folder = "07-hybrid", .file = "dp1f1b",
+     .symbol = "pp_dp1f1b_step", .reduce = PP_REDUCE_AT_END, .order = onef1b_order, .peak = onef1b_peak,
+     .bubble = classic_bubble,
+     .peak_hint = "keep lab 03's warm-up: only as many forwards as the first gradient needs, and free each stash "
+                  "right after its backward",
+     TESTS(dp1f1b_tests)},
+    {.name = "dpinterleaved", .title = "interleaved 1F1B x data parallel", .folder = "07-hybrid",
+     .file = "dpinterleaved", .symbol = "pp_dpinterleaved_step", .chunked = 1, .microbatches_per_rank = 1,
+     .reduce = PP_REDUCE_OVERLAP, .order = interleaved_order, .peak = interleaved_peak, .bubble = classic_bubble,
+     .peak_hint = "keep lab 04's warm-up, and free each stash right after its backward",
+     TESTS(dpinterleaved_tests)},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

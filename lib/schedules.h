@@ -23,7 +23,15 @@ typedef struct pp_schedule_test {
     double latency;            /* --comm-latency */
     int recompute;
     int on_gpu;                /* 1: also in the smaller set a CUDA grading run uses */
+    int D;                     /* --dp: data-parallel replicas (0 or 1: one pipeline) */
 } pp_schedule_test;
+
+/* Where a data-parallel row's canonical order reduces each chunk's gradients (the lab 07 rows; reduce.h). */
+typedef enum {
+    PP_REDUCE_NONE = 0,        /* no data parallelism: the row refuses --dp above 1 */
+    PP_REDUCE_AT_END,          /* after the rank's last op, one blocking reduce per chunk in chunk order */
+    PP_REDUCE_OVERLAP,         /* each chunk's reduce started right after its last backward, waited at the end */
+} pp_reduce_mode;
 
 typedef struct pp_schedule_def {
     const char *name;          /* --schedule, and the lab's name */
@@ -42,6 +50,7 @@ typedef struct pp_schedule_def {
                                   input half at once */
     int vshape;                /* 1: two chunks per rank placed in a V (placement.h): rank r holds virtual stages
                                   r and 2P-1-r; 0: looped, chunk c of rank r is c*P + r */
+    pp_reduce_mode reduce;     /* the canonical order's reduces: none for a single pipeline */
     /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
     /* The most stashes rank r holds at once in the canonical order (a stash lives from its F to its last
@@ -60,7 +69,7 @@ typedef struct pp_schedule_def {
 /* Every row's step function, for the schedule driver, which must name them at link time (weak references:
  * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
-    X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbv_step) X(pp_dualpipev_step)
+    X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbv_step) X(pp_dualpipev_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))

@@ -34,12 +34,13 @@ static const char *kind_name[NKINDS] = {"", "tensor", "stash", "request"};
 pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, const char *symbol, int rank,
                             char *err, size_t len) {
     pp_server *s = pp__xcalloc(1, sizeof *s);
-    pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank, .P = cfg->P, .M = cfg->M, .v = cfg->v,
-                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg)};
+    pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank % cfg->P, .P = cfg->P, .M = cfg->M, .v = cfg->v,
+                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg), .replica = rank / cfg->P,
+                       .D = cfg->D};
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    f.spin_ns = cpus >= 2L * cfg->P ? 20000 : 0;
+    f.spin_ns = cpus >= 2L * cfg->P * cfg->D ? 20000 : 0;
     if (pp__driver_start(&s->drv, sb, &f, err, len)) {
         free(s);
         return NULL;
@@ -88,7 +89,7 @@ static void *handle_get(pp_server *s, pp_rank *r, pp_handle_kind k, uint64_t h, 
     if (!h) return NULL;
     int kind = pp__handle_kind(h), rank = pp__handle_rank(h);
     uint32_t idx = pp__handle_index(h);
-    if (kind < 1 || kind >= NKINDS || rank >= r->cfg->P)
+    if (kind < 1 || kind >= NKINDS || rank >= r->world->P)
         pp__rank_abort(r, PP_ERR_USAGE, "pass only what pplab's calls returned",
                        "%s: %s (%#llx) is not a %s pplab handed out", api, what, (unsigned long long)h, kind_name[k]);
     if (kind != (int)k)
@@ -259,6 +260,17 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         }
         pp_waitall(r, given ? s->scratch : NULL, n);
         reply_begin(s, &w, PP_REPLY_OK);
+        break;
+    }
+    case PP_RPC_GRAD_REDUCE:
+    case PP_RPC_GRAD_IREDUCE: {
+        x = get_int(in);
+        if (in->bad) malformed(r, op);
+        uint64_t q = 0;
+        if (op == PP_RPC_GRAD_REDUCE) pp_grad_reduce(r, x);
+        else q = handle_put(s, r, PP_HANDLE_REQUEST, pp_grad_ireduce(r, x));
+        reply_begin(s, &w, PP_REPLY_OK);
+        pp__wire_u64(&w, q);
         break;
     }
     case PP_RPC_VIRTUAL_STAGE:

@@ -7,12 +7,15 @@
 
 #include "comm.h"
 #include "rank.h"
+#include "reduce.h"
 
 enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
 
 /* ---- who am I ------------------------------------------------------------------------------------------ */
 
-int pp_rank_id(const pp_rank *r) { return r->id; }
+int pp_rank_id(const pp_rank *r) { return r->pipe; }
+int pp_rank_replica(const pp_rank *r) { return r->replica; }
+int pp_rank_replicas(const pp_rank *r) { return r->cfg->D; }
 int pp_rank_stages(const pp_rank *r) { return r->cfg->P; }
 int pp_rank_microbatches(const pp_rank *r) { return r->cfg->M; }
 int pp_rank_chunks(const pp_rank *r) { return r->cfg->v; }
@@ -28,7 +31,7 @@ static void check_chunk(pp_rank *r, const char *api, int chunk) {
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_chunk((pp_rank *)r, "pp_virtual_stage", chunk);
-    return pp__config_vstage(r->cfg, r->id, chunk);
+    return pp__config_vstage(r->cfg, r->pipe, chunk);
 }
 
 void pp_fail(pp_rank *r, const char *fmt, ...) {
@@ -64,7 +67,7 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .op = op,
                   .mb = mb,
                   .chunk = chunk,
-                  .vstage = pp__config_vstage(r->cfg, r->id, chunk),
+                  .vstage = pp__config_vstage(r->cfg, r->pipe, chunk),
                   .peer = -1,
                   .tag = -1,
                   .timer = t.handle,
@@ -119,7 +122,7 @@ static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, con
 pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
     check_chunk(r, "pp_stage_forward", chunk);
     const pp_run_config *c = r->cfg;
-    int vs = pp__config_vstage(c, r->id, chunk), S = c->P * c->v;
+    int vs = pp__config_vstage(c, r->pipe, chunk), S = c->P * c->v;
     if (mb < 0 || mb >= c->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1",
                        "pp_stage_forward: micro-batch %d does not exist (M = %d)", mb, c->M);
@@ -131,7 +134,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     if (vs > 0 && !x) {
         int from = pp__config_vstage_rank(c, vs - 1);
         char hint[160];
-        if (from == r->id)
+        if (from == r->pipe)
             snprintf(hint, sizeof hint, "virtual stage %d is on this rank too: pass the output of its pp_stage_forward "
                      "straight in, no message", vs - 1);
         else
@@ -145,7 +148,8 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     pp_tensor *tokens = NULL, *targets = NULL;
     if (m->has_embed || m->has_head) {
         int *tok = pp__xmalloc((size_t)rows(r) * sizeof(int)), *tgt = pp__xmalloc((size_t)rows(r) * sizeof(int));
-        pp__data_microbatch(&m->d, c->mb_size, r->step, mb, tok, tgt);
+        /* replica d's micro-batch mb is micro-batch d*M + mb of the global batch */
+        pp__data_microbatch(&m->d, c->mb_size, r->step, r->replica * c->M + mb, tok, tgt);
         if (m->has_embed) tokens = data_tensor(r, tok);
         if (m->has_head) targets = data_tensor(r, tgt);
         free(tok);
@@ -204,7 +208,7 @@ static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
 }
 
 static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
-    int vs = pp__config_vstage(r->cfg, r->id, s->chunk), S = r->cfg->P * r->cfg->v;
+    int vs = pp__config_vstage(r->cfg, r->pipe, s->chunk), S = r->cfg->P * r->cfg->v;
     if (vs == S - 1) {
         if (!dy || dy->rows != 1 || dy->cols != 1)
             pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) on the last virtual stage",
@@ -212,7 +216,7 @@ static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
     } else if (!dy) {
         int from = pp__config_vstage_rank(r->cfg, vs + 1);
         char hint[160];
-        if (from == r->id)
+        if (from == r->pipe)
             snprintf(hint, sizeof hint, "virtual stage %d is on this rank too (the turn of a V): pass the dx its input "
                      "half returned straight in, no message", vs + 1);
         else
@@ -240,7 +244,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     pp_stage_model *m = &r->chunks[s->chunk];
     int rebuilt = pp__stash_needs_recompute(s->ms);
     r->backwards++;
-    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->id, s->chunk), whole ? 2 : 1, rebuilt);
+    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), whole ? 2 : 1, rebuilt);
     op_timer t = op_begin(r);
     pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
@@ -279,7 +283,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->id, s->chunk), 1, 0), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), 1, 0), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }
@@ -330,6 +334,11 @@ void pp_grad_zero(pp_rank *r) {
 
 void pp_optimizer_step(pp_rank *r) {
     pp__rank_check(r);
+    const pp_request *q = pp__reduce_in_flight(r, -1);
+    if (q)
+        pp__rank_abort(r, PP_ERR_USAGE, "pp_wait (or pp_waitall) every pp_grad_ireduce before the optimizer step: "
+                       "it steps from the summed gradients", "pp_optimizer_step: the reduce of chunk %d is still in "
+                       "flight", q->chunk);
     pp__rank_snapshot_grads(r);
     r->opt_calls++;
     r->opt_t++;

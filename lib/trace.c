@@ -18,7 +18,7 @@ void pp__trace_clear(pp_trace *t) {
 }
 
 const char *pp__op_name(pp_op_kind op) {
-    static const char *const names[PP_OP_COUNT] = {"F", "B", "W", "SEND", "RECV"};
+    static const char *const names[PP_OP_COUNT] = {"F", "B", "W", "SEND", "RECV", "REDUCE"};
     return (op >= 0 && op < PP_OP_COUNT) ? names[op] : "?";
 }
 
@@ -35,6 +35,16 @@ double pp__trace_makespan(const pp_trace *traces, int P) {
     for (int r = 0; r < P; r++)
         for (int i = 0; i < traces[r].n; i++)
             if (pp__op_is_compute(traces[r].ev[i].op) && traces[r].ev[i].vend > end) end = traces[r].ev[i].vend;
+    return end;
+}
+
+double pp__trace_step_time(const pp_trace *traces, int P) {
+    double end = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if ((pp__op_is_compute(e->op) || e->op == PP_OP_REDUCE) && e->vend > end) end = e->vend;
+        }
     return end;
 }
 

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_COUNT } pp_op_kind;
+/* REDUCE: a chunk's gradient all-reduce over its data-parallel group (reduce.c), on the rank's reduce lane: its
+ * event sits where the rank called it, with the lane's start and end. */
+typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_REDUCE, PP_OP_COUNT } pp_op_kind;
 
 /* 1 for the ops that compute (F, B, W) and run on the virtual clock, 0 for messages: the one test of it. */
 static inline int pp__op_is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
@@ -49,6 +51,8 @@ const char *pp__op_name(pp_op_kind op);
 /* Busy time of one rank (sum of compute op durations) and the makespan of all P ranks (latest compute end). */
 double pp__trace_busy(const pp_trace *t);
 double pp__trace_makespan(const pp_trace *traces, int P);
+/* The step's time: the latest end of a compute op or a reduce (the step ends when its last reduce is done). */
+double pp__trace_step_time(const pp_trace *traces, int P);
 /* 1 - sum(busy) / (P * makespan); 0 when nothing ran. */
 double pp__trace_bubble(const pp_trace *traces, int P);
 

@@ -1,4 +1,4 @@
-/* test_bench.c: `pplab bench` as a user runs it: the smoke run (`all --quick`) exits 0 and prints the four
+/* test_bench.c: `pplab bench` as a user runs it: the smoke run (`all --quick`) exits 0 and prints the five
  * tables, each with its column header and its conclusion line, and bad flags end in one line with exit 2.
  * Timings are never asserted: they depend on how busy the machine is. */
 #include <criterion/criterion.h>
@@ -32,15 +32,15 @@ Test(bench, quick_all_prints_four_tables, .timeout = 240) {
     cr_assert_eq(rc, 0, "pplab bench all --quick exited %d:\n%s", rc, buf);
     const char *headers[] = {"# comm: pp_send/pp_recv ping-pong", "# gemm: cpu backend gemm slot",
                              "# pipeline: reference GPipe", "# sandbox: what the sandbox costs",
-                             "# grading: pplab grade --impl solutions"};
-    for (int i = 0; i < 5; i++) cr_expect(strstr(buf, headers[i]), "missing table header '%s':\n%s", headers[i], buf);
+                             "# grading: pplab grade --impl solutions", "# reduce: pp_grad_reduce over D"};
+    for (int i = 0; i < 6; i++) cr_expect(strstr(buf, headers[i]), "missing table header '%s':\n%s", headers[i], buf);
     /* the column-header lines of each table */
     cr_expect(strstr(buf, "round-trip") && strstr(buf, "memcpy"), "comm columns missing:\n%s", buf);
     cr_expect(strstr(buf, "direct") && strstr(buf, "(GFLOP/s)"), "gemm columns missing:\n%s", buf);
     cr_expect(strstr(buf, "wall ratio") && strstr(buf, "cpu ratio"), "pipeline columns missing:\n%s", buf);
     cr_expect(strstr(buf, "sandboxed, P=1") && strstr(buf, "in-process"), "sandbox rows missing:\n%s", buf);
     /* one per table, two for the sandbox's (a call, grading) */
-    cr_expect_eq(count(buf, "# conclusion:"), 5, "expected 5 conclusion lines, saw %d:\n%s",
+    cr_expect_eq(count(buf, "# conclusion:"), 6, "expected 6 conclusion lines, saw %d:\n%s",
                  count(buf, "# conclusion:"), buf);
     cr_expect(strstr(buf, "rendezvous") && strstr(buf, "eager"), "both comm modes expected:\n%s", buf);
 }

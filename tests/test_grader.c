@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "checks.h"
+#include "checks_dp.h"
 #include "impl.h"
 #include "runner.h"
 #include "suite.h"
@@ -519,4 +520,74 @@ Test(grader, a_failed_run_names_no_canonical_op) {
     test_expect_failed_run(&r, PP_ERR_DEADLOCK, "near miss: rank 0 posted pp_recv(src=1, tag F mb1 vs2) but rank 1 "
                                                 "posted pp_isend(dst=0, tag F mb0 vs2)");
     cr_expect(strncmp(r.error, "deadlock:", 9) == 0 && !strstr(r.error, "canonical"), "%s", r.error);
+}
+
+/* ---- lab 07: pipeline x data parallel ------------------------------------------------------------------ */
+
+static void grade_dp(const char *impl, const char *lab, int D, int P, int M, int v, pp_test_result *out) {
+    pp_test_config c = {.P = P, .M = M, .v = v, .steps = 2, .seed = 7, .time_limit_s = 20, .D = D, .alpha = -1,
+                        .beta = -1};
+    snprintf(c.lab, sizeof c.lab, "%s", lab);
+    test_grade_config(impl, &c, out);
+}
+
+Test(grader, dp_solutions_full_marks_at_one_two_and_four_replicas) {
+    static const struct { const char *lab; int D, P, M, v; } cases[] = {
+        {"dp1f1b", 1, 4, 8, 1}, {"dp1f1b", 2, 4, 8, 1}, {"dp1f1b", 4, 2, 4, 1},
+        {"dpinterleaved", 1, 4, 8, 2}, {"dpinterleaved", 2, 4, 8, 2}, {"dpinterleaved", 4, 2, 4, 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_result r;
+        grade_dp("solutions", cases[i].lab, cases[i].D, cases[i].P, cases[i].M, cases[i].v, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+    }
+}
+
+Test(grader, dp_missing_reduce_names_the_replica_that_differs) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-no-reduce", "dp1f1b", 2, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "replica 1's weights differ from replica 0's");
+    expect_failed_with(&r, "gradients", "never reduced chunk 0");
+    expect_failed_with(&r, "gradient reduces", "not graded");
+    /* at D = 1 the reduce is free and the gradients right, but the count still misses it */
+    grade_dp("tests/broken/dp-no-reduce", "dp1f1b", 1, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradient reduces", "never reduced chunk 0");
+    cr_expect(check_named(&r, "gradients")->passed);
+}
+
+Test(grader, dp_loss_scales_are_named) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-double-scale", "dp1f1b", 2, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "scaled twice");
+    grade_dp("tests/broken/dp-replica-scale", "dp1f1b", 4, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "4 times the full batch's");
+}
+
+Test(grader, dp_reduce_before_the_last_backward_is_named_from_the_trace) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-early-reduce", "dpinterleaved", 2, 2, 4, 2, &r);
+    expect_failed_with(&r, "gradients", "before its last backward");
+    expect_failed_with(&r, "gradients", "micro-batch 3 ran after the reduce");
+}
+
+Test(grader, dp_reduce_count_is_one_per_chunk) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-reduce-count", "dpinterleaved", 2, 2, 4, 2, &r);
+    expect_failed_with(&r, "gradients", "never reduced chunk 1");
+    grade_dp("tests/broken/dp-reduce-count", "dpinterleaved", 1, 2, 4, 2, &r);
+    expect_failed_with(&r, "gradient reduces", "never reduced chunk 1");
+}
+
+Test(grader, dp_send_to_another_replica_is_refused_naming_it) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-other-replica", "dp1f1b", 2, 2, 4, 1, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "it would be rank 0 of replica 1");
+}
+
+/* Reducing every chunk at the end keeps the weights and every other point, and loses only the exposed
+ * communication, on the default (bandwidth-bound) costs where the overlap hides most of it. */
+Test(grader, dp_reduces_at_the_end_lose_only_the_exposed_communication) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-reduce-at-end", "dpinterleaved", 2, 4, 8, 2, &r);
+    expect_failed_with(&r, "exposed communication", "where a reduce is called matters");
+    cr_expect_eq(r.score, r.max - PP_PTS_EXPOSED, "%s: %g/%g", r.name, r.score, r.max);
 }

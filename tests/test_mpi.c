@@ -224,6 +224,18 @@ Test(mpi, interleaved_p4_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule interleaved --stages 4 --chunks 2 --microbatches 8");
 }
 
+/* D replicas as D*P processes: the gradient reduce on one communicator per stage sums in replica order, so the
+ * gradients, the trace (the reduce's lane included) and the figures are the threads run's. */
+Test(mpi, dp1f1b_d2_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule dp1f1b --stages 2 --microbatches 4 --dp 2 --steps 2");
+}
+
+Test(mpi, dpinterleaved_d2_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2");
+}
+
 /* The V placement across processes: rank 3's turn stays local, the others' messages cross as with threads. */
 Test(mpi, zbv_p4_matches_threads, .timeout = 120) {
     need_mpi();

@@ -17,6 +17,8 @@
 #include "schedule.h"
 #include "host.h"
 #include "uids.h"
+#include "checks_dp.h"
+#include "exposed.h"
 #include "timeline.h"
 #include "tracefile.h"
 #include "transport.h"
@@ -27,6 +29,8 @@ static const char usage[] =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "  exposed communication: E (theory T)  with --dp (dp1f1b, dpinterleaved): how much longer the step is than\n"
+    "                            the same order with a free gradient reduce, against the canonical order's\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
     "Each rank's schedule runs in a sandboxed process of its own that may use only pp.h and memory; under mpirun\n"
     "or srun every process runs one rank over the mpi transport and rank 0 prints.\n";
@@ -69,6 +73,16 @@ static int run_table(run_opts *r, pp_flag *out) {
          .bit = PP_CLI_GIVEN_CHUNKS, .arg = "v",
          .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
          .dflt = "2 for {chunked}, else 1"},
+        {.name = "--dp", .kind = PP_FLAG_INT, .to = &c->D, .lo = 1, .hi = 64, .arg = "D",
+         .help = "data-parallel replicas of the pipeline: D x P ranks, replica d taking micro-batches d*M..d*M+M-1 "
+                 "of the global batch, gradients summed over replicas by pp_grad_reduce (dp1f1b, dpinterleaved)"},
+        {.name = "--reduce-alpha", .kind = PP_FLAG_NUM, .to = &c->reduce_alpha, .arg = "A",
+         .help = "virtual cost of each of the 2(D-1) steps of a gradient all-reduce's ring, in units of one block's "
+                 "forward"},
+        {.name = "--reduce-beta", .kind = PP_FLAG_NUM, .to = &c->reduce_beta, .arg = "B",
+         .help = "virtual cost of each byte a ring all-reduce moves: a chunk's reduce of G gradient bytes over D "
+                 "replicas costs 2(D-1)A + 2(D-1)/D G B (the default makes one block's reduce over two replicas at "
+                 "the default width cost about two block forwards: bandwidth-bound)"},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096, .arg = "L",
          .help = "blocks in the model, placed as --layout says", .dflt = "one per virtual stage"},
         {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout, .arg = "SPEC",
@@ -185,10 +199,11 @@ static int mpi_launch(pp_cli_run *o) {
                             "and rebuild, or run pplab without %s\n", launcher, launcher);
         return -1;
     }
-    if (np > 0 && np != o->cfg.P) {
+    if (np > 0 && np != o->cfg.P * o->cfg.D) {
         if (me == 0)
-            fprintf(stderr, "pplab run: %s started %d processes but --stages is %d: use %s %d\n", launcher, np,
-                    o->cfg.P, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", o->cfg.P);
+            fprintf(stderr, "pplab run: %s started %d processes but --stages %sis %d: use %s %d\n", launcher, np,
+                    o->cfg.D > 1 ? "x --dp " : "", o->cfg.P * o->cfg.D, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n",
+                    o->cfg.P * o->cfg.D);
         return -1;
     }
     o->cfg.transport = "mpi";
@@ -233,6 +248,12 @@ static int run_canonical(const pp_cli_run *o) {
     printf("peak stashes:");
     for (int r = 0; r < c->P; r++) printf(" %d", pp__schedule_peak(&s, r));
     printf("\n");
+    if (pp__checks_dp_applies(c)) {
+        int formula;
+        double step, span, exposed = pp__theory_exposed_replay(c, &step, &span), theory = pp__theory_exposed(c, &formula);
+        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n", exposed,
+               theory, formula ? "formula" : "replay", step, span);
+    }
     if (note[0]) printf("theory: the canonical order replayed %s\n", note);
     if (o->per_rank) {
         printf("bubble per rank:");
@@ -241,7 +262,7 @@ static int run_canonical(const pp_cli_run *o) {
     }
     int rc = 0;
     char err[512];
-    if (o->trace && pp__tracefile_write(tr, c->P, o->trace, err, sizeof err)) {
+    if (o->trace && pp__tracefile_write(tr, c->P, 1, o->trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o->trace) {
@@ -357,7 +378,7 @@ static int run_main(int argc, char **argv) {
         pp__result_free(&res);
         return 1;
     }
-    int P = o.cfg.P;
+    int P = res.P; /* every rank of the run: D replicas of the pipeline */
     if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
     int ops = 0;
     for (int r = 0; r < P; r++) ops += res.traces[r].n;
@@ -381,6 +402,12 @@ static int run_main(int argc, char **argv) {
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
+    if (pp__checks_dp_applies(&o.cfg)) {
+        int formula;
+        double free_span = pp__run_free_span(&o.cfg, res.traces), theory = pp__theory_exposed(&o.cfg, &formula);
+        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n",
+               res.step_time - free_span, theory, formula ? "formula" : "replay", res.step_time, free_span);
+    }
     print_step_time(res.step_s, o.cfg.steps);
     if (o.per_rank) {
         printf("bubble per rank:");
@@ -403,7 +430,7 @@ static int run_main(int argc, char **argv) {
     }
     fflush(stdout);
     int rc = ops ? 0 : 1; /* a run that did no work is no success */
-    if (o.trace && pp__tracefile_write(res.traces, P, o.trace, err, sizeof err)) {
+    if (o.trace && pp__tracefile_write(res.traces, P, res.D, o.trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o.trace) {

@@ -1,6 +1,7 @@
 /* checks.c: the grader's checks of one finished run against the full-batch reference and the theory, with
  * diagnoses that say what probably went wrong. Every point is gated on the gradients being right. */
 #include "checks.h"
+#include "checks_dp.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -442,6 +443,7 @@ static void add_gated(const pp_run_config *c, pp_test_result *out, const char *w
     for (size_t i = 0; i < sizeof gate_names / sizeof *gate_names; i++)
         pp__check_add(out, gate_names[i], gate_pts[i], 0, "not graded: %s", why);
     if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: %s", why);
+    pp__checks_dp_gated(c, out, why);
 }
 
 int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
@@ -514,6 +516,8 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
         if (opt_many >= 0)
             snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
                      "the last backward", opt_many, res->opt_calls[opt_many]);
+        else if (pp__checks_dp_diagnose(c, res, ref, msg, sizeof msg))
+            ; /* the reduce's mistake, named as such */
         else if (ref->mb_grad)
             diagnose_stage(res, ref, vs, msg, sizeof msg);
         else
@@ -673,6 +677,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     else
         pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and each "
                       "gradient crosses each boundary between two ranks exactly once", sent, expected);
+    pp__checks_dp(c, res, out);
     /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
     if (c->recompute) {
         char lim_txt[48];

@@ -32,6 +32,8 @@ typedef struct pp_test_config {
     int hidden;             /* hidden size of the model; 0: default */
     char layout[64];        /* --layout: blocks per virtual stage ("first:3,last:3"); "": as even as possible */
     double edge;            /* --edge-cost: the embedding's and the head's extra forward cost */
+    int D;                  /* --dp: replicas (0 or 1: one pipeline) */
+    double alpha, beta;     /* --reduce-alpha, --reduce-beta when D > 1; negative: the defaults */
     int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
     int drawn;              /* warm-up only: 1 when the part's cases are drawn from seed (a hidden configuration's
                              * warmup-seed line), 0 for its fixed public cases */
@@ -47,6 +49,7 @@ typedef struct pp_test_result {
     double score, max;
     /* figures for tables and reports */
     double bubble, theory;
+    double exposed, exposed_theory; /* lab 07: exposed communication measured and in theory (0 elsewhere) */
     int peak[PP_MAX_RANKS];
     int peak_bound[PP_MAX_RANKS];
     double grad_err;        /* worst per-tensor relative error of the gradients */

@@ -49,13 +49,15 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
     pp_stage_model m;
     pp__model_init(&m, &d, 0, d.layers, 1, 1, be);
     ref->nparams = m.nparams;
-    ref->M = c->M;
+    /* the global batch: D replicas' M micro-batches each, replica d's being d*M..d*M+M-1 */
+    int Mg = c->M * (c->D > 1 ? c->D : 1);
+    ref->M = Mg;
     ref->params = pp__xcalloc((size_t)m.nparams, sizeof *ref->params);
     ref->loss = pp__xcalloc((size_t)c->steps, sizeof(float));
     for (int i = 0; i < m.nparams; i++) ref->total += (size_t)m.params[i].w->rows * m.params[i].w->cols;
     if (per_mb) {
-        ref->mb_grad = pp__xcalloc((size_t)c->M, sizeof *ref->mb_grad);
-        for (int mb = 0; mb < c->M; mb++) {
+        ref->mb_grad = pp__xcalloc((size_t)Mg, sizeof *ref->mb_grad);
+        for (int mb = 0; mb < Mg; mb++) {
             pp__model_zero_grad(&m);
             train_batch(&m, c, 0, mb, 1, NULL);
             ref->mb_grad[mb] = flatten_grads(&m, ref->total);
@@ -63,7 +65,7 @@ int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, cha
     }
     for (int step = 0; step < c->steps; step++) {
         pp__model_zero_grad(&m);
-        train_batch(&m, c, step, 0, c->M, &ref->loss[step]);
+        train_batch(&m, c, step, 0, Mg, &ref->loss[step]);
         if (step == 0)
             for (int i = 0; i < m.nparams; i++) {
                 pp_param_result *p = &ref->params[i];

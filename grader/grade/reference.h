@@ -16,7 +16,7 @@ typedef struct pp_reference {
     int M;
 } pp_reference;
 
-/* Trains the whole model on the whole batch (all M micro-batches at once, loss = mean over all samples) for
+/* Trains the whole model on the whole batch (all M micro-batches at once, D*M over D replicas, loss = mean over all samples) for
  * c->steps steps with c's optimizer, on the cpu backend. With per_mb, also the gradient of each micro-batch
  * alone (for diagnosing skipped or repeated micro-batches). Returns 0, or -1 with a reason in err. */
 int pp__reference_run(const pp_run_config *c, int per_mb, pp_reference *ref, char *err, size_t errlen);

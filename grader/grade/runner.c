@@ -423,7 +423,7 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         /* and the run itself, for ui.perfetto.dev */
         char json[1100];
         snprintf(json, sizeof json, "%s.json", prefix);
-        if (pp__tracefile_write_json(res->traces, rc->P, json))
+        if (pp__tracefile_write_json(res->traces, res->P, res->D, json))
             fprintf(stderr, "pplab grade: cannot write %s: check the --plot-dir folder is writable\n", json);
     }
     for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);
@@ -801,11 +801,11 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
     pp_run_result res, plain;
     pp_wire_in r;
     int ok = buf && file_open(&r, buf, len, j->token, KIND_RUN) == 0 &&
-             pp__result_decode(&r, rc.P, rc.v, rc.steps, &res) == 0, have_plain = 0;
+             pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &res) == 0, have_plain = 0;
     if (ok && tc->recompute && res.status == PP_OK) {
         pbuf = file_get(j->plain_path, &plen);
         have_plain = pbuf && file_open(&r, pbuf, plen, j->token, KIND_RUN) == 0 &&
-                     pp__result_decode(&r, rc.P, rc.v, rc.steps, &plain) == 0;
+                     pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &plain) == 0;
     }
     pp_reference ref = {0}; /* stays empty when the run failed and no reference is read */
     char err[1400] = "";

@@ -38,6 +38,7 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
             snprintf(c->lab, sizeof c->lab, "%s", d->name);
             c->P = t->P, c->M = t->M, c->v = t->v, c->steps = t->steps;
             c->seed = t->seed, c->latency = t->latency, c->recompute = t->recompute;
+            c->D = t->D > 1 ? t->D : 1, c->alpha = c->beta = -1;
             c->time_limit_s = 10;
         }
     }
@@ -56,6 +57,7 @@ void pp__test_name(const pp_test_config *c, char *buf, size_t len) {
     char knobs[128];
     pp__test_knobs(c, knobs, sizeof knobs);
     int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
+    if (c->D > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " D=%d", c->D);
     if (c->v > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
     if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "%s seed=%u", knobs, c->seed);
 }
@@ -66,6 +68,8 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
 #define KNOB(cond, ...)                                                                                        \
     if ((cond) && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
     KNOB(c->latency > 0, " latency=%g", c->latency);
+    KNOB(c->D > 1 && c->alpha >= 0, " reduce-alpha=%g", c->alpha);
+    KNOB(c->D > 1 && c->beta >= 0, " reduce-beta=%g", c->beta);
     KNOB(c->recompute, " recompute");
     KNOB(c->layers, " layers=%d", c->layers);
     KNOB(c->layout[0], " layout=%s", c->layout);
@@ -83,6 +87,9 @@ void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config
     if (t->hidden) rc->hidden = t->hidden;
     rc->layout = t->layout[0] ? t->layout : NULL;
     rc->edge_cost = t->edge;
+    rc->D = t->D > 1 ? t->D : 1;
+    if (t->D > 1 && t->alpha >= 0) rc->reduce_alpha = t->alpha;
+    if (t->D > 1 && t->beta >= 0) rc->reduce_beta = t->beta;
     rc->backend = backend;
 }
 
@@ -122,7 +129,8 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             fclose(f);
             return -1;
         }
-        pp_test_config c = {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 1, .time_limit_s = 10, .secret = 1};
+        pp_test_config c = {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 1, .time_limit_s = 10, .secret = 1,
+                            .D = 1, .alpha = -1, .beta = -1};
         snprintf(c.lab, sizeof c.lab, "%s", tok);
         if (!pp__lab_find(tok) || strchr(tok, '-')) { /* a lab's name, not its folder's */
             char names[300];
@@ -178,6 +186,7 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             INT_KEY("layers", c.layers, 0, 4096)
             INT_KEY("width", c.hidden, 0, 65536)
             INT_KEY("hidden", c.hidden, 0, 65536) /* width's former name: files written for it still load */
+            INT_KEY("dp", c.D, 1, 64)
 #undef INT_KEY
             else if (!strcmp(k, "seed") && !strcmp(c.lab, "warmup")) {
                 /* a seed per warm-up line would let two lines of one file grade the same part on other cases */
@@ -188,13 +197,15 @@ int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int 
             } else if (!strcmp(k, "seed") && whole && x <= 2147483647.0) c.seed = (unsigned)x;
             else if (!strcmp(k, "latency") && x <= 1e6) c.latency = x;
             else if (!strcmp(k, "edge") && x <= 1e6) c.edge = x;
+            else if (!strcmp(k, "reduce-alpha") && x <= 1e6) c.alpha = x;
+            else if (!strcmp(k, "reduce-beta") && x <= 1e6) c.beta = x;
             else if (!strcmp(k, "time") && x > 0 && x <= 600) c.time_limit_s = x;
             else goto bad;
             continue;
         bad:
             snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
                      "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
-                     "K,K,..., edge 0..1e6, width 0..65536, time over 0 up to 600 s, part "
+                     "K,K,..., edge 0..1e6, width 0..65536, dp 1..64, reduce-alpha and reduce-beta 0..1e6, time over 0 up to 600 s, part "
                      "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic|memory)", path, lineno, item);
             fclose(f);
             return -1;

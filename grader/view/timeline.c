@@ -152,7 +152,8 @@ static int cell_of(double t, double unit) {
 }
 
 static void label_of(const tl_op *o, int v, char *buf, size_t len) {
-    if (v > 1) snprintf(buf, len, "%s%d.%d", pp__op_name(o->op), o->mb, o->chunk);
+    if (o->op == PP_OP_REDUCE) snprintf(buf, len, "R%d", o->chunk);
+    else if (v > 1) snprintf(buf, len, "%s%d.%d", pp__op_name(o->op), o->mb, o->chunk);
     else snprintf(buf, len, "%s%d", pp__op_name(o->op), o->mb);
 }
 
@@ -161,6 +162,7 @@ static const char *color_of(pp_op_kind op) {
     case PP_OP_F: return "\x1b[32m";
     case PP_OP_B: return "\x1b[34m";
     case PP_OP_W: return "\x1b[33m";
+    case PP_OP_REDUCE: return "\x1b[35m";
     default: return "";
     }
 }
@@ -207,7 +209,31 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
         label_of(&ops[i], v, lab, sizeof lab);
         if ((int)strlen(lab) > cw) cw = (int)strlen(lab);
     }
+    /* the gradient reduces (lab 07), each rank's on a lane of its own under its compute row */
+    int nr = 0;
+    for (int r = 0; r < P; r++)
+        for (int i = 0; i < traces[r].n; i++) nr += traces[r].ev[i].op == PP_OP_REDUCE;
+    tl_op *rops = pp__xmalloc(((size_t)nr + 1) * sizeof *rops);
+    nr = 0;
+    for (int r = 0; r < P && !forward_only; r++)
+        for (int i = 0; i < traces[r].n; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op != PP_OP_REDUCE) continue;
+            rops[nr++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0};
+            int end = cell_of(e->vend, unit), beg = cell_of(e->vstart, unit);
+            if (end <= beg) end = beg + 1;
+            if (end > ncells) ncells = end;
+            if (cw < 2 + (e->chunk > 9)) cw = 2 + (e->chunk > 9);
+        }
     if (ncells > TL_MAX_CELLS) ncells = TL_MAX_CELLS;
+    int *rcells = pp__xmalloc(((size_t)P * ncells + 1) * sizeof *rcells), *lane = pp__xcalloc((size_t)P + 1, sizeof *lane);
+    for (size_t i = 0; i < (size_t)P * ncells; i++) rcells[i] = -1;
+    for (int i = 0; i < nr; i++) {
+        int beg = cell_of(rops[i].s, unit), end = cell_of(rops[i].e, unit);
+        if (end <= beg) end = beg + 1;
+        lane[rops[i].rank] = 1;
+        for (int c = beg; c < end && c < ncells; c++) rcells[(size_t)rops[i].rank * ncells + c] = i;
+    }
 
     /* cells[r * ncells + c]: index of the op in that slot, or -1 when the rank is idle */
     int *cells = pp__xmalloc(((size_t)P * ncells + 1) * sizeof *cells);
@@ -232,6 +258,10 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
         for (int r = 0; r < P; r++) {
             fprintf(out, "GPU %*d: ", digits, r);
             print_row(out, cells + (size_t)r * ncells, ops, c0, c1, cw, v, color);
+            if (lane[r]) {
+                fprintf(out, "%*s: ", 4 + digits, "AR");
+                print_row(out, rcells + (size_t)r * ncells, rops, c0, c1, cw, v, color);
+            }
         }
         if (ncells == 0) break;
     }
@@ -263,7 +293,13 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
                 "cells", sep, unit, unit);
     fprintf(out, "%s%s\n", off_grid ? " (times between cells rounded down)" : "",
             forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
+    if (nr)
+        fprintf(out, "AR = the rank's reduce lane: Rc = the gradient all-reduce of local chunk c over its data-parallel "
+                "group, from its start to its end\n");
     fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
     free(cells);
+    free(rcells);
+    free(rops);
+    free(lane);
     free(ops);
 }

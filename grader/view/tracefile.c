@@ -9,7 +9,16 @@
 #include "runtime.h"
 #include "tag.h"
 
-enum { PID_VIRTUAL = 1, PID_WALL = 2 };
+/* The clocks, each a group of processes: one per replica (one in all without data parallelism). */
+enum { CLOCK_VIRTUAL = 0, CLOCK_WALL = 1 };
+
+/* Where a rank's events go: clock k's process for the rank's replica (pids 1..D virtual, D+1..2D wall; 1 and 2
+ * for one pipeline, as ever). */
+typedef struct where {
+    int clock, D, ranks_per_replica;
+} where;
+
+static int pid_of(const where *w, int rank) { return 1 + w->clock * w->D + rank / w->ranks_per_replica; }
 
 static void meta(cJSON *events, const char *what, int pid, int tid, const char *name, int sort) {
     cJSON *e = cJSON_CreateObject(), *args = cJSON_CreateObject();
@@ -23,12 +32,12 @@ static void meta(cJSON *events, const char *what, int pid, int tid, const char *
     cJSON_AddItemToArray(events, e);
 }
 
-static double ts_of(const pp_event *e, int pid) {
-    return pid == PID_VIRTUAL ? e->vstart * PP_TRACE_JSON_US_PER_UNIT : e->wall_start * 1e6;
+static double ts_of(const pp_event *e, const where *w) {
+    return w->clock == CLOCK_VIRTUAL ? e->vstart * PP_TRACE_JSON_US_PER_UNIT : e->wall_start * 1e6;
 }
 
-static double dur_of(const pp_event *e, int pid) {
-    double d = pid == PID_VIRTUAL ? (e->vend - e->vstart) * PP_TRACE_JSON_US_PER_UNIT
+static double dur_of(const pp_event *e, const where *w) {
+    double d = w->clock == CLOCK_VIRTUAL ? (e->vend - e->vstart) * PP_TRACE_JSON_US_PER_UNIT
                                   : (e->wall_end - e->wall_start) * 1e6;
     return d > 0 ? d : 0;
 }
@@ -78,24 +87,26 @@ static cJSON *event(const char *name, const char *cat, const char *ph, double ts
 }
 
 /* A compute op: a complete event on its rank's thread (one rank's ops never overlap on either clock). */
-static cJSON *compute_slice(const pp_event *e, int pid, int chunked) {
+static cJSON *compute_slice(const pp_event *e, const where *w, int chunked) {
     char name[64];
     op_label(e, chunked, name, sizeof name);
-    cJSON *x = event(name, "compute", "X", ts_of(e, pid), pid, e->rank);
-    cJSON_AddNumberToObject(x, "dur", dur_of(e, pid));
+    cJSON *x = event(name, "compute", "X", ts_of(e, w), pid_of(w, e->rank), e->rank);
+    cJSON_AddNumberToObject(x, "dur", dur_of(e, w));
     cJSON_AddItemToObject(x, "args", args_of(e));
     return x;
 }
 
 /* A send or a receive: an async slice (begin "b", end "e"), since a rank's messages overlap each other and its
  * compute; the viewer lays them out in lanes of their own under the process. */
-static void message_slices(cJSON *events, const pp_event *e, int pid, int chunked, int id) {
+static void message_slices(cJSON *events, const pp_event *e, const where *w, int chunked, int id) {
     char name[64], ids[32];
     op_label(e, chunked, name, sizeof name);
     snprintf(ids, sizeof ids, "0x%x", (unsigned)id);
-    cJSON *b = event(name, "comm", "b", ts_of(e, pid), pid, e->rank), *x = event(name, "comm", "e",
-                                                                                 ts_of(e, pid) + dur_of(e, pid), pid,
-                                                                                 e->rank);
+    int pid = pid_of(w, e->rank);
+    /* a gradient reduce runs on the rank's reduce lane: a category of its own, so it gets a track of its own */
+    const char *cat = e->op == PP_OP_REDUCE ? "reduce" : "comm";
+    cJSON *b = event(name, cat, "b", ts_of(e, w), pid, e->rank), *x = event(name, cat, "e",
+                                                                          ts_of(e, w) + dur_of(e, w), pid, e->rank);
     cJSON_AddStringToObject(b, "id", ids);
     cJSON_AddStringToObject(x, "id", ids);
     cJSON_AddItemToObject(b, "args", args_of(e));
@@ -116,7 +127,7 @@ static const pp_event *compute_op(const pp_trace *traces, int P, int r, pp_op_ki
 /* A flow arrow for send s: from the op that made its tensor (the sender's forward of the previous virtual stage,
  * or backward of the next) to the op that used it on the receiver. 0 when the trace lacks either (a failed
  * run). */
-static int message_flow(cJSON *events, const pp_trace *traces, int P, const pp_event *s, int pid, int id) {
+static int message_flow(cJSON *events, const pp_trace *traces, int P, const pp_event *s, const where *w, int id) {
     int dir, mb, vs;
     if (s->op != PP_OP_SEND || s->tag < 0 || !pp__tag_split(s->tag, &dir, &mb, &vs)) return 0;
     pp_op_kind op = dir == PP_FWD ? PP_OP_F : PP_OP_B;
@@ -124,8 +135,8 @@ static int message_flow(cJSON *events, const pp_trace *traces, int P, const pp_e
                    *to = compute_op(traces, P, s->peer, op, mb, vs);
     if (!from || !to) return 0;
     /* the category and time of the ops themselves: what chrome://tracing binds a flow by */
-    cJSON *a = event("message", "compute", "s", ts_of(from, pid), pid, from->rank),
-          *b = event("message", "compute", "f", ts_of(to, pid), pid, to->rank);
+    cJSON *a = event("message", "compute", "s", ts_of(from, w), pid_of(w, from->rank), from->rank),
+          *b = event("message", "compute", "f", ts_of(to, w), pid_of(w, to->rank), to->rank);
     cJSON_AddNumberToObject(a, "id", id);
     cJSON_AddNumberToObject(b, "id", id);
     cJSON_AddStringToObject(b, "bp", "e"); /* bind to the receiving op itself, not the slice after it */
@@ -134,7 +145,8 @@ static int message_flow(cJSON *events, const pp_trace *traces, int P, const pp_e
     return 1;
 }
 
-int pp__tracefile_write_json(const pp_trace *traces, int P, const char *path) {
+int pp__tracefile_write_json(const pp_trace *traces, int P, int D, const char *path) {
+    if (D < 1 || P % D) D = 1;
     int chunked = 0;
     for (int r = 0; r < P; r++)
         for (int i = 0; i < traces[r].n; i++) chunked |= traces[r].ev[i].chunk > 0;
@@ -145,26 +157,32 @@ int pp__tracefile_write_json(const pp_trace *traces, int P, const char *path) {
     cJSON_AddStringToObject(other, "virtual_clock", "process 1: 1 ms on the ruler = 1 unit of pplab's virtual clock "
                                                     "(one block's forward)");
     cJSON_AddStringToObject(other, "wall_clock", "process 2: measured, from the step's start");
-    static const int pids[] = {PID_VIRTUAL, PID_WALL};
     int id = 0;
-    for (int p = 0; p < 2; p++) {
-        int pid = pids[p];
-        meta(events, "process_name", pid, -1, pid == PID_VIRTUAL ? "virtual clock" : "wall clock", 0);
-        meta(events, "process_sort_index", pid, -1, NULL, p);
+    for (int k = 0; k < 2; k++) {
+        where w = {k, D, P / D};
+        for (int d = 0; d < D; d++) {
+            char name[64];
+            const char *clock = k == CLOCK_VIRTUAL ? "virtual clock" : "wall clock";
+            if (D > 1) snprintf(name, sizeof name, "%s, replica %d", clock, d);
+            else snprintf(name, sizeof name, "%s", clock);
+            meta(events, "process_name", 1 + k * D + d, -1, name, 0);
+            meta(events, "process_sort_index", 1 + k * D + d, -1, NULL, k * D + d);
+        }
         for (int r = 0; r < P; r++) {
-            char name[32];
-            snprintf(name, sizeof name, "rank %d", r);
-            meta(events, "thread_name", pid, r, name, 0);
-            meta(events, "thread_sort_index", pid, r, NULL, r);
+            char name[48];
+            if (D > 1) snprintf(name, sizeof name, "rank %d (replica %d, stage %d)", r, r / (P / D), r % (P / D));
+            else snprintf(name, sizeof name, "rank %d", r);
+            meta(events, "thread_name", pid_of(&w, r), r, name, 0);
+            meta(events, "thread_sort_index", pid_of(&w, r), r, NULL, r);
         }
         for (int r = 0; r < P; r++)
             for (int i = 0; i < traces[r].n; i++) {
                 const pp_event *e = &traces[r].ev[i];
-                if (pp__op_is_compute(e->op)) cJSON_AddItemToArray(events, compute_slice(e, pid, chunked));
-                else message_slices(events, e, pid, chunked, ++id);
+                if (pp__op_is_compute(e->op)) cJSON_AddItemToArray(events, compute_slice(e, &w, chunked));
+                else message_slices(events, e, &w, chunked, ++id);
             }
         for (int r = 0; r < P; r++)
-            for (int i = 0; i < traces[r].n; i++) id += message_flow(events, traces, P, &traces[r].ev[i], pid, id + 1);
+            for (int i = 0; i < traces[r].n; i++) id += message_flow(events, traces, P, &traces[r].ev[i], &w, id + 1);
     }
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
@@ -187,10 +205,10 @@ int pp__tracefile_format_check(const char *path, char *err, size_t errlen) {
     return -1;
 }
 
-int pp__tracefile_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen) {
+int pp__tracefile_write(const pp_trace *traces, int P, int D, const char *path, char *err, size_t errlen) {
     if (pp__tracefile_format_check(path, err, errlen)) return -1;
     int json = ends_with(path, ".json");
-    if ((json ? pp__tracefile_write_json(traces, P, path) : pp__trace_write_csv(traces, P, path)) == 0) return 0;
+    if ((json ? pp__tracefile_write_json(traces, P, D, path) : pp__trace_write_csv(traces, P, path)) == 0) return 0;
     snprintf(err, errlen, "cannot write --trace %s: check the folder exists and is writable", path);
     return -1;
 }

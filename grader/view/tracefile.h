@@ -15,16 +15,17 @@
  * checked before a run, so that a wrong name costs no run. */
 int pp__tracefile_format_check(const char *path, char *err, size_t errlen);
 
-/* Writes the P ranks' traces to path, CSV or JSON by its extension. Returns 0, or -1 with the reason in err (an
- * extension that is neither, a file that cannot be written). */
-int pp__tracefile_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen);
+/* Writes the P ranks' traces (D replicas of P/D ranks each; D = 1 for one pipeline) to path, CSV or JSON by its
+ * extension. Returns 0, or -1 with the reason in err (an extension that is neither, a file that cannot be
+ * written). */
+int pp__tracefile_write(const pp_trace *traces, int P, int D, const char *path, char *err, size_t errlen);
 
 /* The JSON trace alone: two processes, "virtual clock" (ts and dur in virtual time) and "wall clock" (measured),
- * one thread per rank; each compute op a complete event ("X") on its rank's thread, each send and receive an
+ * each split into one process per replica when D > 1 ("virtual clock, replica 1"), one thread per rank; each compute op a complete event ("X") on its rank's thread, each send and receive an
  * async slice ("b" to "e": messages overlap each other and the compute, which slices on one thread may not),
  * all with micro-batch, chunk, virtual stage and both clocks' times in args; and for each send a flow arrow
  * ("s" to "f") from the op that produced its tensor to the op that consumed it on the receiver. */
-int pp__tracefile_write_json(const pp_trace *traces, int P, const char *path);
+int pp__tracefile_write_json(const pp_trace *traces, int P, int D, const char *path);
 
 /* What pp__tracefile_write puts in path for these traces, as the end of a line that says a trace was written:
  * "52 compute slices, 48 message slices and 24 arrows on each of the two clocks" (.json) or "100 rows: 52 compute

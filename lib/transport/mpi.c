@@ -86,6 +86,7 @@ typedef struct mp_ctx {
     char state[512];         /* this rank's line for a deadlock report */
     /* deadlock confirmation (quiet_round) */
     MPI_Comm quiet;
+    MPI_Comm dp;             /* this rank's data-parallel group: the ranks of its stage, ranked by replica */
     long progress;           /* operations this rank posted or completed this step */
     int rounds;              /* rounds joined this step */
     int round_active;
@@ -668,8 +669,8 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != w->P) {
         const char *launcher = pp__mpi_env_launcher();
-        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages is %d: use %s %d",
-                 launcher ? launcher : "mpirun", size, w->P,
+        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages %sis %d: use %s %d",
+                 launcher ? launcher : "mpirun", size, w->cfg->D > 1 ? "x --dp " : "", w->P,
                  launcher && !strcmp(launcher, "srun") ? "srun -n" : "mpirun -np", w->P);
         if (owns) MPI_Finalize();
         return -1;
@@ -684,6 +685,8 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_dup(MPI_COMM_WORLD, &c->data);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->quiet);
+    /* rank d*P + p holds stage p of replica d: its group is color p, ordered by d (the summation order) */
+    MPI_Comm_split(MPI_COMM_WORLD, rank % w->cfg->P, rank / w->cfg->P, &c->dp);
     /* a receive shorter than the message must come back as an error we can report, not abort the job */
     MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
     c->sent_to = pp__xcalloc((size_t)size, sizeof *c->sent_to);
@@ -700,6 +703,7 @@ static void mpi_fini(pp_world *w) {
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
     MPI_Comm_free(&c->quiet);
+    MPI_Comm_free(&c->dp);
     free(c->sent_to);
     free(c->recv_from);
     free(c->notice_from);
@@ -756,4 +760,32 @@ void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
     free(counts);
     free(displs);
     return all;
+}
+
+/* Completes a collective request on the group, watching for another rank's failure and the deadline: 0, or -1
+ * (the request is left behind: the run is ending). */
+static int dp_complete(pp_world *w, mp_ctx *c, MPI_Request *q) {
+    double t0 = now();
+    for (;;) {
+        int flag = 0;
+        MPI_Test(q, &flag, MPI_STATUS_IGNORE);
+        if (flag) return 0;
+        if (poll_notices(c) || c->peer_failed || now() - t0 > w->cfg->deadline_s) return -1;
+    }
+}
+
+int pp__mpi_dp_gather(pp_world *w, const void *mine, size_t len, void *all) {
+    mp_ctx *c = ctx_of(w);
+    MPI_Request q;
+    PP_ASSERT(len < (size_t)1 << 30);
+    MPI_Igather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, c->dp, &q);
+    return dp_complete(w, c, &q);
+}
+
+int pp__mpi_dp_bcast(pp_world *w, void *buf, size_t len) {
+    mp_ctx *c = ctx_of(w);
+    MPI_Request q;
+    PP_ASSERT(len < (size_t)1 << 30);
+    MPI_Ibcast(buf, (int)len, MPI_BYTE, 0, c->dp, &q);
+    return dp_complete(w, c, &q);
 }

@@ -17,7 +17,7 @@ pp_chan *pp__drv_chan;
 
 struct pp_rank {
     uint32_t magic;
-    int id, P, M, v, recompute, vshape;
+    int id, P, M, v, recompute, vshape, replica, D;
 };
 
 #define RANK_MAGIC 0x72616e6bu
@@ -26,7 +26,7 @@ static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t chan_seq;
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
-    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape};
+    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->replica, f->D};
     return &the_rank;
 }
 
@@ -102,6 +102,8 @@ int pp_rank_stages(const pp_rank *r) { return check_rank(r, "pp_rank_stages"), r
 int pp_rank_microbatches(const pp_rank *r) { return check_rank(r, "pp_rank_microbatches"), r->M; }
 int pp_rank_chunks(const pp_rank *r) { return check_rank(r, "pp_rank_chunks"), r->v; }
 int pp_rank_recompute(const pp_rank *r) { return check_rank(r, "pp_rank_recompute"), r->recompute; }
+int pp_rank_replica(const pp_rank *r) { return check_rank(r, "pp_rank_replica"), r->replica; }
+int pp_rank_replicas(const pp_rank *r) { return check_rank(r, "pp_rank_replicas"), r->D; }
 int pp_virtual_stages(const pp_rank *r) { return check_rank(r, "pp_virtual_stages"), r->P * r->v; }
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
@@ -224,6 +226,24 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
         pp__drv_end();
         at += part > 0 ? part : 1;
     } while (at < n);
+}
+
+/* ---- gradient all-reduce ------------------------------------------------------------------------------- */
+
+static uint64_t reduce(pp_rank *r, const char *api, int op, int chunk) {
+    check_rank(r, api);
+    pp_wire w;
+    pp__drv_begin(&w, op);
+    pp__wire_i64(&w, chunk);
+    pp_wire_in in = call(&w);
+    uint64_t out = pp__wire_get_u64(&in);
+    pp__drv_end();
+    return out;
+}
+
+void pp_grad_reduce(pp_rank *r, int chunk) { reduce(r, "pp_grad_reduce", PP_RPC_GRAD_REDUCE, chunk); }
+pp_request *pp_grad_ireduce(pp_rank *r, int chunk) {
+    return ptr_of(reduce(r, "pp_grad_ireduce", PP_RPC_GRAD_IREDUCE, chunk));
 }
 
 void pp_group_start(pp_rank *r) { simple(r, "pp_group_start", PP_RPC_GROUP_START, 0); }

@@ -26,7 +26,8 @@ enum { PP_CHAN_SCHEDULE = 1, PP_CHAN_WARMUP = 2 };
 typedef struct pp_chan_facts {
     uint32_t magic;
     int32_t mode;            /* PP_CHAN_SCHEDULE or PP_CHAN_WARMUP */
-    int32_t rank, P, M, v, recompute;
+    int32_t rank, P, M, v, recompute; /* rank: its pipeline index p, 0..P-1 */
+    int32_t replica, D;      /* its replica d, 0..D-1, of D */
     int32_t vshape;          /* 1: virtual stages placed in a V (placement.h) */
     int32_t sandbox;         /* 1: lock down (seccomp) before any student code; 0: --unsafe-no-sandbox */
     int64_t spin_ns;         /* how long the driver spins for a reply before it sleeps */

@@ -33,6 +33,8 @@ typedef enum {
     PP_RPC_WAITALL,       /* n, n x req */
     PP_RPC_GROUP_START,
     PP_RPC_GROUP_END,
+    PP_RPC_GRAD_REDUCE,   /* chunk */
+    PP_RPC_GRAD_IREDUCE,  /* chunk -> req */
     PP_RPC_VIRTUAL_STAGE, /* chunk: only for a chunk the driver found out of range, so the runtime says why */
     PP_RPC_FAIL,          /* message: pp_fail */
     PP_RPC_MISUSE,        /* message: a misuse the driver saw itself (a rank handle that is not its own) */

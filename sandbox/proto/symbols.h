@@ -20,7 +20,8 @@
     X(pp_virtual_stage) X(pp_virtual_stages) X(pp_stage_forward) X(pp_stage_backward)                          \
     X(pp_stage_backward_input) X(pp_stage_backward_weight) X(pp_loss_grad) X(pp_stash_checkpoint)              \
     X(pp_stash_free) X(pp_optimizer_step) X(pp_grad_zero) X(pp_send) X(pp_recv) X(pp_isend) X(pp_irecv)        \
-    X(pp_wait) X(pp_waitall) X(pp_group_start) X(pp_group_end) X(pp_tag) X(pp_version) X(pp_fail)
+    X(pp_wait) X(pp_waitall) X(pp_group_start) X(pp_group_end) X(pp_tag) X(pp_version) X(pp_fail)              \
+    X(pp_rank_replica) X(pp_rank_replicas) X(pp_grad_reduce) X(pp_grad_ireduce)
 
 #define PP_SYMBOLS_LIBC(X)                                                                                     \
     /* memory: allocations pass through the driver, which notes a failed one for the report */                 \

@@ -1,0 +1,37 @@
+/* exposed.h: what the gradient reduce of a data-parallel step costs (lab 07): the reduce lane replayed over a
+ * timeline, and the closed formula for the canonical dp1f1b and dpinterleaved orders. docs/07-hybrid.md, "What the
+ * reduce costs", derives the formula; tests/test_schedules.c holds it to the replay over a grid of (D, P, M, v,
+ * alpha, beta).
+ *
+ * Exposed communication is the time a step runs longer than the same order with a free reduce. */
+#ifndef PP_THEORY_EXPOSED_H
+#define PP_THEORY_EXPOSED_H
+
+#include "schedule.h"
+
+/* The step's end once rank r's reduces of `mode` (the schedule row's pp_reduce_mode) run on its lane after the
+ * compute of traces[0..P) (a replay or a run of one replica, whose replicas all run alike): a chunk's reduce is
+ * called at the end of its last backward op (PP_REDUCE_OVERLAP) or of the rank's last op (PP_REDUCE_AT_END), starts
+ * once the lane is free, and costs pp__config_reduce_cost of its virtual stage's gradient bytes. */
+double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int P);
+
+/* The canonical order of c's schedule replayed with c's costs: its step time with the reduce (*step) and with a
+ * free one (*free_span, the compute's makespan); returns the exposed communication, *step - *free_span, or -1. */
+double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *free_span);
+
+/* The closed formula: with even stages, no latency and no edge cost, the last micro-batch's backward runs down
+ * the virtual stages back to back, so chunk c of rank r finishes its backwards (cP + r) backward costs b before
+ * the step's end, and the lane adds up the costs C(c', r) of the reduces queued behind it:
+ *     exposed = max(0, max over r, c of  sum_{c' <= c} C(c', r) - (cP + r) b).
+ * -1 where the formula does not hold (the replay is the theory then). */
+double pp__theory_exposed_formula(const pp_run_config *c);
+
+/* The theory of a run: the formula where it holds, else the replay; *formula says which. */
+double pp__theory_exposed(const pp_run_config *c, int *formula);
+
+/* The free-reduce makespan of the order a run ran (its F, B and W ops on ranks 0..P-1, replica 0, in the run's
+ * order), replayed with c's costs: what the run's step would take if its reduces cost nothing. -1 when the ops
+ * cannot be replayed. */
+double pp__run_free_span(const pp_run_config *c, const pp_trace *traces);
+
+#endif /* PP_THEORY_EXPOSED_H */
