@@ -23,7 +23,8 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     pp_status why;
     for (int i = 0; st == PP_ERR_DEADLOCK && w->driver_death && i < w->P; i++)
         if (w->driver_death(w, i, &why, how, sizeof how)) {
-            snprintf(died, sizeof died, "rank %d: %s", i, how);
+            char who[48];
+            snprintf(died, sizeof died, "%s: %s", pp__rank_label(w, i, who, sizeof who), how);
             st = why, msg = died;
             break;
         }
@@ -38,6 +39,13 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
     pthread_mutex_unlock(&w->fail_lock);
     if (w->wake_all) w->wake_all(w);
     return first;
+}
+
+const char *pp__rank_label(const pp_world *w, int i, char *buf, size_t len) {
+    int D = w->cfg ? w->cfg->D : 1, P = D > 1 ? w->P / D : w->P;
+    if (D > 1) snprintf(buf, len, "rank %d of replica %d", i % P, i / P);
+    else snprintf(buf, len, "rank %d", i);
+    return buf;
 }
 
 int pp__world_failed(const pp_world *w) { return __atomic_load_n(&w->failed, __ATOMIC_ACQUIRE); }
@@ -110,14 +118,15 @@ void pp__world_settle(pp_world *w) {
         if (r->failed) {
             /* its own failure, later on the clock (or as early, on a higher rank): its first line */
             const char *what = r->fail_msg, *nl = strchr(what, '\n');
-            char head[16];
-            int hn = snprintf(head, sizeof head, "rank %d: ", r->id);
+            char head[64], who[48];
+            int hn = snprintf(head, sizeof head, "%s: ", pp__rank_label(w, r->id, who, sizeof who));
             if (!strncmp(what, head, (size_t)hn)) what += hn;
-            len = settle_add(msg, sizeof w->error, len, "\n  then rank %d failed too, at time %g: %.*s", r->id,
+            len = settle_add(msg, sizeof w->error, len, "\n  then %s failed too, at time %g: %.*s", who,
                              r->fail_clock, (int)(nl ? nl - what : (long)strlen(what)), what);
         } else {
-            len = settle_add(msg, sizeof w->error, len, "\n  so rank %d stayed blocked in %s, which nothing could "
-                             "answer any more", r->id, r->blocked_in);
+            char who[48];
+            len = settle_add(msg, sizeof w->error, len, "\n  so %s stayed blocked in %s, which nothing could "
+                             "answer any more", pp__rank_label(w, r->id, who, sizeof who), r->blocked_in);
         }
     }
     if (more) settle_add(msg, sizeof w->error, len, "\n  (%d more ranks stopped)", more);
@@ -138,10 +147,12 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    char who[48];
+    pp__rank_label(r->world, r->id, who, sizeof who);
     if (hint && *hint)
-        snprintf(full, sizeof full, "rank %d: %s\nHINT: %s", r->id, msg, hint);
+        snprintf(full, sizeof full, "%s: %s\nHINT: %s", who, msg, hint);
     else
-        snprintf(full, sizeof full, "rank %d: %s", r->id, msg);
+        snprintf(full, sizeof full, "%s: %s", who, msg);
     pp__rank_fail(r, st, full);
     pp__rank_bail(r);
 }

@@ -112,6 +112,10 @@ struct pp_world {
     char error[4096];        /* the first failure's message (may hold several lines for deadlocks) */
 };
 
+/* How reports name world rank i: "rank p", or "rank p of replica d" when the run has D > 1 replicas (a student
+ * addresses ranks within a replica, so a world index would name a rank they cannot see). Returns buf. */
+const char *pp__rank_label(const pp_world *w, int i, char *buf, size_t len);
+
 /* Rank r failed: records the failure ("rank N: what\nHINT: hint") with r's clock (pp__rank_fail) and leaves r's
  * step function through its abort point. Call from r's own thread. */
 void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...)

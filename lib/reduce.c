@@ -306,6 +306,24 @@ static void mpi_complete(pp_rank *r, struct pp_reduce_world *g, int k, const cha
                        r->pipe, r->cfg->deadline_s);
 }
 
+/* 1 when no rank of the world can still move: each has failed, left its step, or waits (on a message or a
+ * reduce). After a failure that is how a reduce whose member waits on the failed rank ends; the threads
+ * transport's own deadlock check cannot see it, since a rank waiting here is not waiting on the transport. */
+static int world_stuck(const pp_world *w) {
+    for (int i = 0; i < w->P; i++) {
+        const pp_rank *m = &w->ranks[i];
+        if (!m->cfg || __atomic_load_n(&m->failed, __ATOMIC_ACQUIRE) ||
+            __atomic_load_n(&m->step_returned, __ATOMIC_ACQUIRE) || m->blocked_in)
+            continue;
+        return 0;
+    }
+    return 1;
+}
+
+/* Polls of world_stuck in a row (20 ms apart) before a waiter gives up: a rank between a match and its wake-up
+ * still shows as waiting for a moment. */
+#define STUCK_POLLS 5
+
 void pp__reduce_wait(pp_rank *r, pp_request *q) {
     struct pp_reduce_world *g = r->world->reduce;
     if (r->world->local_rank >= 0) {
@@ -326,9 +344,17 @@ void pp__reduce_wait(pp_rank *r, pp_request *q) {
     snprintf(r->blocked_buf, sizeof r->blocked_buf, "%s(chunk %d)", q->api, q->chunk);
     r->blocked_in = r->blocked_buf;
     double t0 = pp__now();
+    int stuck = 0;
     pthread_mutex_lock(&g->lock);
     while (!(s->step == r->step && s->done)) {
         if (pp__world_failed(r->world)) {
+            pthread_mutex_unlock(&g->lock);
+            pp__rank_bail(r);
+        }
+        /* after a failure, a reduce that nobody left running can join ends here: the failure is the cause, and
+         * this rank is reported as one that stayed blocked */
+        stuck = pp__world_rank_failed(r->world) && world_stuck(r->world) ? stuck + 1 : 0;
+        if (stuck >= STUCK_POLLS) {
             pthread_mutex_unlock(&g->lock);
             pp__rank_bail(r);
         }

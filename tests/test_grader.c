@@ -581,6 +581,10 @@ Test(grader, dp_send_to_another_replica_is_refused_naming_it) {
     pp_test_result r;
     grade_dp("tests/broken/dp-other-replica", "dp1f1b", 2, 2, 4, 1, &r);
     test_expect_failed_run(&r, PP_ERR_USAGE, "it would be rank 0 of replica 1");
+    /* the other replica's ranks wait in their reduce on the one that failed: reported as what followed, not
+     * left to the time limit */
+    cr_expect(!r.timed_out, "the run ran into its time limit: %s", r.error);
+    cr_expect(strstr(r.error, "of replica 1 stayed blocked in pp_grad_reduce(chunk 0)") != NULL, "%s", r.error);
 }
 
 /* Reducing every chunk at the end keeps the weights and every other point, and loses only the exposed

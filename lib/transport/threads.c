@@ -347,7 +347,8 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
         char d[96];
         const char *what = w->ranks[i].blocked_in;
         if (!what) what = pp__request_describe(first_pending(tr), d, sizeof d);
-        text_add(t, "  rank %d blocked in %s\n", i, what);
+        char who[48];
+        text_add(t, "  %s blocked in %s\n", pp__rank_label(w, i, who, sizeof who), what);
     }
 
     int *state = pp__xcalloc((size_t)P, sizeof *state);
@@ -429,7 +430,8 @@ static char *detect(pp_world *w, tp_ctx *c) {
     for (int i = 0; i < c->P && w->driver_death; i++)
         if (!c->ranks[i].exited && w->driver_death(w, i, &st, how, sizeof how)) {
             /* recorded as the rank's own failure, at its clock: it is blocked, so its fields are still */
-            snprintf(line, sizeof line, "rank %d: %s", i, how);
+            char who[48];
+            snprintf(line, sizeof line, "%s: %s", pp__rank_label(w, i, who, sizeof who), how);
             pp__rank_fail(&w->ranks[i], st, line);
         }
     if (pp__world_rank_failed(w)) {
