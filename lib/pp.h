@@ -63,7 +63,7 @@ int pp_rank_replica(const pp_rank *r);
 int pp_rank_replicas(const pp_rank *r);
 /* P: the number of ranks (pipeline stages when v = 1). */
 int pp_rank_stages(const pp_rank *r);
-/* M: the number of micro-batches in this step. */
+/* M: the number of micro-batches this rank's replica runs in this step (the global batch is D*M). */
 int pp_rank_microbatches(const pp_rank *r);
 /* v: the number of chunks (model pieces) each rank owns, as the schedule sets it: 1 for naive, GPipe, 1F1B and the
  * zero-bubble ZB-H1 and ZB-H2; --chunks for interleaved; 2 for the V-shaped ZBV and DualPipeV. */
@@ -148,8 +148,9 @@ pp_request *pp_grad_ireduce(pp_rank *r, int chunk);
  * two stages live on one rank (the turn of a V) carries no message: pass the tensor straight to the next op. */
 int pp_tag(pp_dir dir, int mb, int vstage);
 
-/* Sends t to rank dst of this replica (0..P-1; a dst outside that names no rank and is refused). In rendezvous mode (the default, as NCCL) it returns only once dst has posted the
- * matching receive; in eager mode it may return at once. Messages match on (source, destination, tag). */
+/* Sends t to rank dst of this replica (0..P-1; a dst outside that names no rank and is refused). In rendezvous
+ * mode (the default, as NCCL) it returns only once dst has posted the matching receive; in eager mode it may
+ * return at once. Messages match on (source, destination, tag). */
 void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag);
 
 /* Receives the activation-shaped tensor that rank src sends with this tag. */
