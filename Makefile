@@ -77,15 +77,17 @@ NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90
 CFLAGS      += -DPP_HAVE_CUDA -I$(CUDA_HOME)/include
-LIB_LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
+# CUDA's libraries are linked into the plugin alone (lib/plugin.h): a process maps them only once it uses a GPU
+CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 ifeq ($(HAVE_NCCL),1)
 CFLAGS      += -DPP_HAVE_NCCL
 NVCCFLAGS   += -DPP_HAVE_NCCL
-LIB_LDLIBS  += -lnccl
+CUDA_LDLIBS += -lnccl
 CUDA_SRC    += lib/transport/nccl.cu
 endif
 # .cu.o: kernels/cuda mirrors kernels/cpu file by file, and libpp.a must not see two members named gemm.o
 LIB_CUDA_OBJ := $(patsubst %.cu,$(BUILD)/obj/%.cu.o,$(CUDA_SRC))
+PLUGIN       := $(BUILD)/libpp_cuda.so
 endif
 
 ifeq ($(HAVE_MPI),1)
@@ -98,11 +100,11 @@ $(BUILD)/obj/lib/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/lib/transport.o: CFLAGS += $(MPI_CFLAGS)
 endif
 
-LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(LIB_CUDA_OBJ)
+LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 
 # Objects depend on the flags they were built with, so `make NO_CUDA=1` after `make` rebuilds what changed.
 FLAGS_STAMP := $(BUILD)/.flags
-FLAGS_NOW   := $(CC) $(CFLAGS) $(NVCCFLAGS) $(LIB_LDLIBS)
+FLAGS_NOW   := $(CC) $(CFLAGS) $(NVCCFLAGS) $(LIB_LDLIBS) $(CUDA_LDLIBS)
 $(shell mkdir -p $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
 
 # grader/ in rooms, in the order data flows: cli (commands, flags) -> grade (build, run, check) -> theory (the
@@ -135,7 +137,7 @@ DEPFLAGS = -MMD -MP
 .PHONY: all build info help test check check-long unit selfcheck demo grade plots handout asan bench clean deps
 # `make` says what it found; the other targets build quietly
 all: info build
-build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab
+build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN)
 
 help:
 	@echo "pplab: a lab kit for pipeline-parallel training"
@@ -181,7 +183,7 @@ $(BUILD)/obj/driver/%.o: %.c
 	$(call msg,CC,$< [driver])
 	$(Q)$(CC) $(DRIVER_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-$(LIB_OBJ) $(CLI_OBJ) $(DRIVER_OBJ): $(FLAGS_STAMP)
+$(LIB_OBJ) $(LIB_CUDA_OBJ) $(CLI_OBJ) $(DRIVER_OBJ): $(FLAGS_STAMP)
 
 # The functions of pp.h, one per line: what libpp.so exports and what pplab exports for --in-process objects.
 $(BUILD)/pp.syms: lib/pp.h
@@ -189,13 +191,22 @@ $(BUILD)/pp.syms: lib/pp.h
 	$(Q)sed -n 's/^[a-z_ ]*[ *]\(pp_[a-z_0-9]*\)(.*/\1/p' $< | sort -u > $@
 $(BUILD)/libpp.map: $(BUILD)/pp.syms
 	$(Q){ echo '{ global:'; sed 's/$$/;/' $<; echo 'local: *; };'; } > $@
-$(BUILD)/pp.dynlist: $(BUILD)/pp.syms
-	$(Q){ echo '{'; sed 's/$$/;/' $<; echo '};'; } > $@
+# pplab and the tests export pp.h and what libpp_cuda.so takes from the runtime (the internal pp__ functions its
+# objects leave undefined), so that the plugin binds to the program that opens it.
+$(BUILD)/pp.dynlist: $(BUILD)/pp.syms $(LIB_CUDA_OBJ)
+	$(Q){ echo '{'; { cat $<; $(if $(LIB_CUDA_OBJ),nm -u $(LIB_CUDA_OBJ) | awk '$$2 ~ /^pp__/ {print $$2}';) } | \
+	    sort -u | sed 's/$$/;/'; echo '};'; } > $@
+
+# The CUDA half: the cuda backend, the nccl transport and their kernels, with CUDA's libraries.
+$(BUILD)/libpp_cuda.so: $(LIB_CUDA_OBJ)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared -Wl,-soname,libpp_cuda.so -o $@.tmp $(LIB_CUDA_OBJ) $(CUDA_LDLIBS) && mv -f $@.tmp $@
 
 # libpp.so exports exactly pp.h; everything else of the runtime stays inside it.
 $(BUILD)/libpp.so: $(LIB_OBJ) $(BUILD)/libpp.map
 	$(call msg,LD,$@)
-	$(Q)$(CC) -shared -Wl,-soname,libpp.so -Wl,--version-script=$(BUILD)/libpp.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LIB_LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libpp.so -Wl,--version-script=$(BUILD)/libpp.map $(SANFLAGS) -o $@.tmp $(LIB_OBJ) \
+	    $(LIB_LDLIBS) && mv -f $@.tmp $@
 
 # The internal archive: pplab, the tests and the benchmarks link the whole runtime from it.
 $(BUILD)/libpp.a: $(LIB_OBJ)
@@ -203,8 +214,8 @@ $(BUILD)/libpp.a: $(LIB_OBJ)
 	$(call msg,AR,$@)
 	$(Q)ar rcs $@ $^
 
-# Linked beside its place, then renamed over it: a grader that opens the driver during a rebuild gets the old one
-# or the new one whole, never a file the linker has not yet made executable.
+# Programs and libraries are linked beside their place, then renamed over it: a grader that opens one during a
+# rebuild gets the old file or the new one whole, never one the linker has not yet made executable.
 $(BUILD)/pplab-driver: $(DRIVER_OBJ)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -static -o $@.tmp $(DRIVER_OBJ) $(SECCOMP_STATIC) -lpthread -lm && mv -f $@.tmp $@
@@ -212,10 +223,11 @@ $(BUILD)/pplab-driver: $(DRIVER_OBJ)
 # pplab holds the runtime itself and exports pp.h, so that an object loaded with --in-process binds to it.
 $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $(CLI_OBJ) $(LIB_OBJ) $(CJSON_LIBS) $(LIB_LDLIBS)
+	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@.tmp $(CLI_OBJ) $(LIB_OBJ) $(CJSON_LIBS) \
+	    $(LIB_LDLIBS) && mv -f $@.tmp $@
 
 # ---- tests ---------------------------------------------------------------------------------------------
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-driver $(BUILD)/pplab tests/testutil.h
+$(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN) tests/testutil.h
 	@mkdir -p $(dir $@)
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \

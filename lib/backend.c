@@ -8,22 +8,39 @@
 #include "backend.h"
 
 #ifdef PP_HAVE_CUDA
-pp_backend *pp__backend_cuda_open(int rank, int nranks, char *err, size_t errlen);
-void pp__backend_cuda_close(pp_backend *be);
-extern const pp_backend_ops pp__backend_cuda_ops;
+#include "plugin.h"
+
+/* The cuda backend lives in libpp_cuda.so (plugin.h), opened on its first use. */
+static const pp_backend_ops *cuda_ops(void) {
+    return (const pp_backend_ops *)pp__plugin_symbol("pp__backend_cuda_ops", NULL, 0);
+}
+
+static pp_backend *cuda_open(int rank, int nranks, char *err, size_t errlen) {
+    pp_backend *(*open)(int, int, char *, size_t);
+    *(void **)&open = pp__plugin_symbol("pp__backend_cuda_open", err, errlen);
+    return open ? open(rank, nranks, err, errlen) : NULL;
+}
+
+static void cuda_close(pp_backend *be) {
+    void (*close)(pp_backend *);
+    *(void **)&close = pp__plugin_symbol("pp__backend_cuda_close", NULL, 0);
+    if (close) close(be);
+}
 #endif
+
+static const pp_backend_ops *cpu_ops(void) { return &pp__backend_cpu_ops; }
 
 typedef struct pp_backend_entry {
     const char *name;
-    const pp_backend_ops *ops;
+    const pp_backend_ops *(*ops)(void); /* NULL when a plugin that holds the backend cannot be opened */
     pp_backend *(*open)(int rank, int nranks, char *err, size_t errlen);
     void (*close)(pp_backend *be);
 } pp_backend_entry;
 
 static const pp_backend_entry backends[] = {
-    {"cpu", &pp__backend_cpu_ops, pp__backend_cpu_open, pp__backend_cpu_close},
+    {"cpu", cpu_ops, pp__backend_cpu_open, pp__backend_cpu_close},
 #ifdef PP_HAVE_CUDA
-    {"cuda", &pp__backend_cuda_ops, pp__backend_cuda_open, pp__backend_cuda_close},
+    {"cuda", cuda_ops, cuda_open, cuda_close},
 #endif
 };
 #define PP__NBACKENDS ((int)(sizeof backends / sizeof backends[0]))
@@ -79,7 +96,7 @@ pp_backend *pp__backend_open(const char *name, int rank, int nranks, char *err, 
 void pp__backend_close(pp_backend *be) {
     if (!be) return;
     for (int i = 0; i < PP__NBACKENDS; i++)
-        if (be->ops == backends[i].ops) {
+        if (be->ops == backends[i].ops()) {
             backends[i].close(be);
             return;
         }
@@ -98,8 +115,11 @@ void pp__backend_describe_all(FILE *out) {
         } else {
             fprintf(out, "  %-5s not usable here: %s", e->name, err[0] ? err : "open failed without a reason");
         }
-        int n = pp__backend_missing_ops(e->ops, missing, sizeof missing);
-        if (n)
+        const pp_backend_ops *ops = e->ops();
+        int n = ops ? pp__backend_missing_ops(ops, missing, sizeof missing) : 0;
+        if (!ops)
+            fprintf(out, "\n");
+        else if (n)
             fprintf(out, "; missing: %s\n", missing);
         else
             fprintf(out, "; all %d ops filled\n", PP_BACKEND_NREQUIRED);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plugin.h"
+
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen) {
     if (!name || !strcmp(name, "threads")) return &pp__transport_threads;
 #ifdef PP_HAVE_MPI
@@ -15,7 +17,8 @@ const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t e
     }
 #endif
 #ifdef PP_HAVE_NCCL
-    if (!strcmp(name, "nccl")) return &pp__transport_nccl;
+    /* in libpp_cuda.so with the cuda backend, opened on first use (plugin.h) */
+    if (!strcmp(name, "nccl")) return (const pp_transport_ops *)pp__plugin_symbol("pp__transport_nccl", err, errlen);
 #endif
     snprintf(err, errlen, "unknown transport '%s': use threads, mpi or nccl (nccl needs a CUDA build with NCCL)", name);
     return NULL;
