@@ -143,7 +143,7 @@ help:
 	@echo "pplab: a lab kit for pipeline-parallel training"
 	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
 	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
-	@echo "  make test          the quick unit suites and the grader's self-check, about a minute (the time of each part printed)"
+	@echo "  make test          the quick unit suites and the grader's self-check, about 1.5 minutes (each part timed)"
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
 	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
