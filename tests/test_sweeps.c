@@ -44,7 +44,8 @@ Test(sweeps, every_freedom_the_contract_gives_keeps_full_marks) {
 Test(sweeps, every_report_is_the_same_on_every_run) {
     static const struct { const char *variant, *lab; } cases[] = {
         {"zbv-looped-placement", "zbv"},      {"zbv-loss-wrong-rank", "zbv"}, {"chunk-mod-v", "interleaved"},
-        {"interleaved-no-wrap", "interleaved"}, {"zb-whole-backward", "zbh1"}, {"no-scale", "gpipe"}};
+        {"interleaved-no-wrap", "interleaved"}, {"zb-whole-backward", "zbh1"}, {"no-scale", "gpipe"},
+        {"dp-other-replica", "dp1f1b"}};
     static char first[1 << 16], again[1 << 16];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         for (int k = 0; k < 10; k++) {
