@@ -472,3 +472,20 @@ Test(mpi_grade, several_failures_lead_as_with_threads, .timeout = 240) {
     }
     tmp_remove();
 }
+
+/* Lab 07 under mpirun -np D*P: the references keep full marks at D = 2 and 4, and a missing reduce loses the same
+ * points with the same message as with threads (one configuration per grading, as above). */
+Test(mpi_grade, replicas_grade_as_with_threads, .timeout = 240) {
+    need_mpi();
+    static const char *const configs[] = {"dp1f1b P=2 M=4 dp=2 seed=71\n", "dpinterleaved P=2 M=4 v=2 dp=4 seed=72\n"};
+    static const char *const labs[] = {"dp1f1b", "dpinterleaved"};
+    for (int i = 0; i < 2; i++) {
+        grade_configs = configs[i];
+        cJSON *m = compare_grades("solutions", labs[i], 0);
+        cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "%s: the references lost points under mpi", labs[i]);
+        cJSON_Delete(m);
+    }
+    grade_configs = configs[0];
+    cJSON_Delete(compare_grades("tests/broken/dp-no-reduce", "dp1f1b", 1));
+    tmp_remove();
+}

@@ -41,6 +41,7 @@ typedef struct one_opts {
 static void one_opts_init(one_opts *o) {
     memset(o, 0, sizeof *o);
     o->tc.v = 1, o->tc.steps = 1, o->tc.time_limit_s = 10;
+    o->tc.D = 1, o->tc.alpha = o->tc.beta = -1;
     o->backend = "cpu", o->lab = "";
     o->deadline = 10;
     pp__sandbox_defaults(&o->sb);
@@ -57,6 +58,12 @@ static int one_table(one_opts *o, pp_flag *out) {
          .help = "ranks: as many as mpirun started", .dflt = "required"},
         {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &t->M, .lo = 1, .hi = 1024, .arg = "M",
          .help = "micro-batches per step", .dflt = "required"},
+        {.name = "--dp", .kind = PP_FLAG_INT, .to = &t->D, .lo = 1, .hi = 64, .arg = "D",
+         .help = "replicas of the pipeline: mpirun starts D*P processes"},
+        {.name = "--reduce-alpha", .kind = PP_FLAG_NUM, .to = &t->alpha, .arg = "A",
+         .help = "virtual cost of one of a reduce's messages", .dflt = "the run's default"},
+        {.name = "--reduce-beta", .kind = PP_FLAG_NUM, .to = &t->beta, .arg = "B",
+         .help = "virtual cost of a reduced byte", .dflt = "the run's default"},
         {.name = "--chunks", .kind = PP_FLAG_INT, .to = &t->v, .lo = 1, .hi = 16, .arg = "v",
          .help = "chunks per rank"},
         {.name = "--steps", .kind = PP_FLAG_INT, .to = &t->steps, .lo = 1, .hi = 100000, .arg = "K",
@@ -129,10 +136,10 @@ static int grade_one_main(int argc, char **argv) {
     parse(&o, argc, argv);
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
     const char *tok = getenv("PPLAB_TOKEN");
-    if (!pp__mpi_built() || !pp__mpi_env_launcher() || (np > 0 && np != o.tc.P) || !tok) {
+    if (!pp__mpi_built() || !pp__mpi_env_launcher() || (np > 0 && np != o.tc.P * o.tc.D) || !tok) {
         if (me == 0)
             fprintf(stderr, "pplab grade-one: needs mpirun -np %d, PPLAB_TOKEN in the environment and a pplab built "
-                            "with MPI (it is started by pplab grade --transport mpi)\n", o.tc.P);
+                            "with MPI (it is started by pplab grade --transport mpi)\n", o.tc.P * o.tc.D);
         return me == 0 ? 2 : 0;
     }
     uint64_t token = strtoull(tok, NULL, 16);

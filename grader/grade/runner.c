@@ -266,11 +266,16 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     if (geteuid() == 0) mpi_arg(c, "--allow-run-as-root");
     mpi_arg(c, "--oversubscribe");
     mpi_arg(c, "-x"), mpi_arg(c, "PPLAB_TOKEN"); /* the token travels in the environment, not on a command line */
-    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P);
+    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P * (t->D > 1 ? t->D : 1));
     mpi_arg(c, "%s", mpi_exe), mpi_arg(c, "grade-one");
     mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
     mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
     mpi_arg(c, "--microbatches"), mpi_arg(c, "%d", t->M);
+    if (t->D > 1) {
+        mpi_arg(c, "--dp"), mpi_arg(c, "%d", t->D);
+        if (t->alpha >= 0) mpi_arg(c, "--reduce-alpha"), mpi_arg(c, "%.17g", t->alpha);
+        if (t->beta >= 0) mpi_arg(c, "--reduce-beta"), mpi_arg(c, "%.17g", t->beta);
+    }
     mpi_arg(c, "--chunks"), mpi_arg(c, "%d", t->v);
     mpi_arg(c, "--steps"), mpi_arg(c, "%d", t->steps);
     mpi_arg(c, "--seed"), mpi_arg(c, "%u", t->seed);
