@@ -133,17 +133,23 @@ Q := @
 msg = @printf '  %-5s %s\n' '$(1)' '$(2)'
 endif
 DEPFLAGS = -MMD -MP
+# The targets that build before they run (test, check-long, demo, asan) build on every core, unless make was
+# given -j itself (then its job server decides).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+SUBMAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all build info help test check check-long unit selfcheck demo grade plots handout asan bench clean deps
 # `make` says what it found; the other targets build quietly
-all: info build
+all:
+	@$(MAKE) --no-print-directory info
+	@$(SUBMAKE) build
 build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN)
 
 help:
 	@echo "pplab: a lab kit for pipeline-parallel training"
 	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
 	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
-	@echo "  make test          the quick unit suites and the grader's self-check, about 1.5 minutes (each part timed)"
+	@echo "  make test          the quick unit suites and the grader's self-check, about a minute on 2 cores (each part timed)"
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
 	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
@@ -237,12 +243,12 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
 test: deps
-	@$(MAKE) --no-print-directory -s build $(QUICK_BIN)
+	@$(SUBMAKE) -s build $(QUICK_BIN)
 	@bash scripts/run-tests.sh --selfcheck quick $(BUILD) $(QUICK_BIN)
 
 check: test check-long
 check-long: deps
-	@$(MAKE) --no-print-directory -s build $(SLOW_BIN)
+	@$(SUBMAKE) -s build $(SLOW_BIN)
 	@bash scripts/run-tests.sh --selfcheck full $(BUILD) $(SLOW_BIN)
 
 unit: $(TEST_BIN)
@@ -255,7 +261,7 @@ deps:
 	@bash scripts/deps.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(SUBMAKE) all
 	@bash scripts/demo.sh $(BUILD)
 
 grade: build
@@ -273,8 +279,8 @@ bench: build
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
-	@$(MAKE) --no-print-directory SAN=1 NO_CUDA=1 build
-	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory SAN=1 NO_CUDA=1 unit
+	@$(SUBMAKE) SAN=1 NO_CUDA=1 build
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(SUBMAKE) SAN=1 NO_CUDA=1 unit
 
 clean:
 	rm -rf build build-asan dist out
