@@ -23,6 +23,7 @@ struct pp_server {
     void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
     uint32_t n[NKINDS], cap[NKINDS];
     pp_request *scratch[PP_RPC_WAITALL_MAX];
+    unsigned char sink[64];      /* where the reply to a post goes: a post has none */
     /* what a handle of another rank resolves to: the pp.h checks then report it as they do in-process */
     pp_tensor foreign_tensor;
     pp_stash foreign_stash;
@@ -84,6 +85,17 @@ static uint64_t handle_put(pp_server *s, const pp_rank *r, pp_handle_kind k, voi
     return pp__handle_make(k, r->id, s->step, s->n[k]++);
 }
 
+/* Hands out p as handle_put does and holds the result to the id the driver predicted for it (rpc.h: the driver
+ * returns handles without waiting for the runtime). They differ only when the driver's memory was written to. */
+static void handle_expect(pp_server *s, pp_rank *r, pp_handle_kind k, void *p, uint64_t want, const char *api) {
+    uint64_t h = handle_put(s, r, k, p);
+    if (h != want)
+        pp__rank_abort(r, PP_ERR_SANDBOX, "a schedule that writes outside its own arrays can overwrite the driver's "
+                       "state: check the array bounds around this call",
+                       "%s: the schedule driver handed out %s %#llx where pplab made %#llx", api, kind_name[k],
+                       (unsigned long long)want, (unsigned long long)h);
+}
+
 /* The object behind handle h, which must be of kind k. api and what name the argument in errors. */
 static void *handle_get(pp_server *s, pp_rank *r, pp_handle_kind k, uint64_t h, const char *api, const char *what) {
     if (!h) return NULL;
@@ -127,9 +139,10 @@ static void malformed(pp_rank *r, unsigned op) {
                    "overwritten?", op);
 }
 
-/* Starts the reply to the pending request. */
+/* Starts the reply to the pending request (into the channel for a call; a post's goes nowhere). */
 static void reply_begin(pp_server *s, pp_wire *w, unsigned status) {
-    pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
+    if (s->drv.posted) pp__wire_init_fixed(w, s->sink, sizeof s->sink);
+    else pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
     pp__wire_u32(w, status);
 }
 
@@ -156,25 +169,27 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         int chunk = get_int(in), mb = get_int(in);
         a = pp__wire_get_u64(in);
         int want = (int)pp__wire_get_u32(in, 0, 1);
+        uint64_t want_y = pp__wire_get_u64(in), want_stash = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_stash *st = NULL;
         pp_tensor *out = pp_stage_forward(r, chunk, mb, handle_get(s, r, PP_HANDLE_TENSOR, a, "pp_stage_forward", "x"),
                                           want ? &st : NULL);
+        handle_expect(s, r, PP_HANDLE_TENSOR, out, want_y, "pp_stage_forward");
+        handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward");
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, out));
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_STASH, st));
         break;
     }
     case PP_RPC_BACKWARD:
     case PP_RPC_BACKWARD_INPUT: {
         const char *api = op == PP_RPC_BACKWARD ? "pp_stage_backward" : "pp_stage_backward_input";
         a = pp__wire_get_u64(in), b = pp__wire_get_u64(in);
+        uint64_t want_dx = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_stash *st = handle_get(s, r, PP_HANDLE_STASH, a, api, "stash");
         pp_tensor *dy = handle_get(s, r, PP_HANDLE_TENSOR, b, api, "dy");
         pp_tensor *dx = op == PP_RPC_BACKWARD ? pp_stage_backward(r, st, dy) : pp_stage_backward_input(r, st, dy);
+        handle_expect(s, r, PP_HANDLE_TENSOR, dx, want_dx, api);
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, dx));
         break;
     }
     case PP_RPC_BACKWARD_WEIGHT:
@@ -195,10 +210,10 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     case PP_RPC_LOSS_GRAD: {
         float scale;
         pp__wire_get(in, &scale, sizeof scale);
+        uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
-        pp_tensor *t = pp_loss_grad(r, scale);
+        handle_expect(s, r, PP_HANDLE_TENSOR, pp_loss_grad(r, scale), want_t, "pp_loss_grad");
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
         break;
     }
     case PP_RPC_OPTIMIZER_STEP:
@@ -216,33 +231,33 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         const char *api = op == PP_RPC_SEND ? "pp_send" : "pp_isend";
         a = pp__wire_get_u64(in);
         x = get_int(in), y = get_int(in);
+        uint64_t want_q = op == PP_RPC_ISEND ? pp__wire_get_u64(in) : 0;
         if (in->bad) malformed(r, op);
         pp_tensor *t = handle_get(s, r, PP_HANDLE_TENSOR, a, api, "tensor");
-        uint64_t q = 0;
         if (op == PP_RPC_SEND) pp_send(r, t, x, y);
-        else q = handle_put(s, r, PP_HANDLE_REQUEST, pp_isend(r, t, x, y));
+        else handle_expect(s, r, PP_HANDLE_REQUEST, pp_isend(r, t, x, y), want_q, api);
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, q);
         break;
     }
     case PP_RPC_RECV: {
         (void)pp__wire_get_u64(in);
         x = get_int(in), y = get_int(in);
+        uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
-        pp_tensor *t = pp_recv(r, x, y);
+        handle_expect(s, r, PP_HANDLE_TENSOR, pp_recv(r, x, y), want_t, "pp_recv");
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
         break;
     }
     case PP_RPC_IRECV: {
         x = get_int(in), y = get_int(in);
         int want = (int)pp__wire_get_u32(in, 0, 1);
+        uint64_t want_q = pp__wire_get_u64(in), want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_tensor *t = NULL;
         pp_request *q = pp_irecv(r, x, y, want ? &t : NULL);
+        handle_expect(s, r, PP_HANDLE_REQUEST, q, want_q, "pp_irecv");
+        handle_expect(s, r, PP_HANDLE_TENSOR, t, want_t, "pp_irecv");
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_REQUEST, q));
-        pp__wire_u64(&w, handle_put(s, r, PP_HANDLE_TENSOR, t));
         break;
     }
     case PP_RPC_WAIT:
@@ -265,12 +280,11 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     case PP_RPC_GRAD_REDUCE:
     case PP_RPC_GRAD_IREDUCE: {
         x = get_int(in);
+        uint64_t want_q = op == PP_RPC_GRAD_IREDUCE ? pp__wire_get_u64(in) : 0;
         if (in->bad) malformed(r, op);
-        uint64_t q = 0;
         if (op == PP_RPC_GRAD_REDUCE) pp_grad_reduce(r, x);
-        else q = handle_put(s, r, PP_HANDLE_REQUEST, pp_grad_ireduce(r, x));
+        else handle_expect(s, r, PP_HANDLE_REQUEST, pp_grad_ireduce(r, x), want_q, "pp_grad_ireduce");
         reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_u64(&w, q);
         break;
     }
     case PP_RPC_VIRTUAL_STAGE:
@@ -309,6 +323,7 @@ static unsigned next_request(pp_rank *r, pp_server *s, pp_wire_in *in) {
     pp__wire_in_init(in, s->drv.req, s->drv.req_len);
     unsigned op = pp__wire_get_u32(in, 0, 0xffffffffu);
     if (in->bad) malformed(r, 0);
+    if (s->drv.posted && !pp__rpc_postable(op)) malformed(r, op); /* only a call that cannot wait may be posted */
     return op;
 }
 
@@ -325,6 +340,9 @@ void pp__server_step(pp_rank *r) {
     }
     pp_wire w;
     reply_begin(s, &w, PP_REPLY_GO);
+    /* what the driver needs to make this step's handles itself */
+    pp__wire_i64(&w, s->step & 0xffff);
+    pp__wire_i64(&w, r->id);
     s->next_pending = 0;
     reply_end(s, &w);
     for (;;) {

@@ -267,6 +267,20 @@ Test(grader, a_crash_behind_a_wait_is_reported_as_the_crash) {
     cr_expect(!strstr(r.error, "deadlock"), "%s", r.error);
 }
 
+/* In the sandbox a call that cannot wait returns before pplab has checked it, and the schedule runs on; nothing
+ * it does past a refused call shows: the report names the call, the output ends before it, no crash follows. Ten
+ * runs, since what it would show depends on how far the driver got. */
+Test(grader, nothing_past_a_refused_call_shows) {
+    for (int k = 0; k < 10; k++) {
+        pp_test_result r;
+        grade("tests/broken/past-refused-call", "gpipe", 2, 2, 1, &r);
+        test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_stage_forward: chunk 7 does not exist");
+        cr_expect(strstr(r.output_tail, "rank 0 before the call") != NULL, "%s", r.output_tail);
+        cr_expect(!strstr(r.output_tail, "past the refused call") && !strstr(r.output_tail, "crashed"),
+                  "run %d shows what followed the refused call: %s", k + 1, r.output_tail);
+    }
+}
+
 /* The report says which costs the bubble's theory took: a split-backward 1F1B is compared with the canonical
  * order replayed with split backwards. */
 Test(grader, the_bubble_names_the_costs_it_replayed) {

@@ -1,11 +1,14 @@
 /* client.c: pp.h inside the schedule driver. Each call that touches the rank's state is one request to the
- * runtime, which checks it and runs it on the rank's real state; handles are the runtime's ids, passed through
- * as opaque pointers. The facts of the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several
- * threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
+ * runtime, which checks it and runs it on the rank's real state. A call that cannot wait for another rank is
+ * posted (rpc.h): it returns at once, with the handles the runtime will make for it, so a step costs the
+ * driver a wait only where the schedule itself waits. Handles pass through as opaque pointers. The facts of
+ * the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several threads of a schedule are
+ * serialised: the rank has one channel, as it has one runtime thread. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,7 +26,42 @@ struct pp_rank {
 #define RANK_MAGIC 0x72616e6bu
 static struct pp_rank the_rank;
 static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t chan_seq;
+static uint32_t chan_seq, chan_posts;
+
+/* The handles of the current step as the runtime makes them: per kind, in the order the calls ran. */
+static int step_id, handle_rank;
+static uint32_t made[4];
+static int *stash_chunk; /* the chunk of each stash of this step (-1 past what could be noted) */
+static uint32_t stash_cap;
+
+void pp__drv_step_begin(int step, int hrank) {
+    step_id = step, handle_rank = hrank;
+    memset(made, 0, sizeof made);
+}
+
+static uint64_t handle_new(pp_handle_kind k) { return pp__handle_make(k, handle_rank, step_id, made[k]++); }
+
+static uint64_t stash_new(int chunk) {
+    uint32_t i = made[PP_HANDLE_STASH];
+    if (i >= stash_cap) {
+        uint32_t cap = stash_cap ? 2 * stash_cap : 256;
+        int *p = realloc(stash_chunk, cap * sizeof *p);
+        if (p) stash_chunk = p, stash_cap = cap;
+    }
+    if (i < stash_cap) stash_chunk[i] = chunk;
+    return handle_new(PP_HANDLE_STASH);
+}
+
+/* dx of a backward on stash h: NULL on virtual stage 0. A handle that is not one of this step's stashes gets an
+ * id: the runtime refuses the call before it compares ids. */
+static uint64_t dx_new(const pp_rank *r, uint64_t h) {
+    uint32_t i = pp__handle_index(h);
+    if (pp__handle_kind(h) == PP_HANDLE_STASH && pp__handle_rank(h) == handle_rank &&
+        pp__handle_step(h) == step_id && i < made[PP_HANDLE_STASH] && i < stash_cap &&
+        pp__place_vstage(r->P, r->vshape, r->id, stash_chunk[i]) == 0)
+        return 0;
+    return handle_new(PP_HANDLE_TENSOR);
+}
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
     the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->replica, f->D};
@@ -36,6 +74,24 @@ void pp__drv_begin(pp_wire *w, int op) {
     pthread_mutex_lock(&chan_lock);
     pp__wire_init_fixed(w, pp__drv_chan->req, PP_CHAN_MSG);
     pp__wire_u32(w, (uint32_t)op);
+}
+
+/* Starts a post in the ring's next slot (waiting for one to be free). */
+static void begin_post(pp_wire *w, int op) {
+    pthread_mutex_lock(&chan_lock);
+    pp__wire_init_fixed(w, pp__chan_post_slot(pp__drv_chan, chan_posts), PP_CHAN_POST_MSG);
+    pp__wire_u32(w, (uint32_t)op);
+}
+
+/* Publishes the post begun with begin_post and unlocks. */
+static void post(pp_wire *w) {
+    /* every posted request fits its slot; one that did not would reach the runtime cut short and be refused */
+    pp__chan_post(pp__drv_chan, chan_posts++, w->len);
+    pthread_mutex_unlock(&chan_lock);
+}
+
+void pp__drv_settle(void) {
+    pp__chan_drain(pp__drv_chan, __atomic_load_n(&chan_posts, __ATOMIC_SEQ_CST));
 }
 
 pp_wire_in pp__drv_call(pp_wire *w, unsigned *status) {
@@ -74,25 +130,30 @@ static void check_rank(const pp_rank *r, const char *api) {
 static uint64_t id_of(const void *p) { return (uint64_t)(uintptr_t)p; }
 static void *ptr_of(uint64_t id) { return (void *)(uintptr_t)id; }
 
-/* Sends the request built in *w and returns the reply; a refused request never returns (the run stops). */
-static pp_wire_in call(pp_wire *w) {
+/* Sends the call built in *w and waits for its reply; a refused call never returns (the run stops). */
+static void call(pp_wire *w) {
     unsigned st;
-    pp_wire_in r = pp__drv_call(w, &st);
+    pp__drv_call(w, &st);
     if (st != PP_REPLY_OK) {
         pp__drv_end();
         stall();
     }
-    return r;
+    pp__drv_end();
 }
 
-/* A request without results. */
+/* A request with one u64 argument and no results, posted or called. */
 static void simple(pp_rank *r, const char *api, int op, uint64_t a) {
     check_rank(r, api);
     pp_wire w;
-    pp__drv_begin(&w, op);
-    pp__wire_u64(&w, a);
-    call(&w);
-    pp__drv_end();
+    if (pp__rpc_postable((unsigned)op)) {
+        begin_post(&w, op);
+        pp__wire_u64(&w, a);
+        post(&w);
+    } else {
+        pp__drv_begin(&w, op);
+        pp__wire_u64(&w, a);
+        call(&w);
+    }
 }
 
 /* ---- who am I ------------------------------------------------------------------------------------------ */
@@ -118,27 +179,28 @@ int pp_virtual_stage(const pp_rank *r, int chunk) {
 pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
     check_rank(r, "pp_stage_forward");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_FORWARD);
+    begin_post(&w, PP_RPC_FORWARD);
+    uint64_t y = handle_new(PP_HANDLE_TENSOR), st = stash ? stash_new(chunk) : 0;
     pp__wire_i64(&w, chunk);
     pp__wire_i64(&w, mb);
     pp__wire_u64(&w, id_of(x));
     pp__wire_u32(&w, stash != NULL);
-    pp_wire_in in = call(&w);
-    uint64_t y = pp__wire_get_u64(&in), s = pp__wire_get_u64(&in);
-    pp__drv_end();
-    if (stash) *stash = ptr_of(s);
+    pp__wire_u64(&w, y);
+    pp__wire_u64(&w, st);
+    post(&w);
+    if (stash) *stash = ptr_of(st);
     return ptr_of(y);
 }
 
 static pp_tensor *backward(pp_rank *r, const char *api, int op, pp_stash *stash, pp_tensor *dy) {
     check_rank(r, api);
     pp_wire w;
-    pp__drv_begin(&w, op);
+    begin_post(&w, op);
+    uint64_t dx = dx_new(r, id_of(stash));
     pp__wire_u64(&w, id_of(stash));
     pp__wire_u64(&w, id_of(dy));
-    pp_wire_in in = call(&w);
-    uint64_t dx = pp__wire_get_u64(&in);
-    pp__drv_end();
+    pp__wire_u64(&w, dx);
+    post(&w);
     return ptr_of(dx);
 }
 
@@ -157,11 +219,11 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *stash) {
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
     check_rank(r, "pp_loss_grad");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_LOSS_GRAD);
+    begin_post(&w, PP_RPC_LOSS_GRAD);
+    uint64_t t = handle_new(PP_HANDLE_TENSOR);
     pp__wire_put(&w, &scale, sizeof scale);
-    pp_wire_in in = call(&w);
-    uint64_t t = pp__wire_get_u64(&in);
-    pp__drv_end();
+    pp__wire_u64(&w, t);
+    post(&w);
     return ptr_of(t);
 }
 
@@ -176,35 +238,53 @@ void pp_grad_zero(pp_rank *r) { simple(r, "pp_grad_zero", PP_RPC_GRAD_ZERO, 0); 
 
 /* ---- messages ------------------------------------------------------------------------------------------ */
 
-static uint64_t message(pp_rank *r, const char *api, int op, pp_tensor *t, int peer, int tag) {
-    check_rank(r, api);
+void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
+    check_rank(r, "pp_send");
     pp_wire w;
-    pp__drv_begin(&w, op);
+    pp__drv_begin(&w, PP_RPC_SEND);
     pp__wire_u64(&w, id_of(t));
-    pp__wire_i64(&w, peer);
+    pp__wire_i64(&w, dst);
     pp__wire_i64(&w, tag);
-    pp_wire_in in = call(&w);
-    uint64_t out = pp__wire_get_u64(&in);
-    pp__drv_end();
-    return out;
+    call(&w);
 }
 
-void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) { message(r, "pp_send", PP_RPC_SEND, t, dst, tag); }
-pp_tensor *pp_recv(pp_rank *r, int src, int tag) { return ptr_of(message(r, "pp_recv", PP_RPC_RECV, NULL, src, tag)); }
+pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
+    check_rank(r, "pp_recv");
+    pp_wire w;
+    pp__drv_begin(&w, PP_RPC_RECV);
+    uint64_t t = handle_new(PP_HANDLE_TENSOR);
+    pp__wire_u64(&w, 0);
+    pp__wire_i64(&w, src);
+    pp__wire_i64(&w, tag);
+    pp__wire_u64(&w, t);
+    call(&w);
+    return ptr_of(t);
+}
+
 pp_request *pp_isend(pp_rank *r, pp_tensor *t, int dst, int tag) {
-    return ptr_of(message(r, "pp_isend", PP_RPC_ISEND, t, dst, tag));
+    check_rank(r, "pp_isend");
+    pp_wire w;
+    begin_post(&w, PP_RPC_ISEND);
+    uint64_t q = handle_new(PP_HANDLE_REQUEST);
+    pp__wire_u64(&w, id_of(t));
+    pp__wire_i64(&w, dst);
+    pp__wire_i64(&w, tag);
+    pp__wire_u64(&w, q);
+    post(&w);
+    return ptr_of(q);
 }
 
 pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
     check_rank(r, "pp_irecv");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_IRECV);
+    begin_post(&w, PP_RPC_IRECV);
+    uint64_t q = handle_new(PP_HANDLE_REQUEST), t = out ? handle_new(PP_HANDLE_TENSOR) : 0;
     pp__wire_i64(&w, src);
     pp__wire_i64(&w, tag);
     pp__wire_u32(&w, out != NULL);
-    pp_wire_in in = call(&w);
-    uint64_t q = pp__wire_get_u64(&in), t = pp__wire_get_u64(&in);
-    pp__drv_end();
+    pp__wire_u64(&w, q);
+    pp__wire_u64(&w, t);
+    post(&w);
     if (out) *out = ptr_of(t);
     return ptr_of(q);
 }
@@ -223,27 +303,29 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
         pp__wire_u32(&w, reqs != NULL);
         for (int i = 0; reqs && i < part; i++) pp__wire_u64(&w, id_of(reqs[at + i]));
         call(&w);
-        pp__drv_end();
         at += part > 0 ? part : 1;
     } while (at < n);
 }
 
 /* ---- gradient all-reduce ------------------------------------------------------------------------------- */
 
-static uint64_t reduce(pp_rank *r, const char *api, int op, int chunk) {
-    check_rank(r, api);
+void pp_grad_reduce(pp_rank *r, int chunk) {
+    check_rank(r, "pp_grad_reduce");
     pp_wire w;
-    pp__drv_begin(&w, op);
+    pp__drv_begin(&w, PP_RPC_GRAD_REDUCE);
     pp__wire_i64(&w, chunk);
-    pp_wire_in in = call(&w);
-    uint64_t out = pp__wire_get_u64(&in);
-    pp__drv_end();
-    return out;
+    call(&w);
 }
 
-void pp_grad_reduce(pp_rank *r, int chunk) { reduce(r, "pp_grad_reduce", PP_RPC_GRAD_REDUCE, chunk); }
 pp_request *pp_grad_ireduce(pp_rank *r, int chunk) {
-    return ptr_of(reduce(r, "pp_grad_ireduce", PP_RPC_GRAD_IREDUCE, chunk));
+    check_rank(r, "pp_grad_ireduce");
+    pp_wire w;
+    begin_post(&w, PP_RPC_GRAD_IREDUCE);
+    uint64_t q = handle_new(PP_HANDLE_REQUEST);
+    pp__wire_i64(&w, chunk);
+    pp__wire_u64(&w, q);
+    post(&w);
+    return ptr_of(q);
 }
 
 void pp_group_start(pp_rank *r) { simple(r, "pp_group_start", PP_RPC_GROUP_START, 0); }

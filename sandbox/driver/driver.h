@@ -36,6 +36,12 @@ void pp__drv_fatal(int op, const char *msg) __attribute__((noreturn));
 
 /* Copies the rank facts out of the channel into the handle the step function receives. */
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
+/* Starts a step: its handles carry step (mod 2^16) and hrank, and count from zero (what GO says). */
+void pp__drv_step_begin(int step, int hrank);
+/* Waits until the runtime has served every post so far. What the schedule shows of itself (its output, a crash
+ * report) waits for this, so that nothing appears past a call the runtime refused: it never returns then. Safe
+ * in a signal handler. */
+void pp__drv_settle(void);
 
 /* malloc, calloc, realloc, aligned_alloc and posix_memalign as the lab's code gets them (memory.c): the C
  * library's, with a failed request's size noted in the channel for the report. */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ static int rank_fixed(void) { return my_rank; }
 /* The crash handler's note: what the driver died of, for the runtime's report. */
 static void note_signal(int sig, const siginfo_t *info) {
     pp_chan *c = pp__drv_chan;
+    pp__drv_settle(); /* a crash past a refused call never happened: the run stops at the call */
     __atomic_store_n(&c->death_signal, sig, __ATOMIC_SEQ_CST);
     c->death_pc = (uint64_t)(uintptr_t)info->si_addr;
 }
@@ -41,11 +43,40 @@ static void on_sigsys(int sig, siginfo_t *info, void *uctx) {
     _exit(128 + SIGSYS);
 }
 
+/* Writes of the schedule's stdout and stderr: they wait for the posts before them to be served, so that the
+ * output a report shows ends where the run stopped, as if every call had waited. */
+static ssize_t out_write(void *cookie, const char *buf, size_t n) {
+    pp__drv_settle();
+    int fd = (int)(intptr_t)cookie;
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = write(fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return done ? (ssize_t)done : -1;
+        done += (size_t)k;
+    }
+    return (ssize_t)n;
+}
+
+/* stdout and stderr become streams over out_write, with the buffering they would have. 0, or -1. */
+static int output_streams(void) {
+    static char outbuf[4096];
+    cookie_io_functions_t io = {.write = out_write};
+    FILE *out = fopencookie((void *)(intptr_t)1, "w", io), *errs = fopencookie((void *)(intptr_t)2, "w", io);
+    if (!out || !errs) return -1;
+    setvbuf(out, outbuf, _IOLBF, sizeof outbuf);
+    setvbuf(errs, NULL, _IONBF, 0);
+    stdout = out, stderr = errs;
+    return 0;
+}
+
 int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
     my_rank = rank;
-    /* stdio decides its buffering with fstat() on first use: decide it now, while that is still allowed */
-    static char outbuf[4096];
-    setvbuf(stdout, outbuf, _IOLBF, sizeof outbuf);
+    /* decided now, while memory for the streams can still be had freely */
+    if (output_streams()) {
+        snprintf(err, len, "cannot set up the schedule's output streams: %s", strerror(errno));
+        return -1;
+    }
     /* a handler that runs on its own stack still reports a stack overflow */
     static char altstack[64 * 1024];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};

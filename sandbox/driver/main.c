@@ -109,6 +109,10 @@ int main(void) {
         memcpy(args, pp__wire_view(&in, nargs), nargs);
         pp__drv_end();
         if (st == PP_REPLY_GO && step) {
+            pp_wire_in go;
+            pp__wire_in_init(&go, args, nargs);
+            int sid = (int)pp__wire_get_i64(&go, 0, 0xffff), hrank = (int)pp__wire_get_i64(&go, 0, 0xfff);
+            pp__drv_step_begin(sid, hrank);
             step(r);
             answer_len = 0;
         } else if (st == PP_REPLY_CALL && f.mode == PP_CHAN_WARMUP) {

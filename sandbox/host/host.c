@@ -152,8 +152,8 @@ static int alive_cb(void *ctx) { return pp__driver_alive(ctx); }
 int pp__driver_next(pp_driver *d) {
     if (!d->chan || d->reaped) return 0;
     d->pending = 0;
-    if (!pp__chan_await_request(d->chan, &d->seq, d->spin_ns, ALIVE_POLL_MS, alive_cb, d, d->req, sizeof d->req,
-                                &d->req_len))
+    if (!pp__chan_await_request(d->chan, &d->seq, &d->taken, &d->posted, d->spin_ns, ALIVE_POLL_MS, alive_cb, d,
+                                d->req, sizeof d->req, &d->req_len))
         return 0;
     d->pending = 1;
     return 1;
@@ -162,7 +162,8 @@ int pp__driver_next(pp_driver *d) {
 void pp__driver_reply(pp_driver *d, size_t len) {
     if (!d->pending) return;
     d->pending = 0;
-    pp__chan_reply(d->chan, d->seq, len);
+    if (d->posted) pp__chan_served(d->chan, d->taken);
+    else pp__chan_reply(d->chan, d->seq, len);
 }
 
 /* ---- ending --------------------------------------------------------------------------------------------- */

@@ -19,7 +19,9 @@
 typedef struct pp_driver {
     pid_t pid;               /* 0 when none was started */
     pp_chan *chan;
-    uint32_t seq;            /* the number of the request being served */
+    uint32_t seq;            /* the number of the last call taken */
+    uint32_t taken;          /* posts taken so far */
+    int posted;              /* 1 when the request being served is a post (answered by counting it served) */
     int pending;             /* 1 while a request waits for its reply */
     int64_t spin_ns;         /* how long a wait for a request spins before it sleeps */
     size_t memory_limit;     /* the sandbox's, for the report of a schedule that ran out of memory */

@@ -1,5 +1,6 @@
-/* chan.c: the shared-memory channel of chan.h: sequence numbers, a brief spin, then a futex sleep. The
- * sleeping flags let the side that publishes skip the wake-up system call while the other side still spins. */
+/* chan.c: the shared-memory channel of chan.h: sequence numbers, a ring of posts, a brief spin, then a futex
+ * sleep. The sleeping flags let the side that publishes skip the wake-up system call while the other side still
+ * spins or runs. */
 #include "chan.h"
 
 #include <errno.h>
@@ -89,28 +90,52 @@ void pp__chan_unmap(pp_chan *c) {
     if (c) munmap(c, sizeof *c);
 }
 
-int pp__chan_await_request(pp_chan *c, uint32_t *seq, int64_t spin_ns, int timeout_ms, int (*alive)(void *),
-                           void *ctx, void *buf, size_t cap, size_t *len) {
-    uint32_t old = *seq, now = spin_while(&c->req_seq, old, spin_ns);
-    while (now == old) {
-        sleep_on(&c->req_seq, old, &c->req_sleeping, timeout_ms);
-        now = load(&c->req_seq);
-        if (now == old && !alive(ctx)) return 0;
-    }
-    /* once, then only the private copy is read: the driver may go on writing to the shared one */
-    uint32_t n = __atomic_load_n(&c->req_len, __ATOMIC_ACQUIRE);
-    if (n > PP_CHAN_MSG) n = PP_CHAN_MSG;
+/* A private copy of n bytes (read once, bounded by max and cap) from a slot the driver may still write. */
+static size_t copy_out(void *buf, size_t cap, const void *slot, const uint32_t *len_word, size_t max) {
+    uint32_t n = __atomic_load_n(len_word, __ATOMIC_ACQUIRE);
+    if (n > max) n = (uint32_t)max;
     if (n > cap) n = (uint32_t)cap;
-    memcpy(buf, c->req, n);
-    *len = n;
-    *seq = now;
-    return 1;
+    memcpy(buf, slot, n);
+    return n;
+}
+
+int pp__chan_await_request(pp_chan *c, uint32_t *seq, uint32_t *taken, int *posted, int64_t spin_ns,
+                           int timeout_ms, int (*alive)(void *), void *ctx, void *buf, size_t cap, size_t *len) {
+    for (int spun = 0;;) {
+        uint32_t bell = load(&c->bell);
+        /* posts first: the driver published every post before the call that follows them */
+        if (load(&c->posted) != *taken) {
+            uint32_t k = *taken % PP_CHAN_POSTS;
+            *len = copy_out(buf, cap, c->post[k], &c->post_len[k], PP_CHAN_POST_MSG);
+            ++*taken;
+            *posted = 1;
+            return 1;
+        }
+        uint32_t now = load(&c->req_seq);
+        if (now != *seq) {
+            *len = copy_out(buf, cap, c->req, &c->req_len, PP_CHAN_MSG);
+            *seq = now;
+            *posted = 0;
+            return 1;
+        }
+        if (!spun) {
+            spun = 1;
+            if (spin_while(&c->bell, bell, spin_ns) != bell) continue;
+        }
+        sleep_on(&c->bell, bell, &c->req_sleeping, timeout_ms);
+        if (load(&c->bell) == bell && !alive(ctx)) {
+            /* what it published before it ended still counts */
+            if (load(&c->posted) == *taken && load(&c->req_seq) == *seq) return 0;
+        }
+    }
 }
 
 void pp__chan_reply(pp_chan *c, uint32_t seq, size_t len) {
     __atomic_store_n(&c->rep_len, (uint32_t)len, __ATOMIC_RELEASE);
     publish(&c->rep_seq, seq, &c->rep_sleeping);
 }
+
+void pp__chan_served(pp_chan *c, uint32_t n) { publish(&c->served, n, &c->served_sleeping); }
 
 pp_chan *pp__chan_attach(int fd) {
     void *p = mmap(NULL, sizeof(pp_chan), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -123,9 +148,16 @@ pp_chan *pp__chan_attach(int fd) {
     return c;
 }
 
+/* Bumps the runtime's bell and wakes it if it sleeps. */
+static void ring_bell(pp_chan *c) {
+    __atomic_add_fetch(&c->bell, 1, __ATOMIC_SEQ_CST);
+    if (load(&c->req_sleeping)) futex_wake(&c->bell);
+}
+
 size_t pp__chan_call(pp_chan *c, uint32_t seq, size_t len) {
     __atomic_store_n(&c->req_len, (uint32_t)len, __ATOMIC_RELEASE);
-    publish(&c->req_seq, seq, &c->req_sleeping);
+    store(&c->req_seq, seq);
+    ring_bell(c);
     uint32_t old = seq - 1, v = spin_while(&c->rep_seq, old, c->facts.spin_ns);
     while (v != seq) {
         sleep_on(&c->rep_seq, v, &c->rep_sleeping, -1);
@@ -134,3 +166,28 @@ size_t pp__chan_call(pp_chan *c, uint32_t seq, size_t len) {
     uint32_t n = __atomic_load_n(&c->rep_len, __ATOMIC_ACQUIRE);
     return n > PP_CHAN_MSG ? PP_CHAN_MSG : n;
 }
+
+/* Waits while fewer than want posts are served (served - want, as unsigned, counts from the wrap). */
+static void wait_served(pp_chan *c, uint32_t want) {
+    uint32_t v = load(&c->served);
+    while ((int32_t)(v - want) < 0) {
+        v = spin_while(&c->served, v, c->facts.spin_ns);
+        if ((int32_t)(v - want) >= 0) break;
+        sleep_on(&c->served, v, &c->served_sleeping, -1);
+        v = load(&c->served);
+    }
+}
+
+unsigned char *pp__chan_post_slot(pp_chan *c, uint32_t n) {
+    if (n >= PP_CHAN_POSTS) wait_served(c, n - PP_CHAN_POSTS + 1);
+    return c->post[n % PP_CHAN_POSTS];
+}
+
+void pp__chan_post(pp_chan *c, uint32_t n, size_t len) {
+    __atomic_store_n(&c->post_len[n % PP_CHAN_POSTS], (uint32_t)(len > PP_CHAN_POST_MSG ? PP_CHAN_POST_MSG : len),
+                     __ATOMIC_RELEASE);
+    store(&c->posted, n + 1);
+    ring_bell(c);
+}
+
+void pp__chan_drain(pp_chan *c, uint32_t n) { wait_served(c, n); }

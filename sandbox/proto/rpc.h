@@ -1,13 +1,19 @@
 /* rpc.h: what a schedule driver asks of the runtime, and how handles look on the wire. One request per pp.h
- * call that touches a rank's state, answered by one reply; queries that never change (pp_rank_id, pp_tag, ...)
- * are answered in the driver. Every message is built and parsed with wire.h.
+ * call that touches a rank's state; queries that never change (pp_rank_id, pp_tag, ...) are answered in the
+ * driver. Every message is built and parsed with wire.h.
  *
- * Request: u32 op, then the op's arguments. Reply: u32 status (PP_REPLY_OK, or PP_REPLY_GO/EXIT/CALL for
- * PP_RPC_NEXT), then the results. A request that fails never gets a reply: the runtime stops the run, and the
- * driver waits until it is ended, as pp.h promises ("the function does not return to you").
+ * Request: u32 op, then the op's arguments, then the handles the call returns as the driver predicts them.
+ * A call that cannot wait for another rank (pp__rpc_postable) is posted: the driver returns from it at once,
+ * and the runtime serves the posts in order before the next call. The rest are calls, answered by a reply:
+ * u32 status (PP_REPLY_OK, or PP_REPLY_GO/EXIT/CALL for PP_RPC_NEXT; GO carries i64 step (mod 2^16) and i64
+ * the rank's handle id), then results. A request that fails never gets a reply, nor is a post counted served:
+ * the runtime stops the run, and the driver waits until it is ended, as pp.h promises ("the function does not
+ * return to you").
  *
- * Handles are 64-bit ids the runtime hands out and checks: kind (4 bits), rank (12), step (16, modulo),
- * index + 1 (32). Their high bits make them non-canonical addresses, so a schedule that dereferences one
+ * Handles are 64-bit ids: kind (4 bits), rank (12), step (16, modulo), index + 1 (32), the index counting the
+ * step's handles of that kind in the order the calls made them. So the driver, which knows which calls return
+ * NULL (a stash not asked for, dx on virtual stage 0), makes the same ids the runtime does, and the runtime
+ * checks every one. Their high bits make them non-canonical addresses, so a schedule that dereferences one
  * crashes at once instead of reading something. 0 is NULL. */
 #ifndef PP_RPC_H
 #define PP_RPC_H
@@ -16,7 +22,7 @@
 
 typedef enum {
     PP_RPC_NEXT = 1,      /* the driver is ready for its next command; carries the previous call's answer */
-    PP_RPC_FORWARD,       /* chunk, mb, x -> y, stash */
+    PP_RPC_FORWARD,       /* chunk, mb, x, want stash -> y, stash */
     PP_RPC_BACKWARD,      /* stash, dy -> dx */
     PP_RPC_BACKWARD_INPUT,
     PP_RPC_BACKWARD_WEIGHT, /* stash */
@@ -28,7 +34,7 @@ typedef enum {
     PP_RPC_SEND,          /* t, dst, tag */
     PP_RPC_RECV,          /* src, tag -> t */
     PP_RPC_ISEND,         /* t, dst, tag -> req */
-    PP_RPC_IRECV,         /* src, tag -> req, t */
+    PP_RPC_IRECV,         /* src, tag, want t -> req, t */
     PP_RPC_WAIT,          /* req */
     PP_RPC_WAITALL,       /* n, n x req */
     PP_RPC_GROUP_START,
@@ -42,6 +48,18 @@ typedef enum {
     PP_RPC_LOAD_FAILED,   /* message: the driver's loader refused the lab's object */
     PP_RPC_COUNT
 } pp_rpc_op;
+
+/* 1 for the requests a driver may post: those whose call returns without waiting for another rank. */
+static inline int pp__rpc_postable(unsigned op) {
+    switch (op) {
+    case PP_RPC_FORWARD: case PP_RPC_BACKWARD: case PP_RPC_BACKWARD_INPUT: case PP_RPC_BACKWARD_WEIGHT:
+    case PP_RPC_LOSS_GRAD: case PP_RPC_CHECKPOINT: case PP_RPC_STASH_FREE: case PP_RPC_OPTIMIZER_STEP:
+    case PP_RPC_GRAD_ZERO: case PP_RPC_ISEND: case PP_RPC_IRECV: case PP_RPC_GROUP_START: case PP_RPC_GRAD_IREDUCE:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 enum { PP_REPLY_OK = 0, PP_REPLY_GO = 1, PP_REPLY_EXIT = 2, PP_REPLY_CALL = 3 };
 
