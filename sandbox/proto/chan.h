@@ -6,7 +6,7 @@
  *     rank), and a count of those the runtime has served, each one accepted. The runtime serves every post
  *     published before a call ahead of the call, so requests run in the order the schedule made them.
  * A waiting side spins briefly (a futex wake-up across cores costs tens of microseconds on small VMs), then
- * sleeps with a futex. The runtime sleeps on one word the driver bumps for either.
+ * sleeps with a futex. The runtime sleeps on one word the driver bumps for a call, and before it waits on posts.
  *
  * The runtime treats everything in the object as hostile: it reads a request's length once, copies the request
  * out before parsing it, keeps its own count of posts taken, and never blocks on the driver without a timeout
@@ -92,7 +92,8 @@ pp_chan *pp__chan_attach(int fd);
 size_t pp__chan_call(pp_chan *c, uint32_t seq, size_t len);
 /* The slot of post number n, once it is free (waiting while PP_CHAN_POSTS posts are unserved). */
 unsigned char *pp__chan_post_slot(pp_chan *c, uint32_t n);
-/* Publishes post number n, whose len bytes (at most PP_CHAN_POST_MSG) are in its slot. */
+/* Publishes post number n, whose len bytes (at most PP_CHAN_POST_MSG) are in its slot. It does not wake the
+ * runtime: the next call or wait (pp__chan_call, pp__chan_post_slot, pp__chan_drain) does. */
 void pp__chan_post(pp_chan *c, uint32_t n, size_t len);
 /* Waits until the runtime has served every post before number n. */
 void pp__chan_drain(pp_chan *c, uint32_t n);
