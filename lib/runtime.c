@@ -395,6 +395,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         res->status = PP_OK;
     }
     /* drivers end before the transport does: under MPI, a driver waiting on its rank must not outlive it */
+    for (int i = 0; i < N && res->status == PP_OK; i++) pp__server_release(srv[i]);
     for (int i = 0; i < N; i++) pp__server_stop(srv[i], res->status == PP_OK);
     free(srv);
     for (int i = 0; i < N; i++)

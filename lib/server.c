@@ -50,14 +50,17 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
     return s;
 }
 
+void pp__server_release(pp_server *s) {
+    if (!s || !s->next_pending || !s->drv.pending) return;
+    pp_wire w;
+    pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
+    pp__wire_u32(&w, PP_REPLY_EXIT);
+    pp__driver_reply(&s->drv, w.len);
+}
+
 void pp__server_stop(pp_server *s, int clean) {
     if (!s) return;
-    if (clean && s->next_pending && s->drv.pending) {
-        pp_wire w;
-        pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
-        pp__wire_u32(&w, PP_REPLY_EXIT);
-        pp__driver_reply(&s->drv, w.len);
-    }
+    if (clean) pp__server_release(s);
     pp__driver_stop(&s->drv, clean ? 2.0 : 0);
     for (int k = 0; k < NKINDS; k++) free(s->obj[k]);
     free(s);

@@ -31,5 +31,8 @@ int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len);
 /* Ends the driver: told to exit (and given a moment to flush its output) when the run succeeded, killed
  * otherwise; then frees the server. */
 void pp__server_stop(pp_server *s, int clean);
+/* Tells a driver waiting for its next command to leave, without waiting for it (pp__server_stop then does): a
+ * run releases all its drivers first, so that they end together. Safe on NULL and on a driver not waiting. */
+void pp__server_release(pp_server *s);
 
 #endif /* PP_SERVER_H */

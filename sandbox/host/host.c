@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
@@ -278,10 +279,20 @@ pp_status pp__driver_death_of(const pp_driver *d, int st, char *msg, size_t len,
     return PP_ERR_CRASH;
 }
 
+/* Waits up to ms milliseconds for the driver to end, without polling where the kernel has pidfds. */
+static void await_end(pp_driver *d, int ms) {
+    int fd = (int)syscall(SYS_pidfd_open, d->pid, 0);
+    if (fd < 0) return;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (poll(&p, 1, ms) < 0 && errno == EINTR) {}
+    close(fd);
+}
+
 void pp__driver_stop(pp_driver *d, double grace_s) {
     if (d->pid && !d->reaped) {
         struct timespec t0, t;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        if (grace_s > 0 && pp__driver_alive(d)) await_end(d, (int)(grace_s * 1000));
         while (grace_s > 0 && pp__driver_alive(d)) {
             clock_gettime(CLOCK_MONOTONIC, &t);
             if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > grace_s) break;
