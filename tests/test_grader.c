@@ -281,6 +281,21 @@ Test(grader, nothing_past_a_refused_call_shows) {
     }
 }
 
+/* A driver does not wait at pp_recv either, yet a schedule that prints, crashes and exits past receives that
+ * never match gets the deadlock it gets in-process: its output, its crash and its exit wait for its receive as
+ * if it had blocked. Ten runs, since how far the drivers get differs. */
+Test(grader, what_follows_a_blocked_wait_waits_for_it) {
+    for (int k = 0; k < 10; k++) {
+        pp_test_result r;
+        grade("tests/broken/crash-after-wait", "gpipe", 3, 3, 1, &r);
+        test_expect_failed_run(&r, PP_ERR_DEADLOCK, "cycle: rank 0 -> rank 1 -> rank 0");
+        cr_expect(strstr(r.output_tail, "rank 1 before its wait") != NULL, "%s", r.output_tail);
+        cr_expect(!strstr(r.error, "exited") && !strstr(r.output_tail, "past its wait") &&
+                      !strstr(r.output_tail, "crashed"),
+                  "run %d shows what followed the blocked receive: %s\n%s", k + 1, r.error, r.output_tail);
+    }
+}
+
 /* The report says which costs the bubble's theory took: a split-backward 1F1B is compared with the canonical
  * order replayed with split backwards. */
 Test(grader, the_bubble_names_the_costs_it_replayed) {

@@ -1,7 +1,8 @@
 /* client.c: pp.h inside the schedule driver. Each call that touches the rank's state is one request to the
- * runtime, which checks it and runs it on the rank's real state. A call that cannot wait for another rank is
- * posted (rpc.h): it returns at once, with the handles the runtime will make for it, so a step costs the
- * driver a wait only where the schedule itself waits. Handles pass through as opaque pointers. The facts of
+ * runtime, which checks it and runs it on the rank's real state, in order. Every call is posted (rpc.h): it
+ * returns at once, with the handles the runtime will make for it, so a step costs the driver one wait, at its
+ * end; what the schedule shows of itself waits for its thread's posts (pp__drv_settle). Handles pass through
+ * as opaque pointers. The facts of
  * the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several threads of a schedule are
  * serialised: the rank has one channel, as it has one runtime thread. */
 #include <pthread.h>
@@ -27,6 +28,7 @@ struct pp_rank {
 static struct pp_rank the_rank;
 static pthread_mutex_t chan_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t chan_seq, chan_posts;
+static __thread uint32_t thread_posts; /* posts this thread made: chan_posts after its last one */
 
 /* The handles of the current step as the runtime makes them: per kind, in the order the calls ran. */
 static int step_id, handle_rank;
@@ -87,11 +89,15 @@ static void begin_post(pp_wire *w, int op) {
 static void post(pp_wire *w) {
     /* every posted request fits its slot; one that did not would reach the runtime cut short and be refused */
     pp__chan_post(pp__drv_chan, chan_posts++, w->len);
+    thread_posts = chan_posts;
     pthread_mutex_unlock(&chan_lock);
 }
 
-void pp__drv_settle(void) {
-    pp__chan_drain(pp__drv_chan, __atomic_load_n(&chan_posts, __ATOMIC_SEQ_CST));
+void pp__drv_settle(void) { pp__chan_drain(pp__drv_chan, thread_posts); }
+
+void pp__drv_exit(int status) {
+    pp__drv_settle();
+    exit(status);
 }
 
 pp_wire_in pp__drv_call(pp_wire *w, unsigned *status) {
@@ -241,23 +247,23 @@ void pp_grad_zero(pp_rank *r) { simple(r, "pp_grad_zero", PP_RPC_GRAD_ZERO, 0); 
 void pp_send(pp_rank *r, pp_tensor *t, int dst, int tag) {
     check_rank(r, "pp_send");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_SEND);
+    begin_post(&w, PP_RPC_SEND);
     pp__wire_u64(&w, id_of(t));
     pp__wire_i64(&w, dst);
     pp__wire_i64(&w, tag);
-    call(&w);
+    post(&w);
 }
 
 pp_tensor *pp_recv(pp_rank *r, int src, int tag) {
     check_rank(r, "pp_recv");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_RECV);
+    begin_post(&w, PP_RPC_RECV);
     uint64_t t = handle_new(PP_HANDLE_TENSOR);
     pp__wire_u64(&w, 0);
     pp__wire_i64(&w, src);
     pp__wire_i64(&w, tag);
     pp__wire_u64(&w, t);
-    call(&w);
+    post(&w);
     return ptr_of(t);
 }
 
@@ -297,12 +303,16 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
     do {
         /* a bad count or a NULL array goes through as it is, so the runtime names it */
         int part = n - at > PP_RPC_WAITALL_MAX ? PP_RPC_WAITALL_MAX : n - at;
+        /* a short list is posted; a long one is a call, which the runtime serves after the posts before it */
+        int fits = part <= (int)((PP_CHAN_POST_MSG - 16) / sizeof(uint64_t));
         pp_wire w;
-        pp__drv_begin(&w, PP_RPC_WAITALL);
+        if (fits) begin_post(&w, PP_RPC_WAITALL);
+        else pp__drv_begin(&w, PP_RPC_WAITALL);
         pp__wire_i64(&w, part);
         pp__wire_u32(&w, reqs != NULL);
         for (int i = 0; reqs && i < part; i++) pp__wire_u64(&w, id_of(reqs[at + i]));
-        call(&w);
+        if (fits) post(&w);
+        else call(&w);
         at += part > 0 ? part : 1;
     } while (at < n);
 }
@@ -312,9 +322,9 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
 void pp_grad_reduce(pp_rank *r, int chunk) {
     check_rank(r, "pp_grad_reduce");
     pp_wire w;
-    pp__drv_begin(&w, PP_RPC_GRAD_REDUCE);
+    begin_post(&w, PP_RPC_GRAD_REDUCE);
     pp__wire_i64(&w, chunk);
-    call(&w);
+    post(&w);
 }
 
 pp_request *pp_grad_ireduce(pp_rank *r, int chunk) {

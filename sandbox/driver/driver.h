@@ -38,10 +38,14 @@ void pp__drv_fatal(int op, const char *msg) __attribute__((noreturn));
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
 /* Starts a step: its handles carry step (mod 2^16) and hrank, and count from zero (what GO says). */
 void pp__drv_step_begin(int step, int hrank);
-/* Waits until the runtime has served every post so far. What the schedule shows of itself (its output, a crash
- * report) waits for this, so that nothing appears past a call the runtime refused: it never returns then. Safe
- * in a signal handler. */
+/* Waits until the runtime has served every post this thread made, as if each of its calls had waited: what
+ * the schedule shows of itself (its output, a crash, an exit) waits for this, so that nothing appears past a
+ * call the runtime refused, or one still blocked (then it never returns). Another thread's calls do not hold
+ * it: a thread that crashes while the step waits in pp_recv is a crash, as it would be in-process. Safe in a
+ * signal handler. */
 void pp__drv_settle(void);
+/* exit() as the lab's code gets it: after pp__drv_settle. */
+void pp__drv_exit(int status) __attribute__((noreturn));
 
 /* malloc, calloc, realloc, aligned_alloc and posix_memalign as the lab's code gets them (memory.c): the C
  * library's, with a failed request's size noted in the channel for the report. */

@@ -50,13 +50,14 @@ unsigned __int128 __udivti3(unsigned __int128 a, unsigned __int128 b);
 __int128 __modti3(__int128 a, __int128 b);
 unsigned __int128 __umodti3(unsigned __int128 a, unsigned __int128 b);
 
-/* The lab's allocations are the driver's noting ones: each table entry below takes its address from the name,
- * and these names, for this table alone, mean the wrappers. */
+/* The lab's allocations are the driver's noting ones, and its exit waits for its calls (pp__drv_exit): each table
+ * entry below takes its address from the name, and these names, for this table alone, mean the wrappers. */
 #define malloc pp__drv_malloc
 #define calloc pp__drv_calloc
 #define realloc pp__drv_realloc
 #define aligned_alloc pp__drv_aligned_alloc
 #define posix_memalign pp__drv_posix_memalign
+#define exit pp__drv_exit
 
 #define PP_SYMTAB_FN(name) {#name, (void *)&name, 0},
 #define PP_SYMTAB_DATA(name) {#name, (void *)&name, 1},

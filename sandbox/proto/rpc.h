@@ -3,12 +3,12 @@
  * driver. Every message is built and parsed with wire.h.
  *
  * Request: u32 op, then the op's arguments, then the handles the call returns as the driver predicts them.
- * A call that cannot wait for another rank (pp__rpc_postable) is posted: the driver returns from it at once,
- * and the runtime serves the posts in order before the next call. The rest are calls, answered by a reply:
- * u32 status (PP_REPLY_OK, or PP_REPLY_GO/EXIT/CALL for PP_RPC_NEXT; GO carries i64 step (mod 2^16) and i64
- * the rank's handle id), then results. A request that fails never gets a reply, nor is a post counted served:
- * the runtime stops the run, and the driver waits until it is ended, as pp.h promises ("the function does not
- * return to you").
+ * Every pp.h call is posted (pp__rpc_postable): the driver returns from it at once, and the runtime serves the
+ * posts in order, blocking where the call blocks, before the next call. What waits for a reply is the step's
+ * end (PP_RPC_NEXT) and the requests that stop the run: u32 status (PP_REPLY_OK, or PP_REPLY_GO/EXIT/CALL for
+ * PP_RPC_NEXT; GO carries i64 step (mod 2^16) and i64 the rank's handle id), then results. A request that fails
+ * never gets a reply, nor is a post counted served: the runtime stops the run, and the driver waits until it is
+ * ended, as pp.h promises ("the function does not return to you").
  *
  * Handles are 64-bit ids: kind (4 bits), rank (12), step (16, modulo), index + 1 (32), the index counting the
  * step's handles of that kind in the order the calls made them. So the driver, which knows which calls return
@@ -49,17 +49,9 @@ typedef enum {
     PP_RPC_COUNT
 } pp_rpc_op;
 
-/* 1 for the requests a driver may post: those whose call returns without waiting for another rank. */
-static inline int pp__rpc_postable(unsigned op) {
-    switch (op) {
-    case PP_RPC_FORWARD: case PP_RPC_BACKWARD: case PP_RPC_BACKWARD_INPUT: case PP_RPC_BACKWARD_WEIGHT:
-    case PP_RPC_LOSS_GRAD: case PP_RPC_CHECKPOINT: case PP_RPC_STASH_FREE: case PP_RPC_OPTIMIZER_STEP:
-    case PP_RPC_GRAD_ZERO: case PP_RPC_ISEND: case PP_RPC_IRECV: case PP_RPC_GROUP_START: case PP_RPC_GRAD_IREDUCE:
-        return 1;
-    default:
-        return 0;
-    }
-}
+/* 1 for the requests a driver may post: every pp.h call's (a waitall too, when its handles fit a post). The
+ * rest are the step's end and the requests that stop the run. */
+static inline int pp__rpc_postable(unsigned op) { return op > PP_RPC_NEXT && op < PP_RPC_VIRTUAL_STAGE; }
 
 enum { PP_REPLY_OK = 0, PP_REPLY_GO = 1, PP_REPLY_EXIT = 2, PP_REPLY_CALL = 3 };
 
