@@ -1,8 +1,8 @@
 /* bench_sandbox.c: `pplab bench sandbox`: what running schedules in sandboxed drivers costs. Two figures, each
  * against its in-process baseline in the same run:
- *   - one pp.h call's way to the runtime (bench/rpc: an empty group's pp_group_start and pp_group_end, each
- *     timed 20000 times inside the schedule), as a function call in-process, and sandboxed as a post (the
- *     driver does not wait) and as a round trip over the driver's channel;
+ *   - what the way to the runtime costs a schedule (bench/rpc): a pp.h call that does next to nothing (an empty
+ *     group's start and end, 40000 calls), a function call in-process and a post the driver does not wait for
+ *     when sandboxed; and a step's round trip (1000 steps), where the driver waits for the runtime;
  *   - the wall time of `pplab grade --impl solutions --lab all`, sandboxed against the same configurations with
  *     --in-process, runs alternating so that the machine's drift hits both. */
 #include <errno.h>
@@ -20,8 +20,8 @@
 #include "host.h"
 
 typedef struct rpc_figures {
-    int calls;
-    double post[3], call[3]; /* ns per call: p10, median, p90 */
+    int calls, steps;
+    double call[3], step[3]; /* ns per call and between two steps: p10, median, p90 */
 } rpc_figures;
 
 /* One step of the bench/rpc schedule (sandboxed when sb is set, else fn in-process) with this process's output
@@ -31,6 +31,7 @@ static int rpc_run(pp_step_fn fn, pp_sandbox *sb, int P, rpc_figures *f) {
     pp__config_defaults(&c);
     c.schedule = "naive";
     c.P = P, c.M = 1, c.hidden = 8, c.vocab = 8, c.seq = 1, c.mb_size = 1;
+    c.steps = 1001; /* bench/rpc's STEPS + 1 */
     char path[] = "/tmp/pplab-bench-rpc-XXXXXX";
     int fd = mkstemp(path), saved = dup(1);
     if (fd < 0 || saved < 0) {
@@ -52,9 +53,9 @@ static int rpc_run(pp_step_fn fn, pp_sandbox *sb, int P, rpc_figures *f) {
     unlink(path);
     const char *line = strstr(text, "pplab-bench-rpc ");
     if (st != PP_OK || !line ||
-        sscanf(line, "pplab-bench-rpc calls=%d post_p10_ns=%lf post_median_ns=%lf post_p90_ns=%lf call_p10_ns=%lf "
-               "call_median_ns=%lf call_p90_ns=%lf", &f->calls, &f->post[0], &f->post[1], &f->post[2], &f->call[0],
-               &f->call[1], &f->call[2]) != 7) {
+        sscanf(line, "pplab-bench-rpc calls=%d steps=%d call_p10_ns=%lf call_median_ns=%lf call_p90_ns=%lf "
+               "step_p10_ns=%lf step_median_ns=%lf step_p90_ns=%lf", &f->calls, &f->steps, &f->call[0], &f->call[1],
+               &f->call[2], &f->step[0], &f->step[1], &f->step[2]) != 8) {
         char *nl = strchr(res.error, '\n');
         if (nl) *nl = 0;
         printf("# sandbox: the %s run failed (%s): %s\n", sb ? "sandboxed" : "in-process", pp__status_str(st),
@@ -116,25 +117,28 @@ int pp__bench_sandbox(const pp_bench_opts *o) {
     int bad = rpc_run(fn, NULL, 1, &in) || rpc_run(NULL, &sb, 1, &out) || rpc_run(NULL, &sb, 2, &out2);
     pp__host_close(&sb);
     if (bad) return -1;
-    printf("#   the channel spins before it sleeps only when every rank's two ends can have a core each; a post\n"
-           "#   is a call that cannot wait for another rank, which the driver hands over without waiting\n");
-    printf("#\n# %-24s %8s %10s %10s %10s\n", "mode", "calls", "p10", "median", "p90");
-    printf("# %-24s %8s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)");
+    printf("#   a sandboxed driver posts every call and waits once a step, for the runtime to serve the step's\n"
+           "#   calls and send the next command; it spins before it sleeps only when every rank's two ends can\n"
+           "#   have a core each\n");
+    printf("#\n# %-28s %8s %10s %10s %10s\n", "what", "samples", "p10", "median", "p90");
+    printf("# %-28s %8s %10s %10s %10s\n", "", "", "(us)", "(us)", "(us)");
     struct {
         const char *name;
         const rpc_figures *f;
-        int call;
-    } rows[] = {{"in-process", &in, 1},       {"sandboxed, P=1, post", &out, 0}, {"sandboxed, P=1, call", &out, 1},
-                {"sandboxed, P=2, post", &out2, 0}, {"sandboxed, P=2, call", &out2, 1}};
+        int step;
+    } rows[] = {{"a call, in-process", &in, 0},          {"a call, sandboxed, P=1", &out, 0},
+                {"a call, sandboxed, P=2", &out2, 0},    {"between steps, in-process", &in, 1},
+                {"between steps, sandboxed, P=1", &out, 1}, {"between steps, sandboxed, P=2", &out2, 1}};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        const double *q = rows[i].call ? rows[i].f->call : rows[i].f->post;
-        printf("  %-24s %8d %10.3f %10.3f %10.3f\n", rows[i].name, rows[i].f->calls, q[0] / 1e3, q[1] / 1e3,
-               q[2] / 1e3);
+        const double *q = rows[i].step ? rows[i].f->step : rows[i].f->call;
+        printf("  %-28s %8d %10.3f %10.3f %10.3f\n", rows[i].name, rows[i].step ? rows[i].f->steps : rows[i].f->calls,
+               q[0] / 1e3, q[1] / 1e3, q[2] / 1e3);
     }
-    printf("# conclusion: a pp.h call through the driver's channel takes %.2f us (median, P=1; goal < 5 us: %s), "
-           "%.2f us with two ranks on %ld CPUs; a post %.2f / %.2f us; a function call takes %.3f us\n",
-           out.call[1] / 1e3, out.call[1] < 5000 ? "met" : "NOT met", out2.call[1] / 1e3,
-           sysconf(_SC_NPROCESSORS_ONLN), out.post[1] / 1e3, out2.post[1] / 1e3, in.call[1] / 1e3);
+    double trip = out.step[1] - in.step[1], trip2 = out2.step[1] - in.step[1];
+    printf("# conclusion: a pp.h call costs a schedule %.3f us sandboxed (median, P=1; goal < 5 us: %s), %.3f us with "
+           "two ranks on %ld CPUs, %.3f us in-process; the driver's one wait a step adds %.2f us between two steps "
+           "(P=1) and %.2f us (P=2)\n", out.call[1] / 1e3, out.call[1] < 5000 ? "met" : "NOT met", out2.call[1] / 1e3,
+           sysconf(_SC_NPROCESSORS_ONLN), in.call[1] / 1e3, trip / 1e3, trip2 / 1e3);
 
     char sol[PATH_MAX + 16];
     snprintf(sol, sizeof sol, "%s/solutions", root);

@@ -1,8 +1,11 @@
-/* The schedule behind `pplab bench sandbox`: it times pp.h calls that do next to nothing on the runtime's side,
- * so what it measures is the way to the runtime: pp_group_start of an empty group (a call that cannot wait, which
- * a sandboxed driver posts and does not wait for) and the pp_group_end after it (a call the driver waits on,
- * which also finds the post before it served). In-process both are function calls. It prints one line that the
- * benchmark reads back from its output. */
+/* The schedule behind `pplab bench sandbox`: it times what the way to the runtime costs a schedule, with calls
+ * that do next to nothing on the runtime's side.
+ *   - a call: pp_group_start and pp_group_end of an empty group, 20000 times in its first step. In-process each
+ *     is a function call; a sandboxed driver posts it and goes on, so it costs the writing of a request.
+ *   - a step's round trip: the time from one step's return to the next step's start, over the run's other
+ *     steps. A sandboxed driver waits there for the runtime to serve the step's posts and send the next
+ *     command; in-process it is the runtime's own work between two steps.
+ * It prints one line, at its last step, that the benchmark reads back from its output. */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 #include "pp.h"
 
 #define CALLS 20000
+#define STEPS 1000 /* the gaps between steps; the benchmark runs STEPS + 1 steps */
 
 static double ns_now(void) {
     struct timespec t;
@@ -23,7 +27,7 @@ static int by_value(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* p10, median and p90 of n samples, sorted in place, into one line's worth of text */
+/* p10, median and p90 of n samples, sorted in place, as one line's worth of text */
 static void quantiles(double *t, int n, const char *name, char *out, size_t len) {
     qsort(t, (size_t)n, sizeof *t, by_value);
     snprintf(out, len, " %s_p10_ns=%.0f %s_median_ns=%.0f %s_p90_ns=%.0f", name, t[n / 10], name, t[n / 2], name,
@@ -31,18 +35,27 @@ static void quantiles(double *t, int n, const char *name, char *out, size_t len)
 }
 
 void pp_naive_step(pp_rank *r) {
-    static double post[CALLS], call[CALLS];
-    for (int i = 0; i < CALLS; i++) {
-        double a = ns_now();
-        pp_group_start(r);
-        double b = ns_now();
-        pp_group_end(r);
-        post[i] = b - a;
-        call[i] = ns_now() - b;
+    static double call[2 * CALLS], gap[STEPS], returned;
+    static int step;
+    double now = ns_now();
+    if (step > 0) gap[step - 1] = now - returned;
+    if (step == 0) {
+        for (int i = 0; i < CALLS; i++) {
+            double a = ns_now();
+            pp_group_start(r);
+            double b = ns_now();
+            pp_group_end(r);
+            call[2 * i] = b - a;
+            call[2 * i + 1] = ns_now() - b;
+        }
     }
-    char p[160], c[160];
-    quantiles(post, CALLS, "post", p, sizeof p);
-    quantiles(call, CALLS, "call", c, sizeof c);
-    printf("pplab-bench-rpc calls=%d%s%s\n", CALLS, p, c);
-    fflush(stdout);
+    if (step == STEPS) {
+        char c[160], g[160];
+        quantiles(call, 2 * CALLS, "call", c, sizeof c);
+        quantiles(gap, STEPS, "step", g, sizeof g);
+        printf("pplab-bench-rpc calls=%d steps=%d%s%s\n", 2 * CALLS, STEPS, c, g);
+        fflush(stdout);
+    }
+    step++;
+    returned = ns_now();
 }
