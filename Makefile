@@ -133,16 +133,17 @@ Q := @
 msg = @printf '  %-5s %s\n' '$(1)' '$(2)'
 endif
 DEPFLAGS = -MMD -MP
-# The targets that build before they run (test, check-long, demo, asan) build on every core, unless make was
-# given -j itself (then its job server decides).
+# The targets that build before they run (test, check-long, demo, asan, and `make` itself) build on every core,
+# unless make was given -j itself (then its job server decides). $(MAKE) stays on the recipe lines, where make
+# looks for it to hand its job server down.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
-SUBMAKE = $(MAKE) --no-print-directory $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
+JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 .PHONY: all build info help test check check-long unit selfcheck demo grade plots handout asan bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
-	@$(SUBMAKE) build
+	@$(MAKE) --no-print-directory $(JOBS) build
 build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN)
 
 help:
@@ -243,12 +244,12 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
 test: deps
-	@$(SUBMAKE) -s build $(QUICK_BIN)
+	@$(MAKE) --no-print-directory $(JOBS) -s build $(QUICK_BIN)
 	@bash scripts/run-tests.sh --selfcheck quick $(BUILD) $(QUICK_BIN)
 
 check: test check-long
 check-long: deps
-	@$(SUBMAKE) -s build $(SLOW_BIN)
+	@$(MAKE) --no-print-directory $(JOBS) -s build $(SLOW_BIN)
 	@bash scripts/run-tests.sh --selfcheck full $(BUILD) $(SLOW_BIN)
 
 unit: $(TEST_BIN)
@@ -261,7 +262,7 @@ deps:
 	@bash scripts/deps.sh
 
 demo: deps
-	@$(SUBMAKE) all
+	@$(MAKE) --no-print-directory $(JOBS) all
 	@bash scripts/demo.sh $(BUILD)
 
 grade: build
@@ -279,8 +280,8 @@ bench: build
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
-	@$(SUBMAKE) SAN=1 NO_CUDA=1 build
-	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(SUBMAKE) SAN=1 NO_CUDA=1 unit
+	@$(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 build
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 unit
 
 clean:
 	rm -rf build build-asan dist out

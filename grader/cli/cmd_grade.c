@@ -32,6 +32,7 @@ static const char notes[] = "Exit status 0 iff full marks, 1 when a point was lo
 typedef struct grade_opts {
     const char *impl, *lab, *backend, *json, *junit, *gs, *cfgfile, *plots, *transport;
     int only_config, table, quiet, jobs, in_process, unsafe;
+    double time_limit; /* 0: each test's own */
     pp_sandbox sb;
 } grade_opts;
 
@@ -89,6 +90,9 @@ static int grade_table(grade_opts *o, pp_flag *out) {
         {.name = "--view", .kind = PP_FLAG_CHOICE, .to = &o->sb.view, .choices = "auto|namespaces|landlock|none",
          .for_tests = 1, .help = "how the build's tools see the file system (auto: namespaces where bubblewrap "
                                  "works, else landlock), for the sandbox's own tests"},
+        {.name = "--time-limit", .kind = PP_FLAG_NUM, .to = &o->time_limit, .lo = 1, .arg = "S", .for_tests = 1,
+         .help = "caps every test's time limit at S seconds, so that the kit's sweeps over its broken submissions "
+                 "(an endless loop among them) stay short", .dflt = "each test's own, 10 s unless its time= says"},
     };
     memcpy(out, f, sizeof f);
     return (int)(sizeof f / sizeof f[0]);
@@ -179,6 +183,8 @@ static int grade_main(int argc, char **argv) {
         free(cfgs);
         return 2;
     }
+    for (int i = 0; i < n && o.time_limit > 0; i++)
+        if (cfgs[i].time_limit_s > o.time_limit) cfgs[i].time_limit_s = o.time_limit;
     /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
     if (in_process && !strcmp(transport, "mpi"))
         pp__cli_fail("grade", "--in-process runs schedules in the test's own process: use it with --transport threads");
