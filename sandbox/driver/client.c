@@ -2,9 +2,8 @@
  * runtime, which checks it and runs it on the rank's real state, in order. Every call is posted (rpc.h): it
  * returns at once, with the handles the runtime will make for it, so a step costs the driver one wait, at its
  * end; what the schedule shows of itself waits for its thread's posts (pp__drv_settle). Handles pass through
- * as opaque pointers. The facts of
- * the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several threads of a schedule are
- * serialised: the rank has one channel, as it has one runtime thread. */
+ * as opaque pointers. The facts of the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several
+ * threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -33,7 +32,7 @@ static __thread uint32_t thread_posts; /* posts this thread made: chan_posts aft
 /* The handles of the current step as the runtime makes them: per kind, in the order the calls ran. */
 static int step_id, handle_rank;
 static uint32_t made[4];
-static int *stash_chunk; /* the chunk of each stash of this step (-1 past what could be noted) */
+static int *stash_chunk; /* the chunk of each stash of this step, the first stash_cap of them */
 static uint32_t stash_cap;
 
 void pp__drv_step_begin(int step, int hrank) {

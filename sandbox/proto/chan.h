@@ -2,9 +2,9 @@
  * the runtime thread serving that rank. It is one shared memory object with two ways in:
  *   - a call: a request slot the driver fills and a reply slot the runtime fills, with two sequence numbers,
  *     each bumped when its slot holds a new message; the driver waits for the reply;
- *   - posts: a ring of small requests the driver does not wait for (pp.h calls that cannot wait for another
- *     rank), and a count of those the runtime has served, each one accepted. The runtime serves every post
- *     published before a call ahead of the call, so requests run in the order the schedule made them.
+ *   - posts: a ring of small requests the driver does not wait for (every pp.h call), and a count of those the
+ *     runtime has served, each one accepted. The runtime serves every post published before a call ahead of
+ *     the call, so requests run in the order the schedule made them.
  * A waiting side spins briefly (a futex wake-up across cores costs tens of microseconds on small VMs), then
  * sleeps with a futex. The runtime sleeps on one word the driver bumps for a call, and before it waits on posts.
  *
@@ -48,7 +48,8 @@ typedef struct pp_chan {
     uint32_t req_sleeping;   /* the runtime sleeps on bell: the driver must wake it */
     uint32_t rep_sleeping;   /* the driver sleeps on rep_seq */
     uint32_t req_len, rep_len;
-    uint32_t bell;           /* bumped by the driver after each call or post: the runtime sleeps on it */
+    uint32_t bell;           /* bumped by the driver after a call, and before it waits on posts: the runtime
+                              * sleeps on it */
     uint32_t posted;         /* posts published by the driver (post n is in post[n % PP_CHAN_POSTS]) */
     uint32_t served;         /* posts the runtime took and served, each one accepted */
     uint32_t served_sleeping; /* the driver sleeps on served (for a free slot, or for every post to be served) */
