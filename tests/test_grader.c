@@ -267,33 +267,37 @@ Test(grader, a_crash_behind_a_wait_is_reported_as_the_crash) {
     cr_expect(!strstr(r.error, "deadlock"), "%s", r.error);
 }
 
-/* In the sandbox a call that cannot wait returns before pplab has checked it, and the schedule runs on; nothing
- * it does past a refused call shows: the report names the call, the output ends before it, no crash follows. Ten
- * runs, since what it would show depends on how far the driver got. */
-Test(grader, nothing_past_a_refused_call_shows) {
+/* Grades broken variant `variant` (lab gpipe, P = M) ten times, since what a driver reaches past a call depends
+ * on how far it got: each run fails with st and an error naming `cause`, its output holds `shown`, and neither
+ * its error nor its output holds `after`, what the schedule does past the call (NULL-terminated). */
+static void expect_stops_at_the_call(const char *variant, int P, pp_status st, const char *cause, const char *shown,
+                                     const char *const *after) {
     for (int k = 0; k < 10; k++) {
         pp_test_result r;
-        grade("tests/broken/past-refused-call", "gpipe", 2, 2, 1, &r);
-        test_expect_failed_run(&r, PP_ERR_USAGE, "rank 0: pp_stage_forward: chunk 7 does not exist");
-        cr_expect(strstr(r.output_tail, "rank 0 before the call") != NULL, "%s", r.output_tail);
-        cr_expect(!strstr(r.output_tail, "past the refused call") && !strstr(r.output_tail, "crashed"),
-                  "run %d shows what followed the refused call: %s", k + 1, r.output_tail);
+        grade(variant, "gpipe", P, P, 1, &r);
+        test_expect_failed_run(&r, st, cause);
+        cr_expect(strstr(r.output_tail, shown) != NULL, "%s", r.output_tail);
+        for (const char *const *a = after; *a; a++)
+            cr_expect(!strstr(r.error, *a) && !strstr(r.output_tail, *a), "run %d shows '%s', which follows the call: "
+                      "%s\n%s", k + 1, *a, r.error, r.output_tail);
     }
+}
+
+/* A driver posts every call and goes on before pplab has checked it; nothing it does past a refused call shows:
+ * the report names the call, the output ends before it, no crash follows. */
+Test(grader, nothing_past_a_refused_call_shows) {
+    const char *after[] = {"past the refused call", "crashed", NULL};
+    expect_stops_at_the_call("tests/broken/past-refused-call", 2, PP_ERR_USAGE,
+                             "rank 0: pp_stage_forward: chunk 7 does not exist", "rank 0 before the call", after);
 }
 
 /* A driver does not wait at pp_recv either, yet a schedule that prints, crashes and exits past receives that
  * never match gets the deadlock it gets in-process: its output, its crash and its exit wait for its receive as
- * if it had blocked. Ten runs, since how far the drivers get differs. */
+ * if it had blocked. */
 Test(grader, what_follows_a_blocked_wait_waits_for_it) {
-    for (int k = 0; k < 10; k++) {
-        pp_test_result r;
-        grade("tests/broken/crash-after-wait", "gpipe", 3, 3, 1, &r);
-        test_expect_failed_run(&r, PP_ERR_DEADLOCK, "cycle: rank 0 -> rank 1 -> rank 0");
-        cr_expect(strstr(r.output_tail, "rank 1 before its wait") != NULL, "%s", r.output_tail);
-        cr_expect(!strstr(r.error, "exited") && !strstr(r.output_tail, "past its wait") &&
-                      !strstr(r.output_tail, "crashed"),
-                  "run %d shows what followed the blocked receive: %s\n%s", k + 1, r.error, r.output_tail);
-    }
+    const char *after[] = {"exited", "past its wait", "crashed", NULL};
+    expect_stops_at_the_call("tests/broken/crash-after-wait", 3, PP_ERR_DEADLOCK, "cycle: rank 0 -> rank 1 -> rank 0",
+                             "rank 1 before its wait", after);
 }
 
 /* The report says which costs the bubble's theory took: a split-backward 1F1B is compared with the canonical
