@@ -211,7 +211,7 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
         if (len < (int)sizeof buf) snprintf(buf + len, sizeof buf - (size_t)len, ")");
     }
     memcpy(r->blocked_buf, buf, sizeof buf);
-    r->blocked_in = r->blocked_buf;
+    pp__rank_set_blocked_in(r, r->blocked_buf);
     /* a blocking receive (alone or in a group) names the input of the op the rank runs next; requests posted
      * ahead and waited with pp_wait/pp_waitall need not */
     r->waiting_tag = -1;
@@ -223,7 +223,7 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
             pp__rank_abort(r, (pp_status)qs[i]->error_status, "send exactly the tensor the receiver expects: "
                            "pp_recv() receives one activation (micro-batch size x seq rows, hidden columns), forward "
                            "or backward", "%s", qs[i]->error);
-    r->blocked_in = NULL;
+    pp__rank_set_blocked_in(r, NULL);
     r->waiting_tag = -1;
     for (int i = 0; i < n; i++) finish(r, qs[i]);
 }

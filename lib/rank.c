@@ -98,7 +98,7 @@ void pp__world_settle(pp_world *w) {
      * own pp_fail text is the rest of its lines, and nothing of the grader's follows it */
     int lines = 0, more = 0, n = 0, *order = pp__xcalloc((size_t)w->P, sizeof *order);
     for (int i = 0; i < w->P; i++)
-        if (w->ranks[i].cfg && &w->ranks[i] != lead && (w->ranks[i].failed || w->ranks[i].blocked_in)) {
+        if (w->ranks[i].cfg && &w->ranks[i] != lead && (w->ranks[i].failed || pp__rank_blocked_in(&w->ranks[i]))) {
             int k = n++;
             const pp_rank *a = &w->ranks[i];
             for (; k > 0; k--) {
@@ -126,7 +126,7 @@ void pp__world_settle(pp_world *w) {
         } else {
             char who[48];
             len = settle_add(msg, sizeof w->error, len, "\n  so %s stayed blocked in %s, which nothing could "
-                             "answer any more", pp__rank_label(w, r->id, who, sizeof who), r->blocked_in);
+                             "answer any more", pp__rank_label(w, r->id, who, sizeof who), pp__rank_blocked_in(r));
         }
     }
     if (more) settle_add(msg, sizeof w->error, len, "\n  (%d more ranks stopped)", more);

@@ -55,7 +55,8 @@ struct pp_rank {
     int ngroup, group_cap;
     pp_request *requests;    /* every request of the step, freed at its end */
     int sent_msgs;
-    const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)") */
+    const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)"); read
+                              * by other ranks' threads: through pp__rank_blocked_in and its setter only */
     int waiting_tag;         /* the tag of the receive it blocks in (pp_recv, or the first in a group), else -1 */
     char blocked_buf[160];
     /* optimizer */
@@ -162,5 +163,13 @@ void pp__rank_charge(pp_rank *r, pp_charge what, const char *api);
 int pp__rank_nparams(const pp_rank *r);
 /* Marks the calling thread as running rank id's step function (-1: none), for pp__current_rank. */
 void pp__rank_set_current(int id);
+
+/* The call rank r is blocked in (NULL when none), as another thread may read it while r changes it. */
+static inline const char *pp__rank_blocked_in(const pp_rank *r) {
+    return __atomic_load_n(&r->blocked_in, __ATOMIC_ACQUIRE);
+}
+static inline void pp__rank_set_blocked_in(pp_rank *r, const char *what) {
+    __atomic_store_n(&r->blocked_in, what, __ATOMIC_RELEASE);
+}
 
 #endif /* PP_RANK_H */

@@ -313,7 +313,7 @@ static int world_stuck(const pp_world *w) {
     for (int i = 0; i < w->P; i++) {
         const pp_rank *m = &w->ranks[i];
         if (!m->cfg || __atomic_load_n(&m->failed, __ATOMIC_ACQUIRE) ||
-            __atomic_load_n(&m->step_returned, __ATOMIC_ACQUIRE) || m->blocked_in)
+            __atomic_load_n(&m->step_returned, __ATOMIC_ACQUIRE) || pp__rank_blocked_in(m))
             continue;
         return 0;
     }
@@ -328,9 +328,9 @@ void pp__reduce_wait(pp_rank *r, pp_request *q) {
     struct pp_reduce_world *g = r->world->reduce;
     if (r->world->local_rank >= 0) {
         snprintf(r->blocked_buf, sizeof r->blocked_buf, "%s(chunk %d)", q->api, q->chunk);
-        r->blocked_in = r->blocked_buf;
+        pp__rank_set_blocked_in(r, r->blocked_buf);
         while (g->mpi_done <= q->reduce_k) mpi_complete(r, g, g->mpi_done, q->api);
-        r->blocked_in = NULL;
+        pp__rank_set_blocked_in(r, NULL);
         mpi_rec *m = &g->mpi[q->reduce_k];
         grads_in(r, q->chunk, m->grads);
         pp_event *e = &r->trace.ev[q->reduce_ev];
@@ -342,7 +342,7 @@ void pp__reduce_wait(pp_rank *r, pp_request *q) {
     }
     slot *s = &g->slots[r->pipe * g->v + q->reduce_k];
     snprintf(r->blocked_buf, sizeof r->blocked_buf, "%s(chunk %d)", q->api, q->chunk);
-    r->blocked_in = r->blocked_buf;
+    pp__rank_set_blocked_in(r, r->blocked_buf);
     double t0 = pp__now();
     int stuck = 0;
     pthread_mutex_lock(&g->lock);
@@ -384,7 +384,7 @@ void pp__reduce_wait(pp_rank *r, pp_request *q) {
     }
     double start = s->start, end = s->end;
     pthread_mutex_unlock(&g->lock);
-    r->blocked_in = NULL;
+    pp__rank_set_blocked_in(r, NULL);
     if (g->D > 1) grads_in(r, q->chunk, s->sum);
     pp_event *e = &r->trace.ev[q->reduce_ev];
     e->vstart = start, e->vend = end;

@@ -85,7 +85,7 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     r->live_bytes = r->peak_bytes = r->peak_single_bytes = 0;
     r->live_stashes = r->peak_stashes = 0;
     r->sent_msgs = 0;
-    r->blocked_in = NULL;
+    pp__rank_set_blocked_in(r, NULL);
     r->waiting_tag = -1;
     r->failed = 0;
     r->fail_msg[0] = 0;

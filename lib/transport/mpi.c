@@ -347,7 +347,7 @@ static void quiet_end(mp_ctx *c) {
 
 /* Records why this rank stopped and leaves its step function. */
 static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, double waited) {
-    const char *what = w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait";
+    const char *what = pp__rank_blocked_in(&w->ranks[r]) ? pp__rank_blocked_in(&w->ranks[r]) : "a wait";
     c->kind = kind;
     if (kind == MP_RANK_DEADLINE)
         snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s", r, what, waited);
@@ -379,7 +379,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
         if (!c->peer_failed && t > deadline && quiet_round(c, 1)) {
             char line[512];
             snprintf(line, sizeof line, "rank %d blocked in %s for %.1f s", r,
-                     w->ranks[r].blocked_in ? w->ranks[r].blocked_in : "a wait", t);
+                     pp__rank_blocked_in(&w->ranks[r]) ? pp__rank_blocked_in(&w->ranks[r]) : "a wait", t);
             c->kind = MP_RANK_DEADLINE;
             pp__world_fail(w, PP_ERR_DEADLOCK, line);
             stop_waiting(w, c, r, MP_RANK_DEADLINE, t);

@@ -345,7 +345,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
         const tp_rank *tr = &c->ranks[i];
         if (tr->exited || !tr->blocked) continue;
         char d[96];
-        const char *what = w->ranks[i].blocked_in;
+        const char *what = pp__rank_blocked_in(&w->ranks[i]);
         if (!what) what = pp__request_describe(first_pending(tr), d, sizeof d);
         char who[48];
         text_add(t, "  %s blocked in %s\n", pp__rank_label(w, i, who, sizeof who), what);
