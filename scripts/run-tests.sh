@@ -7,6 +7,9 @@
 # or the self-check failed.
 #   scripts/run-tests.sh [--selfcheck quick|full] BUILD TEST_BINARY...
 set -uo pipefail
+# the suites start as from a shell: a make job server this script was started under (make asan's) does not
+# reach them, and its descriptors were not handed down, so a suite that runs make itself must not see it
+unset MAKEFLAGS MFLAGS
 selfcheck=""
 if [ "${1:-}" = --selfcheck ]; then selfcheck=$2; shift 2; fi
 build=$1; shift
