@@ -23,7 +23,6 @@ struct pp_server {
     void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
     uint32_t n[NKINDS], cap[NKINDS];
     pp_request *scratch[PP_RPC_WAITALL_MAX];
-    unsigned char sink[64];      /* where the reply to a post goes: a post has none */
     /* what a handle of another rank resolves to: the pp.h checks then report it as they do in-process */
     pp_tensor foreign_tensor;
     pp_stash foreign_stash;
@@ -142,10 +141,9 @@ static void malformed(pp_rank *r, unsigned op) {
                    "overwritten?", op);
 }
 
-/* Starts the reply to the pending request (into the channel for a call; a post's goes nowhere). */
+/* Starts the reply to the pending call. */
 static void reply_begin(pp_server *s, pp_wire *w, unsigned status) {
-    if (s->drv.posted) pp__wire_init_fixed(w, s->sink, sizeof s->sink);
-    else pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
+    pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
     pp__wire_u32(w, status);
 }
 
@@ -161,9 +159,9 @@ static void __attribute__((noreturn)) driver_ended(pp_rank *r, pp_server *s) {
     pp__rank_abort(r, st, hint, "%s", msg);
 }
 
-/* Runs one request (any but PP_RPC_NEXT) on rank r and replies; a refused one does not return. */
+/* Runs one request (any but PP_RPC_NEXT) on rank r and answers it: a post is counted served, a call gets
+ * PP_REPLY_OK (no results: the driver made the handles itself). A refused one does not return. */
 static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
-    pp_wire w;
     uint64_t a, b;
     int x, y;
     char text[PP_RPC_TEXT_MAX + 1];
@@ -179,7 +177,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
                                           want ? &st : NULL);
         handle_expect(s, r, PP_HANDLE_TENSOR, out, want_y, "pp_stage_forward");
         handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward");
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_BACKWARD:
@@ -192,7 +189,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_tensor *dy = handle_get(s, r, PP_HANDLE_TENSOR, b, api, "dy");
         pp_tensor *dx = op == PP_RPC_BACKWARD ? pp_stage_backward(r, st, dy) : pp_stage_backward_input(r, st, dy);
         handle_expect(s, r, PP_HANDLE_TENSOR, dx, want_dx, api);
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_BACKWARD_WEIGHT:
@@ -207,7 +203,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         if (op == PP_RPC_BACKWARD_WEIGHT) pp_stage_backward_weight(r, st);
         else if (op == PP_RPC_CHECKPOINT) pp_stash_checkpoint(r, st);
         else pp_stash_free(r, st);
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_LOSS_GRAD: {
@@ -216,7 +211,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         handle_expect(s, r, PP_HANDLE_TENSOR, pp_loss_grad(r, scale), want_t, "pp_loss_grad");
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_OPTIMIZER_STEP:
@@ -227,7 +221,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         else if (op == PP_RPC_GRAD_ZERO) pp_grad_zero(r);
         else if (op == PP_RPC_GROUP_START) pp_group_start(r);
         else pp_group_end(r);
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     case PP_RPC_SEND:
     case PP_RPC_ISEND: {
@@ -239,7 +232,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_tensor *t = handle_get(s, r, PP_HANDLE_TENSOR, a, api, "tensor");
         if (op == PP_RPC_SEND) pp_send(r, t, x, y);
         else handle_expect(s, r, PP_HANDLE_REQUEST, pp_isend(r, t, x, y), want_q, api);
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_RECV: {
@@ -248,7 +240,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         handle_expect(s, r, PP_HANDLE_TENSOR, pp_recv(r, x, y), want_t, "pp_recv");
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_IRECV: {
@@ -260,14 +251,12 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_request *q = pp_irecv(r, x, y, want ? &t : NULL);
         handle_expect(s, r, PP_HANDLE_REQUEST, q, want_q, "pp_irecv");
         handle_expect(s, r, PP_HANDLE_TENSOR, t, want_t, "pp_irecv");
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_WAIT:
         a = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_wait(r, handle_get(s, r, PP_HANDLE_REQUEST, a, "pp_wait", "request"));
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     case PP_RPC_WAITALL: {
         int n = get_int(in), given = (int)pp__wire_get_u32(in, 0, 1);
@@ -277,7 +266,6 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
             if (in->bad) malformed(r, op);
         }
         pp_waitall(r, given ? s->scratch : NULL, n);
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_GRAD_REDUCE:
@@ -287,15 +275,12 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         if (in->bad) malformed(r, op);
         if (op == PP_RPC_GRAD_REDUCE) pp_grad_reduce(r, x);
         else handle_expect(s, r, PP_HANDLE_REQUEST, pp_grad_ireduce(r, x), want_q, "pp_grad_ireduce");
-        reply_begin(s, &w, PP_REPLY_OK);
         break;
     }
     case PP_RPC_VIRTUAL_STAGE:
         x = get_int(in);
         if (in->bad) malformed(r, op);
-        x = pp_virtual_stage(r, x);
-        reply_begin(s, &w, PP_REPLY_OK);
-        pp__wire_i64(&w, x);
+        (void)pp_virtual_stage(r, x); /* the driver asks only for a chunk it found out of range */
         break;
     case PP_RPC_FAIL:
     case PP_RPC_MISUSE:
@@ -316,6 +301,12 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     default:
         malformed(r, op);
     }
+    if (s->drv.posted) {
+        pp__driver_reply(&s->drv, 0);
+        return;
+    }
+    pp_wire w;
+    reply_begin(s, &w, PP_REPLY_OK);
     reply_end(s, &w);
 }
 
@@ -326,7 +317,7 @@ static unsigned next_request(pp_rank *r, pp_server *s, pp_wire_in *in) {
     pp__wire_in_init(in, s->drv.req, s->drv.req_len);
     unsigned op = pp__wire_get_u32(in, 0, 0xffffffffu);
     if (in->bad) malformed(r, 0);
-    if (s->drv.posted && !pp__rpc_postable(op)) malformed(r, op); /* only a call that cannot wait may be posted */
+    if (s->drv.posted && !pp__rpc_postable(op)) malformed(r, op); /* the step's end and the stops are calls */
     return op;
 }
 
