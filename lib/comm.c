@@ -1,11 +1,13 @@
-/* comm.c: pp.h's message calls. Checks arguments, keeps groups, hands requests to the transport, and on
- * completion writes the trace and moves virtual time: a received tensor is ready at the sender's ready time
- * plus the comm latency, whenever the program happened to call recv or wait. */
+/* comm.c: pp.h's message and gradient-reduce calls. Checks arguments, keeps groups, hands requests to the
+ * transport, and on completion writes the trace and moves virtual time: a received tensor is ready at the
+ * sender's ready time plus the comm latency, whenever the program happened to call recv or wait; a reduce moves
+ * the clock to its end on its group's lane (reduce.h). */
 #include <stdio.h>
 #include <string.h>
 
 #include "comm.h"
 #include "rank.h"
+#include "reduce.h"
 
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len) {
     char tb[32];
@@ -15,11 +17,11 @@ const char *pp__op_describe(const char *api, int is_send, int peer, int tag, cha
 
 const char *pp__request_describe(const pp_request *q, char *buf, size_t len) {
     if (q->is_reduce) {
-        snprintf(buf, len, "%s(chunk %d)", q->api, q->chunk);
+        snprintf(buf, len, "%s(chunk %d)", q->api, q->red.chunk);
         return buf;
     }
     const char *api = q->api ? q->api : q->is_send ? "pp_send" : "pp_recv";
-    return pp__op_describe(api, q->is_send, q->peer, q->tag, buf, len);
+    return pp__op_describe(api, q->is_send, q->named_peer, q->tag, buf, len);
 }
 
 const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len) {
@@ -141,6 +143,7 @@ static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_te
     q->is_send = is_send;
     q->rank = r->id;
     q->peer = r->replica * r->cfg->P + peer; /* the transports address the world's ranks */
+    q->named_peer = peer;
     q->tag = tag;
     q->t = t;
     q->api = api;
@@ -198,6 +201,38 @@ static void finish(pp_rank *r, pp_request *q) {
     if (q->is_send) pp__tensor_send_done(q->t, q);
 }
 
+/* A waited reduce whose group could not complete it: the rank fails with what its verdict names, or, when
+ * another member's failure is the cause, stops as a rank that stayed blocked in it (reduce.h's rules). */
+static void reduce_check(pp_rank *r, const pp_request *q) {
+    switch ((pp_reduce_verdict)q->red.verdict) {
+    case PP_REDUCE_MISMATCH:
+        pp__rank_abort(r, PP_ERR_USAGE, "every replica reduces its chunks in the same order (a collective matches "
+                       "by order: NCCL would hang)", "%s: chunk %d is this rank's reduce %d of the step, but replica "
+                       "%d's reduce %d is chunk %d", q->api, q->red.chunk, q->red.k, q->red.other, q->red.k,
+                       q->red.other_chunk);
+    case PP_REDUCE_MISSED:
+        pp__rank_abort(r, PP_ERR_USAGE, "every rank of a stage's data-parallel group reduces each of its chunks "
+                       "once per step, in the same order", "%s(chunk %d): replica %d's rank %d ended its step "
+                       "without joining this reduce (its reduce %d of the step)", q->api, q->red.chunk, q->red.other,
+                       r->pipe, q->red.k);
+    case PP_REDUCE_STOPPED:
+        pp__rank_bail(r);
+    default:
+        return;
+    }
+}
+
+/* A done reduce: its sum lands in the chunk's gradients (at D > 1; at D = 1 there is nothing to sum), its event
+ * gets the lane's times and the rank's clock moves to its end. */
+static void reduce_finish(pp_rank *r, pp_request *q) {
+    if (r->cfg->D > 1) pp__reduce_grads_in(r, q->red.chunk, q->red.sum);
+    pp_event *e = &r->trace.ev[q->red.ev];
+    e->vstart = q->red.start, e->vend = q->red.end;
+    e->wall_end = pp__now() - r->wall0;
+    if (q->red.end > r->clock) r->clock = q->red.end;
+    q->waited = 1;
+}
+
 static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
     char buf[sizeof r->blocked_buf], one[96];
     if (n == 1 && !strcmp(api, qs[0]->api)) {
@@ -211,21 +246,26 @@ static void wait_all(pp_rank *r, pp_request **qs, int n, const char *api) {
         if (len < (int)sizeof buf) snprintf(buf + len, sizeof buf - (size_t)len, ")");
     }
     memcpy(r->blocked_buf, buf, sizeof buf);
+    r->blocked_since = pp__now();
     pp__rank_set_blocked_in(r, r->blocked_buf);
     /* a blocking receive (alone or in a group) names the input of the op the rank runs next; requests posted
      * ahead and waited with pp_wait/pp_waitall need not */
     r->waiting_tag = -1;
     for (int i = 0; i < n && r->waiting_tag < 0 && (!strcmp(api, "pp_recv") || !strcmp(api, "pp_group_end")); i++)
-        if (!qs[i]->is_send) r->waiting_tag = qs[i]->tag;
+        if (!qs[i]->is_send && !qs[i]->is_reduce) r->waiting_tag = qs[i]->tag;
     r->world->tp->wait(r->world, r->id, qs, n);
     for (int i = 0; i < n; i++)
         if (qs[i]->error)
             pp__rank_abort(r, (pp_status)qs[i]->error_status, "send exactly the tensor the receiver expects: "
                            "pp_recv() receives one activation (micro-batch size x seq rows, hidden columns), forward "
                            "or backward", "%s", qs[i]->error);
+    for (int i = 0; i < n; i++)
+        if (qs[i]->is_reduce) reduce_check(r, qs[i]);
     pp__rank_set_blocked_in(r, NULL);
     r->waiting_tag = -1;
-    for (int i = 0; i < n; i++) finish(r, qs[i]);
+    for (int i = 0; i < n; i++)
+        if (qs[i]->is_reduce) reduce_finish(r, qs[i]);
+        else finish(r, qs[i]);
 }
 
 static void group_add(pp_rank *r, pp_request *q) {
@@ -315,8 +355,7 @@ static void check_request(pp_rank *r, const char *api, pp_request *q) {
 
 void pp_wait(pp_rank *r, pp_request *req) {
     check_request(r, "pp_wait", req);
-    if (req->is_reduce) pp__reduce_wait(r, req);
-    else wait_all(r, &req, 1, "pp_wait");
+    wait_all(r, &req, 1, "pp_wait");
 }
 
 void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
@@ -329,21 +368,7 @@ void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
             if (reqs[j] == reqs[i])
                 pp__rank_abort(r, PP_ERR_USAGE, "list each request once", "pp_waitall: request %d repeated", i);
     }
-    /* messages first, through the transport, then the reduces (which no transport sees), in the list's order */
-    int msgs = 0;
-    for (int i = 0; i < n; i++) msgs += !reqs[i]->is_reduce;
-    if (msgs == n) {
-        if (n) wait_all(r, reqs, n, "pp_waitall");
-        return;
-    }
-    /* kept on the rank (freed with its step): a failing wait leaves by longjmp */
-    r->wait_scratch = pp__xrealloc(r->wait_scratch, ((size_t)msgs + 1) * sizeof *r->wait_scratch);
-    pp_request **m = r->wait_scratch;
-    for (int i = 0, k = 0; i < n; i++)
-        if (!reqs[i]->is_reduce) m[k++] = reqs[i];
-    if (msgs) wait_all(r, m, msgs, "pp_waitall");
-    for (int i = 0; i < n; i++)
-        if (reqs[i]->is_reduce) pp__reduce_wait(r, reqs[i]);
+    if (n) wait_all(r, reqs, n, "pp_waitall");
 }
 
 void pp_group_start(pp_rank *r) {
@@ -362,4 +387,69 @@ void pp_group_end(pp_rank *r) {
     r->in_group = 0;
     if (r->ngroup) wait_all(r, r->group, r->ngroup, "pp_group_end");
     r->ngroup = 0;
+}
+
+/* ---- the gradient all-reduce (its rules: reduce.h) -------------------------------------------------------- */
+
+/* Starts rank r's next reduce, of chunk: its event where the call is among the rank's ops (so that a backward of
+ * the chunk after it shows), its part to the transport. */
+static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
+    pp__rank_check(r);
+    const pp_run_config *c = r->cfg;
+    if (chunk < 0 || chunk >= c->v)
+        pp__rank_abort(r, PP_ERR_USAGE, "chunks are numbered 0..v-1 on every rank", "%s: chunk %d does not exist "
+                       "(v = %d)", api, chunk, c->v);
+    if (r->in_group)
+        pp__rank_abort(r, PP_ERR_USAGE, "call pp_group_end() first: groups hold point-to-point messages only",
+                       "%s: called inside pp_group_start()/pp_group_end()", api);
+    if (r->reduced[chunk])
+        pp__rank_abort(r, PP_ERR_USAGE, "reduce each chunk once per step, after its last backward: a second reduce "
+                       "would sum the sums", "%s: chunk %d was already reduced this step", api, chunk);
+    size_t n = pp__reduce_chunk_floats(r, chunk);
+    pp_request *q = pp__xcalloc(1, sizeof *q);
+    q->is_reduce = 1, q->red.chunk = chunk, q->red.k = r->reduces;
+    q->rank = r->id, q->peer = -1, q->tag = -1, q->api = api;
+    q->wall_post = pp__now() - r->wall0;
+    q->all_next = r->requests;
+    r->requests = q;
+    pp_event e = {.rank = r->id,
+                  .op = PP_OP_REDUCE,
+                  .mb = -1,
+                  .chunk = chunk,
+                  .vstage = pp__config_vstage(c, r->pipe, chunk),
+                  .peer = -1,
+                  .tag = -1,
+                  .timer = -1,
+                  .bytes = n * sizeof(float),
+                  .wall_start = q->wall_post,
+                  .wall_end = q->wall_post,
+                  .vstart = r->clock,
+                  .vend = r->clock};
+    q->red.ev = r->trace.n;
+    pp__trace_add(&r->trace, &e);
+    pp_reduce_part part = {.kind = PP_PART_CALL, .k = q->red.k, .chunk = chunk, .floats = n, .clock = r->clock};
+    float *grads = NULL;
+    if (c->D > 1) {
+        grads = pp__xmalloc(n * sizeof(float) + 1);
+        pp__reduce_grads_out(r, chunk, grads);
+    }
+    r->reduced[chunk]++, r->reduces++;
+    r->world->tp->reduce_post(r->world, r->id, q, &part, grads);
+    return q;
+}
+
+void pp__comm_rank_left(pp_rank *r, int returned) {
+    for (int k = r->reduces; k < r->cfg->v; k++) {
+        pp_reduce_part part = {.kind = returned ? PP_PART_RETURNED : PP_PART_LEFT, .k = k, .chunk = -1,
+                               .clock = r->clock};
+        r->world->tp->reduce_post(r->world, r->id, NULL, &part, NULL);
+    }
+    r->reduces = r->cfg->v;
+}
+
+pp_request *pp_grad_ireduce(pp_rank *r, int chunk) { return reduce_start(r, chunk, "pp_grad_ireduce"); }
+
+void pp_grad_reduce(pp_rank *r, int chunk) {
+    pp_request *q = reduce_start(r, chunk, "pp_grad_reduce");
+    wait_all(r, &q, 1, "pp_grad_reduce");
 }

@@ -8,35 +8,12 @@
 #define PP_COMM_H
 
 #include <stddef.h>
+#include "request.h"
 #include "tag.h"
 #include "tensor.h"
 
 typedef struct pp_world pp_world;
 
-struct pp_request {
-    int is_send;             /* 1 send, 0 receive */
-    int rank;                /* the rank that posted it */
-    int peer;                /* destination of a send, source of a receive */
-    int tag;
-    pp_tensor *t;            /* the data sent, or the buffer a receive fills */
-    const char *api;         /* the call that posted it ("pp_send", "pp_irecv", ...), for reports */
-    int done;                /* completed by the transport (under its lock) */
-    int waited;              /* handed back to the caller by a wait */
-    /* filled by the transport when a receive completes: the sender's view of the message */
-    double msg_ready;        /* virtual time the sent tensor was ready */
-    struct pp_request *next; /* transport's queue link */
-    struct pp_request *all_next; /* the rank's list of requests of this step (freed at its end) */
-    void *tp;                /* transport-private */
-    double wall_post;        /* wall time (since the step began) at which it was posted */
-    /* a receive the transport completed without data (the matched send's tensor does not fit it): the one-line
-     * reason, malloc'd, and its status; the receiving rank fails with it when it waits, at its own place in its
-     * program, whichever side posted first */
-    char *error;
-    int error_status;
-    /* a gradient all-reduce (reduce.c), waited by pp_wait/pp_waitall like a message but never by a transport:
-     * its chunk, and its place among the rank's reduces of the step (the group's reduce it joins) */
-    int is_reduce, chunk, reduce_k, reduce_ev; /* ... and its event in the rank's trace, placed at the call */
-};
 
 /* "pp_send(dst=2, tag F mb3 vs2)": an operation as reports name it (buf should hold 96 bytes). */
 const char *pp__op_describe(const char *api, int is_send, int peer, int tag, char *buf, size_t len);
@@ -46,10 +23,7 @@ const char *pp__request_describe(const pp_request *q, char *buf, size_t len);
  * micro-batch 3, chunk 0 finished") into buf; NULL while t still has it. For the errors of pp.h's checks. */
 const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len);
 
-struct pp_rank;
-/* A gradient reduce's request is completed by the reduce itself (lib/reduce.c), which no transport sees:
- * pp_wait and pp_waitall hand it there. */
-void pp__reduce_wait(struct pp_rank *r, pp_request *q);
+struct pp_reduce_part;
 
 typedef struct pp_transport_ops {
     const char *name;
@@ -59,8 +33,9 @@ typedef struct pp_transport_ops {
     /* Posts req (send or receive) for rank r. May complete it at once (a match with a posted peer request). On
      * a shape or dtype mismatch with the peer's request it aborts the run naming both ranks and both ops. */
     void (*post)(pp_world *w, pp_request *req);
-    /* Blocks until all n requests of rank r are done. Never returns on failure: a deadlock, or a wait that
-     * nothing can answer any more, leaves rank r through pp__rank_bail (or pp__rank_abort). */
+    /* Blocks until all n requests of rank r (messages and reduces) are done. Never returns on failure: a
+     * deadlock, or a wait that nothing can answer any more, leaves rank r through pp__rank_bail (or
+     * pp__rank_abort). */
     void (*wait)(pp_world *w, int r, pp_request **reqs, int n);
     /* Rank r's step function returned (or aborted). Lets the transport see chains that end at an exited rank. */
     void (*rank_exit)(pp_world *w, int r);
@@ -75,7 +50,17 @@ typedef struct pp_transport_ops {
      * transport then stops each rank that waits on what can no longer come, and the runtime reports the
      * failure earliest on the virtual clock. NULL, or 0: the first failure stops the run. */
     int (*rank_failed)(pp_world *w, int r);
+    /* Rank's part of its group's reduce part->k (reduce.h): q is its request (NULL for a part that says how the
+     * rank left its step), grads a malloc'd copy of the chunk's gradients at the call (NULL at D = 1), which the
+     * transport frees. Once the group decided the reduce, the transport sets q->red and completes q; it holds
+     * the sum until step_end. */
+    void (*reduce_post)(pp_world *w, int rank, pp_request *q, const struct pp_reduce_part *part, float *grads);
 } pp_transport_ops;
+
+struct pp_rank;
+/* Rank r's step function ended (returned: it returned; else it failed or was stopped): each reduce of its group
+ * that it never started gets its part saying so (comm.c), so that no member waits on it any more. */
+void pp__comm_rank_left(struct pp_rank *r, int returned);
 
 
 #endif /* PP_COMM_H */

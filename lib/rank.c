@@ -85,54 +85,65 @@ static size_t settle_add(char *buf, size_t cap, size_t len, const char *fmt, ...
 /* Lines after the leading failure: at most this many, then a count. */
 #define SETTLE_MAX_LINES 8
 
-void pp__world_settle(pp_world *w) {
-    const pp_rank *lead = NULL;
-    for (int i = 0; i < w->P; i++) {
-        const pp_rank *r = &w->ranks[i];
-        if (r->cfg && r->failed && (!lead || r->fail_clock < lead->fail_clock)) lead = r;
-    }
-    if (!lead || pp__world_failed(w)) return;
-    char *msg = pp__xmalloc(sizeof w->error);
-    size_t len = settle_add(msg, sizeof w->error, 0, "%s", lead->fail_msg);
+pp_status pp__rank_report(const pp_world *w, const pp_rank_end *ends, int n, char *out, size_t cap) {
+    int lead = -1;
+    for (int i = 0; i < n; i++)
+        if (ends[i].failed && (lead < 0 || ends[i].clock < ends[lead].clock)) lead = i;
+    if (lead < 0) return PP_OK;
+    size_t len = settle_add(out, cap, 0, "%s", ends[lead].msg);
     /* then the later failures in the order they came on the clock, then the ranks that only waited; a schedule's
      * own pp_fail text is the rest of its lines, and nothing of the grader's follows it */
-    int lines = 0, more = 0, n = 0, *order = pp__xcalloc((size_t)w->P, sizeof *order);
-    for (int i = 0; i < w->P; i++)
-        if (w->ranks[i].cfg && &w->ranks[i] != lead && (w->ranks[i].failed || pp__rank_blocked_in(&w->ranks[i]))) {
-            int k = n++;
-            const pp_rank *a = &w->ranks[i];
-            for (; k > 0; k--) {
-                const pp_rank *b = &w->ranks[order[k - 1]];
-                if (b->failed && (!a->failed || b->fail_clock <= a->fail_clock)) break;
+    int lines = 0, more = 0, k = 0, *order = pp__xcalloc((size_t)n, sizeof *order);
+    for (int i = 0; i < n; i++)
+        if (i != lead && (ends[i].failed || ends[i].blocked_in)) {
+            int j = k++;
+            const pp_rank_end *a = &ends[i];
+            for (; j > 0; j--) {
+                const pp_rank_end *b = &ends[order[j - 1]];
+                if (b->failed && (!a->failed || b->clock <= a->clock)) break;
                 if (!b->failed && !a->failed) break;
-                order[k] = order[k - 1];
+                order[j] = order[j - 1];
             }
-            order[k] = i;
+            order[j] = i;
         }
-    for (int j = 0; lead->fail_status != PP_ERR_STUDENT && j < n; j++) {
-        const pp_rank *r = &w->ranks[order[j]];
+    for (int j = 0; ends[lead].status != PP_ERR_STUDENT && j < k; j++) {
+        const pp_rank_end *e = &ends[order[j]];
+        char who[48];
+        pp__rank_label(w, order[j], who, sizeof who);
         if (lines++ >= SETTLE_MAX_LINES) {
             more++;
-            continue;
-        }
-        if (r->failed) {
+        } else if (e->failed) {
             /* its own failure, later on the clock (or as early, on a higher rank): its first line */
-            const char *what = r->fail_msg, *nl = strchr(what, '\n');
-            char head[64], who[48];
-            int hn = snprintf(head, sizeof head, "%s: ", pp__rank_label(w, r->id, who, sizeof who));
+            const char *what = e->msg, *nl = strchr(what, '\n');
+            char head[64];
+            int hn = snprintf(head, sizeof head, "%s: ", who);
             if (!strncmp(what, head, (size_t)hn)) what += hn;
-            len = settle_add(msg, sizeof w->error, len, "\n  then %s failed too, at time %g: %.*s", who,
-                             r->fail_clock, (int)(nl ? nl - what : (long)strlen(what)), what);
+            len = settle_add(out, cap, len, "\n  then %s failed too, at time %g: %.*s", who, e->clock,
+                             (int)(nl ? nl - what : (long)strlen(what)), what);
         } else {
-            char who[48];
-            len = settle_add(msg, sizeof w->error, len, "\n  so %s stayed blocked in %s, which nothing could "
-                             "answer any more", pp__rank_label(w, r->id, who, sizeof who), pp__rank_blocked_in(r));
+            len = settle_add(out, cap, len, "\n  so %s stayed blocked in %s, which nothing could answer any more",
+                             who, e->blocked_in);
         }
     }
-    if (more) settle_add(msg, sizeof w->error, len, "\n  (%d more ranks stopped)", more);
-    pp__world_fail(w, lead->fail_status, msg);
+    if (more) settle_add(out, cap, len, "\n  (%d more ranks stopped)", more);
     free(order);
+    return ends[lead].status;
+}
+
+void pp__world_settle(pp_world *w) {
+    if (pp__world_failed(w)) return;
+    pp_rank_end *ends = pp__xcalloc((size_t)w->P, sizeof *ends);
+    for (int i = 0; i < w->P; i++) {
+        const pp_rank *r = &w->ranks[i];
+        if (!r->cfg) continue;
+        ends[i] = (pp_rank_end){.failed = r->failed, .status = r->fail_status, .clock = r->fail_clock,
+                                .msg = r->fail_msg, .blocked_in = pp__rank_blocked_in(r)};
+    }
+    char *msg = pp__xmalloc(sizeof w->error);
+    pp_status st = pp__rank_report(w, ends, w->P, msg, sizeof w->error);
+    if (st != PP_OK) pp__world_fail(w, st, msg);
     free(msg);
+    free(ends);
 }
 
 void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }

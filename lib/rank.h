@@ -57,6 +57,7 @@ struct pp_rank {
     int sent_msgs;
     const char *blocked_in;  /* the call this rank is blocked in, for reports ("pp_send(dst=2, F mb3 vs2)"); read
                               * by other ranks' threads: through pp__rank_blocked_in and its setter only */
+    double blocked_since;    /* ... since when (pp__now), for reports that say how long */
     int waiting_tag;         /* the tag of the receive it blocks in (pp_recv, or the first in a group), else -1 */
     char blocked_buf[160];
     /* optimizer */
@@ -64,8 +65,6 @@ struct pp_rank {
     /* gradient all-reduce (reduce.c) */
     int reduces;             /* pp_grad_reduce / pp_grad_ireduce calls this step */
     int *reduced;            /* per chunk: reduces of it this step */
-    pp_request **wait_scratch; /* pp_waitall's messages apart from its reduces */
-    int step_returned;       /* the step function has returned or left (the reduce's waits look at it) */
 
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
@@ -127,10 +126,22 @@ void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt,
 void pp__rank_fail(pp_rank *r, pp_status st, const char *msg);
 /* 1 when some rank of this process recorded a failure this step. */
 int pp__world_rank_failed(const pp_world *w);
-/* Once no rank can run any more: fails the run with the failure earliest on the virtual clock, ties going to
- * the lowest rank; a rank that only waited is named after it as a consequence, a later failure as such. A
- * deterministic choice: every rank runs until it returns, fails or waits on what never comes, so each one's
- * failure, clock and last call are a function of the program. Nothing when no rank failed. */
+/* How a rank's step ended, as the run's report reads it. */
+typedef struct pp_rank_end {
+    int failed;              /* it recorded a failure of its own: */
+    pp_status status;
+    double clock;            /* ... at this virtual time */
+    const char *msg;         /* ... this one ("rank N: what\nHINT: ...") */
+    const char *blocked_in;  /* else the call it stayed blocked in when it was stopped, or NULL */
+} pp_rank_end;
+/* The report of a step in which some rank failed, from each world rank's end (ends[0..n)), into out: the failure
+ * earliest on the virtual clock, ties going to the lowest rank, in full; then, one line each, the later failures
+ * in clock order and the ranks that only stayed blocked (a consequence). A deterministic choice: every rank runs
+ * until it returns, fails or waits on what never comes, so each one's failure, clock and last call are a function
+ * of the program. Returns the leading failure's status, or PP_OK (out untouched) when no rank failed. Both
+ * transports report through it, threads here (pp__world_settle), MPI on rank 0 from every process's end. */
+pp_status pp__rank_report(const pp_world *w, const pp_rank_end *ends, int n, char *out, size_t cap);
+/* Once no rank can run any more: fails the run with pp__rank_report's report. Nothing when no rank failed. */
 void pp__world_settle(pp_world *w);
 /* Fails the whole run with msg (a deadlock, messages never received: what no single rank did), unless it
  * already failed; wakes every rank. On a deadlock, a rank whose driver died is the failure instead. Returns 1

@@ -126,6 +126,7 @@ typedef struct rank_job {
 static void rank_run_step(pp_rank *r, pp_step_fn fn) {
     pp_world *w = r->world;
     pp__rank_set_current(r->id);
+    volatile int returned = 0;
     if (setjmp(r->abort_jmp) == 0) {
         fn(r);
         if (r->in_group)
@@ -138,9 +139,11 @@ static void rank_run_step(pp_rank *r, pp_step_fn fn) {
                            "step returned with %d request(s) never waited", unwaited);
         /* the gradient the optimizer would have seen, if the schedule never stepped it */
         pp__rank_snapshot_grads(r);
+        returned = 1;
     }
     if (r->be->ops->sync) r->be->ops->sync(r->be->ctx);
-    pp__reduce_rank_returned(r);
+    /* before the transport hears of the exit: a member waiting on this rank's reduces must be answered first */
+    pp__comm_rank_left(r, returned);
     w->tp->rank_exit(w, r->id);
     pp__rank_set_current(-1);
 }
@@ -255,10 +258,13 @@ static void collect_params(pp_world *w, pp_run_result *res) {
 static void compare_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
     res->replica_differs = 0;
+    /* under MPI each process holds one rank: the weights are compared by their fingerprints on rank 0 */
+    if (w->local_rank >= 0) {
+        pp__run_mpi_replicas(w, res);
+        return;
+    }
     for (int d = 1; d < c->D && !res->replica_differs; d++)
         for (int p = 0; p < c->P && !res->replica_differs; p++) {
-            /* under MPI each process holds one rank: the others' weights are not here to compare */
-            if (!rank_is_local(w, p) || !rank_is_local(w, d * c->P + p)) continue;
             pp_rank *a = &w->ranks[p], *b = &w->ranks[d * c->P + p];
             for (int ch = 0; ch < c->v && !res->replica_differs; ch++)
                 for (int i = 0; i < a->chunks[ch].nparams; i++) {

@@ -81,6 +81,10 @@ void pp__result_alloc_ranks(pp_run_result *res, int P);
 int pp__run_mpi_agree(pp_world *w, int ok);
 /* Sums a step's loss and loss count over the processes, in place. */
 void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count);
+/* Compares the replicas' weights after the run as compare_replicas does with threads (replica d >= 1 against
+ * replica 0, stage by stage, parameter by parameter; the first that differs is named in res on rank 0), by a
+ * 64-bit fingerprint of each parameter's bytes gathered on rank 0. */
+void pp__run_mpi_replicas(pp_world *w, pp_run_result *res);
 /* Rank 0 gathers the other processes' step-1 counters, traces, gradients and weights into res (filled with
  * its own rank's part by the runtime); on the others res keeps their own part. */
 void pp__run_mpi_merge(pp_world *w, pp_run_result *res);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hash.h"
 #include "result.h"
 #include "runtime.h"
 #include "transport.h"
@@ -85,6 +86,53 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     res->step_time = pp__trace_step_time(res->traces, P);
     for (int q = 0; q < P; q++) pp__result_free(&part[q]);
     free(part);
+    free(lens);
+    free(all);
+}
+
+/* What a rank says of its weights: per chunk and parameter, in order, its name and its bytes' fingerprint. */
+typedef struct weight_print {
+    char name[32];
+    uint64_t hash;
+} weight_print;
+
+void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
+    const pp_run_config *c = w->cfg;
+    pp_rank *r = &w->ranks[w->local_rank];
+    int n = pp__rank_nparams(r), k = 0;
+    weight_print *mine = pp__xcalloc((size_t)n + 1, sizeof *mine);
+    for (int ch = 0; ch < c->v; ch++)
+        for (int i = 0; i < r->chunks[ch].nparams; i++, k++) {
+            pp_tensor *t = r->chunks[ch].params[i].w;
+            float *h = pp__xmalloc(t->bytes + 1);
+            pp__tensor_to_host(t, h);
+            snprintf(mine[k].name, sizeof mine[k].name, "%s", r->chunks[ch].params[i].name);
+            mine[k].hash = pp__hash_bytes(PP_HASH_INIT, h, t->bytes);
+            free(h);
+        }
+    size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
+    unsigned char *all = pp__mpi_gather(w, mine, (size_t)n * sizeof *mine, lens);
+    free(mine);
+    if (w->local_rank == 0 && all) {
+        size_t *off = pp__xcalloc((size_t)w->P, sizeof *off);
+        for (int q = 1; q < w->P; q++) off[q] = off[q - 1] + lens[q - 1];
+        res->replica_differs = 0;
+        /* the same order as with threads: replica, then stage, then the stage's parameters */
+        for (int d = 1; d < c->D && !res->replica_differs; d++)
+            for (int p = 0; p < c->P && !res->replica_differs; p++) {
+                const weight_print *a = (const weight_print *)(all + off[p]),
+                                   *b = (const weight_print *)(all + off[d * c->P + p]);
+                size_t na = lens[p] / sizeof *a, nb = lens[d * c->P + p] / sizeof *b;
+                for (size_t i = 0; i < na && i < nb; i++)
+                    if (a[i].hash != b[i].hash) {
+                        res->replica_differs = d;
+                        res->replica_rank = p;
+                        snprintf(res->replica_param, sizeof res->replica_param, "%s", a[i].name);
+                        break;
+                    }
+            }
+        free(off);
+    }
     free(lens);
     free(all);
 }

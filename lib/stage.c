@@ -338,7 +338,7 @@ void pp_optimizer_step(pp_rank *r) {
     if (q)
         pp__rank_abort(r, PP_ERR_USAGE, "pp_wait (or pp_waitall) every pp_grad_ireduce before the optimizer step: "
                        "it steps from the summed gradients", "pp_optimizer_step: the reduce of chunk %d is still in "
-                       "flight", q->chunk);
+                       "flight", q->red.chunk);
     pp__rank_snapshot_grads(r);
     r->opt_calls++;
     r->opt_t++;

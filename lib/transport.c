@@ -85,6 +85,4 @@ int pp__mpi_built(void) { return 1; }
 int pp__mpi_built(void) { return 0; }
 void pp__mpi_sum(pp_world *w, double *v, int n) {}
 void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) { return NULL; }
-int pp__mpi_dp_gather(pp_world *w, const void *mine, size_t len, void *all) { return -1; }
-int pp__mpi_dp_bcast(pp_world *w, void *buf, size_t len) { return -1; }
 #endif

@@ -39,11 +39,4 @@ void pp__mpi_sum(pp_world *w, double *v, int n);
  * concatenation in rank order (the caller frees it) and each part's length in lens[0..P); NULL elsewhere. */
 void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens);
 
-/* The gradient reduce under the mpi transport (reduce.c): over this rank's data-parallel group (a communicator
- * of the D ranks holding its stage, made by MPI_Comm_split at init, ranked by replica), gathers len bytes from
- * every member on replica 0's rank into all (D*len, replica order; unused elsewhere), or broadcasts replica 0's
- * len bytes of buf. Both wait, but give up with -1 when another rank failed or --deadline passed; else 0. */
-int pp__mpi_dp_gather(pp_world *w, const void *mine, size_t len, void *all);
-int pp__mpi_dp_bcast(pp_world *w, void *buf, size_t len);
-
 #endif /* PP_TRANSPORT_H */

@@ -16,6 +16,7 @@
 
 #include "compile.h"
 #include "files.h"
+#include "hash.h"
 #include "schedules.h"
 #include "host.h"
 #include "warmup_call.h"
@@ -90,11 +91,7 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
     return -1;
 }
 
-static uint64_t fnv64(const void *p, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t fnv64(const void *p, size_t n) { return pp__hash_bytes(PP_HASH_INIT, p, n); }
 
 /* What a build is made from: the compiler, pp.h, the build's rules (PP_BUILD_RULES: raised whenever a check
  * changes, so a submission built under older rules is checked again) and the file itself, byte for byte (a

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "rpc.h"
 #include "schedule.h"
 #include "host.h"
@@ -296,8 +297,7 @@ static uint64_t draw_next(wu_draw *d) {
 }
 
 static void draw_init(wu_draw *d, unsigned seed, const char *part) {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a of the part's name */
-    for (const char *p = part; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t h = pp__hash_text(PP_HASH_INIT, part, (size_t)-1);
     d->s = h ^ (uint64_t)seed * 0xd1342543de82ef95ull;
 }
 

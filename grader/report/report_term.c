@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "impl.h"
 #include "suite.h"
 
@@ -181,11 +182,7 @@ static struct {
 } seen[SEEN_MAX];
 static int nseen;
 
-static uint64_t text_hash(const char *s, size_t max) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < max && s[i]; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
-}
+static uint64_t text_hash(const char *s, size_t max) { return pp__hash_text(PP_HASH_INIT, s, max); }
 
 /* The earlier test whose failure text was the same as r's (an index into seen), or -1 after remembering r's. */
 static int seen_before(const pp_test_result *r, int index) {

@@ -15,6 +15,12 @@
  * report of the run (the failure earliest on the virtual clock first, or each rank's last operation), which every
  * process then shares.
  *
+ * The gradient reduce (reduce.h's rules) meets as collectives on the rank's data-parallel group: each member's
+ * part of reduce k joins an allgather when the member calls it or leaves its step without it, every member
+ * judges the same gathered parts, and a done reduce's gradients follow in a second allgather, summed in replica
+ * order by each member alike. Waits and the step's end move them along (reduce_progress), so a member blocked in
+ * a message still answers its group.
+ *
  * Also here: the plain collectives the runtime uses to merge results on rank 0 (declared in transport.h), so
  * that no other file needs mpi.h. */
 #include <mpi.h>
@@ -28,6 +34,7 @@
 
 #include "comm.h"
 #include "rank.h"
+#include "reduce.h"
 #include "tensor.h"
 #include "transport.h"
 
@@ -66,7 +73,22 @@ typedef struct mp_report {
     int32_t pad;
     double clock;            /* an own failure's virtual time: the rank's clock when it failed */
     char text[MP_TEXT];      /* the failure, or this rank's state line, then leftover lines */
+    char blocked[160];       /* the call it stayed blocked in when it was stopped, or "" */
 } mp_report;
+
+/* This rank's part in its data-parallel group's reduce k of the step (reduce.h): the parts meet by an allgather
+ * on one communicator; when they make a done reduce, the gradients by an allgather on another, posted in the
+ * same order by every member since each one judges the same parts. */
+enum { MP_SLOT_IDLE = 0, MP_SLOT_PARTS, MP_SLOT_GRADS, MP_SLOT_DECIDED };
+typedef struct mp_slot {
+    int state;
+    pp_reduce_part mine, *parts; /* parts: [D], once gathered */
+    pp_request *req;         /* this rank's request, when it called it */
+    float *grads, *all;      /* its gradients at the call; everyone's, [D][floats] */
+    float *sum;
+    double start, end;
+    MPI_Request pq, gq;
+} mp_slot;
 
 typedef struct mp_ctx {
     MPI_Comm data;           /* boundary messages */
@@ -86,7 +108,12 @@ typedef struct mp_ctx {
     char state[512];         /* this rank's line for a deadlock report */
     /* deadlock confirmation (quiet_round) */
     MPI_Comm quiet;
-    MPI_Comm dp;             /* this rank's data-parallel group: the ranks of its stage, ranked by replica */
+    MPI_Comm dp_parts, dp_grads; /* this rank's data-parallel group (the ranks of its stage, ranked by replica),
+                              * twice: the reduces' parts, and their gradients */
+    int D, replica;
+    mp_slot *slots;          /* [v]: the group's reduces of this step */
+    int parts_next, grads_next; /* slots whose parts, and whose gradients, are not yet in (each in order) */
+    double lane;             /* the group's lane is free from here */
     long progress;           /* operations this rank posted or completed this step */
     int rounds;              /* rounds joined this step */
     int round_active;
@@ -233,18 +260,21 @@ static void mpi_post(pp_world *w, pp_request *req) {
 static void recv_finish(pp_world *w, mp_ctx *c, pp_request *req, mp_req *m, const MPI_Status *st, int rc) {
     pp_rank *r = &w->ranks[req->rank];
     c->recv_from[req->peer]++;
-    char mine[96], theirs[96], want[48], got[48];
-    pp__op_describe(req->api, 0, req->peer, req->tag, mine, sizeof mine);
+    char mine[96], theirs[96], want[48], got[48], sender[48], receiver[48];
+    int local = req->rank % w->cfg->P; /* the receiver as the sender's program names it */
+    pp__request_describe(req, mine, sizeof mine);
+    pp__rank_label(w, req->peer, sender, sizeof sender);
+    pp__rank_label(w, req->rank, receiver, sizeof receiver);
     pp__tensor_describe(req->t, want, sizeof want);
     int count = 0;
     MPI_Get_count(st, MPI_BYTE, &count);
     if (rc == MPI_ERR_TRUNCATE || (rc == MPI_SUCCESS && (size_t)count < sizeof(mp_header))) {
-        pp__op_describe("pp_send", 1, req->rank, req->tag, theirs, sizeof theirs);
+        pp__op_describe("pp_send", 1, local, req->tag, theirs, sizeof theirs);
         pp__rank_abort(r, PP_ERR_SHAPE,
                        "send exactly the tensor the receiver expects: pp_recv() receives one activation "
                        "(micro-batch size x seq rows, hidden columns), forward or backward",
-                       "rank %d %s sent %d bytes but rank %d %s expects %s (%zu bytes)", req->peer, theirs,
-                       count > (int)sizeof(mp_header) ? count - (int)sizeof(mp_header) : count, req->rank, mine,
+                       "%s %s sent %d bytes but %s %s expects %s (%zu bytes)", sender, theirs,
+                       count > (int)sizeof(mp_header) ? count - (int)sizeof(mp_header) : count, receiver, mine,
                        want, req->t->bytes);
     }
     if (rc != MPI_SUCCESS)
@@ -253,12 +283,12 @@ static void recv_finish(pp_world *w, mp_ctx *c, pp_request *req, mp_req *m, cons
     mp_header h;
     memcpy(&h, m->buf, sizeof h);
     if (h.rows != req->t->rows || h.cols != req->t->cols || h.dtype != (int32_t)req->t->dtype) {
-        pp__op_describe(api_names[h.api == 1], 1, req->rank, h.tag, theirs, sizeof theirs);
+        pp__op_describe(api_names[h.api == 1], 1, local, h.tag, theirs, sizeof theirs);
         pp__rank_abort(r, PP_ERR_SHAPE,
                        "send exactly the tensor the receiver expects: pp_recv() receives one activation "
                        "(micro-batch size x seq rows, hidden columns), forward or backward",
-                       "rank %d %s sent %s but rank %d %s expects %s", req->peer, theirs,
-                       shape_describe(h.rows, h.cols, h.dtype, got, sizeof got), req->rank, mine, want);
+                       "%s %s sent %s but %s %s expects %s", sender, theirs,
+                       shape_describe(h.rows, h.cols, h.dtype, got, sizeof got), receiver, mine, want);
     }
     if (req->t->bytes) pp__tensor_from_host(req->t, m->buf + sizeof h);
     req->msg_ready = h.ready;
@@ -281,6 +311,96 @@ static void req_test(pp_world *w, mp_ctx *c, pp_request *req) {
         recv_finish(w, c, req, m, &st, rc);
     }
     req->done = 1;
+}
+
+/* ---- the gradient reduce (reduce.h's rules; the parts meet by collectives) -------------------------------- */
+
+/* A judged slot: this rank's request gets its verdict, the lane's times and the sum, and is done. */
+static void slot_decide(mp_ctx *c, mp_slot *s) {
+    s->state = MP_SLOT_DECIDED;
+    c->progress++;
+    if (!s->req) return;
+    s->req->red.verdict = (int)pp__reduce_judge(s->parts, c->D, c->replica, &s->req->red.other,
+                                                &s->req->red.other_chunk);
+    s->req->red.start = s->start, s->req->red.end = s->end;
+    s->req->red.sum = s->sum;
+    s->req->done = 1;
+}
+
+/* Moves the step's reduces as far as they go without waiting: the parts of each slot in order, then, for a done
+ * reduce, its gradients. The lane runs in the order of the parts, which fix each reduce's place. */
+static void reduce_progress(pp_world *w, mp_ctx *c) {
+    for (int moved = 1; moved;) {
+        moved = 0;
+        mp_slot *s = c->parts_next < w->cfg->v ? &c->slots[c->parts_next] : NULL;
+        int flag = 0;
+        if (s && s->state == MP_SLOT_PARTS && (MPI_Test(&s->pq, &flag, MPI_STATUS_IGNORE), flag)) {
+            moved = 1;
+            c->parts_next++;
+            int first_call = -1, other, other_chunk;
+            for (int d = 0; d < c->D && first_call < 0; d++)
+                if (s->parts[d].kind == PP_PART_CALL) first_call = d;
+            int done = first_call >= 0 &&
+                       pp__reduce_judge(s->parts, c->D, first_call, &other, &other_chunk) == PP_REDUCE_DONE;
+            s->start = s->end = c->lane;
+            if (done) pp__reduce_place(w->cfg, s->parts, c->D, c->lane, &s->start, &s->end);
+            c->lane = s->end;
+            if (done && c->D > 1) {
+                size_t n = (size_t)s->mine.floats;
+                PP_ASSERT(n < (size_t)1 << 28);
+                s->all = pp__xmalloc((size_t)c->D * n * sizeof(float) + 1);
+                MPI_Iallgather(s->grads, (int)n, MPI_FLOAT, s->all, (int)n, MPI_FLOAT, c->dp_grads, &s->gq);
+                s->state = MP_SLOT_GRADS;
+                c->progress++;
+            } else {
+                slot_decide(c, s);
+            }
+        }
+        mp_slot *g = c->grads_next < c->parts_next ? &c->slots[c->grads_next] : NULL;
+        if (g && g->state == MP_SLOT_DECIDED) {
+            c->grads_next++, moved = 1;
+        } else if (g && g->state == MP_SLOT_GRADS && (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
+            size_t n = (size_t)g->mine.floats;
+            const float **contrib = pp__xcalloc((size_t)c->D, sizeof *contrib);
+            for (int d = 0; d < c->D; d++) contrib[d] = g->all + (size_t)d * n;
+            g->sum = pp__xmalloc(n * sizeof(float) + 1);
+            pp__reduce_sum(contrib, c->D, n, g->sum);
+            free(contrib);
+            slot_decide(c, g);
+            c->grads_next++, moved = 1;
+        }
+    }
+}
+
+/* reduce_post: this rank's part joins its group's allgather of reduce part->k. A member posts its parts in order
+ * (its calls, then what it left undone), so every member's collectives come in the same order. */
+static void mpi_reduce_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *grads) {
+    mp_ctx *c = ctx_of(w);
+    mp_slot *s = &c->slots[part->k];
+    PP_ASSERT(s->state == MP_SLOT_IDLE);
+    s->mine = *part, s->req = q, s->grads = grads;
+    s->parts = pp__xcalloc((size_t)c->D, sizeof *s->parts);
+    MPI_Iallgather(&s->mine, (int)sizeof s->mine, MPI_BYTE, s->parts, (int)sizeof s->mine, MPI_BYTE, c->dp_parts,
+                   &s->pq);
+    s->state = MP_SLOT_PARTS;
+    c->progress++;
+    reduce_progress(w, c);
+}
+
+/* At step end every member has posted all its parts: the reduces still moving finish (a done one's gradients are
+ * still gathered, though nobody may wait for it), and the slots are cleared for the next step. */
+static void reduce_step_end(pp_world *w, mp_ctx *c) {
+    while (c->grads_next < w->cfg->v) {
+        reduce_progress(w, c);
+        if (c->grads_next < w->cfg->v) sched_yield();
+    }
+    for (int k = 0; k < w->cfg->v; k++) {
+        mp_slot *s = &c->slots[k];
+        free(s->parts), free(s->grads), free(s->all), free(s->sum);
+        memset(s, 0, sizeof *s);
+    }
+    c->parts_next = c->grads_next = 0;
+    c->lane = 0;
 }
 
 /* ---- deadlock confirmation ---------------------------------------------------------------------------- */
@@ -345,14 +465,9 @@ static void quiet_end(mp_ctx *c) {
     c->progress = 0;
 }
 
-/* Records why this rank stopped and leaves its step function. */
+/* Records why this rank stopped and leaves its step function (mpi_rank_exit writes its line). */
 static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, double waited) {
-    const char *what = pp__rank_blocked_in(&w->ranks[r]) ? pp__rank_blocked_in(&w->ranks[r]) : "a wait";
     c->kind = kind;
-    if (kind == MP_RANK_DEADLINE)
-        snprintf(c->state, sizeof c->state, "rank %d blocked in %s for %.1f s", r, what, waited);
-    else
-        snprintf(c->state, sizeof c->state, "rank %d stayed blocked in %s", r, what);
     pp__rank_bail(&w->ranks[r]);
 }
 
@@ -364,8 +479,9 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
     double t0 = now(), deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
     for (unsigned it = 0;; it++) {
         int left = 0;
+        reduce_progress(w, c);
         for (int k = 0; k < n; k++) {
-            if (!reqs[k]->done) req_test(w, c, reqs[k]);
+            if (!reqs[k]->done && !reqs[k]->is_reduce) req_test(w, c, reqs[k]);
             left += !reqs[k]->done;
         }
         if (!left) return;
@@ -377,8 +493,8 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
         double t = now() - t0;
         if (c->peer_failed && quiet_round(c, 1)) stop_waiting(w, c, r, MP_RANK_BAILED, t);
         if (!c->peer_failed && t > deadline && quiet_round(c, 1)) {
-            char line[512];
-            snprintf(line, sizeof line, "rank %d blocked in %s for %.1f s", r,
+            char line[512], who[48];
+            snprintf(line, sizeof line, "%s blocked in %s for %.1f s", pp__rank_label(w, r, who, sizeof who),
                      pp__rank_blocked_in(&w->ranks[r]) ? pp__rank_blocked_in(&w->ranks[r]) : "a wait", t);
             c->kind = MP_RANK_DEADLINE;
             pp__world_fail(w, PP_ERR_DEADLOCK, line);
@@ -396,8 +512,19 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
 /* The line a deadlock report shows for a rank that left its step function normally. */
 static void mpi_rank_exit(pp_world *w, int r) {
     mp_ctx *c = ctx_of(w);
-    if (!pp__world_failed(w) && !w->ranks[r].failed && c->kind == MP_RANK_OK)
-        snprintf(c->state, sizeof c->state, "rank %d returned from its step function", r);
+    char who[48];
+    pp__rank_label(w, r, who, sizeof who);
+    /* a wait left while still blocked (at the deadline, after a failure elsewhere, or in a reduce whose member
+     * failed first): one line whichever of those stopped it, so that a report differs from run to run in its
+     * wall times alone */
+    const char *blocked = pp__rank_blocked_in(&w->ranks[r]);
+    if (!w->ranks[r].failed && blocked) {
+        if (c->kind == MP_RANK_OK) c->kind = MP_RANK_BAILED;
+        snprintf(c->state, sizeof c->state, "%s blocked in %s for %.1f s", who, blocked,
+                 now() - w->ranks[r].blocked_since);
+    } else if (!pp__world_failed(w) && !w->ranks[r].failed && c->kind == MP_RANK_OK) {
+        snprintf(c->state, sizeof c->state, "%s returned from its step function", who);
+    }
 }
 
 /* This process's rank failed (misuse, mismatch, pp_fail): the others hear of it and run on until they return,
@@ -420,10 +547,12 @@ static void mpi_wake_all(pp_world *w) {
 
 /* Waits for MPI request q, polling, up to limit seconds; on expiry this process cannot continue: it says so
  * and aborts the job (a peer died or hangs outside any wait). */
-static void wait_or_abort(mp_ctx *c, MPI_Request *q, double deadline, double limit, const char *what) {
+static void wait_or_abort(pp_world *w, mp_ctx *c, MPI_Request *q, double deadline, double limit, const char *what) {
     double t0 = now();
     for (unsigned it = 0;; it++) {
         int flag = 0;
+        /* a member of this rank's group may still wait for the gradients of a reduce this rank called */
+        reduce_progress(w, c);
         MPI_Test(q, &flag, MPI_STATUS_IGNORE);
         if (flag) return;
         poll_notices(c);
@@ -445,50 +574,26 @@ static void wait_or_abort(mp_ctx *c, MPI_Request *q, double deadline, double lim
 }
 
 /* Rank 0: the run's one report from every rank's contribution. Returns the status (PP_OK when clean). */
-static pp_status compose(const mp_ctx *c, const mp_report *all, double deadline, char *out, size_t cap) {
+static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *all, double deadline, char *out,
+                         size_t cap) {
     size_t len = 0;
     out[0] = 0;
-    /* the failure earliest on the virtual clock, ties to the lowest rank, as with threads (pp__world_settle) */
-    int lead = -1;
+    /* a rank failed: the report threads give, from the same ends (rank.c) */
+    pp_rank_end *ends = pp__xcalloc((size_t)c->size, sizeof *ends);
     for (int q = 0; q < c->size; q++)
-        if (all[q].kind == MP_RANK_FAILED && (lead < 0 || all[q].clock < all[lead].clock)) lead = q;
-    if (lead >= 0) {
-        len = text_add(out, cap, len, "%s", all[lead].text);
-        /* the later failures in the order they came on the clock, then the ranks that only waited */
-        int n = 0, *order = pp__xcalloc((size_t)c->size, sizeof *order);
-        for (int q = 0; q < c->size; q++)
-            if (q != lead && (all[q].kind == MP_RANK_FAILED || all[q].kind == MP_RANK_BAILED)) {
-                int k = n++, qf = all[q].kind == MP_RANK_FAILED;
-                for (; k > 0; k--) {
-                    const mp_report *b = &all[order[k - 1]];
-                    int bf = b->kind == MP_RANK_FAILED;
-                    if ((bf && (!qf || b->clock <= all[q].clock)) || (!bf && !qf)) break;
-                    order[k] = order[k - 1];
-                }
-                order[k] = q;
-            }
-        for (int j = 0; j < n && all[lead].status != PP_ERR_STUDENT; j++) {
-            int q = order[j];
-            if (all[q].kind == MP_RANK_FAILED) {
-                const char *what = all[q].text, *nl = strchr(what, '\n');
-                char head[16];
-                int hn = snprintf(head, sizeof head, "rank %d: ", q);
-                if (!strncmp(what, head, (size_t)hn)) what += hn;
-                len = text_add(out, cap, len, "\n  then rank %d failed too, at time %g: %.*s", q, all[q].clock,
-                               (int)(nl ? nl - what : (long)strlen(what)), what);
-            } else if (all[q].kind == MP_RANK_BAILED) {
-                len = text_add(out, cap, len, "\n  so %s, which nothing could answer any more", all[q].text);
-            }
-        }
-        free(order);
-        return (pp_status)all[lead].status;
-    }
-    int deadlines = 0, sends = 0, blocked = 0;
+        ends[q] = (pp_rank_end){.failed = all[q].kind == MP_RANK_FAILED, .status = (pp_status)all[q].status,
+                                .clock = all[q].clock, .msg = all[q].text,
+                                .blocked_in = all[q].blocked[0] ? all[q].blocked : NULL};
+    pp_status lead = pp__rank_report(w, ends, c->size, out, cap);
+    free(ends);
+    if (lead != PP_OK) return lead;
+    int deadlines = 0, sends = 0, blocked = 0, reduces = 0;
     for (int q = 0; q < c->size; q++) {
         deadlines += all[q].kind == MP_RANK_DEADLINE;
         if (all[q].kind == MP_RANK_DEADLINE || all[q].kind == MP_RANK_BAILED) {
             blocked++;
-            sends += strstr(all[q].text, "blocked in pp_send(") != NULL;
+            sends += strstr(all[q].blocked, "pp_send(") == all[q].blocked;
+            reduces += strstr(all[q].blocked, "reduce(") != NULL;
         }
     }
     if (deadlines) {
@@ -496,7 +601,12 @@ static pp_status compose(const mp_ctx *c, const mp_report *all, double deadline,
                        "deadlock: a rank waited %.1f s (the deadline) for an operation that never completed; "
                        "each rank's last operation:\n", deadline);
         for (int q = 0; q < c->size; q++) len = text_add(out, cap, len, "  %s\n", all[q].text);
-        if (blocked > 1 && sends == blocked)
+        if (reduces)
+            text_add(out, cap, len, "HINT: a rank waits in a gradient reduce for a replica's rank that may wait, "
+                                    "through its own pipeline, on this one: start the reduce with pp_grad_ireduce "
+                                    "and wait for it after the step's last message, or reduce only once the rank's "
+                                    "last backward and its sends are done");
+        else if (blocked > 1 && sends == blocked)
             text_add(out, cap, len, "HINT: every blocked rank is in a send (rendezvous, as NCCL): let one of them "
                                     "receive first, or use pp_group_start/pp_group_end or pp_isend/pp_irecv");
         else
@@ -528,8 +638,9 @@ static int mpi_step_end(pp_world *w) {
     double deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
     MPI_Request bar;
     MPI_Ibarrier(c->ctl, &bar);
-    wait_or_abort(c, &bar, deadline, 2 * deadline + 5, "the end of the step");
+    wait_or_abort(w, c, &bar, deadline, 2 * deadline + 5, "the end of the step");
     quiet_end(c);
+    reduce_step_end(w, c);
 
     /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
     for (mp_req *m = c->reqs; m; m = m->next)
@@ -562,10 +673,11 @@ static int mpi_step_end(pp_world *w) {
             if (!all_failed && (size_t)count >= sizeof(mp_header)) {
                 mp_header h;
                 memcpy(&h, buf, sizeof h);
-                char op[96], sz[48];
+                char op[96], sz[48], who[48];
                 if (mine->leftovers++ < MP_MAX_LEFTOVER_LINES)
-                    len = text_add(mine->text, sizeof mine->text, len, "message never received: rank %d %s, %s\n",
-                                   q, pp__op_describe(api_names[h.api == 1], 1, c->rank, h.tag, op, sizeof op),
+                    len = text_add(mine->text, sizeof mine->text, len, "message never received: %s %s, %s\n",
+                                   pp__rank_label(w, q, who, sizeof who),
+                                   pp__op_describe(api_names[h.api == 1], 1, c->rank % w->cfg->P, h.tag, op, sizeof op),
                                    shape_describe(h.rows, h.cols, h.dtype, sz, sizeof sz));
             }
             free(buf);
@@ -605,13 +717,14 @@ static int mpi_step_end(pp_world *w) {
         snprintf(mine->text, sizeof mine->text, "%s", c->state);
     }
     if (pp__world_failed(w) && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
+    if (pp__rank_blocked_in(me)) snprintf(mine->blocked, sizeof mine->blocked, "%s", pp__rank_blocked_in(me));
     mp_report *all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
     MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl);
     struct {
         int32_t status;
         char text[sizeof w->error];
     } *out = pp__xcalloc(1, sizeof *out);
-    if (c->rank == 0) out->status = (int32_t)compose(c, all, deadline, out->text, sizeof out->text);
+    if (c->rank == 0) out->status = (int32_t)compose(w, c, all, deadline, out->text, sizeof out->text);
     MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl);
     if (out->status != PP_OK) {
         __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
@@ -686,7 +799,11 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->quiet);
     /* rank d*P + p holds stage p of replica d: its group is color p, ordered by d (the summation order) */
-    MPI_Comm_split(MPI_COMM_WORLD, rank % w->cfg->P, rank / w->cfg->P, &c->dp);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % w->cfg->P, rank / w->cfg->P, &c->dp_parts);
+    MPI_Comm_dup(c->dp_parts, &c->dp_grads);
+    c->D = w->cfg->D > 1 ? w->cfg->D : 1;
+    c->replica = rank / w->cfg->P;
+    c->slots = pp__xcalloc((size_t)w->cfg->v, sizeof *c->slots);
     /* a receive shorter than the message must come back as an error we can report, not abort the job */
     MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
     c->sent_to = pp__xcalloc((size_t)size, sizeof *c->sent_to);
@@ -703,7 +820,9 @@ static void mpi_fini(pp_world *w) {
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
     MPI_Comm_free(&c->quiet);
-    MPI_Comm_free(&c->dp);
+    MPI_Comm_free(&c->dp_parts);
+    MPI_Comm_free(&c->dp_grads);
+    free(c->slots);
     free(c->sent_to);
     free(c->recv_from);
     free(c->notice_from);
@@ -726,6 +845,7 @@ const pp_transport_ops pp__transport_mpi = {
     .wake_all = mpi_wake_all,
     .fini = mpi_fini,
     .rank_failed = mpi_rank_failed,
+    .reduce_post = mpi_reduce_post,
 };
 
 /* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */
@@ -760,32 +880,4 @@ void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
     free(counts);
     free(displs);
     return all;
-}
-
-/* Completes a collective request on the group, watching for another rank's failure and the deadline: 0, or -1
- * (the request is left behind: the run is ending). */
-static int dp_complete(pp_world *w, mp_ctx *c, MPI_Request *q) {
-    double t0 = now();
-    for (;;) {
-        int flag = 0;
-        MPI_Test(q, &flag, MPI_STATUS_IGNORE);
-        if (flag) return 0;
-        if (poll_notices(c) || c->peer_failed || now() - t0 > w->cfg->deadline_s) return -1;
-    }
-}
-
-int pp__mpi_dp_gather(pp_world *w, const void *mine, size_t len, void *all) {
-    mp_ctx *c = ctx_of(w);
-    MPI_Request q;
-    PP_ASSERT(len < (size_t)1 << 30);
-    MPI_Igather(mine, (int)len, MPI_BYTE, all, (int)len, MPI_BYTE, 0, c->dp, &q);
-    return dp_complete(w, c, &q);
-}
-
-int pp__mpi_dp_bcast(pp_world *w, void *buf, size_t len) {
-    mp_ctx *c = ctx_of(w);
-    MPI_Request q;
-    PP_ASSERT(len < (size_t)1 << 30);
-    MPI_Ibcast(buf, (int)len, MPI_BYTE, 0, c->dp, &q);
-    return dp_complete(w, c, &q);
 }

@@ -29,6 +29,7 @@
 extern "C" {
 #include "comm.h"
 #include "rank.h"
+#include "reduce.h"
 #include "tensor.h"
 #include "transport.h"
 }
@@ -231,16 +232,19 @@ static void nccl_wait(pp_world *w, int r, pp_request **reqs, int n)
             pthread_mutex_unlock(&c->mu);
             pp__rank_bail(&w->ranks[r]);
         }
+        /* a message is ready once paired; a gradient reduce (decided in memory, reduce.c) once done */
         const pp_request *missing = NULL;
         for (int k = 0; k < n && !missing; k++)
-            if (!reqs[k]->tp) missing = reqs[k];
+            if (reqs[k]->is_reduce ? !__atomic_load_n(&reqs[k]->done, __ATOMIC_ACQUIRE) : !reqs[k]->tp)
+                missing = reqs[k];
         if (!missing) break;
-        int gone = c->ranks[missing->peer].exited;
+        int peer_now = missing->is_reduce ? __atomic_load_n(&missing->peer, __ATOMIC_ACQUIRE) : missing->peer;
+        int gone = peer_now >= 0 && c->ranks[peer_now].exited;
         int timeout = !gone && pthread_cond_timedwait(&c->ranks[r].cv, &c->mu, &until) == ETIMEDOUT;
         if (gone || timeout) {
             char op[96];
             pp__request_describe(missing, op, sizeof op);
-            int peer = missing->peer;
+            int peer = peer_now;
             pthread_mutex_unlock(&c->mu);
             if (gone)
                 pp__rank_abort(&w->ranks[r], PP_ERR_DEADLOCK,
@@ -310,6 +314,22 @@ static void nccl_wake_all(pp_world *w)
     pthread_mutex_unlock(&c->mu);
 }
 
+/* A reduce decided in memory: done under the lock that the waiter sleeps on. */
+static void nccl_complete(pp_world *w, pp_request *q)
+{
+    nc_ctx *c = ctx_of(w);
+    pthread_mutex_lock(&c->mu);
+    __atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&c->ranks[q->rank].cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The ranks share this process: the parts meet in memory, and the sum is taken on the host (reduce.c). */
+static void nccl_reduce_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *grads)
+{
+    pp__reduce_local_post(w, rank, q, part, grads, nccl_complete);
+}
+
 static void nccl_fini(pp_world *w)
 {
     nc_ctx *c = ctx_of(w);
@@ -338,4 +358,5 @@ const pp_transport_ops pp__transport_nccl = {
     /* wake_all */ nccl_wake_all,
     /* fini */ nccl_fini,
     /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
+    /* reduce_post */ nccl_reduce_post,
 };

@@ -7,7 +7,9 @@
  * few microseconds. Each rank sleeps on its own condition variable so a match wakes just the ranks involved.
  *
  * Deadlock detection is exact because matching happens only at post time: once every rank that has not exited
- * sits in wait() and no waiting rank has all its requests done, nothing can ever complete. A rank that failed
+ * sits in wait() and no waiting rank has all its requests done, nothing can ever complete. A gradient reduce is
+ * waited here like a message: reduce.c completes it when its group's last part is posted, by a running rank or
+ * by one leaving its step (before this transport hears of the exit), so the rule holds for it too. A rank that failed
  * has exited, and the others run on until they reach that state too; then, if some rank failed, the waiting
  * ones are stopped (they only waited on the failure) and the runtime reports it; if none did, the rank (or the
  * exiting thread) that sees the state writes one report (blocked ops, the wait-for cycle or the chain that ends
@@ -23,6 +25,7 @@
 
 #include "comm.h"
 #include "rank.h"
+#include "reduce.h"
 #include "tensor.h"
 
 typedef struct tp_rank {
@@ -57,6 +60,9 @@ typedef struct tp_ctx {
 #define TP_REPORT_LEN 4096
 
 /* ---- small helpers ----------------------------------------------------------------------------------- */
+
+/* World rank i as reports name it ("rank p", or "rank p of replica d"), in a buffer of the statement's own. */
+#define LABEL(w, i) pp__rank_label((w), (i), (char[48]){0}, 48)
 
 static tp_ctx *ctx_of(pp_world *w) { return (tp_ctx *)w->tp_ctx; }
 
@@ -195,7 +201,9 @@ static void threads_post(pp_world *w, pp_request *req) {
             pp__request_describe(v, vo, sizeof vo);
             pp__tensor_describe(st, sd, sizeof sd);
             pp__tensor_describe(v->t, vd, sizeof vd);
-            snprintf(msg, sizeof msg, "rank %d %s sent %s but rank %d %s expects %s", s->rank, so, sd, v->rank, vo, vd);
+            char sw[48], vw[48];
+            snprintf(msg, sizeof msg, "%s %s sent %s but %s %s expects %s", pp__rank_label(w, s->rank, sw, sizeof sw),
+                     so, sd, pp__rank_label(w, v->rank, vw, sizeof vw), vo, vd);
             v->error = strdup(msg);
             PP_ASSERT(v->error);
             v->error_status = PP_ERR_SHAPE;
@@ -220,6 +228,9 @@ static void threads_post(pp_world *w, pp_request *req) {
 }
 
 /* ---- deadlock detection ------------------------------------------------------------------------------ */
+
+/* The rank a pending request waits for: a message's peer, or the member a reduce misses (reduce.c keeps it). */
+static int waits_for(const pp_request *q) { return q->is_reduce ? __atomic_load_n(&q->peer, __ATOMIC_ACQUIRE) : q->peer; }
 
 /* The first request rank i waits on that is not done, or NULL. */
 static const pp_request *first_pending(const tp_rank *tr) {
@@ -268,12 +279,13 @@ static int is_deadlocked(const tp_ctx *c) {
  * names b): a cycle, a chain ending at an exited rank, or a chain into something already printed. */
 static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path, tp_text *t, int *saw_chain,
                         int *chain_rank, const pp_request **chain_req, int *cycle_len, int *cycle_sends,
-                        int *cycle_multi) {
+                        int *cycle_multi, int *cycle_reduces) {
     int len = 0, a = start;
     for (;;) {
         const tp_rank *tr = (a >= 0 && a < c->P) ? &c->ranks[a] : NULL;
         if (!tr || tr->exited || !tr->blocked) {
-            /* a chain ending at a rank that left (or a peer outside the world, which comm.c should refuse) */
+            /* a chain ending at a rank that left (or a peer outside the world, which comm.c should refuse); a
+             * reduce never ends one: a member that leaves its step answers its group's reduces as it goes */
             const pp_request *last = first_pending(&c->ranks[path[len - 1]]);
             char want[96];
             pp_request m = *last;
@@ -281,9 +293,10 @@ static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path
             m.api = last->is_send ? "pp_recv" : "pp_send";
             m.rank = last->peer;
             m.peer = last->rank;
+            m.named_peer = last->rank % w->cfg->P;
             text_add(t, "  chain:");
-            for (int k = 0; k < len; k++) text_add(t, " rank %d ->", path[k]);
-            text_add(t, " rank %d (exited: its step function returned without the matching %s)\n", a,
+            for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
+            text_add(t, " %s (exited: its step function returned without the matching %s)\n", LABEL(w, a),
                      pp__request_describe(&m, want, sizeof want));
             if (!*saw_chain) {
                 *saw_chain = 1;
@@ -298,41 +311,43 @@ static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path
             int n = len - idx, lo = idx;
             for (int k = idx; k < len; k++)
                 if (path[k] < path[lo]) lo = k;
-            int sends = 0, multi = 0;
+            int sends = 0, multi = 0, reduces = 0;
             text_add(t, "  cycle:");
             for (int k = 0; k < n; k++) {
                 int rk = path[idx + (lo - idx + k) % n];
                 const tp_rank *cr = &c->ranks[rk];
                 sends += first_pending(cr)->is_send;
+                reduces += first_pending(cr)->is_reduce;
                 int pending = 0;
                 for (int j = 0; j < cr->nreqs; j++) pending += !cr->reqs[j]->done;
                 multi |= pending > 1;
-                text_add(t, " rank %d ->", rk);
+                text_add(t, " %s ->", LABEL(w, rk));
             }
-            text_add(t, " rank %d\n", path[lo]);
+            text_add(t, " %s\n", LABEL(w, path[lo]));
             if (idx > 0) {
                 text_add(t, "  chain:");
-                for (int k = 0; k < idx; k++) text_add(t, " rank %d ->", path[k]);
-                text_add(t, " rank %d (in the cycle above)\n", a);
+                for (int k = 0; k < idx; k++) text_add(t, " %s ->", LABEL(w, path[k]));
+                text_add(t, " %s (in the cycle above)\n", LABEL(w, a));
             }
             if (*cycle_len == 0) {
                 *cycle_len = n;
                 *cycle_sends = sends;
                 *cycle_multi = multi;
+                *cycle_reduces = reduces;
             }
             break;
         }
         if (state[a] == 2) {
             if (len > 0) {
                 text_add(t, "  chain:");
-                for (int k = 0; k < len; k++) text_add(t, " rank %d ->", path[k]);
-                text_add(t, " rank %d (see above)\n", a);
+                for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
+                text_add(t, " %s (see above)\n", LABEL(w, a));
             }
             break;
         }
         state[a] = 1;
         path[len++] = a;
-        a = first_pending(tr)->peer;
+        a = waits_for(first_pending(tr));
     }
     for (int k = 0; k < len; k++) state[path[k]] = 2;
 }
@@ -357,10 +372,10 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
     for (int i = 0; i < P; i++) {
         const tp_rank *tr = &c->ranks[i];
         if (tr->exited || !tr->blocked) continue;
-        int b = first_pending(tr)->peer;
+        int b = waits_for(first_pending(tr));
         if (b >= 0 && b < P) indeg[b]++;
     }
-    int saw_chain = 0, chain_rank = -1, cycle_len = 0, cycle_sends = 0, cycle_multi = 0;
+    int saw_chain = 0, chain_rank = -1, cycle_len = 0, cycle_sends = 0, cycle_multi = 0, cycle_reduces = 0;
     const pp_request *chain_req = NULL;
     /* chains from their heads first, so they print whole; what is left lies on cycles */
     for (int pass = 0; pass < 2; pass++)
@@ -368,7 +383,7 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
             const tp_rank *tr = &c->ranks[i];
             if (tr->exited || !tr->blocked || state[i] || (pass == 0 && indeg[i] > 0)) continue;
             report_walk(w, c, i, state, path, t, &saw_chain, &chain_rank, &chain_req, &cycle_len, &cycle_sends,
-                        &cycle_multi);
+                        &cycle_multi, &cycle_reduces);
         }
     free(state);
     free(path);
@@ -388,18 +403,22 @@ static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
             near_blocking |= (rv->blocked && first_pending(rv) == v) || (rs->blocked && first_pending(rs) == s);
             if (near++ >= TP_MAX_NEAR_MISS) continue;
             char vd[96], sd[96];
-            text_add(t, "  near miss: rank %d posted %s but rank %d posted %s\n", v->rank,
-                     pp__request_describe(v, vd, sizeof vd), s->rank, pp__request_describe(s, sd, sizeof sd));
+            text_add(t, "  near miss: %s posted %s", LABEL(w, v->rank), pp__request_describe(v, vd, sizeof vd));
+            text_add(t, " but %s posted %s\n", LABEL(w, s->rank), pp__request_describe(s, sd, sizeof sd));
         }
     if (near > TP_MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - TP_MAX_NEAR_MISS);
 
     if (near_blocking)
         text_add(t, "HINT: a send and a receive between the same ranks disagree on the tag: both sides must "
                     "use pp_tag(direction, micro-batch, receiving virtual stage) with the same values");
+    else if (cycle_reduces)
+        text_add(t, "HINT: a rank waits in a gradient reduce for a replica's rank that waits, through its own "
+                    "pipeline, on this one: start the reduce with pp_grad_ireduce and wait for it after the step's "
+                    "last message, or reduce only once the rank's last backward and its sends are done");
     else if (saw_chain)
-        text_add(t, "HINT: rank %d returned without the matching %s: every pp_send needs a pp_recv with the same "
+        text_add(t, "HINT: %s returned without the matching %s: every pp_send needs a pp_recv with the same "
                     "ranks and tag in the same step (check its loop bounds)",
-                 chain_rank, chain_req->is_send ? "pp_recv" : "pp_send");
+                 LABEL(w, chain_rank), chain_req->is_send ? "pp_recv" : "pp_send");
     else if (cycle_multi)
         text_add(t, "HINT: the ranks wait on several operations at once, yet none finds its partner: check each "
                     "receive's source rank and tag against the send that should feed it");
@@ -541,7 +560,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96], sz[48];
-            text_add(t, "message never received: rank %d %s, %s\n", s->rank, pp__request_describe(s, d, sizeof d),
+            text_add(t, "message never received: %s %s, %s\n", LABEL(w, s->rank), pp__request_describe(s, d, sizeof d),
                      pp__tensor_describe(s->tp ? (const pp_tensor *)s->tp : s->t, sz, sizeof sz));
         }
         for (const pp_request *v = c->recvs.head; v && lines <= 16; v = v->next) {
@@ -550,7 +569,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96];
-            text_add(t, "receive never matched: rank %d %s\n", v->rank, pp__request_describe(v, d, sizeof d));
+            text_add(t, "receive never matched: %s %s\n", LABEL(w, v->rank), pp__request_describe(v, d, sizeof d));
         }
         text_add(t, "HINT: every pp_send needs a pp_recv on the destination with the same source and tag in the "
                     "same step (and vice versa): check loop bounds and tags");
@@ -577,6 +596,21 @@ static void threads_wake_all(pp_world *w) {
 /* The others run on: matching is exact, so a rank that waits on the failed one is found stuck (detect). */
 static int threads_rank_failed(pp_world *w, int r) { return 1; }
 
+/* A reduce decided in memory (reduce.c): done under the lock, so that a waiter checking its requests before it
+ * sleeps cannot miss the wake-up. */
+static void threads_complete(pp_world *w, pp_request *q) {
+    tp_ctx *c = ctx_of(w);
+    pthread_mutex_lock(&c->mu);
+    __atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
+    wake_rank(c, q->rank);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The ranks share this process: the parts meet in memory. */
+static void threads_reduce_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *grads) {
+    pp__reduce_local_post(w, rank, q, part, grads, threads_complete);
+}
+
 static void threads_fini(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     if (!c) return;
@@ -600,4 +634,5 @@ const pp_transport_ops pp__transport_threads = {
     .wake_all = threads_wake_all,
     .fini = threads_fini,
     .rank_failed = threads_rank_failed,
+    .reduce_post = threads_reduce_post,
 };
