@@ -356,6 +356,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
             ready = 0;
         }
     }
+    if (ready && prog->on_ready && w.local_rank <= 0) prog->on_ready(prog->ready_arg);
     double t0 = pp__now();
     for (int step = 0; ready && step < cfg->steps; step++) {
         double wall0 = pp__now();

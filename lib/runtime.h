@@ -61,6 +61,10 @@ typedef struct pp_program {
     const pp_sandbox *sandbox;
     const char *symbol;
     int no_params; /* 1: the caller reads no gradients or weights (pplab run without --dump-grads): none are copied */
+    /* called once, by rank 0's process, when every rank is set up and the first step starts: under a launcher,
+     * what the run's own time is measured from (start-up is the launcher's) */
+    void (*on_ready)(void *arg);
+    void *ready_arg;
 } pp_program;
 
 /* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.

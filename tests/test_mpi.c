@@ -8,6 +8,7 @@
  * built without MPI. */
 #include <criterion/criterion.h>
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "impl.h"
 #include "runner.h"
 #include "testutil.h"
 
@@ -487,5 +489,224 @@ Test(mpi_grade, replicas_grade_as_with_threads, .timeout = 240) {
     }
     grade_configs = configs[0];
     cJSON_Delete(compare_grades("tests/broken/dp-no-reduce", "dp1f1b", 1));
+    tmp_remove();
+}
+
+/* ---- lab 07 under mpirun: every variant, as with threads ------------------------------------------------ */
+
+/* `pplab grade --impl impl --lab lab --transport transport` over the lab's default set, each test's time limit
+ * capped at limit seconds (a deadlock's deadline is 40% of it), its JSON report parsed. */
+static cJSON *grade_default(const char *impl, const char *lab, const char *transport, int limit) {
+    char cmd[4 * PATH_MAX];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 300 '%s/pplab' grade --impl %s --lab %s --transport "
+             "%s --time-limit %d --quiet --json '%s/%s.json' > '%s/%s.out' 2>&1",
+             g_root, g_build, impl, lab, transport, limit, g_tmp, transport, g_tmp, transport);
+    int rc = system(cmd);
+    cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) <= 1, "grading %s (%s) with %s exited %d:\n%s", impl, lab, transport,
+              WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out_of(transport, "out"));
+    return json_of(transport);
+}
+
+/* A grade that rests on the kit's own failure is no grade: no test may say so. */
+static void expect_no_harness_failure(const cJSON *report, const char *what) {
+    const cJSON *tests = cJSON_GetObjectItem(report, "tests");
+    for (int i = 0; i < cJSON_GetArraySize(tests); i++) {
+        const cJSON *t = cJSON_GetArrayItem(tests, i);
+        const char *err = str_of(t, "error");
+        cr_expect(!strstr(err, "a bug in pplab") && !strstr(err, "ended without a report") &&
+                      !strstr(err, "mpirun ended") && !strstr(err, "MPI_ERR"),
+                  "%s, %s: the kit failed, not the submission: %s", what, str_of(t, "name"), err);
+    }
+}
+
+/* A test's first diagnosis: its run's error up to the first line's end, else its first failed check's message. */
+static void first_diagnosis(const cJSON *test, char *out, size_t len) {
+    const char *err = str_of(test, "error");
+    if (*err) {
+        snprintf(out, len, "%.*s", (int)strcspn(err, "\n"), err);
+        return;
+    }
+    const cJSON *checks = cJSON_GetObjectItem(test, "checks");
+    for (int k = 0; k < cJSON_GetArraySize(checks); k++) {
+        const cJSON *c = cJSON_GetArrayItem(checks, k);
+        if (!cJSON_IsTrue(cJSON_GetObjectItem(c, "passed"))) {
+            snprintf(out, len, "%s: %s", str_of(c, "name"), str_of(c, "message"));
+            return;
+        }
+    }
+    snprintf(out, len, "(full marks)");
+}
+
+/* Every lab 07 file of every broken and valid variant: the same score and first diagnosis per test under
+ * mpirun -np D*P as with threads, and the same whole report except where threads find a deadlock exactly and
+ * MPI by its deadline. A variant added to either folder is held to this by its file alone. */
+Test(mpi_grade, every_lab07_variant_grades_as_with_threads, .timeout = 1500) {
+    need_mpi();
+    static const char *const roots[] = {"tests/broken", "tests/valid"};
+    int graded = 0;
+    for (int k = 0; k < 2; k++) {
+        char top[PATH_MAX + 32];
+        snprintf(top, sizeof top, "%s/%s", g_root, roots[k]);
+        DIR *d = opendir(top);
+        cr_assert(d, "%s is missing", top);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            for (int l = 0; e->d_name[0] != '.' && l < pp__nlabs; l++) {
+                if (strcmp(pp__labs[l].folder, "07-hybrid")) continue;
+                char rel[PATH_MAX], impl[PATH_MAX];
+                snprintf(impl, sizeof impl, "%s/%s", roots[k], e->d_name);
+                snprintf(rel, sizeof rel, "%s/%s/%s.c", impl, pp__labs[l].folder, pp__labs[l].file);
+                if (!solution_exists(rel)) continue;
+                cJSON *t = grade_default(impl, pp__labs[l].name, "threads", 4);
+                cJSON *m = grade_default(impl, pp__labs[l].name, "mpi", 4);
+                expect_no_harness_failure(t, rel);
+                expect_no_harness_failure(m, rel);
+                const cJSON *tt = cJSON_GetObjectItem(t, "tests"), *mt = cJSON_GetObjectItem(m, "tests");
+                cr_assert_eq(cJSON_GetArraySize(mt), cJSON_GetArraySize(tt), "%s: not the same tests", rel);
+                for (int i = 0; i < cJSON_GetArraySize(tt); i++) {
+                    const cJSON *a = cJSON_GetArrayItem(tt, i), *b = cJSON_GetArrayItem(mt, i);
+                    char da[1024], db[1024];
+                    first_diagnosis(a, da, sizeof da);
+                    first_diagnosis(b, db, sizeof db);
+                    cr_expect_eq(num_of(b, "score"), num_of(a, "score"), "%s, %s: mpi %g points, threads %g", rel,
+                                 str_of(a, "name"), num_of(b, "score"), num_of(a, "score"));
+                    if (strncmp(da, "deadlock:", 9))
+                        cr_expect_str_eq(str_of(b, "error"), str_of(a, "error"), "%s, %s: the reports differ", rel,
+                                         str_of(a, "name"));
+                    else
+                        cr_expect(!strncmp(db, "deadlock:", 9), "%s, %s: threads found a deadlock, mpi: %s", rel,
+                                  str_of(a, "name"), db);
+                    if (strncmp(da, "deadlock:", 9))
+                        cr_expect_str_eq(db, da, "%s, %s: the first diagnosis differs", rel, str_of(a, "name"));
+                }
+                cJSON_Delete(t);
+                cJSON_Delete(m);
+                graded++;
+            }
+        }
+        closedir(d);
+    }
+    cr_expect_geq(graded, 20, "only %d lab 07 variants found", graded);
+    tmp_remove();
+}
+
+/* A JSON report without what may differ between two runs: each test's wall seconds, and the wall time a deadline's
+ * report gives each blocked rank ("for 1.3 s"). */
+static char *report_without_times(cJSON *report) {
+    const cJSON *tests = cJSON_GetObjectItem(report, "tests");
+    for (int i = 0; i < cJSON_GetArraySize(tests); i++) cJSON_DeleteItemFromObject(cJSON_GetArrayItem(tests, i), "seconds");
+    char *s = cJSON_Print(report), *o = s;
+    for (const char *p = s; *p;) {
+        const char *q = p;
+        if (!strncmp(p, "for ", 4) && (q = p + 4) && *q >= '0' && *q <= '9') {
+            while (*q >= '0' && *q <= '9') q++;
+            if (q[0] == '.' && q[1] >= '0' && q[1] <= '9' && q[2] == ' ' && q[3] == 's') {
+                memcpy(o, "for T s", 7);
+                o += 7, p = q + 4;
+                continue;
+            }
+        }
+        *o++ = *p++;
+    }
+    *o = 0;
+    return s;
+}
+
+/* A reduce that cannot complete (members in different orders, one that never joins, a chunk twice, a step past a
+ * reduce in flight, a send to another replica, reduces that wait on each other through the pipelines) is reported
+ * the same way on every run under mpirun, wall times aside: the lead is the earliest failure on the virtual
+ * clock, ties to the lowest (replica, rank), whichever process got there first. Threads are held to the same by
+ * test_sweeps. The variants are those of lab 07 whose threads report names a reduce. */
+Test(mpi_grade, reduce_failures_report_the_same_ten_times, .timeout = 2400) {
+    need_mpi();
+    char top[PATH_MAX + 32];
+    snprintf(top, sizeof top, "%s/tests/broken", g_root);
+    DIR *d = opendir(top);
+    cr_assert(d, "%s is missing", top);
+    struct dirent *e;
+    int held = 0;
+    while ((e = readdir(d))) {
+        for (int l = 0; e->d_name[0] != '.' && l < pp__nlabs; l++) {
+            if (strcmp(pp__labs[l].folder, "07-hybrid")) continue;
+            char rel[PATH_MAX], impl[PATH_MAX];
+            snprintf(impl, sizeof impl, "tests/broken/%s", e->d_name);
+            snprintf(rel, sizeof rel, "%s/%s/%s.c", impl, pp__labs[l].folder, pp__labs[l].file);
+            if (!solution_exists(rel)) continue;
+            cJSON *t = grade_default(impl, pp__labs[l].name, "threads", 3);
+            char *ts = cJSON_PrintUnformatted(t);
+            int names_reduce = strstr(ts, "reduce(") || strstr(ts, "_reduce: ") || strstr(ts, "reduce: chunk");
+            free(ts);
+            cJSON_Delete(t);
+            if (!names_reduce) continue;
+            char *first = NULL;
+            for (int run = 0; run < 10; run++) {
+                cJSON *m = grade_default(impl, pp__labs[l].name, "mpi", 3);
+                char *s = report_without_times(m);
+                cJSON_Delete(m);
+                if (!first) {
+                    first = s;
+                    continue;
+                }
+                if (strcmp(s, first)) {
+                    const char *a = first, *b = s;
+                    while (*a && *a == *b) a++, b++;
+                    cr_expect_fail("%s: mpi run %d differs from run 1 at\n  run 1: %.120s\n  run %d: %.120s", rel,
+                                   run + 1, a, run + 1, b);
+                    free(s);
+                    break;
+                }
+                free(s);
+            }
+            free(first);
+            held++;
+        }
+    }
+    closedir(d);
+    cr_expect_geq(held, 6, "only %d lab 07 variants fail in a reduce", held);
+    tmp_remove();
+}
+
+/* Names in folder dir (a snapshot, one per line, sorted), for what a run leaves behind. */
+static char *folder_names(const char *dir) {
+    char cmd[PATH_MAX + 64];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' 2>/dev/null | sort", dir);
+    static char buf[1 << 16];
+    test_capture(cmd, buf, sizeof buf);
+    return strdup(buf);
+}
+
+/* A test that mpirun runs and the grader ends (a deadlock found at the deadline, a replica that returns early, an
+ * endless loop killed at its limit) leaves nothing: no file in the grader's temporary folder (Open MPI's session
+ * folder and shared-memory segments live in the test's own folder, removed whole), none in /dev/shm, and no
+ * process. */
+Test(mpi_grade, an_ended_test_leaves_nothing_behind, .timeout = 240) {
+    need_mpi();
+    static const char *const cases[][2] = {{"tests/broken/blocking-1f1b", "1f1b"},
+                                           {"tests/broken/dp-reduce-one-replica", "dp1f1b"},
+                                           {"tests/broken/endless-loop", "gpipe"}};
+    char tmp[PATH_MAX + 16];
+    snprintf(tmp, sizeof tmp, "%s/tmpdir", g_tmp);
+    cr_assert_eq(mkdir(tmp, 0700), 0, "cannot make %s", tmp);
+    char *shm_before = folder_names("/dev/shm");
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char cmd[4 * PATH_MAX];
+        snprintf(cmd, sizeof cmd,
+                 "cd '%s' && env TMPDIR='%s' ASAN_OPTIONS=detect_leaks=0 timeout 200 '%s/pplab' grade --impl %s --lab "
+                 "%s --transport mpi --time-limit 3 --quiet > '%s/left.out' 2>&1",
+                 g_root, tmp, g_build, cases[i][0], cases[i][1], g_tmp);
+        int rc = system(cmd);
+        cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 1, "%s should lose points (exit %d):\n%s", cases[i][0],
+                  WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out_of("left", "out"));
+        char *left = folder_names(tmp), *shm = folder_names("/dev/shm");
+        cr_expect_str_eq(left, "", "%s left files in the grader's temporary folder:\n%s", cases[i][0], left);
+        cr_expect_str_eq(shm, shm_before, "%s left files in /dev/shm:\n%s", cases[i][0], shm);
+        free(left), free(shm);
+        static char procs[8192];
+        snprintf(cmd, sizeof cmd, "ps -eo args | grep -F '%s' | grep -v grep || true", tmp);
+        test_capture(cmd, procs, sizeof procs);
+        cr_expect_str_eq(procs, "", "%s left processes behind:\n%s", cases[i][0], procs);
+    }
+    free(shm_before);
     tmp_remove();
 }

@@ -119,6 +119,12 @@ static int file_open(pp_wire_in *r, const unsigned char *buf, size_t len, uint64
 
 /* ---- in the supervisor (and in grade-one) --------------------------------------------------------------- */
 
+/* pp_program.on_ready under mpirun: rank 0 says that every rank is set up, by creating the file named arg. */
+static void ready_touch(void *arg) {
+    int fd = open((const char *)arg, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0) close(fd);
+}
+
 int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, const char *transport,
                        double deadline_s, int plain, uint64_t token, const char *path) {
     const pp_lab_info *lab = pp__lab_find(tc->lab);
@@ -131,6 +137,11 @@ int pp__runner_execute(const pp_test_config *tc, const pp_impl *impl, const char
     sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
     pp__sandbox_size_tasks(&sb, rc.P);
     pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
+    char ready[PATH_MAX];
+    if (!strcmp(transport, "mpi")) {
+        snprintf(ready, sizeof ready, "%s.ready", path);
+        prog.on_ready = ready_touch, prog.ready_arg = ready;
+    }
     char err[1024] = "";
     if (in_process) {
         prog.sandbox = NULL;
@@ -298,38 +309,77 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     if (plain) mpi_arg(c, "--plain");
 }
 
-/* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded. */
+/* Seconds mpirun may take to start a test's ranks (until rank 0 says every rank is set up): start-up is the
+ * launcher's and the machine's, not the submission's, so a test's time limit counts its runs from then on. */
+#define MPI_START_S 30
+
+/* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded.
+ * Their time after start-up counts against the test's limit; a run past it is killed with everything below
+ * this process and recorded as timed out (the grader reports it as its own timeout), so that a deadlock found
+ * by the deadline always comes before the limit, however long start-up took on a loaded machine. */
 static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, uint64_t token,
                         const char *res_path, const char *plain_path) {
     char tok[32];
     snprintf(tok, sizeof tok, "%016" PRIx64, token);
     setenv("PPLAB_TOKEN", tok, 1);
+    /* Open MPI's session folder and its shared-memory segments in the test's own folder, which the grader
+     * removes whole: a run killed halfway leaves nothing in /tmp or /dev/shm, and two tests' mpiruns never meet */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", res_path);
+    if (strrchr(dir, '/')) *strrchr(dir, '/') = 0;
+    setenv("TMPDIR", dir, 1);
+    setenv("OMPI_MCA_btl_vader_backing_directory", dir, 1);
+    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10, used = 0;
     mpi_cmd *c = pp__xcalloc(1, sizeof *c);
     for (int plain = tc->recompute ? 1 : 0; plain >= 0; plain--) {
-        mpi_cmd_build(c, tc, impl, backend, plain ? plain_path : res_path, plain);
+        const char *path = plain ? plain_path : res_path;
+        char ready[PATH_MAX + 8];
+        snprintf(ready, sizeof ready, "%s.ready", path);
+        mpi_cmd_build(c, tc, impl, backend, path, plain);
         pid_t pid = fork();
         if (pid == 0) {
             /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
             int nul = open("/dev/null", O_RDONLY);
             if (nul >= 0) dup2(nul, 0), close(nul);
-            /* Open MPI's session folder in the test's own: two tests' mpiruns at once never meet there */
-            char tmp[PATH_MAX];
-            snprintf(tmp, sizeof tmp, "%s", res_path);
-            if (strrchr(tmp, '/')) *strrchr(tmp, '/') = 0, setenv("TMPDIR", tmp, 1);
             execvp(c->argv[0], c->argv);
             fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with "
                     "--transport threads\n", strerror(errno));
             _exit(127);
         }
-        int st = 0;
-        while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        int st = 0, over = 0, unstarted = 0;
+        double t_launch = pp__now(), t_ready = 0;
+        while (pid > 0) {
+            pid_t got = waitpid(pid, &st, WNOHANG);
+            if (got == pid || (got < 0 && errno != EINTR)) break;
+            double t = pp__now();
+            if (!t_ready && access(ready, F_OK) == 0) t_ready = t;
+            unstarted = !t_ready && t - t_launch > MPI_START_S;
+            over = t_ready && t - t_ready > limit - used;
+            if (unstarted || over) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+                break;
+            }
+            usleep(2000);
+        }
+        if (t_ready) used += pp__now() - t_ready;
         reap_children(NULL, 0);
-        struct stat fs;
-        if (stat(plain ? plain_path : res_path, &fs) == 0 && fs.st_size > 0) continue;
-        /* no rank 0 report: say why in its place */
         pp_run_result res;
         memset(&res, 0, sizeof res);
         res.P = tc->P, res.v = tc->v;
+        if (over || unstarted) {
+            /* in the graded run's file, which the grader reads first */
+            res.status = over ? PP_ERR_TIMEOUT : PP_ERR_IO;
+            if (unstarted)
+                snprintf(res.error, sizeof res.error, "mpirun did not start the test's %d ranks within %d s: the "
+                         "machine is overloaded, or Open MPI cannot start processes here (try mpirun -np 2 "
+                         "hostname)", tc->P * (tc->D > 1 ? tc->D : 1), MPI_START_S);
+            run_file_put(res_path, token, &res, tc->steps);
+            break;
+        }
+        struct stat fs;
+        if (stat(path, &fs) == 0 && fs.st_size > 0) continue;
+        /* no rank 0 report: say why in its place */
         res.status = pid < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127) ? PP_ERR_IO : PP_ERR_CRASH;
         if (res.status == PP_ERR_IO)
             snprintf(res.error, sizeof res.error, "mpirun could not be started: install openmpi-bin (Open MPI) or "
@@ -337,7 +387,7 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
         else
             snprintf(res.error, sizeof res.error, "mpirun ended (%s %d) before rank 0 reported the run: see the "
                      "output", WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-        run_file_put(plain ? plain_path : res_path, token, &res, tc->steps);
+        run_file_put(path, token, &res, tc->steps);
     }
     free(c);
 }
@@ -506,9 +556,6 @@ static volatile pid_t inflight_pid[MAX_INFLIGHT], inflight_ref[MAX_INFLIGHT];
 static volatile uid_t inflight_uid[MAX_INFLIGHT];
 static char inflight_dir[MAX_INFLIGHT][PATH_NAME];
 
-/* The files of a test's folder: its output, result files, and one output file per rank's driver. */
-static const char *const job_names[] = {"output", "result", "plain", "reference"};
-
 /* dst = dir "/" name [rank], with no stdio: a signal handler removes a test's folder too. */
 static void job_path(char *dst, size_t len, const char *dir, const char *name, int rank) {
     size_t n = 0;
@@ -523,12 +570,36 @@ static void job_path(char *dst, size_t len, const char *dir, const char *name, i
     dst[n] = 0;
 }
 
-/* Removes a test's folder and what it holds (async-signal-safe: unlink and rmdir of names it knows). */
+/* Empties the folder open as fd, however deep (up to a depth no test's files reach), and closes fd. Only calls
+ * a signal handler may make (getdents64, unlinkat, openat), and no link is followed: what the folder holds was
+ * made by the grader's own processes and Open MPI's, but it is removed as if anything could be in it. */
+static void tree_empty(int fd, int depth) {
+    char buf[4096];
+    for (int pass = 0, left = 1; left && pass < 8; pass++) {
+        left = 0;
+        lseek(fd, 0, SEEK_SET);
+        ssize_t n;
+        while ((n = getdents64(fd, buf, sizeof buf)) > 0)
+            for (ssize_t off = 0; off < n;) {
+                struct dirent64 *d = (struct dirent64 *)(buf + off);
+                off += d->d_reclen;
+                if (d->d_name[0] == '.' && (!d->d_name[1] || (d->d_name[1] == '.' && !d->d_name[2]))) continue;
+                left = 1;
+                if (unlinkat(fd, d->d_name, 0) == 0 || depth >= 16) continue;
+                int sub = openat(fd, d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0) tree_empty(sub, depth + 1);
+                unlinkat(fd, d->d_name, AT_REMOVEDIR);
+            }
+    }
+    close(fd);
+}
+
+/* Removes a test's folder and everything in it: its files, and under mpirun Open MPI's session folder and
+ * shared-memory segments (async-signal-safe: pp__runner_abort_all calls it from a signal handler). */
 static void job_dir_remove(const char *dir) {
-    char p[PATH_NAME + 32];
     if (!dir[0]) return;
-    for (size_t k = 0; k < sizeof job_names / sizeof *job_names; k++) job_path(p, sizeof p, dir, job_names[k], -1), unlink(p);
-    for (int r = 0; r < PP_MAX_RANKS; r++) job_path(p, sizeof p, dir, "output", r), unlink(p);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) tree_empty(fd, 0);
     rmdir(dir);
 }
 
@@ -873,13 +944,36 @@ static void settle_score(pp_test_result *out) {
     }
 }
 
+/* 1 when the supervisor recorded that its run outlived the time limit (under mpirun, whose start-up the
+ * supervisor leaves out of the limit). */
+static int run_file_timed_out(const pp_runner_job *j) {
+    size_t len = 0;
+    unsigned char *buf = file_get(j->res_path, &len);
+    pp_wire_in r;
+    pp_run_result res;
+    pp_run_config rc;
+    pp__test_to_run(&j->tc, "cpu", &rc);
+    int over = buf && file_open(&r, buf, len, j->token, KIND_RUN) == 0 &&
+               pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &res) == 0;
+    if (over) {
+        over = res.status == PP_ERR_TIMEOUT;
+        pp__result_free(&res);
+    }
+    free(buf);
+    return over;
+}
+
 void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     if (!j) return;
     const pp_test_config *tc = &j->tc;
     int status = 0, timed_out = 0;
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    /* under mpirun the supervisor holds the limit from the ranks' start (mpi_execute); this one only stops a
+     * supervisor that never ends */
+    int mpi = mpi_exe && strcmp(tc->lab, "warmup");
+    double outer = limit + (mpi ? (tc->recompute ? 2 : 1) * (MPI_START_S + 5) : 0);
     if (j->pid > 0) {
-        timed_out = !wait_until(j->pid, j->t0 + limit, &status);
+        timed_out = !wait_until(j->pid, j->t0 + outer, &status);
         /* the test's whole process group: its drivers, mpirun and its ranks; and every process of its uid, which
          * reaches one that left the group too */
         kill(-j->pid, SIGKILL);
@@ -888,6 +982,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
             while (waitpid(j->pid, &status, 0) < 0 && errno == EINTR) {}
         inflight_clear(j->pid);
         reap_orphans(j->ref_pid);
+        if (mpi && !timed_out && WIFEXITED(status)) timed_out = run_file_timed_out(j);
     }
     long cap_size = 0;
     char msg[400];
