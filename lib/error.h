@@ -22,7 +22,8 @@
     X(PP_ERR_COMPILE, "compile error")                                            \
     X(PP_ERR_IO, "I/O error")                                                     \
     X(PP_ERR_SANDBOX, "refused by the sandbox")                                   \
-    X(PP_ERR_LIMIT, "resource limit")
+    X(PP_ERR_LIMIT, "resource limit")                                             \
+    X(PP_ERR_LOST, "ranks lost")
 
 typedef enum {
 #define PP__ENUM(name, msg) name,

@@ -379,6 +379,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         for (int i = 0; i < N; i++)
             if (rank_is_local(&w, i)) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
         if (w.local_rank >= 0) pp__run_mpi_loss(&w, &loss, &count);
+        if (pp__world_failed(&w)) break; /* ranks lost under MPI */
         res->loss[step] = count ? (float)(loss / count) : 0.0f;
         if (step == 0) collect_step0(&w, res);
     }
@@ -400,6 +401,10 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         compare_replicas(&w, res);
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
+        if (pp__world_failed(&w)) { /* ranks lost while the results were gathered */
+            res->status = w.status;
+            snprintf(res->error, sizeof res->error, "%s", w.error);
+        }
     }
     /* drivers end before the transport does: under MPI, a driver waiting on its rank must not outlive it */
     for (int i = 0; i < N && res->status == PP_OK; i++) pp__server_release(srv[i]);

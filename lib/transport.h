@@ -36,7 +36,8 @@ int pp__mpi_built(void);
 /* Under the mpi transport's world w: sums v[0..n) over all processes, in place (no-op otherwise). */
 void pp__mpi_sum(pp_world *w, double *v, int n);
 /* Under the mpi transport's world w: gathers len bytes from every process on rank 0, which gets a malloc'd
- * concatenation in rank order (the caller frees it) and each part's length in lens[0..P); NULL elsewhere. */
+ * concatenation in rank order (the caller frees it) and each part's length in lens[0..P); NULL elsewhere.
+ * Both fail the run instead (PP_ERR_LOST, v untouched, NULL) when rank 0 lost ranks meanwhile. */
 void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens);
 
 #endif /* PP_TRANSPORT_H */

@@ -6,7 +6,7 @@
 set -euo pipefail
 required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev)
 # bubblewrap gives the build the namespaces view (docs/design.md, "The trust boundary"); without it, Landlock
-optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git)
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2)
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

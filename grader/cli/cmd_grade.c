@@ -1,6 +1,7 @@
 /* cmd_grade.c: `pplab grade`: builds the implementation of each lab (before any test process starts), runs
  * the configuration set test by test, prints progress and the score, and writes the requested reports.
  * Exit 0 iff full marks. */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ static const char notes[] = "Exit status 0 iff full marks, 1 when a point was lo
 
 /* Everything `pplab grade` parses. */
 typedef struct grade_opts {
-    const char *impl, *lab, *backend, *json, *junit, *gs, *cfgfile, *plots, *transport;
+    const char *impl, *lab, *backend, *json, *junit, *gs, *cfgfile, *plots, *transport, *hostfile;
     int only_config, table, quiet, jobs, in_process, unsafe;
     double time_limit; /* 0: each test's own */
     pp_sandbox sb;
@@ -78,6 +79,10 @@ static int grade_table(grade_opts *o, pp_flag *out) {
         {.name = "--transport", .kind = PP_FLAG_STR, .to = &o->transport, .arg = "threads|mpi",
          .help = "threads: a test's P ranks are threads of its process; mpi: each test is `mpirun -np P pplab "
                  "grade-one ...`, one process per rank (a deadlock is found by a deadline inside the time limit)"},
+        {.name = "--hostfile", .kind = PP_FLAG_STR, .to = &o->hostfile, .arg = "F",
+         .help = "with --transport mpi: the nodes each test's mpirun spreads its ranks over (Open MPI's host file; "
+                 "rank 0, which writes the result, on the first one; the build and $TMPDIR at the same path on "
+                 "every node)", .dflt = "this machine alone"},
         {.name = "--memory-limit", .kind = PP_FLAG_MIB, .to = &o->sb.memory_limit, .lo = 16, .hi = 1 << 20,
          .help = "address space of each schedule's process"},
         {.name = "--unsafe-no-sandbox", .kind = PP_FLAG_SET, .to = &o->unsafe, .set = 1,
@@ -165,6 +170,12 @@ static int grade_main(int argc, char **argv) {
             pp__cli_fail("grade", "--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
                               transport);
         pp__runner_set_transport("mpi", exe);
+        if (o.hostfile && access(o.hostfile, R_OK))
+            pp__cli_fail("grade", "--hostfile %s: %s: give Open MPI's host file (one node per line, slots=N)",
+                         o.hostfile, strerror(errno));
+        pp__runner_set_hostfile(o.hostfile);
+    } else if (o.hostfile) {
+        pp__cli_fail("grade", "--hostfile spreads mpirun's ranks over nodes: use it with --transport mpi");
     }
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))

@@ -37,6 +37,7 @@ enum { KIND_RUN = 1, KIND_WARMUP = 2, KIND_REFERENCE = 3 };
 
 static const char *plot_dir;
 static const char *mpi_exe; /* pplab to start under mpirun; NULL: ranks are threads of the supervisor */
+static const char *mpi_hostfile; /* ... and the nodes it spreads them over; NULL: this machine */
 static pp_sandbox sandbox;
 static int sandbox_set;
 static int in_process; /* the unsafe debugging mode: the student's object runs inside the supervisor */
@@ -69,6 +70,8 @@ static const pp_sandbox *sandbox_get(void) {
     }
     return &sandbox;
 }
+
+void pp__runner_set_hostfile(const char *hostfile) { mpi_hostfile = hostfile; }
 
 int pp__runner_set_transport(const char *transport, const char *pplab_exe) {
     if (!strcmp(transport, "threads")) {
@@ -276,6 +279,14 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     mpi_arg(c, "mpirun");
     if (geteuid() == 0) mpi_arg(c, "--allow-run-as-root");
     mpi_arg(c, "--oversubscribe");
+    if (mpi_hostfile) mpi_arg(c, "--hostfile"), mpi_arg(c, "%s", mpi_hostfile);
+    /* Open MPI's session folders and shared-memory segments, on every node, in the test's own folder (which the
+     * grader removes whole): a run killed halfway leaves nothing in /tmp or /dev/shm */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    if (strrchr(dir, '/')) *strrchr(dir, '/') = 0;
+    mpi_arg(c, "--mca"), mpi_arg(c, "orte_tmpdir_base"), mpi_arg(c, "%s", dir);
+    mpi_arg(c, "--mca"), mpi_arg(c, "btl_vader_backing_directory"), mpi_arg(c, "%s", dir);
     mpi_arg(c, "-x"), mpi_arg(c, "PPLAB_TOKEN"); /* the token travels in the environment, not on a command line */
     mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P * (t->D > 1 ? t->D : 1));
     mpi_arg(c, "%s", mpi_exe), mpi_arg(c, "grade-one");
@@ -312,6 +323,9 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
 /* Seconds mpirun may take to start a test's ranks (until rank 0 says every rank is set up): start-up is the
  * launcher's and the machine's, not the submission's, so a test's time limit counts its runs from then on. */
 #define MPI_START_S 30
+/* Seconds an mpirun may take to end once rank 0 wrote the result (it holds on to a lost node until its own
+ * keepalive gives up on it). */
+#define MPI_END_S 3
 
 /* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded.
  * Their time after start-up counts against the test's limit; a run past it is killed with everything below
@@ -322,13 +336,12 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
     char tok[32];
     snprintf(tok, sizeof tok, "%016" PRIx64, token);
     setenv("PPLAB_TOKEN", tok, 1);
-    /* Open MPI's session folder and its shared-memory segments in the test's own folder, which the grader
-     * removes whole: a run killed halfway leaves nothing in /tmp or /dev/shm, and two tests' mpiruns never meet */
+    /* mpirun's own session folder in the test's folder too (mpi_cmd_build places the ranks'): two tests' mpiruns
+     * never meet there */
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", res_path);
     if (strrchr(dir, '/')) *strrchr(dir, '/') = 0;
     setenv("TMPDIR", dir, 1);
-    setenv("OMPI_MCA_btl_vader_backing_directory", dir, 1);
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10, used = 0;
     mpi_cmd *c = pp__xcalloc(1, sizeof *c);
     for (int plain = tc->recompute ? 1 : 0; plain >= 0; plain--) {
@@ -347,14 +360,22 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
             _exit(127);
         }
         int st = 0, over = 0, unstarted = 0;
-        double t_launch = pp__now(), t_ready = 0;
+        double t_launch = pp__now(), t_ready = 0, t_result = 0;
         while (pid > 0) {
             pid_t got = waitpid(pid, &st, WNOHANG);
             if (got == pid || (got < 0 && errno != EINTR)) break;
             double t = pp__now();
+            struct stat rs;
             if (!t_ready && access(ready, F_OK) == 0) t_ready = t;
+            if (!t_result && stat(path, &rs) == 0 && rs.st_size > 0) t_result = t;
             unstarted = !t_ready && t - t_launch > MPI_START_S;
-            over = t_ready && t - t_ready > limit - used;
+            over = t_ready && !t_result && t - t_ready > limit - used;
+            /* rank 0 wrote its result: an mpirun that still cannot end (a node it lost) is ended for it */
+            if (t_result && t - t_result > MPI_END_S) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+                break;
+            }
             if (unstarted || over) {
                 kill(pid, SIGKILL);
                 while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}

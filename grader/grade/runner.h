@@ -29,6 +29,8 @@ void pp__runner_set_sandbox(const pp_sandbox *sb);
  * or "mpi" (the supervisor starts `mpirun -np P pplab_exe grade-one ...`; pplab_exe must stay valid). The
  * warm-up, which has no ranks, never uses MPI. Returns -1 for an unknown transport. */
 int pp__runner_set_transport(const char *transport, const char *pplab_exe);
+/* Under mpi, the host file each test's mpirun is given (NULL: none, this machine alone); must stay valid. */
+void pp__runner_set_hostfile(const char *hostfile);
 
 /* When dir is set, every test whose run completes also draws its timeline above the canonical one as
  * dir/<test name>.png (gnuplot; the folder must exist). */

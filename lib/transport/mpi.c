@@ -24,6 +24,7 @@
  * Also here: the plain collectives the runtime uses to merge results on rank 0 (declared in transport.h), so
  * that no other file needs mpi.h. */
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "comm.h"
 #include "rank.h"
@@ -114,6 +116,15 @@ typedef struct mp_ctx {
     mp_slot *slots;          /* [v]: the group's reduces of this step */
     int parts_next, grads_next; /* slots whose parts, and whose gradients, are not yet in (each in order) */
     double lane;             /* the group's lane is free from here */
+    /* the watch (watch_run): a thread of its own, beats from every process to rank 0 */
+    MPI_Comm beat;
+    pthread_t watch;
+    int watching;            /* the thread runs (MPI gave MPI_THREAD_MULTIPLE) */
+    int stop;                /* atomic: the thread is to end */
+    double *heard;           /* rank 0: when each process last beat */
+    char (*hosts)[64];       /* each process's host name, for the report of a loss */
+    char *lost;              /* atomic pointer: rank 0's report of ranks gone silent, once; the main thread
+                              * fails the run with it at its next wait */
     long progress;           /* operations this rank posted or completed this step */
     int rounds;              /* rounds joined this step */
     int round_active;
@@ -126,6 +137,25 @@ typedef struct mp_ctx {
 } mp_ctx;
 
 static mp_ctx *ctx_of(pp_world *w) { return (mp_ctx *)w->tp_ctx; }
+
+/* The report of ranks lost, once rank 0's watch wrote one (NULL before, and on every other rank). */
+static const char *watch_lost(const mp_ctx *c) { return __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE); }
+
+/* Completes the n requests q (their statuses into st, or MPI_STATUSES_IGNORE), polling where a blocking call
+ * would wait; returns -1 at once, leaving them, when rank 0's watch found ranks lost: without them no collective
+ * can complete, and the lost ones are the report. Every collective of a step's end and of the run's results goes
+ * through it, so that rank 0 is never stuck in one. */
+static int mp_waitall(const mp_ctx *c, int n, MPI_Request *q, MPI_Status *st) {
+    for (unsigned it = 0;; it++) {
+        int flag = 0;
+        MPI_Testall(n, q, &flag, st);
+        if (flag) return 0;
+        if (watch_lost(c)) return -1;
+        if (it < 256) continue;
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+}
 
 /* Seconds on a monotonic clock (pp__now is in runtime.c; same clock). */
 static double now(void) { return pp__now(); }
@@ -390,7 +420,7 @@ static void mpi_reduce_post(pp_world *w, int rank, pp_request *q, const pp_reduc
 /* At step end every member has posted all its parts: the reduces still moving finish (a done one's gradients are
  * still gathered, though nobody may wait for it), and the slots are cleared for the next step. */
 static void reduce_step_end(pp_world *w, mp_ctx *c) {
-    while (c->grads_next < w->cfg->v) {
+    while (c->grads_next < w->cfg->v && !watch_lost(c)) {
         reduce_progress(w, c);
         if (c->grads_next < w->cfg->v) sched_yield();
     }
@@ -401,6 +431,111 @@ static void reduce_step_end(pp_world *w, mp_ctx *c) {
     }
     c->parts_next = c->grads_next = 0;
     c->lane = 0;
+}
+
+/* ---- the watch: ranks that went silent --------------------------------------------------------------------- */
+
+/* A process whose node died or whose network was cut answers nothing, not even a deadline's quiet round, so the
+ * waits alone could only hang. Each process therefore runs a thread that sends rank 0 a beat every WATCH_BEAT_S,
+ * whatever its rank is doing (a slow rank beats too). Rank 0's thread notes when each one was last heard; one
+ * silent for the deadline is lost, and rank 0 fails the run with a report naming the lost ranks and their hosts.
+ * The job cannot end cleanly without them, so rank 0 then leaves MPI unfinished (mpi_fini), and the launcher
+ * ends the rest. Rank 0 itself must be alive to report: it runs where the run was started (a hostfile's first
+ * host). */
+#define WATCH_BEAT_S 0.1
+#define WATCH_TAG_BEAT 1
+#define WATCH_TAG_BYE 2
+
+static void *watch_run(void *arg) {
+    pp_world *w = arg;
+    mp_ctx *c = ctx_of(w);
+    double silent = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
+    int beat = 0, beats = 0, *byes = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *byes) : NULL;
+    long *got = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *got) : NULL;
+    MPI_Request q = MPI_REQUEST_NULL;
+    for (int done = 0; !done;) {
+        int stopping = __atomic_load_n(&c->stop, __ATOMIC_ACQUIRE);
+        if (c->rank != 0) {
+            /* one beat in flight at most: towards a lost rank 0 a send may never complete */
+            int flag = 1;
+            if (q != MPI_REQUEST_NULL) MPI_Test(&q, &flag, MPI_STATUS_IGNORE);
+            if (flag && stopping) {
+                /* the last word says how many beats came before it, so that rank 0 receives them all */
+                MPI_Send(&beats, 1, MPI_INT, 0, WATCH_TAG_BYE, c->beat);
+                done = 1;
+            } else if (flag) {
+                beats++;
+                MPI_Isend(&beat, 1, MPI_INT, 0, WATCH_TAG_BEAT, c->beat, &q);
+            }
+        } else {
+            for (int flag = 1; flag;) {
+                MPI_Status st;
+                MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, c->beat, &flag, &st);
+                if (!flag) break;
+                int v;
+                MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, c->beat, MPI_STATUS_IGNORE);
+                c->heard[st.MPI_SOURCE] = now();
+                if (st.MPI_TAG == WATCH_TAG_BYE) byes[st.MPI_SOURCE] = v + 1;
+                else got[st.MPI_SOURCE]++;
+            }
+            done = stopping;
+            for (int r = 1; r < c->size && done; r++) done = byes[r] && got[r] == byes[r] - 1;
+            /* stopping after a loss: the lost ones never say goodbye */
+            if (stopping && __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE)) done = 1;
+            double t = now();
+            int lost = 0;
+            for (int r = 1; r < c->size; r++) lost += !byes[r] && t - c->heard[r] > silent;
+            if (lost && !__atomic_load_n(&c->lost, __ATOMIC_ACQUIRE)) {
+                char *text = pp__xmalloc(MP_TEXT);
+                size_t len = text_add(text, MP_TEXT, 0, "lost %d rank%s: nothing heard from", lost, lost > 1 ? "s" : "");
+                for (int r = 1, k = 0; r < c->size; r++)
+                    if (!byes[r] && t - c->heard[r] > silent) {
+                        char who[48];
+                        len = text_add(text, MP_TEXT, len, "%s %s (on %s)", k++ ? "," : "",
+                                       pp__rank_label(w, r, who, sizeof who), c->hosts[r]);
+                    }
+                text_add(text, MP_TEXT, len, " for %.1f s (--deadline): their node or its network failed, or their "
+                         "processes were stopped\nHINT: check the node and the link to it (ping it from %s); the "
+                         "schedule itself is not at fault", silent, c->hosts[0]);
+                __atomic_store_n(&c->lost, text, __ATOMIC_RELEASE);
+            }
+        }
+        if (!done) {
+            struct timespec ts = {0, (long)(WATCH_BEAT_S * 1e9)};
+            nanosleep(&ts, NULL);
+        }
+    }
+    free(byes);
+    free(got);
+    return NULL;
+}
+
+/* Starts the watch (when MPI allows a second thread to call it): every process's host name is gathered first,
+ * for the report. */
+static void watch_start(pp_world *w, mp_ctx *c, int threads) {
+    c->hosts = pp__xcalloc((size_t)c->size, sizeof *c->hosts);
+    char mine[64] = "";
+    gethostname(mine, sizeof mine - 1);
+    MPI_Allgather(mine, (int)sizeof mine, MPI_CHAR, c->hosts, (int)sizeof mine, MPI_CHAR, c->ctl);
+    if (threads < MPI_THREAD_MULTIPLE || c->size < 2) return;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c->beat);
+    c->heard = pp__xcalloc((size_t)c->size, sizeof *c->heard);
+    for (int r = 0; r < c->size; r++) c->heard[r] = now();
+    c->watching = pthread_create(&c->watch, NULL, watch_run, w) == 0;
+    if (!c->watching) MPI_Comm_free(&c->beat);
+}
+
+/* Ends the watch: every process's last beats reach rank 0 before the thread returns (after a loss, rank 0 stops
+ * at once). */
+static void watch_stop(mp_ctx *c) {
+    if (c->watching) {
+        __atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+        pthread_join(c->watch, NULL);
+        if (!watch_lost(c)) MPI_Comm_free(&c->beat);
+    }
+    free(c->heard);
+    free(c->hosts);
+    free(c->lost);
 }
 
 /* ---- deadlock confirmation ---------------------------------------------------------------------------- */
@@ -443,10 +578,13 @@ static int quiet_round(mp_ctx *c, int waiting) {
 }
 
 /* At step end, once every rank has left its waits: joins, voting "not waiting", the rounds other ranks joined and
- * this one did not, completes them all, and resets the rounds for the next step. Collective. */
-static void quiet_end(mp_ctx *c) {
+ * this one did not, completes them all, and resets the rounds for the next step. Collective; -1 when ranks were
+ * lost meanwhile. */
+static int quiet_end(mp_ctx *c) {
     int most = 0;
-    MPI_Allreduce(&c->rounds, &most, 1, MPI_INT, MPI_MAX, c->ctl);
+    MPI_Request r;
+    MPI_Iallreduce(&c->rounds, &most, 1, MPI_INT, MPI_MAX, c->ctl, &r);
+    if (mp_waitall(c, 1, &r, MPI_STATUSES_IGNORE)) return -1;
     int pad = most - c->rounds, n = 0;
     MPI_Request *q = pp__xcalloc((size_t)pad + 1, sizeof *q);
     long(*vote)[2] = pp__xcalloc((size_t)pad + 1, sizeof *vote), (*out)[2] = pp__xcalloc((size_t)pad + 1, sizeof *out);
@@ -455,7 +593,7 @@ static void quiet_end(mp_ctx *c) {
         vote[k][0] = 1;
         MPI_Iallreduce(vote[k], out[k], 2, MPI_LONG, MPI_SUM, c->quiet, &q[n]);
     }
-    MPI_Waitall(n, q, MPI_STATUSES_IGNORE);
+    int lost = mp_waitall(c, n, q, MPI_STATUSES_IGNORE);
     free(q);
     free(vote);
     free(out);
@@ -463,6 +601,7 @@ static void quiet_end(mp_ctx *c) {
     c->rounds = 0;
     c->have_prev = 0;
     c->progress = 0;
+    return lost;
 }
 
 /* Records why this rank stopped and leaves its step function (mpi_rank_exit writes its line). */
@@ -485,6 +624,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
             left += !reqs[k]->done;
         }
         if (!left) return;
+        if (watch_lost(c)) pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
         if (pp__world_failed(w)) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
         /* another rank failed: this wait may still complete (what it posted before failing still matches), so
          * it goes on until every process waits and nothing moves, without the deadline */
@@ -546,15 +686,17 @@ static void mpi_wake_all(pp_world *w) {
 /* ---- step end ---------------------------------------------------------------------------------------- */
 
 /* Waits for MPI request q, polling, up to limit seconds; on expiry this process cannot continue: it says so
- * and aborts the job (a peer died or hangs outside any wait). */
-static void wait_or_abort(pp_world *w, mp_ctx *c, MPI_Request *q, double deadline, double limit, const char *what) {
+ * and aborts the job (a peer died or hangs outside any wait). Returns 0, or -1 at once when ranks were lost
+ * (the request is left: the job cannot end cleanly any more). */
+static int wait_or_abort(pp_world *w, mp_ctx *c, MPI_Request *q, double deadline, double limit, const char *what) {
     double t0 = now();
     for (unsigned it = 0;; it++) {
         int flag = 0;
+        if (watch_lost(c)) return -1;
         /* a member of this rank's group may still wait for the gradients of a reduce this rank called */
         reduce_progress(w, c);
         MPI_Test(q, &flag, MPI_STATUS_IGNORE);
-        if (flag) return;
+        if (flag) return 0;
         poll_notices(c);
         if (it < 256) continue;
         /* a rank that has returned counts as waiting: it can answer nobody; after a failure at once, so that the
@@ -636,18 +778,25 @@ static int mpi_step_end(pp_world *w) {
     mp_ctx *c = ctx_of(w);
     int P = c->size;
     double deadline = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
-    MPI_Request bar;
+    long *expect = NULL;
+    int *notified = NULL;
+    mp_report *mine = NULL, *all = NULL;
+    struct {
+        int32_t status;
+        char text[sizeof w->error];
+    } *out = NULL;
+    MPI_Request bar, q[2];
     MPI_Ibarrier(c->ctl, &bar);
-    wait_or_abort(w, c, &bar, deadline, 2 * deadline + 5, "the end of the step");
-    quiet_end(c);
+    if (wait_or_abort(w, c, &bar, deadline, 2 * deadline + 5, "the end of the step") < 0 || quiet_end(c)) goto lost;
     reduce_step_end(w, c);
+    if (watch_lost(c)) goto lost;
 
     /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
     for (mp_req *m = c->reqs; m; m = m->next)
         if (m->active && !m->req->is_send) {
             MPI_Status st;
             MPI_Cancel(&m->mq);
-            MPI_Wait(&m->mq, &st);
+            if (mp_waitall(c, 1, &m->mq, &st)) goto lost;
             int cancelled = 0;
             MPI_Test_cancelled(&st, &cancelled);
             if (!cancelled) c->recv_from[m->req->peer]++;
@@ -655,51 +804,59 @@ static int mpi_step_end(pp_world *w) {
         }
 
     /* messages sent to this rank that no receive consumed: exactly sent - received, so drain them for sure */
-    long *expect = pp__xcalloc((size_t)P, sizeof *expect);
-    MPI_Alltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl);
+    expect = pp__xcalloc((size_t)P, sizeof *expect);
     int any_failed = pp__world_failed(w) || pp__world_rank_failed(w) || c->peer_failed, all_failed = 0;
-    MPI_Allreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl);
-    mp_report *mine = pp__xcalloc(1, sizeof *mine);
+    MPI_Ialltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl, &q[0]);
+    MPI_Iallreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl, &q[1]);
+    if (mp_waitall(c, 2, q, MPI_STATUSES_IGNORE)) goto lost;
+    mine = pp__xcalloc(1, sizeof *mine);
     size_t len = 0;
-    for (int q = 0; q < P; q++)
-        for (long k = c->recv_from[q]; k < expect[q]; k++) {
+    for (int p = 0; p < P; p++)
+        for (long k = c->recv_from[p]; k < expect[p]; k++) {
             MPI_Message msg;
             MPI_Status st;
-            int count = 0;
-            MPI_Mprobe(q, MPI_ANY_TAG, c->data, &msg, &st);
+            int count = 0, found = 0;
+            while (!found) {
+                MPI_Improbe(p, MPI_ANY_TAG, c->data, &found, &msg, &st);
+                if (!found && watch_lost(c)) goto lost;
+            }
             MPI_Get_count(&st, MPI_BYTE, &count);
             unsigned char *buf = pp__xmalloc(count > 0 ? (size_t)count : 1);
-            MPI_Mrecv(buf, count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            MPI_Imrecv(buf, count, MPI_BYTE, &msg, &q[0]);
+            if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) {
+                free(buf);
+                goto lost;
+            }
             if (!all_failed && (size_t)count >= sizeof(mp_header)) {
                 mp_header h;
                 memcpy(&h, buf, sizeof h);
                 char op[96], sz[48], who[48];
                 if (mine->leftovers++ < MP_MAX_LEFTOVER_LINES)
                     len = text_add(mine->text, sizeof mine->text, len, "message never received: %s %s, %s\n",
-                                   pp__rank_label(w, q, who, sizeof who),
+                                   pp__rank_label(w, p, who, sizeof who),
                                    pp__op_describe(api_names[h.api == 1], 1, c->rank % w->cfg->P, h.tag, op, sizeof op),
                                    shape_describe(h.rows, h.cols, h.dtype, sz, sizeof sz));
             }
             free(buf);
         }
-    free(expect);
     /* every send is matched now */
     for (mp_req *m = c->reqs; m; m = m->next)
         if (m->active) {
-            MPI_Wait(&m->mq, MPI_STATUS_IGNORE);
+            if (mp_waitall(c, 1, &m->mq, MPI_STATUSES_IGNORE)) goto lost;
             m->active = 0;
         }
 
     /* failure notices: receive the ones still in flight, complete our own */
-    int *notified = pp__xcalloc((size_t)P, sizeof *notified);
-    MPI_Allgather(&c->notified, 1, MPI_INT, notified, 1, MPI_INT, c->ctl);
-    for (int q = 0; q < P; q++)
-        if (q != c->rank && notified[q] && !c->notice_from[q]) {
+    notified = pp__xcalloc((size_t)P, sizeof *notified);
+    MPI_Iallgather(&c->notified, 1, MPI_INT, notified, 1, MPI_INT, c->ctl, &q[0]);
+    if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
+    for (int p = 0; p < P; p++)
+        if (p != c->rank && notified[p] && !c->notice_from[p]) {
             int v;
-            MPI_Recv(&v, 1, MPI_INT, q, MP_NOTICE_TAG, c->ctl, MPI_STATUS_IGNORE);
+            MPI_Irecv(&v, 1, MPI_INT, p, MP_NOTICE_TAG, c->ctl, &q[0]);
+            if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
         }
-    free(notified);
-    if (c->notice_reqs) MPI_Waitall(P, c->notice_reqs, MPI_STATUSES_IGNORE);
+    if (c->notice_reqs && mp_waitall(c, P, c->notice_reqs, MPI_STATUSES_IGNORE)) goto lost;
 
     /* this rank's part of the report */
     const pp_rank *me = &w->ranks[c->rank];
@@ -718,22 +875,19 @@ static int mpi_step_end(pp_world *w) {
     }
     if (pp__world_failed(w) && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
     if (pp__rank_blocked_in(me)) snprintf(mine->blocked, sizeof mine->blocked, "%s", pp__rank_blocked_in(me));
-    mp_report *all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
-    MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl);
-    struct {
-        int32_t status;
-        char text[sizeof w->error];
-    } *out = pp__xcalloc(1, sizeof *out);
+    all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
+    MPI_Igather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl, &q[0]);
+    if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
+    out = pp__xcalloc(1, sizeof *out);
     if (c->rank == 0) out->status = (int32_t)compose(w, c, all, deadline, out->text, sizeof out->text);
-    MPI_Bcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl);
+    MPI_Ibcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl, &q[0]);
+    if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
     if (out->status != PP_OK) {
         __atomic_store_n(&w->failed, 1, __ATOMIC_RELEASE);
         w->status = (pp_status)out->status;
         snprintf(w->error, sizeof w->error, "%s", out->text);
     }
-    free(out);
-    free(all);
-    free(mine);
+    free(expect), free(notified), free(out), free(all), free(mine);
 
     /* reset for the next step */
     for (mp_req *m = c->reqs, *n; m; m = n) {
@@ -753,6 +907,13 @@ static int mpi_step_end(pp_world *w) {
     c->kind = MP_RANK_OK;
     c->state[0] = 0;
     return pp__world_failed(w) ? -1 : 0;
+
+lost:
+    /* without the lost ranks no collective can complete: rank 0 reports them, alone, and the run ends (what is
+     * still posted stays so: MPI is left unfinished) */
+    free(expect), free(notified), free(out), free(all), free(mine);
+    pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
+    return -1;
 }
 
 /* ---- setup ------------------------------------------------------------------------------------------- */
@@ -770,7 +931,8 @@ static int mpi_init(pp_world *w) {
     int owns = 0;
     if (!inited) {
         int provided = 0;
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        /* one thread calls MPI for the run; the watch, a second one, needs MPI_THREAD_MULTIPLE */
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
             snprintf(w->error, sizeof w->error,
                      "MPI_Init failed: start pplab with mpirun -np P (or srun) and check the MPI installation");
             return -1;
@@ -811,12 +973,38 @@ static int mpi_init(pp_world *w) {
     c->notice_from = pp__xcalloc((size_t)size, sizeof *c->notice_from);
     w->tp_ctx = c;
     w->local_rank = rank;
+    int threads = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&threads);
+    watch_start(w, c, threads);
     return 0;
+}
+
+/* How long a process that lost ranks waits at its exit for the launcher to end the job. */
+static double linger_s;
+
+/* At the exit of a process that lost ranks, once its report is out: an mpirun whose rank exits while a node is
+ * lost holds on to that node until its own keepalive gives the node up (oob_tcp_keepalive_*), and then ends the
+ * job, this process with it; if it has not done so after linger_s, this process ends anyway. */
+static void linger(void) {
+    fflush(NULL);
+    struct timespec ts = {(time_t)linger_s, 0};
+    nanosleep(&ts, NULL);
 }
 
 static void mpi_fini(pp_world *w) {
     mp_ctx *c = ctx_of(w);
     if (!c) return;
+    int lost = watch_lost(c) != NULL;
+    watch_stop(c);
+    if (lost) {
+        /* MPI cannot end without the lost ranks: this process leaves it unfinished, and the launcher ends the
+         * job once the node is given up (see linger) */
+        free(c->slots), free(c->sent_to), free(c->recv_from), free(c->notice_from), free(c);
+        w->tp_ctx = NULL;
+        linger_s = 3 * (w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0);
+        atexit(linger);
+        return;
+    }
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
     MPI_Comm_free(&c->quiet);
@@ -853,7 +1041,9 @@ const pp_transport_ops pp__transport_mpi = {
 void pp__mpi_sum(pp_world *w, double *v, int n) {
     mp_ctx *c = w->tp == &pp__transport_mpi ? ctx_of(w) : NULL;
     if (!c || n <= 0) return;
-    MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->ctl);
+    MPI_Request q;
+    MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->ctl, &q);
+    if (mp_waitall(c, 1, &q, MPI_STATUSES_IGNORE)) pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
 }
 
 void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
@@ -862,7 +1052,13 @@ void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
     int P = c->size, mylen = (int)len;
     PP_ASSERT(len < (size_t)1 << 30);
     int *counts = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *counts) : NULL;
-    MPI_Gather(&mylen, 1, MPI_INT, counts, 1, MPI_INT, 0, c->ctl);
+    MPI_Request q;
+    MPI_Igather(&mylen, 1, MPI_INT, counts, 1, MPI_INT, 0, c->ctl, &q);
+    if (mp_waitall(c, 1, &q, MPI_STATUSES_IGNORE)) {
+        pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
+        free(counts);
+        return NULL;
+    }
     int *displs = NULL;
     unsigned char *all = NULL;
     if (c->rank == 0) {
@@ -876,8 +1072,14 @@ void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
         PP_ASSERT(total < (size_t)1 << 31);
         all = pp__xmalloc(total ? total : 1);
     }
-    MPI_Gatherv(buf, mylen, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, c->ctl);
+    MPI_Igatherv(buf, mylen, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, c->ctl, &q);
+    int lost = mp_waitall(c, 1, &q, MPI_STATUSES_IGNORE);
     free(counts);
     free(displs);
+    if (lost) {
+        pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
+        free(all);
+        return NULL;
+    }
     return all;
 }

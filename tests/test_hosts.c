@@ -1,0 +1,147 @@
+/* test_hosts.c: the mpi transport across hosts. scripts/check-hosts.sh (make check-hosts, as root) makes four hosts
+ * on this machine, each a network namespace with its own address and host name, joined by veth links to a bridge;
+ * Open MPI starts ranks on them through a launcher agent, as it would through ssh, and they talk over TCP alone.
+ * Here, with one rank per host (every pipeline boundary and every reduce crosses the network): `pplab run` gives
+ * the threads' printed lines, trace and gradients bit for bit; `pplab grade --transport mpi --hostfile` gives the
+ * threads' grades; and a host cut off mid-run (its link set down) ends the run with a report naming its ranks
+ * within the deadline. Skipped, with the reason, outside make check-hosts. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "mpiutil.h"
+
+const char *grade_configs = "1f1b P=4 M=8 steps=2 seed=35\n"
+                            "interleaved P=4 M=8 v=2 seed=54\n"
+                            "dp1f1b P=2 M=4 dp=2 seed=71\n"
+                            "dpinterleaved P=2 M=4 v=2 dp=2 seed=72\n";
+
+static char g_run_args[PATH_MAX + 64], g_grade_args[PATH_MAX + 64];
+
+/* Skips unless check-hosts made the hosts; points pplab_run and pplab_grade at them (--map-by node: rank i on
+ * host i, rank 0 on the first, where the run's results are written). */
+static void need_hosts(void) {
+    need_mpi();
+    const char *hf = getenv("PPLAB_TEST_HOSTFILE");
+    if (!hf || !*hf)
+        cr_skip_test("no hosts: make check-hosts (as root) makes network-namespace hosts and runs this suite on them");
+    snprintf(g_run_args, sizeof g_run_args, "--hostfile '%s' --map-by node", hf);
+    snprintf(g_grade_args, sizeof g_grade_args, "--hostfile '%s'", hf);
+    g_mpirun_extra = g_run_args;
+    g_grade_extra = g_grade_args;
+}
+
+/* The hosts are hosts: each rank reports a host name of its own (the host file's) and a network namespace of its
+ * own, none of them this process's. */
+Test(hosts, every_rank_runs_on_a_host_of_its_own, .timeout = 60) {
+    need_hosts();
+    char cmd[2 * PATH_MAX], out[4096], mine[256] = "";
+    ssize_t k = readlink("/proc/self/ns/net", mine, sizeof mine - 1);
+    cr_assert(k > 0, "cannot read this process's network namespace");
+    snprintf(cmd, sizeof cmd, MPIRUN " %s -np 4 sh -c 'echo $(hostname) $(readlink /proc/self/ns/net)' | sort",
+             g_mpirun_extra);
+    test_capture(cmd, out, sizeof out);
+    char names[4][64], nets[4][128];
+    int n = 0;
+    for (char *line = strtok(out, "\n"); line && n < 4; line = strtok(NULL, "\n"), n++)
+        cr_assert_eq(sscanf(line, "%63s %127s", names[n], nets[n]), 2, "unexpected line: %s", line);
+    cr_assert_eq(n, 4, "mpirun started %d ranks on the hosts, not 4", n);
+    for (int i = 0; i < 4; i++) {
+        cr_expect(strstr(getenv("PPLAB_TEST_HOSTS"), names[i]), "rank on '%s', not one of the hosts", names[i]);
+        cr_expect_str_neq(nets[i], mine, "a rank shares this process's network namespace");
+        for (int j = 0; j < i; j++) {
+            cr_expect_str_neq(names[i], names[j], "two ranks on host %s", names[i]);
+            cr_expect_str_neq(nets[i], nets[j], "two ranks share a network namespace");
+        }
+    }
+    tmp_remove();
+}
+
+Test(hosts, onef1b_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule 1f1b --stages 4 --microbatches 8 --steps 2");
+}
+
+Test(hosts, interleaved_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule interleaved --stages 4 --chunks 2 --microbatches 8");
+}
+
+/* Lab 07 at D = 2: each reduce's parts and gradients cross the network too. */
+Test(hosts, dp1f1b_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule dp1f1b --stages 2 --microbatches 4 --dp 2 --steps 2");
+}
+
+Test(hosts, dpinterleaved_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2");
+}
+
+/* Each test one mpirun over the hosts: the references keep full marks, and replicas that reduce in different
+ * orders lose the same points with the same report as with threads. */
+Test(hosts, grading_matches_threads, .timeout = 300) {
+    need_hosts();
+    cJSON *m = compare_grades("solutions", "all", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the references lost points across hosts");
+    cJSON_Delete(m);
+    grade_configs = "dpinterleaved P=2 M=4 v=2 dp=2 seed=72\n";
+    m = compare_grades("tests/broken/dp-reduce-order", "dpinterleaved", 1);
+    cJSON *t = json_of("threads");
+    cr_expect_str_eq(str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "tests"), 0), "error"),
+                     str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "tests"), 0), "error"), "the reports differ");
+    cJSON_Delete(t);
+    cJSON_Delete(m);
+    tmp_remove();
+}
+
+/* A run of many steps loses its last host (the link to it goes down): rank 0 hears nothing from the ranks there
+ * for the deadline and ends the run naming them and their host, and mpirun ends soon after, never a hang. */
+Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
+    need_hosts();
+    const char *cut = getenv("PPLAB_TEST_CUT"), *uncut = getenv("PPLAB_TEST_UNCUT");
+    cr_assert(cut && uncut, "check-hosts sets PPLAB_TEST_CUT and PPLAB_TEST_UNCUT");
+    char cmd[4 * PATH_MAX], err[PATH_MAX + 32];
+    snprintf(err, sizeof err, "%s/cut.err", g_tmp);
+    snprintf(cmd, sizeof cmd, "cd '%s' && exec " MPIRUN " %s -np 4 '%s/pplab' run --impl solutions --schedule 1f1b "
+             "--stages 4 --microbatches 8 --steps 100000 --deadline 2 > /dev/null 2> '%s'",
+             g_root, g_mpirun_extra, g_build, err);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    cr_assert(pid > 0, "cannot fork");
+    sleep(4); /* started, and well into its steps */
+    int still = waitpid(pid, NULL, WNOHANG) == 0;
+    cr_assert(still, "the run ended before its host was cut off:\n%s", out_of("cut", "err"));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(system(cut), 0, "cannot cut the host off: %s", cut);
+    double reported = -1, ended = -1;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double t = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        char *e = out_of("cut", "err");
+        if (reported < 0 && strstr(e, "ranks lost")) reported = t;
+        free(e);
+        if (waitpid(pid, NULL, WNOHANG) == pid) {
+            ended = t;
+            break;
+        }
+        if (t > 60) break;
+        usleep(50000);
+    }
+    if (ended < 0) kill(-pid, SIGKILL), waitpid(pid, NULL, 0);
+    (void)!system(uncut);
+    char *e = out_of("cut", "err");
+    cr_expect(reported >= 0, "no report of the lost ranks:\n%s", e);
+    cr_expect(strstr(e, "rank 3 (on pp-h3)"), "the report should name rank 3 and its host:\n%s", e);
+    cr_expect(!strstr(e, "rank 2 (on"), "the report names a rank that was not lost:\n%s", e);
+    cr_log_info("the lost rank was reported %.1f s after the cut, and mpirun ended after %.1f s", reported, ended);
+    /* the deadline (2 s), the watch's beat and the time to print it */
+    cr_expect(reported >= 0 && reported < 4, "the report came %.1f s after the cut (deadline 2 s)", reported);
+    cr_expect(ended >= 0 && ended < 30, "mpirun had not ended %.1f s after the cut", ended < 0 ? 60 : ended);
+    free(e);
+    tmp_remove();
+}
