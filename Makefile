@@ -35,7 +35,7 @@ HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,te
 HAVE_CUDA      := $(if $(filter 11,$(HAVE_NVCC)$(HAVE_CUBLAS)),1,0)
 
 # `make test`, `make demo` and `make deps` install what is missing first, so they must parse without it.
-ifeq ($(filter deps test check check-long check-hosts demo clean help,$(MAKECMDGOALS)),)
+ifeq ($(filter deps test check check-long check-hosts check-slurm demo clean help,$(MAKECMDGOALS)),)
 ifneq ($(HAVE_OPENBLAS),1)
 $(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run make deps))
 endif
@@ -121,9 +121,11 @@ TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # round trip, the MPI suite, the benchmarks' own test, the jail as a normal user.
 SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user
 SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
-# The suite that needs hosts: make check-hosts makes them (network namespaces, as root) and runs it.
+# The suites that need a machine of their own making (as root): make check-hosts makes hosts (network
+# namespaces) and runs test_hosts on them, make check-slurm starts a Slurm cluster and runs test_slurm.
 HOSTS_BIN := $(BUILD)/tests/test_hosts
-QUICK_BIN := $(filter-out $(SLOW_BIN) $(HOSTS_BIN),$(TEST_BIN))
+SLURM_BIN := $(BUILD)/tests/test_slurm
+QUICK_BIN := $(filter-out $(SLOW_BIN) $(HOSTS_BIN) $(SLURM_BIN),$(TEST_BIN))
 
 
 # Short lines unless V=1.
@@ -141,7 +143,7 @@ DEPFLAGS = -MMD -MP
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all build info help test check check-long check-hosts unit selfcheck demo grade plots handout asan bench clean deps
+.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout asan bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
@@ -156,6 +158,7 @@ help:
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
 	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
 	@echo "  make check-hosts   (root) 4 hosts as network namespaces: pplab run and grade over MPI across them, a host cut off"
+	@echo "  make check-slurm   (root) a one-node Slurm cluster: pplab under srun, salloc + mpirun and the documented sbatch script"
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
 	@echo "  make plots         gnuplot figures into out/"
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
@@ -258,6 +261,10 @@ check-long: deps
 check-hosts: deps
 	@$(MAKE) --no-print-directory $(JOBS) -s build $(HOSTS_BIN)
 	@bash scripts/check-hosts.sh $(BUILD)
+# root: a one-node Slurm cluster (munge, slurmctld, slurmd): srun, salloc + mpirun, sbatch (scripts/check-slurm.sh)
+check-slurm: deps
+	@$(MAKE) --no-print-directory $(JOBS) -s build $(SLURM_BIN)
+	@bash scripts/check-slurm.sh $(BUILD)
 
 # UNIT_SKIP: suites to leave out of `make unit` (make asan leaves out test_sweeps, which grades with build/pplab,
 # not with the code linked into it, so under ASan it would grade the same binaries a second time)

@@ -2,7 +2,8 @@
  * the build is, `pplab run` and `pplab grade` under mpirun against the same on threads, and the comparisons that
  * must hold between the two (the printed lines, the virtual trace, the gradients bit for bit, the grades). A
  * suite sets g_mpirun_extra and g_grade_extra to what its mpirun needs beyond one machine's defaults (a host
- * file), and defines grade_configs, the configurations pplab_grade grades. */
+ * file), or g_launcher and g_grade_prefix to another launcher altogether (Slurm's), and defines grade_configs,
+ * the configurations pplab_grade grades. */
 #ifndef PP_TEST_MPIUTIL_H
 #define PP_TEST_MPIUTIL_H
 
@@ -21,6 +22,9 @@
 
 /* Arguments for mpirun beyond MPIRUN's (pplab_run), and for `pplab grade --transport mpi` (pplab_grade). */
 static const char *g_mpirun_extra = "", *g_grade_extra = "";
+/* How pplab_run starts np processes when not with MPIRUN: a format with one %d, the count ("srun -n %d"); and
+ * what `pplab grade --transport mpi` runs inside ("salloc -n 8"). */
+static const char *g_launcher = NULL, *g_grade_prefix = "";
 /* The configurations pplab_grade grades, one per line (a --config file), set by the suite before each call. */
 extern const char *grade_configs;
 
@@ -79,7 +83,8 @@ static inline char *file_read(const char *path, size_t *len) {
  * and trace land in <tmp>/<name>.{out,err,grads,csv}. Returns the exit status and the wall seconds. */
 static inline int pplab_run(const char *name, int np, const char *args, double *secs) {
     char cmd[16 * PATH_MAX], launch[2 * PATH_MAX] = "";
-    if (np > 0) snprintf(launch, sizeof launch, MPIRUN " %s -np %d ", g_mpirun_extra, np);
+    if (np > 0 && g_launcher) snprintf(launch, sizeof launch, g_launcher, np), strcat(launch, " ");
+    else if (np > 0) snprintf(launch, sizeof launch, MPIRUN " %s -np %d ", g_mpirun_extra, np);
     snprintf(cmd, sizeof cmd,
              "cd '%s' && timeout 120 %s'%s/pplab' run %s --dump-grads '%s/%s.grads' --trace '%s/%s.csv' "
              "> '%s/%s.out' 2> '%s/%s.err'",
@@ -195,7 +200,7 @@ static inline int solution_exists(const char *rel) {
 /* `pplab grade --impl impl --lab lab` over grade_configs on `transport`; the JSON report lands in
  * <tmp>/<transport>.json. Returns the exit status and the wall seconds. */
 static inline int pplab_grade(const char *impl, const char *lab, const char *transport, double *secs) {
-    const char *extra = strcmp(transport, "mpi") ? "" : g_grade_extra;
+    const char *extra = strcmp(transport, "mpi") ? "" : g_grade_extra, *prefix = strcmp(transport, "mpi") ? "" : g_grade_prefix;
     char cfg[PATH_MAX + 32], cmd[8 * PATH_MAX];
     snprintf(cfg, sizeof cfg, "%s/configs.txt", g_tmp);
     FILE *f = fopen(cfg, "w");
@@ -203,9 +208,9 @@ static inline int pplab_grade(const char *impl, const char *lab, const char *tra
     fputs(grade_configs, f);
     fclose(f);
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 120 '%s/pplab' grade --impl %s --lab %s --config "
+             "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 120 %s '%s/pplab' grade --impl %s --lab %s --config "
              "'%s' --only-config --transport %s %s --quiet --json '%s/%s.json' > '%s/%s.out' 2>&1",
-             g_root, g_build, impl, lab, cfg, transport, extra, g_tmp, transport, g_tmp, transport);
+             g_root, prefix, g_build, impl, lab, cfg, transport, extra, g_tmp, transport, g_tmp, transport);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = system(cmd);
