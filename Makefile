@@ -93,10 +93,10 @@ endif
 ifeq ($(HAVE_MPI),1)
 MPI_CFLAGS := $(shell mpicc --showme:compile)
 MPI_LIBS   := $(shell mpicc --showme:link)
-LIB_SRC    += lib/transport/mpi.c
+LIB_SRC    += lib/transport/mpi.c lib/transport/nccl_groups.c
 CFLAGS     += -DPP_HAVE_MPI
 LIB_LDLIBS += $(MPI_LIBS)
-$(BUILD)/obj/lib/transport/mpi.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/lib/transport/mpi.o $(BUILD)/obj/lib/transport/nccl_groups.o: CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/lib/transport.o: CFLAGS += $(MPI_CFLAGS)
 endif
 
@@ -246,6 +246,15 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
 	    $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
 	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
+
+# Programs the suites start under mpirun (they call MPI themselves, which a Criterion test cannot): built with MPI.
+HELPER_SRC := $(if $(filter 1,$(HAVE_MPI)),$(wildcard tests/helpers/*.c))
+HELPER_BIN := $(patsubst tests/helpers/%.c,$(BUILD)/tests/helpers/%,$(HELPER_SRC))
+$(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libpp.a
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(MPI_CFLAGS) -Ilib/transport $(DEPFLAGS) -o $@ $< $(BUILD)/libpp.a $(LIB_LDLIBS)
+$(TEST_BIN): $(HELPER_BIN)
 
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.

@@ -95,6 +95,8 @@ struct pp_world {
     int P;                   /* ranks in the world: D*P (the replicas' pipelines one after the other) */
     struct pp_reduce_world *reduce; /* the data-parallel groups' state (reduce.c) */
     int local_rank;          /* -1 with threads (all ranks local); the process's rank under MPI */
+    int node_rank, node_size; /* under MPI: the process's rank among those of its node, and their count (which GPU
+                               * it takes); -1 with threads */
     pp_rank *ranks;          /* P entries; under MPI only ranks[local_rank] is in use */
     const struct pp_transport_ops *tp;
     void *tp_ctx;

@@ -33,7 +33,9 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     r->pipe = id % c->P, r->replica = id / c->P;
     r->cfg = c;
     r->world = w;
-    r->be = pp__backend_open(c->backend, id, w->P, err, errlen);
+    /* a GPU per rank of the node: all of them with threads, this process's under MPI */
+    r->be = w->node_rank >= 0 ? pp__backend_open(c->backend, w->node_rank, w->node_size, err, errlen)
+                              : pp__backend_open(c->backend, id, w->P, err, errlen);
     if (!r->be) return -1;
     pp_model_dims d;
     pp__config_model_dims(c, &d);
@@ -320,6 +322,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     w.cfg = cfg;
     w.P = N;
     w.local_rank = -1;
+    w.node_rank = w.node_size = -1;
     w.no_params = prog->no_params;
     w.wake_all = wake_all;
     w.driver_death = driver_death;

@@ -57,6 +57,27 @@ step info 30 "$BUILD/pplab" info
 step grade-cuda 600 "$BUILD/pplab" grade --impl solutions --lab all --backend cuda --json "$DEST/grade-cuda.json"
 step grade-cuda-no-green 600 env PP_CUDA_GREEN=0 "$BUILD/pplab" grade --impl solutions --lab 1f1b --backend cuda
 
+# ---- ranks as MPI processes on the GPUs ------------------------------------------------------------------
+# Each process takes the GPU of its rank on the node; lab 07's reduce goes over NCCL (one communicator per
+# data-parallel group, its id sent over MPI) when every member of a group has a GPU of its own, over MPI through
+# host memory otherwise (one GPU: both replicas' processes share it). Either way the gradients must be the
+# threads run's, bit for bit.
+if command -v mpirun >/dev/null; then
+    MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+    for run in "1f1b:2:--schedule 1f1b --stages 2 --microbatches 4" \
+               "dp1f1b:2:--schedule dp1f1b --stages 1 --microbatches 4 --dp 2" \
+               "dpinterleaved:4:--schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2"; do
+        name=${run%%:*} rest=${run#*:}
+        np=${rest%%:*} args=${rest#*:}
+        step "mpi-cuda-$name" 300 bash -c "set -e
+            $BUILD/pplab run --impl solutions $args --backend cuda --dump-grads $DEST/threads-$name.grads
+            $MPIRUN -np $np $BUILD/pplab run --impl solutions $args --backend cuda --dump-grads $DEST/mpi-$name.grads
+            cmp $DEST/threads-$name.grads $DEST/mpi-$name.grads && echo 'gradients bitwise equal ($np processes)'"
+    done
+else
+    echo "mpi-cuda                     skipped (no mpirun)" | tee -a "$SUMMARY"
+fi
+
 # ---- timing ------------------------------------------------------------------------------------------
 # Several ranks on one GPU: green contexts (default) against plain streams, with CUDA-event traces so the
 # measured timeline can be set beside the virtual replay.

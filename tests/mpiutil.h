@@ -277,4 +277,42 @@ static inline cJSON *compare_grades(const char *impl, const char *lab, int want_
 }
 
 
+/* The CPU half of NCCL across processes (tests/helpers/nccl_groups_check, a stand-in for NCCL) over P*D processes
+ * started as pplab_run starts them, on a machine of `devices` GPUs, with `per_node` processes on each node: each
+ * process takes the GPU of its node rank, every member of a stage's group joins the same communicator (one id per
+ * group, none shared) as the member its replica says, of D. */
+static inline void expect_nccl_groups(int P, int D, int devices, int per_node) {
+    char cmd[4 * PATH_MAX], launch[2 * PATH_MAX], out[1 << 14];
+    if (g_launcher) snprintf(launch, sizeof launch, g_launcher, P * D);
+    else snprintf(launch, sizeof launch, MPIRUN " %s -np %d", g_mpirun_extra, P * D);
+    /* what the launcher says of itself goes to its own file (Open MPI's rsh launcher warns of races it survives) */
+    snprintf(cmd, sizeof cmd, "%s '%s/tests/helpers/nccl_groups_check' %d %d %d 2> '%s/groups.err'", launch, g_build, P,
+             D, devices, g_tmp);
+    test_capture(cmd, out, sizeof out);
+    int seen[64] = {0}, n = 0;
+    unsigned long long ids[64] = {0};
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        int r, p, d, node, nodes, dev, m, ms;
+        unsigned long long id;
+        if (sscanf(line, "rank %d stage %d replica %d node %d/%d device %d group %llx member %d/%d", &r, &p, &d, &node,
+                   &nodes, &dev, &id, &m, &ms) != 9) {
+            cr_expect_fail("unexpected line from nccl_groups_check: %s", line);
+            continue;
+        }
+        cr_assert(r >= 0 && r < P * D && r < 64 && !seen[r], "rank %d twice or out of range", r);
+        seen[r] = 1, n++;
+        cr_expect(p == r % P && d == r / P, "rank %d holds stage %d of replica %d, not %d of %d", r, p, d, r % P, r / P);
+        cr_expect_eq(nodes, per_node, "rank %d: %d processes on its node, not %d", r, nodes, per_node);
+        cr_expect(node >= 0 && node < nodes, "rank %d: node rank %d of %d", r, node, nodes);
+        cr_expect_eq(dev, node % devices, "rank %d (node rank %d) took GPU %d of %d", r, node, dev, devices);
+        cr_expect(m == d && ms == D, "rank %d joined as member %d of %d, not %d of %d", r, m, ms, d, D);
+        ids[r] = id;
+    }
+    cr_assert_eq(n, P * D, "%d of %d processes reported; stderr:\n%s", n, P * D, out_of("groups", "err"));
+    for (int a = 0; a < P * D; a++)
+        for (int b = 0; b < a; b++)
+            cr_expect((ids[a] == ids[b]) == (a % P == b % P), "ranks %d and %d %s a communicator id", a, b,
+                      ids[a] == ids[b] ? "share" : "do not share");
+}
+
 #endif /* PP_TEST_MPIUTIL_H */

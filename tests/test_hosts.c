@@ -56,6 +56,13 @@ Test(hosts, every_rank_runs_on_a_host_of_its_own, .timeout = 60) {
     tmp_remove();
 }
 
+/* NCCL across processes, the CPU half: one process per host, so each is rank 0 of its node and takes GPU 0. */
+Test(hosts, each_host_gives_its_process_the_first_gpu, .timeout = 60) {
+    need_hosts();
+    expect_nccl_groups(2, 2, 8, 1);
+    tmp_remove();
+}
+
 Test(hosts, onef1b_matches_threads, .timeout = 120) {
     need_hosts();
     compare_transports(4, "--impl solutions --schedule 1f1b --stages 4 --microbatches 8 --steps 2");

@@ -245,6 +245,26 @@ Test(mpi_grade, replicas_grade_as_with_threads, .timeout = 240) {
     tmp_remove();
 }
 
+/* NCCL across processes, the CPU half, on one machine: eight processes, two GPUs (a stand-in for NCCL): GPU = node
+ * rank % 2, one communicator per stage's group of four replicas. A member that cannot join fails its whole
+ * group, which names it. */
+Test(mpi, nccl_groups_agree_on_ids_and_devices, .timeout = 60) {
+    need_mpi();
+    expect_nccl_groups(2, 4, 2, 8);
+    char cmd[4 * PATH_MAX], out[1 << 14];
+    snprintf(cmd, sizeof cmd, "env PPLAB_TEST_NCCL_REFUSE=5 " MPIRUN " -x PPLAB_TEST_NCCL_REFUSE -np 8 "
+             "'%s/tests/helpers/nccl_groups_check' 2 4 2 2>&1 | sort -n -k2", g_build);
+    test_capture(cmd, out, sizeof out);
+    for (int r = 1; r < 8; r += 2) {
+        char want[128];
+        snprintf(want, sizeof want, "rank %d error: NCCL for the gradient reduce: replica 2 of the group: the stand-in "
+                 "refused world rank 5", r);
+        cr_expect(strstr(out, want), "stage 1's group should fail naming replica 2:\n%s", out);
+    }
+    cr_expect(strstr(out, "rank 0 stage 0") && strstr(out, "rank 6 stage 0"), "stage 0's group should join:\n%s", out);
+    tmp_remove();
+}
+
 /* ---- lab 07 under mpirun: every variant, as with threads ------------------------------------------------ */
 
 /* `pplab grade --impl impl --lab lab --transport transport` over the lab's default set, each test's time limit

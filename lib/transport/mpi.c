@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "nccl_groups.h"
+#include "plugin.h"
 #include "rank.h"
 #include "reduce.h"
 #include "tensor.h"
@@ -90,6 +92,7 @@ typedef struct mp_slot {
     float *sum;
     double start, end;
     MPI_Request pq, gq;
+    void *nccl_op;           /* ... or, with the cuda backend, the gradients' gather and sum on NCCL */
 } mp_slot;
 
 typedef struct mp_ctx {
@@ -116,6 +119,8 @@ typedef struct mp_ctx {
     mp_slot *slots;          /* [v]: the group's reduces of this step */
     int parts_next, grads_next; /* slots whose parts, and whose gradients, are not yet in (each in order) */
     double lane;             /* the group's lane is free from here */
+    const pp_nccl_api *nccl; /* with the cuda backend (and the plugin built with NCCL): the reduce's gradients */
+    void *nccl_dp;           /* ... go over this communicator of the group's GPUs */
     /* the watch (watch_run): a thread of its own, beats from every process to rank 0 */
     MPI_Comm beat;
     pthread_t watch;
@@ -375,7 +380,13 @@ static void reduce_progress(pp_world *w, mp_ctx *c) {
             s->start = s->end = c->lane;
             if (done) pp__reduce_place(w->cfg, s->parts, c->D, c->lane, &s->start, &s->end);
             c->lane = s->end;
-            if (done && c->D > 1) {
+            if (done && c->D > 1 && c->nccl_dp) {
+                char err[512];
+                s->nccl_op = c->nccl->sum_start(c->nccl_dp, c->D, s->grads, (size_t)s->mine.floats, err, sizeof err);
+                if (!s->nccl_op) PP_DIE("check the GPUs with nvidia-smi; NCCL_DEBUG=INFO says more", "%s", err);
+                s->state = MP_SLOT_GRADS;
+                c->progress++;
+            } else if (done && c->D > 1) {
                 size_t n = (size_t)s->mine.floats;
                 PP_ASSERT(n < (size_t)1 << 28);
                 s->all = pp__xmalloc((size_t)c->D * n * sizeof(float) + 1);
@@ -387,9 +398,18 @@ static void reduce_progress(pp_world *w, mp_ctx *c) {
             }
         }
         mp_slot *g = c->grads_next < c->parts_next ? &c->slots[c->grads_next] : NULL;
+        int nccl_done = g && g->state == MP_SLOT_GRADS && g->nccl_op ? c->nccl->sum_test(g->nccl_op) : 0;
+        if (nccl_done < 0) PP_DIE("check the GPUs with nvidia-smi; NCCL_DEBUG=INFO says more",
+                                  "the gradient reduce of chunk %d failed on NCCL", g->mine.chunk);
         if (g && g->state == MP_SLOT_DECIDED) {
             c->grads_next++, moved = 1;
-        } else if (g && g->state == MP_SLOT_GRADS && (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
+        } else if (nccl_done) {
+            g->sum = pp__xmalloc((size_t)g->mine.floats * sizeof(float) + 1);
+            c->nccl->sum_end(g->nccl_op, g->sum);
+            g->nccl_op = NULL;
+            slot_decide(c, g);
+            c->grads_next++, moved = 1;
+        } else if (g && g->state == MP_SLOT_GRADS && !g->nccl_op && (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
             size_t n = (size_t)g->mine.floats;
             const float **contrib = pp__xcalloc((size_t)c->D, sizeof *contrib);
             for (int d = 0; d < c->D; d++) contrib[d] = g->all + (size_t)d * n;
@@ -918,6 +938,43 @@ lost:
 
 /* ---- setup ------------------------------------------------------------------------------------------- */
 
+/* With the cuda backend, when the plugin has NCCL: the reduce's gradients travel between the group's GPUs on a
+ * communicator of their own (nccl_groups.c agrees on it over MPI). Without NCCL, or when two members of a group
+ * share a GPU (NCCL refuses that), they go over MPI through host memory, as on the CPU: the same bits either way.
+ * 0, or -1 with the reason in w->error. */
+static int nccl_start(pp_world *w, mp_ctx *c) {
+    c->nccl = (const pp_nccl_api *)pp__plugin_symbol("pp__nccl_api", NULL, 0);
+    if (!c->nccl || c->D < 2) return 0;
+    char err[512] = "";
+    int ndev = c->nccl->device_count(err, sizeof err), ok = ndev > 0, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->ctl);
+    if (!all) {
+        snprintf(w->error, sizeof w->error, "%s", err[0] ? err : "another process sees no GPU: use --backend cpu");
+        return -1;
+    }
+    /* a member's GPU: its host (by name) and device; the group uses NCCL only when no two are the same */
+    struct {
+        char host[64];
+        int device;
+    } mine, *group = pp__xcalloc((size_t)c->D, sizeof *group);
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.host, sizeof mine.host, "%s", c->hosts[c->rank]);
+    mine.device = w->node_rank % ndev;
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, group, (int)sizeof mine, MPI_BYTE, c->dp_grads);
+    int shared = 0;
+    for (int a = 0; a < c->D; a++)
+        for (int b = 0; b < a; b++) shared |= group[a].device == group[b].device && !strcmp(group[a].host, group[b].host);
+    free(group);
+    if (shared) return 0;
+    if (pp__nccl_group_init(c->dp_grads, c->replica, c->D, mine.device, c->nccl, &c->nccl_dp, err, sizeof err)) {
+        snprintf(w->error, sizeof w->error, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void mpi_fini(pp_world *w);
+
 static int mpi_init(pp_world *w) {
     int inited = 0, finalized = 0;
     MPI_Finalized(&finalized);
@@ -973,9 +1030,15 @@ static int mpi_init(pp_world *w) {
     c->notice_from = pp__xcalloc((size_t)size, sizeof *c->notice_from);
     w->tp_ctx = c;
     w->local_rank = rank;
+    /* a process's GPU follows its rank on its node, not in the world */
+    pp__nccl_node_rank(MPI_COMM_WORLD, &w->node_rank, &w->node_size);
     int threads = MPI_THREAD_SINGLE;
     MPI_Query_thread(&threads);
     watch_start(w, c, threads);
+    if (w->cfg->backend && !strcmp(w->cfg->backend, "cuda") && nccl_start(w, c)) {
+        mpi_fini(w);
+        return -1;
+    }
     return 0;
 }
 
@@ -1005,6 +1068,7 @@ static void mpi_fini(pp_world *w) {
         atexit(linger);
         return;
     }
+    if (c->nccl_dp) c->nccl->comm_free(c->nccl_dp);
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
     MPI_Comm_free(&c->quiet);

@@ -32,6 +32,7 @@ extern "C" {
 #include "reduce.h"
 #include "tensor.h"
 #include "transport.h"
+#include "transport/nccl_api.h"
 }
 
 /* A FIFO of unpaired requests of one kind for one (source, destination), linked through pp_request.next. */
@@ -359,4 +360,146 @@ const pp_transport_ops pp__transport_nccl = {
     /* fini */ nccl_fini,
     /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
     /* reduce_post */ nccl_reduce_post,
+};
+
+/* ---- NCCL across processes: the table the mpi transport uses with the cuda backend (nccl_api.h) ------------ */
+
+static_assert(sizeof(ncclUniqueId) == PP_NCCL_ID_BYTES, "ncclUniqueId changed size: update PP_NCCL_ID_BYTES");
+
+static int api_device_count(char *err, size_t len)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess || n < 1) {
+        (void)cudaGetLastError();
+        snprintf(err, len, "no CUDA device: use --backend cpu (%s)",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices");
+        return 0;
+    }
+    return n;
+}
+
+static int api_unique_id(unsigned char id[PP_NCCL_ID_BYTES], char *err, size_t len)
+{
+    ncclUniqueId u;
+    ncclResult_t r = ncclGetUniqueId(&u);
+    if (r != ncclSuccess) {
+        snprintf(err, len, "ncclGetUniqueId failed: %s (NCCL_DEBUG=INFO says more)", ncclGetErrorString(r));
+        return -1;
+    }
+    memcpy(id, &u, sizeof u);
+    return 0;
+}
+
+/* A member's communicator, with the device and the stream its reduces run on. */
+typedef struct api_comm {
+    ncclComm_t comm;
+    int device;
+    cudaStream_t stream;
+} api_comm;
+
+static int api_comm_init(void **out, int nranks, const unsigned char id[PP_NCCL_ID_BYTES], int rank, int device,
+                         char *err, size_t len)
+{
+    api_comm *c = (api_comm *)pp__xcalloc(1, sizeof *c);
+    c->device = device;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        snprintf(err, len, "GPU %d: %s", device, cudaGetErrorString(e));
+        free(c);
+        return -1;
+    }
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    ncclResult_t r = ncclCommInitRank(&c->comm, nranks, u, rank);
+    if (r != ncclSuccess) {
+        snprintf(err, len, "ncclCommInitRank (member %d of %d, GPU %d) failed: %s; NCCL_DEBUG=INFO says why, "
+                 "NCCL_SOCKET_IFNAME picks the network", rank, nranks, device, ncclGetErrorString(r));
+        cudaStreamDestroy(c->stream);
+        free(c);
+        return -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static void api_comm_free(void *p)
+{
+    api_comm *c = (api_comm *)p;
+    if (!c) return;
+    cudaSetDevice(c->device);
+    ncclCommDestroy(c->comm);
+    cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+/* sum[i] = all[0][i] + all[1][i] + ... in member order, one rounding per addition (no contraction, no
+ * reassociation): the bits the CPU's loop gives. */
+__global__ void sum_in_order(const float *all, int nranks, size_t n, float *sum)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float s = all[i];
+        for (int d = 1; d < nranks; d++) s = __fadd_rn(s, all[(size_t)d * n + i]);
+        sum[i] = s;
+    }
+}
+
+/* One reduce's data on its way: the member's floats, everyone's, the sum, and the event that says it is done. */
+typedef struct api_sum {
+    api_comm *c;
+    size_t n;
+    float *mine, *all, *sum;
+    cudaEvent_t done;
+} api_sum;
+
+static void *api_sum_start(void *comm, int nranks, const float *mine, size_t n, char *err, size_t len)
+{
+    api_comm *c = (api_comm *)comm;
+    api_sum *s = (api_sum *)pp__xcalloc(1, sizeof *s);
+    s->c = c, s->n = n;
+    cudaSetDevice(c->device);
+    cudaError_t e = cudaMalloc(&s->mine, n * sizeof(float));
+    if (e == cudaSuccess) e = cudaMalloc(&s->all, (size_t)nranks * n * sizeof(float));
+    if (e == cudaSuccess) e = cudaMalloc(&s->sum, n * sizeof(float));
+    if (e == cudaSuccess) e = cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(s->mine, mine, n * sizeof(float), cudaMemcpyHostToDevice, c->stream);
+    ncclResult_t r = ncclSuccess;
+    if (e == cudaSuccess) r = ncclAllGather(s->mine, s->all, n, ncclFloat32, c->comm, c->stream);
+    if (e == cudaSuccess && r == ncclSuccess) {
+        sum_in_order<<<(unsigned)((n + 255) / 256 < 1024 ? (n + 255) / 256 : 1024), 256, 0, c->stream>>>(s->all, nranks, n,
+                                                                                                    s->sum);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess && r == ncclSuccess) e = cudaEventRecord(s->done, c->stream);
+    if (e != cudaSuccess || r != ncclSuccess) {
+        snprintf(err, len, "the gradient reduce on NCCL failed: %s",
+                 r != ncclSuccess ? ncclGetErrorString(r) : cudaGetErrorString(e));
+        cudaFree(s->mine), cudaFree(s->all), cudaFree(s->sum);
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static int api_sum_test(void *op)
+{
+    api_sum *s = (api_sum *)op;
+    cudaSetDevice(s->c->device);
+    cudaError_t e = cudaEventQuery(s->done);
+    return e == cudaSuccess ? 1 : e == cudaErrorNotReady ? 0 : -1;
+}
+
+static void api_sum_end(void *op, float *sum)
+{
+    api_sum *s = (api_sum *)op;
+    cudaSetDevice(s->c->device);
+    PP_CUDA_CHECK(cudaMemcpy(sum, s->sum, s->n * sizeof(float), cudaMemcpyDeviceToHost));
+    cudaEventDestroy(s->done);
+    cudaFree(s->mine), cudaFree(s->all), cudaFree(s->sum);
+    free(s);
+}
+
+extern "C" const pp_nccl_api pp__nccl_api = {
+    api_device_count, api_unique_id, api_comm_init, api_comm_free, api_sum_start, api_sum_test, api_sum_end,
 };
