@@ -129,7 +129,8 @@ void pp_grad_zero(pp_rank *r);
  * stage, one per replica) and leaves the sum in each member's gradient buffers: a blocking all-reduce. Sums, does
  * not average: scale the loss by 1/(D*M) instead. Call it once per chunk per step, after the chunk's last
  * backward (both halves when split) and before pp_optimizer_step; every member must reduce its chunks in the same
- * order. Virtual time: a ring all-reduce of B gradient bytes costs 2(D-1)*alpha + 2(D-1)/D * B * beta
+ * order: when members name different chunks, or one returns from its step without the reduce, every member that
+ * called it fails when it waits, naming the other replica (the same report on every run). Virtual time: a ring all-reduce of B gradient bytes costs 2(D-1)*alpha + 2(D-1)/D * B * beta
  * (--reduce-alpha, --reduce-beta); it starts once every member has called it and the group's previous reduce is
  * done, runs on its own lane (compute and messages go on), and this call returns at its end. Free at D = 1. */
 void pp_grad_reduce(pp_rank *r, int chunk);

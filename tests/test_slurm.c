@@ -45,12 +45,20 @@ Test(slurm, grading_inside_an_allocation_matches_threads, .timeout = 300) {
     tmp_remove();
 }
 
-/* docs/slurm/pplab.sbatch, shown verbatim in docs/multinode.md, submitted as a course would: its run prints what
- * the threads run prints, and its grading is the threads' grading. */
+/* docs/slurm/pplab.sbatch, shown verbatim in docs/multinode.md, submitted as a course would (with the solutions in
+ * place of the labs): its run prints what the threads run prints, and its grading is the threads' grading. */
 Test(slurm, the_documented_batch_script, .timeout = 300) {
     need_slurm();
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/docs/slurm/pplab.sbatch", g_root);
+    char *script = file_read(path, NULL);
+    snprintf(path, sizeof path, "%s/docs/multinode.md", g_root);
+    char *doc = file_read(path, NULL);
+    cr_assert(script && doc, "docs/slurm/pplab.sbatch or docs/multinode.md is missing");
+    cr_expect(strstr(doc, script), "docs/multinode.md does not show docs/slurm/pplab.sbatch verbatim");
+    free(script), free(doc);
     char cmd[4 * PATH_MAX], id[64];
-    snprintf(cmd, sizeof cmd, "cd '%s' && sbatch --parsable --wait --output='%s/batch.out' docs/slurm/pplab.sbatch",
+    snprintf(cmd, sizeof cmd, "cd '%s' && IMPL=solutions sbatch --parsable --wait --output='%s/batch.out' docs/slurm/pplab.sbatch",
              g_root, g_tmp);
     test_capture(cmd, id, sizeof id);
     id[strcspn(id, "\n;")] = 0;

@@ -507,16 +507,16 @@ static void *watch_run(void *arg) {
             for (int r = 1; r < c->size; r++) lost += !byes[r] && t - c->heard[r] > silent;
             if (lost && !__atomic_load_n(&c->lost, __ATOMIC_ACQUIRE)) {
                 char *text = pp__xmalloc(MP_TEXT);
-                size_t len = text_add(text, MP_TEXT, 0, "lost %d rank%s: nothing heard from", lost, lost > 1 ? "s" : "");
+                size_t len = text_add(text, MP_TEXT, 0, "nothing heard for %.1f s (--deadline) from", silent);
                 for (int r = 1, k = 0; r < c->size; r++)
                     if (!byes[r] && t - c->heard[r] > silent) {
                         char who[48];
                         len = text_add(text, MP_TEXT, len, "%s %s (on %s)", k++ ? "," : "",
                                        pp__rank_label(w, r, who, sizeof who), c->hosts[r]);
                     }
-                text_add(text, MP_TEXT, len, " for %.1f s (--deadline): their node or its network failed, or their "
-                         "processes were stopped\nHINT: check the node and the link to it (ping it from %s); the "
-                         "schedule itself is not at fault", silent, c->hosts[0]);
+                text_add(text, MP_TEXT, len, ": %s node or its network failed, or %s stopped\nHINT: check the "
+                         "node and the link to it (ping it from %s); the schedule itself is not at fault",
+                         lost > 1 ? "their" : "its", lost > 1 ? "their processes were" : "its process was", c->hosts[0]);
                 __atomic_store_n(&c->lost, text, __ATOMIC_RELEASE);
             }
         }
