@@ -23,7 +23,8 @@
     X(PP_ERR_IO, "I/O error")                                                     \
     X(PP_ERR_SANDBOX, "refused by the sandbox")                                   \
     X(PP_ERR_LIMIT, "resource limit")                                             \
-    X(PP_ERR_LOST, "ranks lost")
+    X(PP_ERR_LOST, "ranks lost")                                                  \
+    X(PP_ERR_INTERNAL, "pplab or the machine failed")
 
 typedef enum {
 #define PP__ENUM(name, msg) name,

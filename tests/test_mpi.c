@@ -496,3 +496,29 @@ Test(mpi_grade, an_ended_test_leaves_nothing_behind, .timeout = 240) {
     free(shm_before);
     tmp_remove();
 }
+
+/* A grade that rests on the kit's failure is no grade: with an mpirun that ends without starting anything (a
+ * broken MPI installation), every test says why, the summary says the score is none, and pplab grade exits 3,
+ * not the 1 of a submission that lost points. */
+Test(mpi_grade, a_test_the_kit_could_not_run_is_no_grade, .timeout = 120) {
+    need_mpi();
+    char fake[PATH_MAX + 32], cmd[4 * PATH_MAX];
+    snprintf(fake, sizeof fake, "%s/bin", g_tmp);
+    cr_assert_eq(mkdir(fake, 0755), 0);
+    snprintf(cmd, sizeof cmd, "printf '#!/bin/sh\\nexit 1\\n' > '%s/mpirun' && chmod 755 '%s/mpirun'", fake, fake);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && env PATH='%s':\"$PATH\" '%s/pplab' grade --impl solutions --lab gpipe "
+             "--transport mpi --json '%s/broken.json' > '%s/broken.out' 2>&1", g_root, fake, g_build, g_tmp, g_tmp);
+    int rc = system(cmd);
+    char *out = out_of("broken", "out");
+    cr_expect(WIFEXITED(rc) && WEXITSTATUS(rc) == 3, "pplab grade exited %d, not 3:\n%s",
+              WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out);
+    cr_expect(strstr(out, "NOT GRADED: ") && strstr(out, "the score above is no grade"), "no word of it:\n%s", out);
+    cJSON *j = json_of("broken");
+    const cJSON *t = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "tests"), 0);
+    cr_expect(strstr(str_of(t, "error"), "mpirun ended (status 1) before rank 0 reported the run"), "%s",
+              str_of(t, "error"));
+    cJSON_Delete(j);
+    free(out);
+    tmp_remove();
+}

@@ -27,7 +27,8 @@ static const char usage[] =
     "--unsafe-no-sandbox is given.\n";
 
 static const char notes[] = "Exit status 0 iff full marks, 1 when a point was lost, 2 for a usage error, a bad "
-                           "configuration file\nor a report that could not be written.\n";
+                           "configuration file\nor a report that could not be written, 3 when a test could not be "
+                           "graded (pplab or the machine\nfailed, not the submission: the score is no grade).\n";
 
 /* Everything `pplab grade` parses. */
 typedef struct grade_opts {
@@ -253,8 +254,12 @@ static int grade_main(int argc, char **argv) {
     if (junit && pp__report_junit(junit, res, n, impl, backend)) rc = 2;
     if (gs && pp__report_gradescope(gs, res, n, impl, backend)) rc = 2;
     double score = 0, max = 0;
-    for (int i = 0; i < n; i++) score += res[i].score, max += res[i].max;
-    if (!rc) rc = score == max ? 0 : 1;
+    int ungraded = 0;
+    for (int i = 0; i < n; i++) score += res[i].score, max += res[i].max, ungraded += pp__test_ungraded(&res[i]);
+    if (ungraded)
+        printf("NOT GRADED: %d test%s failed in pplab or the machine, not in the submission (see each one's error): "
+               "the score above is no grade; fix the cause and grade again\n", ungraded, ungraded > 1 ? "s" : "");
+    if (!rc) rc = ungraded ? 3 : score == max ? 0 : 1;
     free(res);
     free(cfgs);
     return rc;

@@ -60,6 +60,12 @@ typedef struct pp_test_result {
     char output_tail[1500]; /* the last lines the student's code printed (filled by the parent) */
 } pp_test_result;
 
+/* 1 when r's test could not be graded: pplab or the machine failed (a supervisor or reference process that died,
+ * mpirun that would not start, ranks lost with their node), not the submission, so its points are no grade. */
+static inline int pp__test_ungraded(const pp_test_result *r) {
+    return r->status == PP_ERR_INTERNAL || r->status == PP_ERR_LOST;
+}
+
 /* Adds a check to r (points earned = passed ? max : 0, unless partial is set by the caller afterwards). */
 pp_check *pp__check_add(pp_test_result *r, const char *name, double max, int passed, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));

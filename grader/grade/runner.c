@@ -390,7 +390,7 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
         res.P = tc->P, res.v = tc->v;
         if (over || unstarted) {
             /* in the graded run's file, which the grader reads first */
-            res.status = over ? PP_ERR_TIMEOUT : PP_ERR_IO;
+            res.status = over ? PP_ERR_TIMEOUT : PP_ERR_INTERNAL;
             if (unstarted)
                 snprintf(res.error, sizeof res.error, "mpirun did not start the test's %d ranks within %d s: the "
                          "machine is overloaded, or Open MPI cannot start processes here (try mpirun -np 2 "
@@ -401,8 +401,10 @@ static void mpi_execute(const pp_test_config *tc, const pp_impl *impl, const cha
         struct stat fs;
         if (stat(path, &fs) == 0 && fs.st_size > 0) continue;
         /* no rank 0 report: say why in its place */
-        res.status = pid < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127) ? PP_ERR_IO : PP_ERR_CRASH;
-        if (res.status == PP_ERR_IO)
+        /* mpirun, and every process below it, is the kit's: a submission's crash is its driver's, which its rank
+         * reports */
+        res.status = PP_ERR_INTERNAL;
+        if (pid < 0 || (WIFEXITED(st) && WEXITSTATUS(st) == 127))
             snprintf(res.error, sizeof res.error, "mpirun could not be started: install openmpi-bin (Open MPI) or "
                      "grade with --transport threads");
         else
@@ -737,7 +739,7 @@ static int reference_read(pp_runner_job *j, int steps, pp_reference *ref, pp_sta
     memset(ref, 0, sizeof *ref);
     int st = reference_end(j, 1);
     if (st < 0) return 0;
-    *st_out = PP_ERR_CRASH;
+    *st_out = PP_ERR_INTERNAL;
     if (WIFSIGNALED(st)) {
         snprintf(err, errlen, "the grader's reference process died of signal %d (%s) before its result: %s",
                  WTERMSIG(st), strsignal(WTERMSIG(st)),
@@ -794,7 +796,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     int files_ok = capfd >= 0 && job_file(j->res_path, sizeof j->res_path, j->dir, "result") == 0 &&
                    (!tc->recompute || job_file(j->plain_path, sizeof j->plain_path, j->dir, "plain") == 0);
     if (!files_ok) {
-        fail_whole(out, tc, PP_ERR_IO, "cannot create the test's capture and result files: check $TMPDIR (or /tmp)");
+        fail_whole(out, tc, PP_ERR_INTERNAL, "cannot create the test's capture and result files: check $TMPDIR (or /tmp)");
         if (capfd >= 0) close(capfd);
         job_dir_remove(j->dir);
         free(j);
@@ -910,7 +912,7 @@ static void grade_run(pp_runner_job *j, pp_test_result *out) {
     /* a failed run needs no reference (pp__runner_finish stops it) */
     int got = ok && res.status == PP_OK ? reference_read(j, rc.steps, &ref, &ref_st, err, sizeof err) : 0;
     if (!ok) {
-        fail_whole(out, tc, PP_ERR_IO, "the test's supervisor ended without a report of its run: this is a bug in "
+        fail_whole(out, tc, PP_ERR_INTERNAL, "the test's supervisor ended without a report of its run: this is a bug in "
                    "pplab, or the machine ran out of memory or disk");
     } else if (got < 0 && res.status == PP_OK) {
         pp__checks_failed_run(&rc, ref_st, err, NULL, NULL, out);
@@ -933,7 +935,7 @@ static void grade_warmup(const pp_runner_job *j, pp_test_result *out) {
     pp_wire_in r;
     if (!buf || file_open(&r, buf, len, j->token, KIND_WARMUP)) {
         free(buf);
-        fail_whole(out, &j->tc, PP_ERR_IO, "the warm-up's supervisor ended without its answers: this is a bug in "
+        fail_whole(out, &j->tc, PP_ERR_INTERNAL, "the warm-up's supervisor ended without its answers: this is a bug in "
                    "pplab, or the machine ran out of memory or disk");
         return;
     }
@@ -943,7 +945,7 @@ static void grade_warmup(const pp_runner_job *j, pp_test_result *out) {
     uint64_t n = pp__wire_get_u64(&r);
     const void *rec = pp__wire_view(&r, n);
     if (r.bad) {
-        fail_whole(out, &j->tc, PP_ERR_IO, "the warm-up's answers are malformed: this is a bug in pplab");
+        fail_whole(out, &j->tc, PP_ERR_INTERNAL, "the warm-up's answers are malformed: this is a bug in pplab");
     } else if (st != PP_OK) {
         out->crashed = st == PP_ERR_CRASH;
         fail_whole(out, &j->tc, st, err);
@@ -1008,7 +1010,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     long cap_size = 0;
     char msg[400];
     if (j->pid < 0) {
-        fail_whole(out, tc, PP_ERR_IO, "cannot fork a test process: too many processes?");
+        fail_whole(out, tc, PP_ERR_INTERNAL, "cannot fork a test process: too many processes?");
     } else if (timed_out) {
         out->timed_out = 1;
         read_tail(j, out->output_tail, sizeof out->output_tail, &cap_size);
@@ -1021,7 +1023,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         out->crashed = 1;
         snprintf(msg, sizeof msg, "the test's supervisor died of signal %d (%s): this is a bug in pplab, or the "
                  "machine ran out of memory", WTERMSIG(status), strsignal(WTERMSIG(status)));
-        fail_whole(out, tc, PP_ERR_CRASH, msg);
+        fail_whole(out, tc, PP_ERR_INTERNAL, msg);
     } else if (!strcmp(tc->lab, "warmup")) {
         grade_warmup(j, out);
     } else {

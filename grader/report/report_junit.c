@@ -54,6 +54,7 @@ static int is_error(const pp_test_result *r) {
     case PP_ERR_BACKEND:
     case PP_ERR_NODEVICE:
     case PP_ERR_LOST:
+    case PP_ERR_INTERNAL:
         return 1;
     default:
         return 0;
