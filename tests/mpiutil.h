@@ -79,6 +79,16 @@ static inline char *file_read(const char *path, size_t *len) {
     return buf;
 }
 
+/* system(cmd): its exit status (128 when killed) and, in *secs when given, the wall seconds it took. */
+static inline int timed_system(const char *cmd, double *secs) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = system(cmd);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (secs) *secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
 /* Runs `pplab run <args>` (under mpirun -np P when np > 0) with a hard time limit; stdout, stderr, gradients
  * and trace land in <tmp>/<name>.{out,err,grads,csv}. Returns the exit status and the wall seconds. */
 static inline int pplab_run(const char *name, int np, const char *args, double *secs) {
@@ -89,12 +99,7 @@ static inline int pplab_run(const char *name, int np, const char *args, double *
              "cd '%s' && timeout 120 %s'%s/pplab' run %s --dump-grads '%s/%s.grads' --trace '%s/%s.csv' "
              "> '%s/%s.out' 2> '%s/%s.err'",
              g_root, launch, g_build, args, g_tmp, name, g_tmp, name, g_tmp, name, g_tmp, name);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = system(cmd);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (secs) *secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+    return timed_system(cmd, secs);
 }
 
 static inline char *out_of(const char *name, const char *ext) {
@@ -211,12 +216,7 @@ static inline int pplab_grade(const char *impl, const char *lab, const char *tra
              "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 120 %s '%s/pplab' grade --impl %s --lab %s --config "
              "'%s' --only-config --transport %s %s --quiet --json '%s/%s.json' > '%s/%s.out' 2>&1",
              g_root, prefix, g_build, impl, lab, cfg, transport, extra, g_tmp, transport, g_tmp, transport);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int rc = system(cmd);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (secs) *secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+    return timed_system(cmd, secs);
 }
 
 static inline cJSON *json_of(const char *transport) {
