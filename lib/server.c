@@ -11,6 +11,7 @@
 #include "comm.h"
 #include "rank.h"
 #include "rpc.h"
+#include "text.h"
 #include "wire.h"
 #include "host.h"
 
@@ -27,6 +28,7 @@ struct pp_server {
     pp_tensor foreign_tensor;
     pp_stash foreign_stash;
     pp_request foreign_request;
+    char symbol[64];             /* the lab's step function, as the grader named it */
 };
 
 static const char *kind_name[NKINDS] = {"", "tensor", "stash", "request"};
@@ -38,6 +40,7 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
                        .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg), .replica = rank / cfg->P,
                        .D = cfg->D};
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
+    snprintf(s->symbol, sizeof s->symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     f.spin_ns = cpus >= 2L * cfg->P * cfg->D ? 20000 : 0;
@@ -135,7 +138,7 @@ static void *handle_get(pp_server *s, pp_rank *r, pp_handle_kind k, uint64_t h, 
 
 /* ---- requests ------------------------------------------------------------------------------------------ */
 
-static void malformed(pp_rank *r, unsigned op) {
+static void __attribute__((noreturn)) malformed(pp_rank *r, unsigned op) {
     pp__rank_abort(r, PP_ERR_SANDBOX, "a schedule talks to pplab only through pp.h",
                    "the schedule's channel to pplab carried a malformed request (op %u): was the driver's memory "
                    "overwritten?", op);
@@ -161,6 +164,51 @@ static void __attribute__((noreturn)) driver_ended(pp_rank *r, pp_server *s) {
 
 /* Runs one request (any but PP_RPC_NEXT) on rank r and answers it: a post is counted served, a call gets
  * PP_REPLY_OK (no results: the driver made the handles itself). A refused one does not return. */
+int pp__server_stop_reason(unsigned op, pp_wire_in *in, const char *who, const char *symbol, pp_status *st,
+                           const char **hint, char *msg, size_t len) {
+    uint32_t code = pp__wire_get_u32(in, 1, PP_STOP_COUNT - 1);
+    long long arg = pp__wire_get_i64(in, -1, 1 << 20);
+    char text[PP_RPC_TEXT_MAX + 1], detail[3 * PP_RPC_TEXT_MAX];
+    pp__wire_get_str(in, text, sizeof text);
+    if (in->bad) return -1;
+    char *said = text[0] ? pp__text_quote(text, sizeof text) : NULL;
+    snprintf(detail, sizeof detail, "%s%s", said ? "; the driver said:\n" : "", said ? said : "");
+    free(said);
+    const char *api = code == PP_STOP_FOREIGN_RANK ? pp__rpc_api((int)arg) : NULL;
+    const char *why = arg > 0 && arg < 4096 ? strerror((int)arg) : "no reason given";
+    *hint = NULL;
+    if (op == PP_RPC_MISUSE && api) {
+        *st = PP_ERR_USAGE;
+        snprintf(msg, len, "%s: r is not this rank's handle; pass the pp_rank * your step function received%s", api,
+                 detail);
+    } else if (op == PP_RPC_MISUSE && code == PP_STOP_NO_STEP) {
+        *st = PP_ERR_USAGE;
+        snprintf(msg, len, "the lab's file does not define %s(): keep the function name the lab gives%s", symbol,
+                 detail);
+    } else if (op == PP_RPC_LOAD_FAILED && code == PP_STOP_OBJECT) {
+        *st = PP_ERR_SANDBOX;
+        snprintf(msg, len, "%s driver refused the lab's object%s", who, detail);
+    } else if (op == PP_RPC_SETUP_FAILED && (code == PP_STOP_LOCKDOWN || code == PP_STOP_SEAL)) {
+        *st = PP_ERR_SANDBOX;
+        *hint = "see docs/design.md, section \"The trust boundary\", for what the sandbox needs";
+        snprintf(msg, len, "%s driver could not lock itself down (%s): %s%s", who,
+                 code == PP_STOP_SEAL ? "its filter after the lab's object loaded" : "before it read the lab's object",
+                 why, detail);
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* A driver stopped the run for a reason of its own: the rank fails with this side's sentence for it. */
+static void __attribute__((noreturn)) driver_stopped(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    char msg[4 * PP_RPC_TEXT_MAX];
+    const char *hint;
+    pp_status st;
+    if (pp__server_stop_reason(op, in, "the schedule's", s->symbol, &st, &hint, msg, sizeof msg)) malformed(r, op);
+    pp__rank_abort(r, st, hint, "%s", msg);
+}
+
 static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     uint64_t a, b;
     int x, y;
@@ -283,21 +331,13 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         (void)pp_virtual_stage(r, x); /* the driver asks only for a chunk it found out of range */
         break;
     case PP_RPC_FAIL:
+        pp__wire_get_str(in, text, sizeof text);
+        if (in->bad) malformed(r, op);
+        pp_fail(r, "%s", text);
     case PP_RPC_MISUSE:
     case PP_RPC_SETUP_FAILED:
     case PP_RPC_LOAD_FAILED:
-        pp__wire_get_str(in, text, sizeof text);
-        if (in->bad) malformed(r, op);
-        /* a text of the driver's own is one line: only pp_fail's message is the student's to shape (the reports
-         * mark its later lines as the student's) */
-        for (char *t = text; op != PP_RPC_FAIL && *t; t++)
-            if (*t == '\n' || *t == '\r') *t = ' ';
-        if (op == PP_RPC_FAIL) pp_fail(r, "%s", text);
-        if (op == PP_RPC_MISUSE) pp__rank_abort(r, PP_ERR_USAGE, NULL, "%s", text);
-        if (op == PP_RPC_LOAD_FAILED)
-            pp__rank_abort(r, PP_ERR_SANDBOX, NULL, "the schedule driver refused the lab's object: %s", text);
-        pp__rank_abort(r, PP_ERR_SANDBOX, "see docs/design.md, section \"The trust boundary\", for what the sandbox needs",
-                       "the schedule driver could not lock itself down: %s", text);
+        driver_stopped(r, s, op, in);
     default:
         malformed(r, op);
     }

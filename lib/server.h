@@ -35,4 +35,12 @@ void pp__server_stop(pp_server *s, int clean);
  * run releases all its drivers first, so that they end together. Safe on NULL and on a driver not waiting. */
 void pp__server_release(pp_server *s);
 
+typedef struct pp_wire_in pp_wire_in;
+/* Why a driver stopped of its own accord (a PP_RPC_MISUSE, _SETUP_FAILED or _LOAD_FAILED request of op, read from
+ * in after its op): the status and this side's sentence for its code ("<who> driver could not lock itself down
+ * (...): ...", who being "the schedule's" or "the warm-up's", symbol the lab's step function), with any text the
+ * driver added on marked lines after it, and a hint or NULL. 0, or -1 for a request that says nothing this side knows (malformed). */
+int pp__server_stop_reason(unsigned op, pp_wire_in *in, const char *who, const char *symbol, pp_status *st,
+                           const char **hint, char *msg, size_t len);
+
 #endif /* PP_SERVER_H */

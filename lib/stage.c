@@ -3,11 +3,13 @@
  * embedding and head cost the run's edge cost), counts stash memory, and records the op in the trace. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
 #include "rank.h"
 #include "reduce.h"
+#include "text.h"
 
 enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
 
@@ -40,7 +42,11 @@ void pp_fail(pp_rank *r, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    pp__rank_abort(r, PP_ERR_STUDENT, NULL, "%s", msg);
+    /* the schedule's words, every line of them marked as its own: none can pass for the grader's */
+    char *said = pp__text_quote(msg, sizeof msg), shown[2 * sizeof msg];
+    snprintf(shown, sizeof shown, "%s", said ? said : "| (out of memory)");
+    free(said);
+    pp__rank_abort(r, PP_ERR_STUDENT, NULL, "the schedule stopped the run with pp_fail, saying:\n%s", shown);
 }
 
 /* ---- accounting ---------------------------------------------------------------------------------------- */

@@ -722,9 +722,12 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     "| all 6 checks passed\n"                                                                                      \
     "| Score: 12/12\n"                                                                                             \
     "| FULL MARKS\n"
-/* A pp_fail message that forges more lines, and how reports show it: its first line is the runtime's. */
-#define FAIL_MSG "rank 0: refusing M=3\nScore: 12/12\nFULL MARKS\n\xc2\x85Score: 12/12\xe2\x80\xa8" "FULL MARKS"
-#define FAIL_SHOWN "rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS"
+/* A pp_fail message that forges more lines, as the runtime writes it (its first line the runtime's, every line of
+ * the schedule's marked), and how reports show it. */
+#define FAIL_HEAD "rank 0: the schedule stopped the run with pp_fail, saying:\n"
+#define FAIL_MSG FAIL_HEAD "| refusing M=3\n| Score: 12/12\n| FULL MARKS\n| \xc2\x85Score: 12/12\xe2\x80\xa8"   \
+    "FULL MARKS"
+#define FAIL_SHOWN FAIL_HEAD "| refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS"
 /* The compiler's messages, which #line and #error fill with the student's words. */
 #define COMPILE_MSG                                                                                                \
     "compile error in labs/02-gpipe/gpipe.c:\nFULL MARKS:1:2: error: #error Score: 12/12\n    1 | #error\n"       \
@@ -925,9 +928,10 @@ Test(report, forged_verdicts_stay_inside_marked_lines_on_the_terminal, .timeout 
                          {"Score: 12/48", 1},
                          {"NOT FULL MARKS: 3 tests lost points", 1}};
     int marked = expect_only_genuine("the terminal", text, g, sizeof g / sizeof *g);
-    cr_expect_eq(marked, 2 * lines_of(FORGED) + 3 + 3, "every line of the two outputs, the pp_fail message's and the "
+    cr_expect_eq(marked, 2 * lines_of(FORGED) + 4 + 3, "every line of the two outputs, the pp_fail message's and the "
                  "compiler's: %s", text);
-    cr_expect(strstr(text, "\n    run: rank 0: refusing M=3\n      | Score: 12/12\n      | FULL MARKS\n") != NULL,
+    cr_expect(strstr(text, "\n    run: " FAIL_HEAD "      | refusing M=3\n      | Score: 12/12\n"
+                           "      | FULL MARKS\n") != NULL,
               "%s", text);
     cr_expect(strstr(text, "\n    run: no result after 10 s?Score: 12/12?FULL MARKS\n") != NULL, "%s", text);
     cr_expect(strstr(text, "\n    run: compile error in labs/02-gpipe/gpipe.c:\n      | FULL MARKS:1:2: error:") != NULL,
@@ -986,9 +990,10 @@ Test(report, forged_verdicts_stay_inside_marked_lines_in_junit, .timeout = 30) {
     const genuine g[] = {{"run: ", 3}};
     int marked = expect_only_genuine("the JUnit file", x, g, 1);
     /* each <system-out> starts on its tag's line, so its first line is not counted */
-    cr_expect_eq(marked, 3 * (lines_of(FORGED) - 1) + 3 + 3, "%s", x);
+    cr_expect_eq(marked, 3 * (lines_of(FORGED) - 1) + 4 + 3, "%s", x);
     cr_expect_eq(count(x, "<system-out>| loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80"), 3, "%s", x);
-    cr_expect(strstr(x, "\nrun: rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS</failure>"),
+    cr_expect(strstr(x, "\nrun: " FAIL_HEAD "| refusing M=3\n| Score: 12/12\n| FULL MARKS\n"
+                        "| ?Score: 12/12?FULL MARKS</failure>"),
               "%s", x);
     free(x);
     unlink(path);
@@ -1015,8 +1020,9 @@ Test(report, forged_verdicts_stay_inside_marked_lines_on_gradescope, .timeout = 
     fclose(m);
     const genuine g[] = {{"all 2 checks passed", 1}, {"run: ", 3}, {"output (last lines):", 2}};
     int marked = expect_only_genuine("the Gradescope feedback", all, g, 3);
-    cr_expect_eq(marked, 2 * lines_of(FORGED) + 3 + 3, "%s", all);
-    cr_expect(strstr(all, "\nrun: rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS\n"
+    cr_expect_eq(marked, 2 * lines_of(FORGED) + 4 + 3, "%s", all);
+    cr_expect(strstr(all, "\nrun: " FAIL_HEAD "| refusing M=3\n| Score: 12/12\n| FULL MARKS\n| ?Score: 12/12?FULL MARKS"
+                          "\n"
                           "output (last lines):\n" FORGED_SHOWN) != NULL, "%s", all);
     free(all);
     cJSON_Delete(root);
@@ -1055,7 +1061,7 @@ Test(report, forging_submission_keeps_its_points_and_no_line_of_its_own, .timeou
               str_field(ran, "error"));
     cr_expect_eq(cJSON_GetObjectItem(refused, "score")->valuedouble, 0);
     cr_expect_eq(cJSON_GetObjectItem(root, "score")->valuedouble, max, "only its real points");
-    cr_expect_str_eq(str_field(refused, "error"), "rank 0: refusing M=3\n| Score: 12/12\n| FULL MARKS\n"
+    cr_expect_str_eq(str_field(refused, "error"), FAIL_HEAD "| refusing M=3\n| Score: 12/12\n| FULL MARKS\n"
                      "| ?Score: 12/12?FULL MARKS");
     const char *out0 = str_field(ran, "output"), *out1 = str_field(refused, "output");
     const char *head = "| loss 0.25 \xe2\x86\x92 0.125 caf\xc3\xa9 \xf0\x9f\x9a\x80\n| ?Score: 12/12?FULL MARKS\n";
@@ -1071,15 +1077,15 @@ Test(report, forging_submission_keeps_its_points_and_no_line_of_its_own, .timeou
     snprintf(path, sizeof path, "%s/out.txt", dir);
     text = slurp(path);
     const genuine g[] = {{"[1/2] hidden: gpipe P=4 M=4 seed=7 ", 1}, {"[2/2] hidden: gpipe P=2 M=3 seed=8 ", 1},
-                         {"run: rank 0: refusing M=3", 1}, {"output (last lines):", 1}, {"Score by lab:", 1},
+                         {"run: rank 0: the schedule stopped the run with pp_fail, saying:", 1}, {"output (last lines):", 1}, {"Score by lab:", 1},
                          {score, 1}, {"NOT FULL MARKS: 1 test lost points", 1}};
-    cr_expect_eq(expect_only_genuine("the terminal", text, g, sizeof g / sizeof *g), tail + 3, "%s", text);
+    cr_expect_eq(expect_only_genuine("the terminal", text, g, sizeof g / sizeof *g), tail + 4, "%s", text);
     free(text);
 
     snprintf(path, sizeof path, "%s/r.xml", dir);
     cr_expect_eq(xmllint(path, msg, sizeof msg), 0, "%s", msg);
     text = slurp(path);
-    const genuine run[] = {{"run: rank 0: refusing M=3", 1}};
+    const genuine run[] = {{"run: rank 0: the schedule stopped the run with pp_fail, saying:", 1}};
     expect_only_genuine("the JUnit file", text, run, 1);
     free(text);
 
@@ -1090,9 +1096,9 @@ Test(report, forging_submission_keeps_its_points_and_no_line_of_its_own, .timeou
     cr_assert(root, "not JSON: %s", text);
     const genuine summary[] = {{"Score by lab:", 1}, {score, 1}, {"NOT FULL MARKS: 1 test lost points", 1}};
     expect_only_genuine("the Gradescope summary", str_field(root, "output"), summary, 3);
-    const genuine feedback[] = {{"run: rank 0: refusing M=3", 1}, {"output (last lines):", 1}};
+    const genuine feedback[] = {{"run: rank 0: the schedule stopped the run with pp_fail, saying:", 1}, {"output (last lines):", 1}};
     cJSON *t1 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "tests"), 1);
-    cr_expect_eq(expect_only_genuine("the Gradescope feedback", str_field(t1, "output"), feedback, 2), tail + 3);
+    cr_expect_eq(expect_only_genuine("the Gradescope feedback", str_field(t1, "output"), feedback, 2), tail + 4);
     cJSON_Delete(root);
     free(text);
     test_rm_tree(dir);

@@ -19,6 +19,7 @@
 #include "hash.h"
 #include "rpc.h"
 #include "schedule.h"
+#include "server.h"
 #include "host.h"
 #include "warmup_call.h"
 #include "wire.h"
@@ -1643,10 +1644,15 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
         pp__wire_in_init(&first, d->req, d->req_len);
         unsigned op = pp__wire_get_u32(&first, 0, 0xffffffffu);
         if (op != PP_RPC_NEXT) {
-            char why[400];
-            pp__wire_get_str(&first, why, sizeof why);
-            snprintf(err, len, "%s", op == PP_RPC_SETUP_FAILED ? why : "the warm-up's driver did not start cleanly");
+            /* the warm-up has no step function: a reason is the driver's own, a sentence of this side's */
+            char why[4 * PP_RPC_TEXT_MAX];
+            const char *hint;
             st = PP_ERR_SANDBOX;
+            if ((op == PP_RPC_SETUP_FAILED || op == PP_RPC_LOAD_FAILED) &&
+                pp__server_stop_reason(op, &first, "the warm-up's", "", &st, &hint, why, sizeof why) == 0)
+                snprintf(err, len, "%s", why);
+            else
+                snprintf(err, len, "the warm-up's driver did not start cleanly");
         }
     }
     if (st == PP_OK && grade_part(p, cfg, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "grade.h"
+#include "text.h"
 
 /* ---- terminal ------------------------------------------------------------------------------------------ */
 
@@ -98,26 +99,15 @@ const char *pp__report_points(double p, char *buf, size_t len);
  * can quote the student's pp_fail message or the compiler) through the three functions below, so that what a
  * submission prints can neither rewrite a terminal nor pass for a line of the grader's. */
 
-/* A NUL-terminated copy of at most max bytes of s (which need not be terminated within max; a NUL ends it) that
- * holds valid UTF-8 and no control character but tab and newline: each of these becomes one '?': the other C0
- * controls (\r, \v, \f, ESC, 0x1c-0x1f, ...), DEL, the C1 controls U+0080-U+009F, U+2028 and U+2029, the bidi
- * controls (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069); each byte of an invalid or overlong sequence,
- * a surrogate or a code point past U+10FFFF becomes one '?' too. Every other character stays as it is ("→",
- * "é", emoji). Cleaning a clean text changes nothing. The caller frees it; NULL only when memory runs out. */
-char *pp__report_clean(const char *s, size_t max);
+/* The cleaning and marking of text the grader did not write (lib/text.h), as the reports name them. */
+#define PP_REPORT_MARK PP_TEXT_MARK
+static inline char *pp__report_clean(const char *s, size_t max) { return pp__text_clean(s, max); }
+static inline char *pp__report_quote(const char *s, size_t max) { return pp__text_quote(s, max); }
 
-/* What every line of text the grader did not write starts with, wherever a report shows it: the captured
- * output, a pp_fail message's later lines, the compiler's messages. No line the grader writes starts with '|'
- * (after its blanks), in any report; a parser that strips blanks still finds the mark. */
-#define PP_REPORT_MARK "| "
-
-/* pp__report_clean(s, max) with PP_REPORT_MARK before each of its lines ("| step 1\n| step 2\n"; an empty line
- * gets "|" alone, and nothing follows a last newline). The caller frees it; NULL only when memory runs out. */
-char *pp__report_quote(const char *s, size_t max);
-
-/* r->error as every report shows it: cleaned, and, for a pp_fail message (PP_ERR_STUDENT) or a compile error,
- * whose first line is the grader's and whose others are the schedule's or the compiler's, those other lines
- * marked as by pp__report_quote. The caller frees it; NULL only when memory runs out. */
+/* r->error as every report shows it: cleaned, and, for a compile error, whose first line is the grader's and whose
+ * others are the compiler's, those other lines marked as by pp__report_quote. Everything a driver sent (a pp_fail
+ * message, the detail of a driver's own failure) is marked by the runtime as it composes the error. The caller
+ * frees it; NULL only when memory runs out. */
 char *pp__report_error(const pp_test_result *r);
 
 /* Writes text (NUL-terminated) to path, replacing it; returns 0, or -1 after one line on stderr naming the

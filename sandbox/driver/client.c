@@ -114,11 +114,22 @@ static void __attribute__((noreturn)) stall(void) {
     for (;;) pause();
 }
 
-void pp__drv_fatal(int op, const char *msg) {
+void pp__drv_fail(const char *msg) {
+    pp_wire w;
+    unsigned st;
+    pp__drv_begin(&w, PP_RPC_FAIL);
+    pp__wire_str(&w, msg, PP_RPC_TEXT_MAX);
+    pp__drv_call(&w, &st);
+    stall();
+}
+
+void pp__drv_stop(int op, int code, long arg, const char *detail) {
     pp_wire w;
     unsigned st;
     pp__drv_begin(&w, op);
-    pp__wire_str(&w, msg, PP_RPC_TEXT_MAX);
+    pp__wire_u32(&w, (uint32_t)code);
+    pp__wire_i64(&w, arg);
+    pp__wire_str(&w, detail ? detail : "", PP_RPC_TEXT_MAX);
     pp__drv_call(&w, &st);
     stall();
 }
@@ -126,10 +137,7 @@ void pp__drv_fatal(int op, const char *msg) {
 /* A pp_rank pointer other than the one the step function received: the runtime reports it like any misuse. */
 static void check_rank(const pp_rank *r, const char *api) {
     if (r == &the_rank && r->magic == RANK_MAGIC) return;
-    char msg[200];
-    snprintf(msg, sizeof msg, "%s: r is not this rank's handle; pass the pp_rank * your step function received",
-             api);
-    pp__drv_fatal(PP_RPC_MISUSE, msg);
+    pp__drv_stop(PP_RPC_MISUSE, PP_STOP_FOREIGN_RANK, pp__rpc_api_index(api), NULL);
 }
 
 static uint64_t id_of(const void *p) { return (uint64_t)(uintptr_t)p; }
@@ -349,5 +357,5 @@ void pp_fail(pp_rank *r, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt ? fmt : "(no message)", ap);
     va_end(ap);
-    pp__drv_fatal(PP_RPC_FAIL, msg);
+    pp__drv_fail(msg);
 }

@@ -31,8 +31,11 @@ extern pp_chan *pp__drv_chan;
 void pp__drv_begin(pp_wire *w, int op);
 pp_wire_in pp__drv_call(pp_wire *w, unsigned *status);
 void pp__drv_end(void);
-/* Sends a request the runtime answers by stopping the run (pp_fail, a misuse), and waits for the end. */
-void pp__drv_fatal(int op, const char *msg) __attribute__((noreturn));
+/* Sends pp_fail's message, a request the runtime answers by stopping the run, and waits for the end. */
+void pp__drv_fail(const char *msg) __attribute__((noreturn));
+/* Stops the run for a reason of the driver's own (op PP_RPC_MISUSE, _SETUP_FAILED or _LOAD_FAILED, a pp_stop_code
+ * and its argument; detail: what the runtime shows as the submission's, or NULL), and waits for the end. */
+void pp__drv_stop(int op, int code, long arg, const char *detail) __attribute__((noreturn));
 
 /* Copies the rank facts out of the channel into the handle the step function receives. */
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f);
@@ -56,11 +59,11 @@ void *pp__drv_aligned_alloc(size_t align, size_t n);
 int pp__drv_posix_memalign(void **p, size_t align, size_t n);
 
 /* Installs the crash and refusal handlers, then (when sandbox) forbids every system call a schedule never
- * needs. Returns 0, or -1 with the reason in err. Runs before any code of the student's. */
+ * needs. Returns 0, or -1 with the reason in err and errno set. Runs before any code of the student's. */
 int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len);
 
 /* After the object is loaded: a second filter that refuses executable memory (mmap and mprotect with
- * PROT_EXEC) and further filters. Returns 0, or -1 with the reason in err. */
+ * PROT_EXEC) and further filters. Returns 0, or -1 with the reason in err and errno set. */
 int pp__drv_seal(char *err, size_t len);
 
 #endif /* PP_DRIVER_H */

@@ -96,6 +96,7 @@ int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_TRAP);
     if (!f) {
         snprintf(err, len, "seccomp_init failed (out of memory?)");
+        errno = ENOMEM;
         return -1;
     }
     int rc = pp__filter_rules(f, getpid());
@@ -106,6 +107,7 @@ int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
     seccomp_release(f);
     if (rc) {
         snprintf(err, len, "the kernel refused the seccomp filter: %s", strerror(-rc));
+        errno = -rc;
         return -1;
     }
     return 0;
@@ -115,6 +117,7 @@ int pp__drv_seal(char *err, size_t len) {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
     if (!f) {
         snprintf(err, len, "seccomp_init failed (out of memory?)");
+        errno = ENOMEM;
         return -1;
     }
     /* no_new_privs is set already; asking again would need prctl, which the first filter refuses */
@@ -126,6 +129,6 @@ int pp__drv_seal(char *err, size_t len) {
     if (!rc) rc = seccomp_rule_add(f, SCMP_ACT_TRAP, SCMP_SYS(seccomp), 0);
     if (!rc) rc = seccomp_load(f);
     seccomp_release(f);
-    if (rc) snprintf(err, len, "the kernel refused the second seccomp filter: %s", strerror(-rc));
+    if (rc) snprintf(err, len, "the kernel refused the second seccomp filter: %s", strerror(-rc)), errno = -rc;
     return rc ? -1 : 0;
 }

@@ -6,6 +6,7 @@
  *   GO    run the rank's step function once (one optimizer step)
  *   CALL  call one warm-up function with the given arguments; its answer travels with the next request
  *   EXIT  leave */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,8 @@ int main(void) {
     pp_chan_facts f = c->facts; /* the student's code may write to the channel later; these stay as given */
     f.symbol[sizeof f.symbol - 1] = 0;
     char err[600];
-    if (pp__drv_lockdown(f.sandbox, f.rank, err, sizeof err)) pp__drv_fatal(PP_RPC_SETUP_FAILED, err);
+    if (pp__drv_lockdown(f.sandbox, f.rank, err, sizeof err))
+        pp__drv_stop(PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN, errno, err);
 
     /* locked down: from here on the object's bytes are read, parsed and run */
     size_t n = 0;
@@ -76,18 +78,14 @@ int main(void) {
     size_t nsyms;
     const pp_loader_symbol *syms = pp__drv_symbols(&nsyms);
     if (!obj || pp__loader_load(&img, obj, n, syms, nsyms, PP_LAB_MAX_IMAGE, err, sizeof err))
-        pp__drv_fatal(PP_RPC_LOAD_FAILED, err);
+        pp__drv_stop(PP_RPC_LOAD_FAILED, PP_STOP_OBJECT, 0, err);
     free(obj);
-    if (f.sandbox && pp__drv_seal(err, sizeof err)) pp__drv_fatal(PP_RPC_SETUP_FAILED, err);
+    if (f.sandbox && pp__drv_seal(err, sizeof err)) pp__drv_stop(PP_RPC_SETUP_FAILED, PP_STOP_SEAL, errno, err);
 
     pp_rank *r = pp__drv_rank_init(&f);
     void (*step)(pp_rank *) = NULL;
-    if (f.mode == PP_CHAN_SCHEDULE && !(*(void **)&step = pp__loader_symbol(&img, f.symbol))) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the lab's file does not define %s(): keep the function name the lab gives",
-                 f.symbol);
-        pp__drv_fatal(PP_RPC_MISUSE, msg);
-    }
+    if (f.mode == PP_CHAN_SCHEDULE && !(*(void **)&step = pp__loader_symbol(&img, f.symbol)))
+        pp__drv_stop(PP_RPC_MISUSE, PP_STOP_NO_STEP, 0, NULL);
     /* the warm-up's functions, each of which a student may have deleted: the grader then fails that part alone */
     pp_warmup_fns fns;
     memset(&fns, 0, sizeof fns);

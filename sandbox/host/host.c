@@ -19,27 +19,29 @@
 
 /* How long a wait for a request sleeps before it checks that the driver still runs. */
 #define ALIVE_POLL_MS 20
-/* Exit status of a child that could not become a driver; its reason is in the channel's reply slot. */
+/* Exit status of a child that could not become a driver. */
 #define SPAWN_FAILED 121
 
 /* ---- in the child, between fork and execve: raw system calls only ------------------------------------- */
 
-static void child_fail(pp_chan *c, const char *what, int err) {
-    /* the reply slot is unused until the first request: the parent reads the reason there */
-    char *out = (char *)c->rep;
-    size_t n = 0, cap = 200;
+/* The child's reason goes into a pipe that execve closes (close-on-exec): what comes out of it was said before
+ * any of the driver's code ran, and so before any of the student's. */
+static void child_fail(int why_fd, const char *what, int err) {
+    char out[200];
+    size_t n = 0, cap = sizeof out;
     for (const char *p = what; *p && n < cap; p++) out[n++] = *p;
     const char *e = strerror(err); /* glibc's table lookup: no allocation for known errors */
     for (const char *p = ": "; *p && n < cap; p++) out[n++] = *p;
     for (const char *p = e; *p && n < cap; p++) out[n++] = *p;
-    out[n] = 0;
+    ssize_t w = write(why_fd, out, n);
+    (void)w;
     _exit(SPAWN_FAILED);
 }
 
 typedef struct child_args {
     const pp_sandbox *sb;
-    pp_chan *c;
     int chan_fd, devnull, out_fd; /* out_fd: the driver's own capture file, or -1 for the caller's output */
+    int why_fd;                   /* the pipe child_fail says why into (close-on-exec) */
     pid_t parent;
 } child_args;
 
@@ -49,7 +51,8 @@ typedef struct child_args {
 static int child(void *arg) {
     const child_args *a = arg;
     pp_sandbox sb = *a->sb; /* a copy on this stack: the descriptors it names move below */
-    pp_chan *c = a->c;
+    int c = fcntl(a->why_fd, F_DUPFD_CLOEXEC, 10);
+    if (c < 0) _exit(SPAWN_FAILED);
     /* any of them may sit on 0..5 already: lift them out of the way, then place them */
     int exe = fcntl(sb.exe_fd, F_DUPFD_CLOEXEC, 10), ch = fcntl(a->chan_fd, F_DUPFD_CLOEXEC, 10),
         nul = fcntl(a->devnull, F_DUPFD_CLOEXEC, 10), obj = sb.obj_fd >= 0 ? fcntl(sb.obj_fd, F_DUPFD_CLOEXEC, 10) : -2;
@@ -58,7 +61,9 @@ static int child(void *arg) {
         dup3(exe, PP_EXE_FD, O_CLOEXEC) < 0 || (obj >= 0 && dup2(obj, PP_OBJ_FD) < 0) ||
         (out >= 0 && (dup2(out, 1) < 0 || dup2(out, 2) < 0)))
         child_fail(c, "dup2", errno);
-    syscall(SYS_close_range, PP_OBJ_FD + 1, ~0u, 0);
+    /* every descriptor above the driver's own goes, but the one to say why in (close-on-exec already) */
+    if (c > PP_OBJ_FD + 1) syscall(SYS_close_range, PP_OBJ_FD + 1, (unsigned)c - 1, 0);
+    syscall(SYS_close_range, (unsigned)c + 1, ~0u, 0);
     sb.exe_fd = PP_EXE_FD;
     sb.obj_fd = obj >= 0 ? PP_OBJ_FD : -1;
     /* dispositions and the signal mask survive execve: start from the defaults (SIGXFSZ stays ignored, so that
@@ -97,10 +102,11 @@ void pp__host_close(pp_sandbox *sb) {
 
 int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f, char *err, size_t len) {
     memset(d, 0, sizeof *d);
-    int fd, devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || pp__chan_create(&d->chan, &fd)) {
+    int fd, devnull = open("/dev/null", O_RDONLY | O_CLOEXEC), why[2] = {-1, -1};
+    if (devnull < 0 || pipe2(why, O_CLOEXEC) || pp__chan_create(&d->chan, &fd)) {
         snprintf(err, len, "cannot make a driver channel: %s", strerror(errno));
         if (devnull >= 0) close(devnull);
+        if (why[0] >= 0) close(why[0]), close(why[1]);
         return -1;
     }
     d->chan->facts = *f;
@@ -119,13 +125,23 @@ int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f,
         snprintf(path, sizeof path, "%s.rank%d", sb->capture, f->rank);
         out_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     }
-    child_args args = {sb, d->chan, fd, devnull, out_fd, getpid()};
+    child_args args = {sb, fd, devnull, out_fd, why[1], getpid()};
     pid_t pid = stack ? clone(child, stack + STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &args) : -1;
     int e = errno;
     free(stack);
     close(fd);
     close(devnull);
+    close(why[1]);
     if (out_fd >= 0) close(out_fd);
+    /* the child has run execve or is ending (CLONE_VFORK): the pipe ends with what it said, if anything */
+    size_t got = 0;
+    for (ssize_t k; pid > 0 && got < sizeof d->spawn_failed - 1; got += (size_t)k)
+        if ((k = read(why[0], d->spawn_failed + got, sizeof d->spawn_failed - 1 - got)) <= 0) {
+            if (k < 0 && errno == EINTR) k = 0;
+            else break;
+        }
+    d->spawn_failed[got] = 0;
+    close(why[0]);
     if (pid < 0) {
         snprintf(err, len, "cannot start a schedule driver: fork: %s", strerror(e));
         pp__chan_unmap(d->chan);
@@ -220,11 +236,9 @@ pp_status pp__driver_death_of(const pp_driver *d, int st, char *msg, size_t len,
     const char *who = warmup ? "the warm-up code" : "the schedule";
     int refused = __atomic_load_n(&d->chan->refused_syscall, __ATOMIC_SEQ_CST);
     *hint = NULL;
-    if (WIFEXITED(st) && WEXITSTATUS(st) == SPAWN_FAILED) {
-        char why[208];
-        memcpy(why, d->chan->rep, sizeof why - 1);
-        why[sizeof why - 1] = 0;
-        snprintf(msg, len, "the schedule driver could not start: %s", why[0] ? why : "(no reason given)");
+    if (d->spawn_failed[0]) {
+        const char *why = d->spawn_failed;
+        snprintf(msg, len, "the schedule driver could not start: %s", why);
         *hint = strstr(why, "Cannot allocate memory")
                     ? "the lab file's static arrays do not fit the schedule's address space (--memory-limit)"
                     : "see docs/design.md, section \"The trust boundary\", for what the sandbox needs (seccomp, a uid "

@@ -26,6 +26,8 @@ typedef struct pp_driver {
     int64_t spin_ns;         /* how long a wait for a request spins before it sleeps */
     size_t memory_limit;     /* the sandbox's, for the report of a schedule that ran out of memory */
     int reaped, status;      /* the wait status once it ended */
+    char spawn_failed[208];  /* why the child could not become a driver (what it said before execve, through a
+                              * pipe closed at execve: nothing the driver runs can write there), or "" */
     unsigned char req[PP_CHAN_MSG];  /* the request being served: a private copy */
     size_t req_len;
 } pp_driver;

@@ -43,9 +43,9 @@ typedef enum {
     PP_RPC_GRAD_IREDUCE,  /* chunk -> req */
     PP_RPC_VIRTUAL_STAGE, /* chunk: only for a chunk the driver found out of range, so the runtime says why */
     PP_RPC_FAIL,          /* message: pp_fail */
-    PP_RPC_MISUSE,        /* message: a misuse the driver saw itself (a rank handle that is not its own) */
-    PP_RPC_SETUP_FAILED,  /* message: the driver could not lock itself down */
-    PP_RPC_LOAD_FAILED,   /* message: the driver's loader refused the lab's object */
+    PP_RPC_MISUSE,        /* code, arg, detail (pp_stop_code): a misuse the driver saw itself */
+    PP_RPC_SETUP_FAILED,  /* code, arg, detail: the driver could not lock itself down */
+    PP_RPC_LOAD_FAILED,   /* code, arg, detail: the driver's loader refused the lab's object */
     PP_RPC_COUNT
 } pp_rpc_op;
 
@@ -75,6 +75,39 @@ typedef enum {
     PP_WARMUP_GRID_DP,    /* T, P, D, params (f64), elem -> f64 */
     PP_WARMUP_GRID_LINK,  /* traffic, G, T, P, D -> i64 */
 } pp_warmup_fn;
+
+/* Why a driver stops a run on its own (PP_RPC_MISUSE, PP_RPC_SETUP_FAILED, PP_RPC_LOAD_FAILED), as the request's
+ * u32 code, then i64 arg and the driver's detail text. A driver runs the student's code, so every byte it sends
+ * may be the student's: the runtime picks its own sentence from the code (naming a pp.h call from pp__rpc_apis by
+ * arg, or an errno's meaning), and shows the detail, if any, as the submission's output, on marked lines. */
+typedef enum {
+    PP_STOP_FOREIGN_RANK = 1, /* MISUSE: pp__rpc_apis[arg] was handed a pp_rank * other than its step function's */
+    PP_STOP_NO_STEP,          /* MISUSE: the lab's object does not define the lab's step function */
+    PP_STOP_LOCKDOWN,         /* SETUP_FAILED: locking down before the object's bytes are read failed; arg: errno */
+    PP_STOP_SEAL,             /* SETUP_FAILED: the filter after the object's loading failed; arg: errno */
+    PP_STOP_OBJECT,           /* LOAD_FAILED: the driver's loader refused the object (the detail says why) */
+    PP_STOP_COUNT
+} pp_stop_code;
+
+/* The pp.h calls a driver checks its rank argument in, by the index PP_STOP_FOREIGN_RANK carries: the name of
+ * index i (NULL past the last), and the index of a name (-1 when it is none of them). */
+static inline const char *pp__rpc_api(int i) {
+    static const char *const apis[] = {
+        "pp_rank_id", "pp_rank_stages", "pp_rank_microbatches", "pp_rank_chunks", "pp_rank_recompute",
+        "pp_rank_replica", "pp_rank_replicas", "pp_virtual_stage", "pp_virtual_stages", "pp_stage_forward",
+        "pp_loss_grad", "pp_send", "pp_recv", "pp_isend", "pp_irecv", "pp_waitall", "pp_grad_reduce",
+        "pp_grad_ireduce", "pp_fail",
+    };
+    return i >= 0 && i < (int)(sizeof apis / sizeof *apis) ? apis[i] : NULL;
+}
+static inline int pp__rpc_api_index(const char *name) {
+    for (int i = 0; pp__rpc_api(i); i++) {
+        const char *a = pp__rpc_api(i), *b = name;
+        while (*a && *a == *b) a++, b++;
+        if (!*a && !*b) return i;
+    }
+    return -1;
+}
 
 /* The most requests one PP_RPC_WAITALL carries (a driver splits longer lists: waiting for all of them in parts
  * is waiting for all of them). */
