@@ -477,6 +477,66 @@ Test(hostile, the_grader_survives_and_reports_every_test) {
     test_rm_tree(dir);
 }
 
+/* 1 when the file at path holds needle. */
+static int file_holds(const char *path, const char *needle) {
+    static char text[1 << 20];
+    FILE *f = fopen(path, "r");
+    text[f ? fread(text, 1, sizeof text - 1, f) : 0] = 0;
+    if (f) fclose(f);
+    return strstr(text, needle) != NULL;
+}
+
+/* A lab file is read as the file it is, never through a name: a link to the reference or to a file only the
+ * grader may read, a FIFO, a hard link and a folder that is a link are each refused by name before anything reads
+ * them, and the target's first line (what a compile error would quote) reaches no output. */
+Test(hostile, a_lab_file_is_read_as_itself_never_through_a_name) {
+    char top[] = "/tmp/pplab-links-XXXXXX", cmd[8 * PATH_MAX], cwd[PATH_MAX];
+    cr_assert(mkdtemp(top) && getcwd(cwd, sizeof cwd));
+    const char *mark = "PPLAB_SECRET_LINE_5ba1";
+    char secret[PATH_MAX + 32];
+    snprintf(secret, sizeof secret, "%s/secret.txt", top);
+    FILE *f = fopen(secret, "w");
+    cr_assert(f);
+    fprintf(f, "%s only the grader may read this\n", mark);
+    fclose(f);
+    chmod(secret, 0600);
+    struct {
+        const char *make, *named; /* shell run inside the lab folder's parent (sub/), and the entry refused */
+    } cases[] = {
+        {"ln -sf '%2$s' 02-gpipe/gpipe.c", "02-gpipe/gpipe.c is a symbolic link"},
+        {"ln -sf '%1$s/solutions/02-gpipe/gpipe.c' 02-gpipe/gpipe.c", "02-gpipe/gpipe.c is a symbolic link"},
+        {"ln -sf ../../secret.txt 02-gpipe/gpipe.c", "02-gpipe/gpipe.c is a symbolic link"},
+        {"ln -s '%2$s' 02-gpipe/notes.h", "02-gpipe/notes.h is a symbolic link"},
+        {"mkfifo 02-gpipe/pipe", "02-gpipe/pipe is a FIFO"},
+        {"rm 02-gpipe/gpipe.c && mkfifo 02-gpipe/gpipe.c", "02-gpipe/gpipe.c is a FIFO"},
+        {"ln 02-gpipe/gpipe.c twin.c", "02-gpipe/gpipe.c has 2 names"},
+        {"mv 02-gpipe real && ln -s real 02-gpipe", "02-gpipe is a symbolic link"},
+        {"rm -r 02-gpipe && ln -s '%1$s/solutions/02-gpipe' 02-gpipe", "02-gpipe is a symbolic link"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char dir[PATH_MAX + 16], make[2 * PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/sub%zu", top, i);
+        snprintf(make, sizeof make, cases[i].make, cwd, secret);
+        snprintf(cmd, sizeof cmd, "mkdir -p '%s/02-gpipe' && cp labs/02-gpipe/gpipe.c '%s/02-gpipe/' && cd '%s' && %s",
+                 dir, dir, dir, make);
+        cr_assert_eq(system(cmd), 0, "cannot set up: %s", make);
+        snprintf(cmd, sizeof cmd, "build/pplab grade --impl '%s' --lab gpipe --json '%s/r.json' --junit '%s/r.xml' "
+                 "--gradescope '%s/gs.json' > '%s/out.txt' 2>&1", dir, top, top, top, top);
+        int st = system(cmd);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 1, "%s: the grader should exit 1, got %d", make, st);
+        const char *outs[] = {"out.txt", "r.json", "r.xml", "gs.json"};
+        for (int k = 0; k < 4; k++) {
+            char path[PATH_MAX + 16];
+            snprintf(path, sizeof path, "%s/%s", top, outs[k]);
+            cr_expect(!file_holds(path, mark), "%s: the linked file's text reached %s", make, outs[k]);
+            cr_expect(file_holds(path, cases[i].named), "%s: %s does not say \"%s\"", make, outs[k],
+                      cases[i].named);
+            cr_expect(!file_holds(path, "FULL MARKS") || file_holds(path, "NOT FULL MARKS"), "%s scored", make);
+        }
+    }
+    test_rm_tree(top);
+}
+
 /* What a schedule may use besides pp.h: printf, malloc, qsort, assert, a sleep, a thread. */
 Test(hostile, what_a_schedule_may_use_still_works) {
     pp_test_result r;

@@ -142,7 +142,8 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     const char *file = lab->file;
     snprintf(src, sizeof src, "%s/%s/%s.c", dir, lab->folder, file);
     snprintf(rel, sizeof rel, "%s/%s.c", lab->folder, file);
-    if (access(src, R_OK) != 0) {
+    struct stat lst;
+    if (fstatat(AT_FDCWD, src, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
         snprintf(err, errlen, "no implementation of lab %s: %s is missing", lab->name, src);
         return PP_ERR_COMPILE;
     }
@@ -178,15 +179,15 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     snprintf(pp_h, sizeof pp_h, "%s/lib/pp.h", root);
     size_t klen = 0, nsrc;
     char *text;
-    pp_status rd = pp__compile_read(src, &text, &nsrc, err, errlen);
+    pp_status rd = pp__compile_read(dir, rel, &text, &nsrc, err, errlen);
     if (rd != PP_OK) return rd;
     const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
     int nkeep = lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
     char *key = build_key(text, nsrc, pp_h, keep, nkeep, &klen);
-    free(text);
     if (!key || access(out->driver, X_OK)) {
         snprintf(err, errlen, "cannot read %s or run %s: is pplab built (make)?", pp_h, out->driver);
         free(key);
+        free(text);
         return PP_ERR_IO;
     }
     int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
@@ -194,6 +195,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         snprintf(err, errlen, "cannot lock %s: %s", lockp, strerror(errno));
         if (fd >= 0) close(fd);
         free(key);
+        free(text);
         return PP_ERR_IO;
     }
     pp_status st = PP_OK;
@@ -201,7 +203,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         char tobj[PATH_MAX + 32], tso[PATH_MAX + 32];
         snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
         snprintf(tso, sizeof tso, "%s.tmp%d", out->shared, (int)getpid());
-        pp_compile c = {.src = src, .rel = rel, .pp_h = pp_h, .keep = keep, .nkeep = nkeep,
+        pp_compile c = {.src = src, .text = text, .ntext = nsrc, .rel = rel, .pp_h = pp_h, .keep = keep, .nkeep = nkeep,
                         .require = lab->symbol != NULL, .sb = sb, .time_limit_s = compile_limit_s};
         unlink(keyp); /* a build that fails leaves no key: the next one starts over */
         st = pp__compile_lab(&c, tobj, tso, err, errlen);
@@ -215,6 +217,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     flock(fd, LOCK_UN);
     close(fd);
     free(key);
+    free(text);
     return st;
 }
 

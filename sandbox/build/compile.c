@@ -362,16 +362,12 @@ static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile
     build(b);
 }
 
-pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, size_t len) {
-    if (!(*text = pp__file_read(src, PP_COMPILE_MAX_SOURCE, n))) {
-        int big = errno == EFBIG;
-        if (big)
-            snprintf(err, len, "refused: %s is larger than the %zu KiB a lab file may have", src,
-                     PP_COMPILE_MAX_SOURCE >> 10);
-        else
-            snprintf(err, len, "cannot read %s: %s", src, strerror(errno));
-        return big ? PP_ERR_SANDBOX : PP_ERR_IO;
-    }
+pp_status pp__compile_read(const char *root, const char *rel, char **text, size_t *n, char *err, size_t len) {
+    char folder[256];
+    snprintf(folder, sizeof folder, "%.*s", (int)strcspn(rel, "/"), rel);
+    if ((strchr(rel, '/') && pp__file_check_folder(root, folder, err, len)) ||
+        !(*text = pp__file_read_plain(root, rel, PP_COMPILE_MAX_SOURCE, n, err, len)))
+        return strncmp(err, "refused", 7) ? PP_ERR_IO : PP_ERR_SANDBOX;
     return PP_OK;
 }
 
@@ -401,10 +397,9 @@ static int keep_file(const char *dir, const char *name, size_t max, const char *
 
 pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const char *out_shared, char *err,
                           size_t len) {
-    size_t n;
-    char *src;
-    pp_status rd = pp__compile_read(c->src, &src, &n, err, len);
-    if (rd != PP_OK) return rd;
+    size_t n = c->ntext;
+    char *src = pp__xmalloc(n + 1);
+    memcpy(src, c->text, n);
     pp_sandbox sb = *c->sb;
     if ((sb.drop_uid && pp__uid_take(&sb.uid, err, len)) ||
         (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, len))) {

@@ -23,7 +23,9 @@
 #define PP_COMPILE_MAX_SOURCE ((size_t)1 << 20)
 
 typedef struct pp_compile {
-    const char *src;           /* the student's file */
+    const char *src;           /* the student's file, as messages name it */
+    const char *text;          /* its bytes, as pp__compile_read read them: what is checked is what is built */
+    size_t ntext;
     const char *rel;           /* the name it is compiled under, which messages show ("02-gpipe/gpipe.c") */
     const char *pp_h;          /* lib/pp.h */
     const char *const *keep;   /* the lab's functions: they alone stay visible */
@@ -33,11 +35,12 @@ typedef struct pp_compile {
     double time_limit_s;       /* the whole build; 0: 60 s */
 } pp_compile;
 
-/* Reads the lab file at src (malloc'd into *text, *n bytes), refusing one over PP_COMPILE_MAX_SOURCE unread.
- * Returns PP_OK, or PP_ERR_SANDBOX / PP_ERR_IO with one line in err. */
-pp_status pp__compile_read(const char *src, char **text, size_t *n, char *err, size_t len);
+/* Reads the lab file root/rel (rel being "02-gpipe/gpipe.c") malloc'd into *text, *n bytes, as
+ * pp__file_read_plain does: refused unread when it, or anything in its folder, is a link, FIFO, socket or device,
+ * or it is over PP_COMPILE_MAX_SOURCE. Returns PP_OK, or PP_ERR_SANDBOX / PP_ERR_IO with one line in err. */
+pp_status pp__compile_read(const char *root, const char *rel, char **text, size_t *n, char *err, size_t len);
 
-/* Builds c->src into the checked relocatable object out_object, which the schedule driver loads, and the shared
+/* Builds c->text (the file c->src) into the checked relocatable object out_object, which the schedule driver loads, and the shared
  * object out_shared (for --in-process), both mode 0600.
  * Returns PP_OK; PP_ERR_COMPILE with the compiler's messages (or the missing function) in err; PP_ERR_SANDBOX
  * with one line naming a refused include or construct; PP_ERR_IO when the build itself could not run. */
