@@ -26,6 +26,7 @@ HAVE_OPENBLAS  := $(call have,pkg-config --exists openblas)
 HAVE_CJSON     := $(call have,pkg-config --exists libcjson)
 HAVE_CRITERION := $(call have,pkg-config --exists criterion)
 HAVE_SECCOMP   := $(call have,pkg-config --exists libseccomp)
+HAVE_SODIUM    := $(call have,pkg-config --exists libsodium)
 HAVE_GNUPLOT   := $(call have,command -v gnuplot)
 HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/transport/mpi.c),$(call have,command -v mpicc),0))
 HAVE_NVCC      := $(if $(NO_CUDA),0,$(call have,test -x $(CUDA_HOME)/bin/nvcc))
@@ -45,6 +46,9 @@ endif
 ifneq ($(HAVE_SECCOMP),1)
 $(error libseccomp not found: install it with 'apt-get install libseccomp-dev' (or run make deps))
 endif
+ifneq ($(HAVE_SODIUM),1)
+$(error libsodium not found: install it with 'apt-get install libsodium-dev' (or run make deps))
+endif
 endif
 
 pc = $(shell pkg-config $(1) 2>/dev/null)
@@ -52,6 +56,8 @@ BLAS_CFLAGS := $(call pc,--cflags openblas)
 BLAS_LIBS   := $(call pc,--libs openblas)
 CJSON_CFLAGS := $(call pc,--cflags libcjson)
 CJSON_LIBS   := $(call pc,--libs libcjson)
+# the grader's keyed hashes (the warm-up's draw): libsodium's HMAC-SHA-256
+GRADER_LIBS  := $(CJSON_LIBS) $(call pc,--libs libsodium)
 SECCOMP_LIBS := $(call pc,--libs libseccomp)
 SECCOMP_STATIC := $(call pc,--libs --static libseccomp)
 
@@ -236,7 +242,7 @@ $(BUILD)/pplab-driver: $(DRIVER_OBJ)
 # pplab holds the runtime itself and exports pp.h, so that an object loaded with --in-process binds to it.
 $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 	$(call msg,LD,$@)
-	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@.tmp $(CLI_OBJ) $(LIB_OBJ) $(CJSON_LIBS) \
+	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@.tmp $(CLI_OBJ) $(LIB_OBJ) $(GRADER_LIBS) \
 	    $(LIB_LDLIBS) && mv -f $@.tmp $@
 
 # ---- tests ---------------------------------------------------------------------------------------------
@@ -245,7 +251,7 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-dr
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@ $< \
 	    $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
-	    -lcriterion $(CJSON_LIBS) $(LIB_LDLIBS)
+	    -lcriterion $(GRADER_LIBS) $(LIB_LDLIBS)
 
 # Programs the suites start under mpirun (they call MPI themselves, which a Criterion test cannot): built with MPI.
 HELPER_SRC := $(if $(filter 1,$(HAVE_MPI)),$(wildcard tests/helpers/*.c))

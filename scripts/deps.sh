@@ -5,7 +5,7 @@
 # The one list of packages: make demo, make test and .ci/run all install through it.
 
 set -euo pipefail
-required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev)
+required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev libsodium-dev)
 # bubblewrap gives the build the namespaces view (docs/design.md, "The trust boundary"); without it, Landlock
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2)
 # network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication

@@ -37,6 +37,8 @@ typedef struct pp_test_config {
     int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
     int drawn;              /* warm-up only: 1 when the part's cases are drawn from seed (a hidden configuration's
                              * warmup-seed line), 0 for its fixed public cases */
+    unsigned char file_sha256[32]; /* warm-up only: the graded file's SHA-256, set by the runner from its build:
+                             * with seed, the key of the drawn cases, so that each file is asked its own */
 } pp_test_config;
 
 typedef struct pp_test_result {

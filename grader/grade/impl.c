@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "compile.h"
 #include "files.h"
 #include "hash.h"
@@ -183,6 +185,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     if (rd != PP_OK) return rd;
     const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
     int nkeep = lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
+    crypto_hash_sha256(out->sha256, (const unsigned char *)text, nsrc);
     char *key = build_key(text, nsrc, pp_h, keep, nkeep, &klen);
     if (!key || access(out->driver, X_OK)) {
         snprintf(err, errlen, "cannot read %s or run %s: is pplab built (make)?", pp_h, out->driver);

@@ -35,6 +35,7 @@ typedef struct pp_impl {
     char driver[4096];   /* build/pplab-driver: the same for every submission */
     char object[4096];   /* the lab's relocatable object */
     char shared[4096];   /* the lab's shared object (in-process only) */
+    unsigned char sha256[32]; /* the lab file's bytes as read and built, hashed (the warm-up's draw is keyed by it) */
 } pp_impl;
 
 typedef struct pp_sandbox pp_sandbox;

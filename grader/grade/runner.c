@@ -770,6 +770,7 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     memset(out, 0, sizeof *out);
     out->weight_err = out->loss_err = -1;
     out->cfg = *tc;
+    if (impl) memcpy(out->cfg.file_sha256, impl->sha256, sizeof impl->sha256);
     pp__test_name(tc, out->name, sizeof out->name);
     if (!impl) {
         fail_whole(out, tc, build_st != PP_OK ? build_st : PP_ERR_COMPILE,
@@ -779,7 +780,8 @@ pp_runner_job *pp__runner_start(const pp_test_config *tc, const pp_impl *impl, p
     /* the grader adopts what a killed supervisor leaves behind, and reaps it (see reap_orphans) */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     pp_runner_job *j = pp__xcalloc(1, sizeof *j);
-    j->tc = *tc;
+    j->tc = out->cfg;
+    tc = &j->tc; /* with the file's hash: both halves of a warm-up test draw from it */
     char uid_err[300];
     const pp_sandbox *sb = sandbox_get();
     if (!in_process && sb->lockdown && sb->drop_uid && pp__uid_take(&j->uid, uid_err, sizeof uid_err)) {

@@ -48,9 +48,8 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
 
 void pp__test_name(const pp_test_config *c, char *buf, size_t len) {
     if (!strcmp(c->lab, "warmup")) {
-        /* the seed in the name: every report (terminal, JSON, JUnit, Gradescope) says which cases were graded */
-        if (c->drawn) snprintf(buf, len, "%swarmup %s seed=%u", c->secret ? "hidden: " : "", c->part, c->seed);
-        else snprintf(buf, len, "%swarmup %s", c->secret ? "hidden: " : "", c->part);
+        /* named by its part alone: a drawn part's seed stays in the hidden configuration and the instructor's JSON */
+        snprintf(buf, len, "%swarmup %s", c->secret ? "hidden: " : "", c->part);
         return;
     }
     /* an instructor's configurations are told from the visible set in every report */

@@ -15,14 +15,13 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out);
  *         [layout=first:3,last:3] [edge=1] [part=bubble|peaks|...|traffic]   (part: warm-up only, and no seed)
  *   warmup-seed=N                                                           (at most one line)
  * '#' starts a comment; hidden=, width's former name, is still read. A warmup-seed line makes every warm-up test
- * in *out draw its cases from N, those that were there before the call (the default set's parts) and the
- * file's. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
+ * in *out draw its cases from N and the graded file, those that were there before the call (the default set's
+ * parts) and the file's. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
 int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
 
 /* The test's name: "gpipe P=4 M=8 v=2 latency=0.5 recompute seed=3" (v, latency, recompute, layers, layout,
- * edge, width and steps only when not the default), "warmup bubble" for a warm-up part on its public cases,
- * "warmup bubble seed=12345" on cases drawn from a seed; "hidden: " first for a configuration from an
- * instructor's file. */
+ * edge, width and steps only when not the default), "warmup bubble" for a warm-up part, drawn or not (no
+ * student-visible name holds the seed); "hidden: " first for a configuration from an instructor's file. */
 void pp__test_name(const pp_test_config *c, char *buf, size_t len);
 
 /* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 width=64 steps=3", each knob

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "hash.h"
 #include "rpc.h"
 #include "schedule.h"
@@ -278,14 +280,17 @@ static void part_verdict(pp_test_result *out, const part_check *pc, int bad, int
 
 /* ---- drawn cases ------------------------------------------------------------------------------------------ */
 
-/* A graded run (a hidden configuration with a warmup-seed line) grades each part on cases drawn from the seed
- * instead of its public table, so that a table of the public answers earns nothing there. Each part draws from
- * its own splitmix64 stream, seeded from the seed and the part's name: the same seed gives the same cases on
- * every run and machine and in both halves of the grading (each draws from cfg alone), and one part's cases say
- * nothing about another's. Every generator sits next to its part's public table, draws the same checks over
- * the same schedules, and stays where the answer keys and the handout's rules hold (interleaved M a multiple
- * of P, the zero-bubble bubbles at M >= P); no drawn case is a public one. A grade function's draw is NULL for
- * the public cases, and a drawn case's messages never show the answer key's value, only the hint. */
+/* A graded run (a hidden configuration with a warmup-seed line) grades each part on cases drawn for it instead
+ * of its public table, so that a table of the public answers earns nothing there. Each part draws from its own
+ * splitmix64 stream, started from HMAC-SHA-256 keyed by the instructor's seed over the part's name and the graded
+ * file's SHA-256. The seed never leaves the hidden configuration and the instructor's JSON report, so the cases
+ * cannot be computed from the handout; and a file that holds a table of the cases it was asked is a new file,
+ * asked new ones. The same file and seed give the same cases on every run and machine and in both halves of the
+ * grading (each draws from cfg alone), and one part's cases say nothing about another's. Every generator sits
+ * next to its part's public table, draws the same checks over the same schedules, and stays where the answer
+ * keys and the handout's rules hold (interleaved M a multiple of P, the zero-bubble bubbles at M >= P); no drawn
+ * case is a public one. A grade function's draw is NULL for the public cases, and a drawn case's messages never
+ * show the answer key's value, only the hint. */
 typedef struct wu_draw {
     uint64_t s;
 } wu_draw;
@@ -297,9 +302,17 @@ static uint64_t draw_next(wu_draw *d) {
     return z ^ (z >> 31);
 }
 
-static void draw_init(wu_draw *d, unsigned seed, const char *part) {
-    uint64_t h = pp__hash_text(PP_HASH_INIT, part, (size_t)-1);
-    d->s = h ^ (uint64_t)seed * 0xd1342543de82ef95ull;
+static void draw_init(wu_draw *d, const pp_test_config *cfg, const char *part) {
+    char key[64];
+    int nkey = snprintf(key, sizeof key, "pplab warm-up seed %u", cfg->seed);
+    unsigned char mac[crypto_auth_hmacsha256_BYTES];
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init(&st, (const unsigned char *)key, (size_t)nkey);
+    crypto_auth_hmacsha256_update(&st, (const unsigned char *)part, strlen(part) + 1);
+    crypto_auth_hmacsha256_update(&st, cfg->file_sha256, sizeof cfg->file_sha256);
+    crypto_auth_hmacsha256_final(&st, mac);
+    d->s = 0;
+    for (int i = 0; i < 8; i++) d->s = d->s << 8 | mac[i];
 }
 
 /* Uniform in lo..hi. */
@@ -1605,7 +1618,7 @@ static int grade_part(const warmup_part *p, const pp_test_config *cfg, wu_io *io
     }
     /* each half of the grading draws its own stream from cfg alone: the same cases in both */
     wu_draw draw;
-    if (cfg->drawn) draw_init(&draw, cfg->seed, p->part);
+    if (cfg->drawn) draw_init(&draw, cfg, p->part);
     p->grade(io, cfg->drawn ? &draw : NULL, out);
     return 0;
 }

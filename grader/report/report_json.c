@@ -35,6 +35,12 @@ static cJSON *config_json(const pp_test_config *c) {
               add_num(o, "edge_cost", c->edge) | pp__report_add_text(o, "layout", c->layout, sizeof c->layout) |
               add_num(o, "time", c->time_limit_s) | add_bool(o, "from_config_file", c->secret) |
               pp__report_add_text(o, "part", c->part, sizeof c->part) | add_bool(o, "drawn_cases", c->drawn);
+    if (c->drawn) {
+        /* what regrades a drawn warm-up part: the seed (the secret) and the file whose bytes keyed the draw */
+        char hex[2 * sizeof c->file_sha256 + 1];
+        for (size_t i = 0; i < sizeof c->file_sha256; i++) snprintf(hex + 2 * i, 3, "%02x", c->file_sha256[i]);
+        bad |= add_num(o, "warmup_seed", c->seed) | pp__report_add_text(o, "file_sha256", hex, sizeof hex);
+    }
     if (bad) {
         cJSON_Delete(o);
         return NULL;

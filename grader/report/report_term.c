@@ -370,10 +370,11 @@ static void config_cell(const pp_test_result *t, char *buf, size_t len) {
     const pp_test_config *c = &t->cfg;
     char knobs[128];
     pp__test_knobs(c, knobs, sizeof knobs);
-    /* a warm-up part runs no model: its part, and the seed of its drawn cases, are all that set it apart */
+    /* a warm-up part runs no model: its part, and whether its cases were drawn, are all that set it apart (never
+     * the seed: a student who had it could draw the cases themselves) */
     if (c->part[0]) sb_printf(&b, " part=%.*s", FIELD(c->part));
     else sb_printf(&b, "%s", knobs);
-    if (c->part[0] && c->drawn) sb_printf(&b, " seed=%u", c->seed);
+    if (c->part[0] && c->drawn) sb_printf(&b, " drawn cases");
     if (c->secret) sb_printf(&b, " (hidden test)");
     if (b.used > 0) memmove(buf, buf + 1, b.used); /* the leading space */
 }
