@@ -21,6 +21,7 @@ struct pp_server {
     pp_driver drv;
     int step;                    /* the step whose handles are live */
     int next_pending;            /* the driver's PP_RPC_NEXT waits for its command */
+    int ready;                   /* its first PP_RPC_NEXT came: locked down, the object loaded, the step found */
     void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
     uint32_t n[NKINDS], cap[NKINDS];
     pp_request *scratch[PP_RPC_WAITALL_MAX];
@@ -205,6 +206,13 @@ static void __attribute__((noreturn)) driver_stopped(pp_rank *r, pp_server *s, u
     char msg[4 * PP_RPC_TEXT_MAX];
     const char *hint;
     pp_status st;
+    pp_wire_in peek = *in;
+    uint32_t code = pp__wire_get_u32(&peek, 0, 0xffffffffu);
+    /* a driver stops on its own only while it starts, but for a foreign handle: anything else came from the
+     * submission's code writing to the channel, whatever it says */
+    if (s->ready && !(op == PP_RPC_MISUSE && code == PP_STOP_FOREIGN_RANK))
+        pp__rank_abort(r, PP_ERR_SANDBOX, NULL, "refused: the schedule's code sent its driver's start-up request "
+                       "(op %u) while its step function ran: only pp.h's calls may use the channel to pplab", op);
     if (pp__server_stop_reason(op, in, "the schedule's", s->symbol, &st, &hint, msg, sizeof msg)) malformed(r, op);
     pp__rank_abort(r, st, hint, "%s", msg);
 }
@@ -369,7 +377,7 @@ void pp__server_step(pp_rank *r) {
     /* the driver's first request of all, or the one that ended its previous step: ready for a command */
     while (!s->next_pending) {
         unsigned op = next_request(r, s, &in);
-        if (op == PP_RPC_NEXT) s->next_pending = 1;
+        if (op == PP_RPC_NEXT) s->next_pending = s->ready = 1;
         else serve(r, s, op, &in);
     }
     pp_wire w;

@@ -23,6 +23,8 @@
 #include "impl.h"
 #include "runner.h"
 #include "host.h"
+#include "report.h"
+#include "rpc.h"
 #include "suite.h"
 #include "testutil.h"
 #include "uids.h"
@@ -245,6 +247,98 @@ Test(hostile, no_name_of_the_submission_stands_in_for_the_drivers) {
     /* the loader's reason is the driver's word, so it is shown as the submission's */
     test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule's driver refused the lab's object; the driver said:\n"
                                                "| refused: the lab file makes main a unique global symbol");
+}
+
+/* The line of text that p points into holds "| " before p: p is on a line marked as the submission's. Lines end
+ * at a newline, or at JSON's and XML's escapes of one. */
+static int on_marked_line(const char *text, const char *p) {
+    const char *q = p;
+    while (q > text && q[-1] != '\n' && !(q - text >= 2 && q[-2] == '\\' && q[-1] == 'n') &&
+           !(q - text >= 5 && !strncmp(q - 5, "&#10;", 5)))
+        q--;
+    for (; q + 1 < p; q++)
+        if (q[0] == '|' && q[1] == ' ') return 1;
+    return 0;
+}
+
+/* Every request that carries a driver's text (pp_fail; MISUSE, SETUP_FAILED and LOAD_FAILED sent straight to the
+ * driver's own request function, its address read from the symbol table; and a code the runtime does not know),
+ * with a detail written in the grader's voice: in the terminal report, JSON, JUnit and Gradescope, none of its
+ * words stands outside a marked line, no escape byte survives, and the run scores nothing. A start-up request
+ * sent while the step runs is refused unread: only a starting driver sends one. */
+Test(hostile, no_word_from_a_driver_is_the_graders, .timeout = 240) {
+    char addr[64] = "";
+    test_capture("nm build/pplab-driver | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", addr, sizeof addr);
+    addr[strcspn(addr, "\n")] = 0;
+    cr_assert(addr[0], "no pp__drv_stop in build/pplab-driver's symbol table");
+    static const struct {
+        int op, code;
+        long arg;
+    } kinds[] = {
+        {0, 0, 0},
+        {PP_RPC_MISUSE, PP_STOP_FOREIGN_RANK, 11},
+        {PP_RPC_MISUSE, PP_STOP_NO_STEP, 0},
+        {PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN, 1},
+        {PP_RPC_SETUP_FAILED, PP_STOP_SEAL, 38},
+        {PP_RPC_LOAD_FAILED, PP_STOP_OBJECT, 0},
+        {PP_RPC_LOAD_FAILED, PP_STOP_LOCKDOWN, 0},
+        {PP_RPC_MISUSE, 99, -7},
+    };
+    static const char *const words[] = {"seccomp is broken", "--unsafe-no-sandbox", "[ 1/1] gpipe", "12/12  ok",
+                                        "the grader's checks passed", "regrade by hand"};
+    char dir[] = "/tmp/pplab-forge-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        char flags[256], path[PATH_MAX + 32];
+        snprintf(flags, sizeof flags, "-DFORGE_ADDR=%s -DFORGE_OP=%d -DFORGE_CODE=%d -DFORGE_ARG=%ldL", addr,
+                 kinds[k].op, kinds[k].code, kinds[k].arg);
+        static pp_impl impl;
+        test_hostile_object_with("forge-reason", flags, &impl);
+        pp_test_result r;
+        pp_test_config c = {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 7, .time_limit_s = 10};
+        snprintf(c.lab, sizeof c.lab, "gpipe");
+        pp__runner_test(&c, &impl, PP_OK, NULL, "cpu", &r);
+        cr_expect_neq(r.status, PP_OK, "%s: the run passed", flags);
+        cr_expect_eq(r.score, 0, "%s: scored %g", flags, r.score);
+        snprintf(path, sizeof path, "%s/term.txt", dir);
+        FILE *f = fopen(path, "w");
+        cr_assert(f);
+        pp__report_progress(f, &r, 1, 1, 0);
+        fclose(f);
+        const char *outs[] = {"term.txt", "r.json", "r.xml", "gs.json"};
+        snprintf(path, sizeof path, "%s/r.json", dir);
+        cr_expect_eq(pp__report_json(path, &r, 1, "forge", "cpu"), 0);
+        snprintf(path, sizeof path, "%s/r.xml", dir);
+        cr_expect_eq(pp__report_junit(path, &r, 1, "forge", "cpu"), 0);
+        snprintf(path, sizeof path, "%s/gs.json", dir);
+        cr_expect_eq(pp__report_gradescope(path, &r, 1, "forge", "cpu"), 0);
+        int shown = 0;
+        for (int o = 0; o < 4; o++) {
+            static char text[1 << 18];
+            snprintf(path, sizeof path, "%s/%s", dir, outs[o]);
+            f = fopen(path, "r");
+            cr_assert(f, "no %s", outs[o]);
+            text[fread(text, 1, sizeof text - 1, f)] = 0;
+            fclose(f);
+            cr_expect(!strchr(text, 0x1b) && !strstr(text, "\\u001b"), "%s: an escape byte reached %s", flags,
+                      outs[o]);
+            for (size_t w = 0; w < sizeof words / sizeof *words; w++)
+                for (const char *p = strstr(text, words[w]); p; p = strstr(p + 1, words[w])) {
+                    shown = 1;
+                    cr_expect(on_marked_line(text, p), "%s: \"%s\" stands unmarked in %s:\n%s", flags, words[w],
+                              outs[o], text);
+                }
+            for (const char *p = strstr(text, "FULL MARKS"); p; p = strstr(p + 1, "FULL MARKS"))
+                cr_expect((p - text >= 4 && !strncmp(p - 4, "NOT ", 4)) || on_marked_line(text, p),
+                          "%s: FULL MARKS stands unmarked in %s:\n%s", flags, outs[o], text);
+        }
+        /* what may come from a running step shows its words, marked; the start-up requests are refused unread */
+        int running = kinds[k].op == 0 || (kinds[k].op == PP_RPC_MISUSE && kinds[k].code == PP_STOP_FOREIGN_RANK);
+        if (running) cr_expect(shown, "%s: the driver's words were not shown at all: %s", flags, r.error);
+        else cr_expect(strstr(r.error, "start-up request") && !shown, "%s: %s", flags, r.error);
+        cr_log_info("%s: %s (shown: %d)", flags, r.error, shown);
+    }
+    test_rm_tree(dir);
 }
 
 /* Code that got past every build check (here: compiled without them) meets the filters: each call it may not

@@ -133,9 +133,9 @@ static inline void test_grade_config(const char *impl, const pp_test_config *c, 
 
 /* Compiles tests/hostile/objects/<name>.c with the compiler alone, inline assembly and all, skipping the kit's
  * build and its checks, into an object of build/tests/, and fills impl to run it in the real driver: what a
- * submission that got past every check would hand the driver. */
-static inline void test_hostile_object(const char *name, pp_impl *impl) {
-    char build[PATH_MAX], cmd[3 * PATH_MAX];
+ * submission that got past every check would hand the driver. flags: more of the compiler's (-D...). */
+static inline void test_hostile_object_with(const char *name, const char *flags, pp_impl *impl) {
+    char build[PATH_MAX], cmd[4 * PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", build, sizeof build - 1);
     cr_assert(n > 0, "cannot read /proc/self/exe");
     build[n] = 0;
@@ -144,10 +144,11 @@ static inline void test_hostile_object(const char *name, pp_impl *impl) {
     memset(impl, 0, sizeof *impl);
     snprintf(impl->object, sizeof impl->object, "%s/tests/hostile-%s.o", build, name);
     snprintf(impl->driver, sizeof impl->driver, "%s/pplab-driver", build);
-    snprintf(cmd, sizeof cmd, "gcc -std=gnu11 -O1 -fPIC -w -Itests/hostile/objects -Ilib -c tests/hostile/objects/%s.c "
-             "-o '%s'", name, impl->object);
-    cr_assert_eq(system(cmd), 0, "cannot compile tests/hostile/objects/%s.c", name);
+    snprintf(cmd, sizeof cmd, "gcc -std=gnu11 -O1 -fPIC -w -Itests/hostile/objects -Ilib %s -c "
+             "tests/hostile/objects/%s.c -o '%s'", flags, name, impl->object);
+    cr_assert_eq(system(cmd), 0, "cannot compile tests/hostile/objects/%s.c (%s)", name, flags);
 }
+static inline void test_hostile_object(const char *name, pp_impl *impl) { test_hostile_object_with(name, "", impl); }
 
 /* The run failed with status st and an error holding needle, and scored 0 of a max that still counts. */
 static inline void test_expect_failed_run(const pp_test_result *r, pp_status st, const char *needle) {
