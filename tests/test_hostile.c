@@ -341,6 +341,14 @@ Test(hostile, no_word_from_a_driver_is_the_graders, .timeout = 240) {
     test_rm_tree(dir);
 }
 
+/* Plain C, which the build lets through, finds the driver's own syscall() by its bytes from printf's address and
+ * asks for openat: the kernel's filter stops it and names the call. */
+Test(hostile, plain_c_that_finds_the_drivers_syscall_meets_the_filter) {
+    pp_test_result r;
+    hostile("gadget-syscall", "gpipe", 2, 2, 10, &r);
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");
+}
+
 /* Code that got past every build check (here: compiled without them) meets the filters: each call it may not
  * make is named. */
 Test(hostile, arbitrary_code_meets_the_seccomp_filters) {
@@ -380,6 +388,11 @@ Test(hostile, without_seccomp_the_uid_root_and_landlock_still_hold) {
     cr_expect(strstr(r.output_tail, "escape: fork started a process"), "seccomp was off: %s", r.output_tail);
     cr_expect(!strstr(r.output_tail, "opened"), "a file was opened: %s", r.output_tail);
     cr_expect(strstr(r.output_tail, "escape: open /etc/passwd: refused"), "%s", r.output_tail);
+    /* plain C that finds the driver's syscall() by its bytes opens nothing either: the root is empty, the
+     * files are the grader's uid's, Landlock allows no path */
+    pp__runner_set_sandbox(&sb);
+    hostile("gadget-syscall", "gpipe", 2, 2, 10, &r);
+    test_expect_failed_run(&r, PP_ERR_STUDENT, "gadget-syscall: openat returned -");
     sb.test_without_seccomp = 0;
     pp__runner_set_sandbox(&sb);
     hostile("tests/valid/uses-libc", "gpipe", 4, 6, 20, &r);

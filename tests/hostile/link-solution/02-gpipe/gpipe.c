@@ -1,0 +1,1 @@
+../../../../solutions/02-gpipe/gpipe.c
