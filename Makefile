@@ -111,7 +111,8 @@ LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
 # Objects depend on the flags they were built with, so `make NO_CUDA=1` after `make` rebuilds what changed.
 FLAGS_STAMP := $(BUILD)/.flags
 FLAGS_NOW   := $(CC) $(CFLAGS) $(NVCCFLAGS) $(LIB_LDLIBS) $(CUDA_LDLIBS)
-$(shell mkdir -p $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
+# build/ is private from its start: as root, pplab grade would make it so (and say so) on a student's first grade
+$(shell mkdir -p -m 0700 $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP) || echo '$(FLAGS_NOW)' > $(FLAGS_STAMP))
 
 # grader/ in rooms, in the order data flows: cli (commands, flags) -> grade (build, run, check) -> theory (the
 # canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)

@@ -134,10 +134,21 @@ Test(cli, bad_input_gets_one_clear_line) {
         {"grade --plot-dir", "--plot-dir needs a value"},
         {"info --bogus", "unknown flag '--bogus'"},
         {"help frobnicate", "unknown command 'frobnicate'"},
+        {"run --canonical --schedule gpipe --stages 2 --microbatches 2 --backend gpu", "unknown backend 'gpu'"},
+        {"run --canonical --schedule gpipe --stages 2 --microbatches 2 --transport carrier-pigeon",
+         "unknown transport 'carrier-pigeon'"},
+        {"run --schedule gpipe --stages 2 --microbatches 2 --backend gpu", "unknown backend 'gpu'"},
+        {"run --schedule gpipe --stages 2 --microbatches 2 --trace /nonexistent/t.csv",
+         "--trace /nonexistent/t.csv: its folder /nonexistent does not exist"},
+        {"run --schedule gpipe --stages 2 --stages 3 --microbatches 2", "--stages is given twice"},
+        {"grade --quiet --lab gpipe --quiet", "--quiet is given twice"},
+        {"grade --impl /nonexistent", "--impl /nonexistent: no such folder"},
+        {"grade --lab gpipe --json /nonexistent/r.json", "--json /nonexistent/r.json: its folder /nonexistent"},
+        {"grade --lab gpipe --config /nonexistent.cfg", "/nonexistent.cfg: cannot open the config file"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         int rc = pplab(buf, sizeof buf, cases[i].args);
-        cr_expect_neq(rc, 0, "'%s' must fail", cases[i].args);
+        cr_expect_eq(rc, 2, "'%s' is a usage error: exit 2, got %d", cases[i].args, rc);
         cr_expect(strstr(buf, cases[i].needle) != NULL, "'%s': expected '%s' in: %s", cases[i].args, cases[i].needle, buf);
         cr_expect(strchr(buf, '\n') == buf + strlen(buf) - 1, "'%s': one line only: %s", cases[i].args, buf);
     }
@@ -487,3 +498,24 @@ Test(cli, exit_status_of_run) {
     }
 }
 
+
+/* A tree made private file by file (chmod -R go-rwx, as an autograder's setup might) leaves the driver to root
+ * alone: grading says so once, before any test, and exits 2, instead of failing every test as the student's. */
+Test(cli, a_driver_the_tests_cannot_run_stops_grading_before_any_test) {
+    if (geteuid() != 0) cr_skip_test("as a normal user the driver is this user's own");
+    char build[PATH_MAX], dir[] = "/tmp/pplab-mode-XXXXXX", cmd[4 * PATH_MAX];
+    test_build_dir(build, sizeof build);
+    cr_assert(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/build' '%s/lib' && cp '%s/pplab' '%s/pplab-driver' '%s/build/' && "
+             "cp lib/pp.h '%s/lib/' && cp -r solutions '%s/' && chmod 0700 '%s/build/pplab-driver'", dir, dir, build,
+             build, dir, dir, dir, dir);
+    cr_assert_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "cd '%s' && NO_COLOR=1 build/pplab grade --impl solutions --lab gpipe 2>&1", dir);
+    int rc = test_capture(cmd, buf, sizeof buf);
+    cr_expect_eq(rc, 2, "exit 2 for a tree that cannot be graded, got %d: %s", rc, buf);
+    cr_expect(strstr(buf, "pplab-driver (mode 0700) cannot be run by the tests' uids") && strstr(buf, "chmod 0755"),
+              "the cause and the fix: %s", buf);
+    cr_expect(!strstr(buf, "[ 1/"), "a test ran: %s", buf);
+    cr_expect(strchr(buf, '\n') == buf + strlen(buf) - 1, "one line: %s", buf);
+    test_rm_tree(dir);
+}

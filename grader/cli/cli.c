@@ -2,9 +2,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "impl.h"
 #include "schedules.h"
@@ -136,6 +139,10 @@ static const char *choices_prose(const char *choices, char *buf, size_t len) {
     return buf;
 }
 
+/* The flags of the table being parsed that were given already (pp__cli_parse starts each parse afresh). */
+static const pp_flag *seen_in;
+static unsigned char seen[PP_CLI_MAX_FLAGS];
+
 int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
     const char *a = argv[*i], *v = NULL, *f = NULL;
     const pp_flag *g = NULL;
@@ -147,6 +154,10 @@ int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i) {
     if (!g) return 0;
     if (f == g->old) notice_old(g);
     f = g->name; /* messages name the flag as it is called now */
+    /* a flag given twice is one the user meant once: which value they meant is theirs to say */
+    if (seen_in != flags) seen_in = flags, memset(seen, 0, sizeof seen);
+    if (g - flags < PP_CLI_MAX_FLAGS && seen[g - flags]++)
+        pp__cli_fail(command, "%s is given twice: give it once, with the value you mean", f);
     if (g->given) *g->given |= g->bit;
     if (g->kind == PP_FLAG_SET) {
         if (v) pp__cli_fail(command, "%s takes no value, got '%s': give %s alone", f, a, f);
@@ -218,6 +229,7 @@ static const char *nearest(const pp_flag *flags, int n, const char *a, int len) 
 
 void pp__cli_parse(const pp_cli_command *cmd, const pp_flag *flags, int n, int argc, char **argv,
                    void (*operand)(void *ctx, const char *arg), void *ctx) {
+    seen_in = NULL;
     /* help first: `pplab run --stages x --help` asks for the help, not for a verdict on x */
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -368,4 +380,27 @@ void pp__cli_help(FILE *out, const pp_cli_command *cmd) {
     for (int i = 0; i < n; i++)
         if (flags[i].for_tests) help_row(out, &flags[i]);
     if (cmd->notes) fputc('\n', out), pp__cli_usage(out, cmd->notes);
+}
+
+int pp__cli_writable(const char *path, char *err, size_t len) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = 0;
+    else if (slash) *slash = 0;
+    else snprintf(dir, sizeof dir, ".");
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, len, "%s: its folder %s does not exist: create it first", path, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK)) {
+        snprintf(err, len, "%s: cannot write in %s (%s)", path, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(path, &st) == 0 && (S_ISDIR(st.st_mode) || access(path, W_OK))) {
+        snprintf(err, len, "%s: %s", path, S_ISDIR(st.st_mode) ? "is a folder: give a file's name" : strerror(errno));
+        return -1;
+    }
+    return 0;
 }

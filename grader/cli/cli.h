@@ -33,6 +33,9 @@ double pp__cli_num(const char *flag, const char *val);
  * ("naive, gpipe, ... or dualpipev"), of its rows that take --chunks, and of the labs: help never lists a
  * schedule by hand. */
 void pp__cli_usage(FILE *out, const char *text);
+/* 0 when a report could be written to path later without changing anything now: its folder exists and this user
+ * may write there, and path is not a folder nor a file it may not write. -1 with "PATH: why" in err. */
+int pp__cli_writable(const char *path, char *err, size_t len);
 /* Prints "pplab <cmd>: <msg>" and a usage hint to stderr, exits 2. */
 void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
@@ -74,8 +77,8 @@ typedef struct pp_flag {
 #define PP_CLI_MAX_FLAGS 64
 
 /* Parses argv[*i] if it is one of the n flags, as "--flag value" or "--flag=value": stores its value (advancing
- * *i past a separate value) and returns 1; 0 when it is none of them. A missing or bad value, or a value given
- * to a flag that takes none, ends in one line naming the flag (pp__cli_fail); a former name works after a
+ * *i past a separate value) and returns 1; 0 when it is none of them. A missing or bad value, a value given
+ * to a flag that takes none, or a flag given a second time in one parse, ends in one line naming the flag (pp__cli_fail); a former name works after a
  * notice on stderr ("pplab grade: --plots is now --plot-dir"), once per name and process. */
 int pp__cli_flag(const pp_flag *flags, int n, int argc, char **argv, int *i);
 

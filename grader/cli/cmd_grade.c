@@ -181,7 +181,6 @@ static int grade_main(int argc, char **argv) {
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))
         pp__cli_fail("grade", "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
-    keep_private(cfgfile);
 
     pp_test_config *cfgs = NULL;
     int n = only_config ? 0 : pp__suite_default(lab, !strcmp(backend, "cuda"), &cfgs);
@@ -197,6 +196,15 @@ static int grade_main(int argc, char **argv) {
     }
     for (int i = 0; i < n && o.time_limit > 0; i++)
         if (cfgs[i].time_limit_s > o.time_limit) cfgs[i].time_limit_s = o.time_limit;
+    /* nothing on disk changes before every argument has been checked */
+    const char *outs[][2] = {{json, "--json"}, {junit, "--junit"}, {gs, "--gradescope"}};
+    for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
+        if (outs[i][0] && pp__cli_writable(outs[i][0], err, sizeof err)) pp__cli_fail("grade", "%s %s", outs[i][1], err);
+    char build_dir[PATH_MAX], root_dir[PATH_MAX], driver[PATH_MAX + 32];
+    pp__impl_dirs(build_dir, root_dir, sizeof build_dir);
+    snprintf(driver, sizeof driver, "%s/pplab-driver", build_dir);
+    if (!in_process && pp__sandbox_check_driver(&sb, driver, err, sizeof err)) pp__cli_fail("grade", "%s", err);
+    keep_private(cfgfile);
     /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
     if (in_process && !strcmp(transport, "mpi"))
         pp__cli_fail("grade", "--in-process runs schedules in the test's own process: use it with --transport threads");

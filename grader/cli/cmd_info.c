@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "impl.h"
 #include "landlock.h"
 #include "policy.h"
 #include "transport.h"
@@ -16,6 +17,13 @@ static void sandbox_describe(FILE *f) {
     int abi = pp__landlock_abi();
     fprintf(f, "sandbox:\n");
     if (pp__sandbox_probe(&sb, err, sizeof err) || pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, sizeof err)) {
+        fprintf(f, "  refused   %s\n", err);
+        return;
+    }
+    char build[4096], root[4096], driver[4200];
+    pp__impl_dirs(build, root, sizeof build);
+    snprintf(driver, sizeof driver, "%s/pplab-driver", build);
+    if (pp__sandbox_check_driver(&sb, driver, err, sizeof err)) {
         fprintf(f, "  refused   %s\n", err);
         return;
     }

@@ -296,14 +296,15 @@ static void print_step_time(const double *step_s, int steps) {
 }
 
 /* Builds the lab of --impl and sets prog up to run it: sandboxed drivers (the default, as grading runs it), or
- * the shared object in this process (--in-process). Returns 0, or 1 once rank 0 said what went wrong. */
+ * the shared object in this process (--in-process). Returns 0, or once rank 0 said what went wrong, 2 for a
+ * folder that is not there (a usage error) and 1 for the rest. */
 static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *lab, pp_program *prog, int me) {
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(o->impl, dir, sizeof dir)) {
         if (me == 0)
             fprintf(stderr, "pplab run: --impl %s: no such folder (use labs, solutions or a folder with the labs' "
                             "layout)\n", o->impl);
-        return 1;
+        return 2;
     }
     if (!h->in_process && h->sb.lockdown && pp__sandbox_probe(&h->sb, err, sizeof err)) {
         if (me == 0) fprintf(stderr, "pplab run: %s; or debug with --in-process\n", err);
@@ -343,7 +344,13 @@ static int run_main(int argc, char **argv) {
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
     int chose_chunks = pp__cli_run_defaults(&o);
+    /* every choice is checked in every mode, --canonical's too, before anything runs */
+    if (strcmp(o.cfg.backend, "cpu") && strcmp(o.cfg.backend, "cuda"))
+        pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o.cfg.backend);
+    if (strcmp(o.cfg.transport, "threads") && strcmp(o.cfg.transport, "mpi") && strcmp(o.cfg.transport, "nccl"))
+        pp__cli_fail("run", "unknown transport '%s': use threads, mpi or nccl", o.cfg.transport);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o.trace && pp__cli_writable(o.trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
@@ -356,7 +363,8 @@ static int run_main(int argc, char **argv) {
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
     /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
     pp_program prog = {.symbol = lab->symbol, .no_params = !hid.dump_grads};
-    if (start_program(&o, &hid, lab, &prog, me)) return me == 0;
+    int started = start_program(&o, &hid, lab, &prog, me);
+    if (started) return me == 0 ? started : 0;
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
     pp__run_program(&o.cfg, &prog, &res);

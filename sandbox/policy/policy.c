@@ -89,6 +89,25 @@ int pp__private_fix(const char *path) {
 
 /* ---- the probe ------------------------------------------------------------------------------------------ */
 
+int pp__sandbox_check_driver(const pp_sandbox *sb, const char *driver, char *err, size_t len) {
+    struct stat st;
+    if (!sb->lockdown) return 0;
+    if (stat(driver, &st) || !S_ISREG(st.st_mode)) {
+        snprintf(err, len, "the schedule driver %s is missing: build pplab first (make)", driver);
+        return -1;
+    }
+    /* a test's uid has no groups and owns nothing: it may run the driver only if others may */
+    int runs = sb->drop_uid ? (st.st_mode & S_IXOTH) != 0 : access(driver, X_OK) == 0;
+    if (!runs) {
+        snprintf(err, len, "the schedule driver %s (mode %04o) cannot be run by %s, so no test could start: "
+                 "chmod 0755 it (make does), and keep the folders above it private instead (their modes are what "
+                 "hides the kit)", driver, (unsigned)(st.st_mode & 07777),
+                 sb->drop_uid ? "the tests' uids, which get what others may" : "this user");
+        return -1;
+    }
+    return 0;
+}
+
 int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len) {
     if (!sb->lockdown) return sb->view = PP_VIEW_NONE, 0;
     int fds[2];

@@ -60,6 +60,11 @@ void pp__sandbox_defaults(pp_sandbox *sb);
  * refused and what to do. */
 int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len);
 
+/* 0 when every test's driver could start from driver (build/pplab-driver) under sb: a test's uid (as root) may
+ * execute it. -1 with one line in err naming its mode and the fix: a tree made private file by file (chmod -R
+ * go-rwx) leaves the driver to its owner alone, and every test would fail as if the student had. */
+int pp__sandbox_check_driver(const pp_sandbox *sb, const char *driver, char *err, size_t len);
+
 /* Sizes sb->nproc for a test of `drivers` drivers: as root, for the test's own uid; otherwise the tasks this
  * user runs now plus the test's, which caps a runaway but cannot tell the test's tasks from the user's others. */
 void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers);
