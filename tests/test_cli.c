@@ -278,11 +278,15 @@ Test(cli, flag_equals_value_is_flag_value) {
     cr_expect(strstr(buf, "unknown lab 'pipedream'") != NULL, "%s", buf);
 }
 
-/* A former name still works, after one line naming the new one: once, however often it is given. */
+/* A former name still works, after one line naming the new one; given beside the new name, it is the same flag
+ * given twice. */
 Test(cli, old_names_work_after_a_notice) {
-    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --hidden 32 "
-                                        "--hidden=16"), 0, "%s", buf);
+    cr_assert_eq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --hidden=16"), 0,
+                 "%s", buf);
     cr_expect_str_eq(buf, "pplab run: --hidden is now --width\nbubble: 0.3333 (theory 0.3333)\npeak stashes: 2 2\n");
+    cr_expect_eq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --hidden 32 "
+                                        "--width 16"), 2, "%s", buf);
+    cr_expect(strstr(buf, "--width is given twice"), "%s", buf);
     char dir[] = "/tmp/pplab-old-XXXXXX", args[512];
     cr_assert(mkdtemp(dir));
     snprintf(args, sizeof args, "%s/one.cfg", dir);
@@ -486,16 +490,19 @@ Test(cli, exit_status_of_run) {
         int rc;
     } cases[] = {
         {"", 0},
-        {" --trace /nonexistent/t.csv", 1},
-        {" --dump-grads /nonexistent/g.bin", 1},
-        {" --canonical --trace /nonexistent/t.json", 1},
-        {" --impl /nonexistent", 1},
+        {" --trace /nonexistent/t.csv", 2},
+        {" --dump-grads /nonexistent/g.bin", 2},
+        {" --canonical --trace /nonexistent/t.json", 2},
         {" --stages 0", 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(args, sizeof args, "%s%s", one, cases[i].more);
         cr_expect_eq(pplab(buf, sizeof buf, args), cases[i].rc, "pplab %s: %s", args, buf);
     }
+    /* outputs are checked before the run: nothing ran, so nothing is lost */
+    cr_expect(!strstr(buf, "bubble:"), "%s", buf);
+    cr_expect_eq(pplab(buf, sizeof buf, "run --impl /nonexistent --schedule gpipe --stages 2 --microbatches 2"), 2,
+                 "%s", buf);
 }
 
 

@@ -351,6 +351,8 @@ static int run_main(int argc, char **argv) {
         pp__cli_fail("run", "unknown transport '%s': use threads, mpi or nccl", o.cfg.transport);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.trace && pp__cli_writable(o.trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
+    if (hid.dump_grads && pp__cli_writable(hid.dump_grads, err, sizeof err))
+        pp__cli_fail("run", "--dump-grads %s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
