@@ -125,8 +125,8 @@ $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 # The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
-# round trip, the MPI suite, the benchmarks' own test, the jail as a normal user.
-SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user
+# round trip, the MPI suite, the benchmarks' own test, the jail as a normal user, the Gradescope autograder.
+SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user test_autograder
 SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
 # The suites that need a machine of their own making (as root): make check-hosts makes hosts (network
 # namespaces) and runs test_hosts on them, make check-slurm starts a Slurm cluster and runs test_slurm.
@@ -150,7 +150,7 @@ DEPFLAGS = -MMD -MP
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout asan bench clean deps
+.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder asan bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
@@ -169,6 +169,8 @@ help:
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
 	@echo "  make plots         gnuplot figures into out/"
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
+	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the handout, F as its hidden tests,"
+	@echo "                     setup.sh and run_autograder (docs/instructor.md, section 5)"
 	@echo "  make bench         benchmarks, each against a baseline in the same run"
 	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
@@ -261,7 +263,14 @@ $(BUILD)/tests/helpers/%: tests/helpers/%.c $(BUILD)/libpp.a
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(MPI_CFLAGS) -Ilib/transport $(DEPFLAGS) -o $@ $< $(BUILD)/libpp.a $(LIB_LDLIBS)
-$(TEST_BIN): $(HELPER_BIN)
+# Tools the suites run commands under (no-namespaces: Docker's refusal of namespaces, for the Gradescope test).
+TOOL_SRC := $(wildcard tests/tools/*.c)
+TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
+$(BUILD)/tests/tools/%: tests/tools/%.c
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -o $@ $< $(SECCOMP_LIBS)
+$(TEST_BIN): $(HELPER_BIN) $(TOOL_BIN)
 
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
@@ -306,6 +315,9 @@ plots: build
 
 handout: build
 	@bash scripts/handout.sh
+# Gradescope's autograder zip: the handout, HIDDEN (your hidden configuration) and the two generated scripts
+autograder: build
+	@bash scripts/autograder.sh "$(HIDDEN)" dist/pplab-autograder.zip
 
 bench: build
 	@$(BUILD)/pplab bench

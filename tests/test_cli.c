@@ -526,3 +526,23 @@ Test(cli, a_driver_the_tests_cannot_run_stops_grading_before_any_test) {
     cr_expect(strchr(buf, '\n') == buf + strlen(buf) - 1, "one line: %s", buf);
     test_rm_tree(dir);
 }
+
+/* The CI templates take what they name from the kit's own tables, so that neither drifts: they install through
+ * scripts/deps.sh (no package list of their own), and their LAB line names every lab of the schedule table. */
+Test(cli, the_ci_templates_follow_the_kits_tables) {
+    char names[300], want[400];
+    snprintf(want, sizeof want, "LAB: all        # or a lab: %s\n", pp__lab_names(names, sizeof names, ", ", " or "));
+    const char *files[] = {"docs/ci/github-actions.yml", "docs/ci/gitlab-ci.yml"};
+    for (int i = 0; i < 2; i++) {
+        static char text[1 << 16];
+        FILE *f = fopen(files[i], "r");
+        cr_assert(f, "%s is missing", files[i]);
+        text[fread(text, 1, sizeof text - 1, f)] = 0;
+        fclose(f);
+        cr_expect(strstr(text, want), "%s: its LAB line does not name the labs of the table (%s)", files[i], want);
+        cr_expect(strstr(text, "bash scripts/deps.sh --required"), "%s does not install through scripts/deps.sh",
+                  files[i]);
+        cr_expect(!strstr(text, "apt-get install"), "%s keeps a package list of its own", files[i]);
+        cr_expect(!strstr(text, "libseccomp-dev"), "%s names a package itself", files[i]);
+    }
+}

@@ -1,5 +1,6 @@
 /* cmd_info.c: `pplab info`: what was compiled in and whether it works on this machine, the sandbox included. */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,12 +39,34 @@ static void sandbox_describe(FILE *f) {
 }
 
 static const char usage[] =
-    "usage: pplab info\n"
+    "usage: pplab info [--lab-files]\n"
     "Prints pplab's version, the backends and transports compiled in and whether each is usable here, and how\n"
     "grading would sandbox a submission on this machine.\n";
 
+/* The one table of info's flags. */
+static int info_table(int *lab_files, pp_flag *out) {
+    const pp_flag f[] = {
+        {.name = "--lab-files", .kind = PP_FLAG_SET, .to = lab_files, .set = 1,
+         .help = "print only each lab's file, one a line, as a submission holds them (00-warmup/warmup.c ...), "
+                 "from the schedule table: what an autograder script copies"},
+    };
+    memcpy(out, f, sizeof f);
+    return (int)(sizeof f / sizeof *f);
+}
+
+static int info_flags(pp_flag *out) {
+    static int defaults;
+    return info_table(&defaults, out);
+}
+
 static int info_main(int argc, char **argv) {
-    pp__cli_parse(&pp__cli_info, NULL, 0, argc, argv, NULL, NULL);
+    static int lab_files;
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    pp__cli_parse(&pp__cli_info, flags, info_table(&lab_files, flags), argc, argv, NULL, NULL);
+    if (lab_files) {
+        for (int l = 0; l < pp__nlabs; l++) printf("%s/%s.c\n", pp__labs[l].folder, pp__labs[l].file);
+        return 0;
+    }
     printf("pplab %s\n", pp_version());
     printf("backends:\n");
     pp__backend_describe_all(stdout);
@@ -57,5 +80,6 @@ const pp_cli_command pp__cli_info = {
     .name = "info",
     .summary = "backends and transports compiled in, and usable here",
     .usage = usage,
+    .flags = info_flags,
     .main = info_main,
 };
