@@ -157,22 +157,34 @@ all:
 	@$(MAKE) --no-print-directory $(JOBS) build
 build: $(BUILD)/libpp.so $(BUILD)/libpp.a $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN)
 
+# A handout has no solutions/: its help lists what works there, in its words.
+KIT := $(if $(wildcard solutions/*/*.c),1,)
 help:
 	@echo "pplab: a lab kit for pipeline-parallel training"
 	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
+ifeq ($(KIT),1)
 	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
 	@echo "  make test          the quick unit suites and the grader's self-check, about a minute on 2 cores (each part timed)"
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
-	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user) and every command the docs quote"
+	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user, the Gradescope autograder)"
+	@echo "                     and every command the docs quote"
 	@echo "  make check-hosts   (root) 4 hosts as network namespaces: pplab run and grade over MPI across them, a host cut off"
 	@echo "  make check-slurm   (root) a one-node Slurm cluster: pplab under srun, salloc + mpirun and the documented sbatch script"
+else
+	@echo "  make demo          install missing Debian packages, build, draw the schedules' canonical timelines, show your labs"
+	@echo "  make test          check that pplab works here: it runs, grades labs/ sandboxed, and the docs' commands hold"
+endif
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
 	@echo "  make plots         gnuplot figures into out/"
+ifeq ($(KIT),1)
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
 	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the handout, F as its hidden tests,"
 	@echo "                     setup.sh and run_autograder (docs/instructor.md, section 5)"
+endif
 	@echo "  make bench         benchmarks, each against a baseline in the same run"
+ifeq ($(KIT),1)
 	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
+endif
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
 	@echo "  make clean         remove build/, build-asan/, dist/ and out/"
@@ -313,11 +325,20 @@ grade: build
 plots: build
 	@bash scripts/plots.sh $(BUILD) out
 
+# Both are made from the kit (its solutions/ and git); in a handout they say so and do nothing.
 handout: build
+ifeq ($(KIT),1)
 	@bash scripts/handout.sh
+else
+	@echo "make handout: this is the handout itself; the kit it was made from makes handouts"
+endif
 # Gradescope's autograder zip: the handout, HIDDEN (your hidden configuration) and the two generated scripts
 autograder: build
+ifeq ($(KIT),1)
 	@bash scripts/autograder.sh "$(HIDDEN)" dist/pplab-autograder.zip
+else
+	@echo "make autograder: this is the handout; the instructor's kit makes the autograder"
+endif
 
 bench: build
 	@$(BUILD)/pplab bench

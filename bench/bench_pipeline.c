@@ -87,7 +87,7 @@ int pp__bench_pipeline(const pp_bench_opts *o) {
     double bubble = (double)(P - 1) / (M + P - 1), exp_wall = (1.0 / P) / (1.0 - bubble);
     printf("#   model: hidden %d, layers %d, M %d micro-batches of %d x seq %d, vocab %d, cpu backend, SGD\n", hidden,
            layers, M, d.mb_size, d.seq, d.vocab);
-    printf("#   expected: wall ratio = (1/P) / (1 - bubble) with bubble = (P-1)/(M+P-1) = %.3f; cpu ratio = 1\n",
+    printf("#   expected: wall ratio = (1/P) / (1 - bubble) with GPipe's theoretical bubble = %.3f; cpu ratio = 1\n",
            bubble);
     printf("#   cpu = thread CPU time of the step function summed over ranks; ratios against the 1-rank run\n");
     printf("#\n");

@@ -62,8 +62,8 @@ int pp__config_vshape(const pp_run_config *c);
 int pp__config_vstage(const pp_run_config *c, int rank, int chunk);
 int pp__config_vstage_rank(const pp_run_config *c, int vs);
 int pp__config_vstage_chunk(const pp_run_config *c, int vs);
-/* Boundary messages per step: 2M for each pair of neighbouring virtual stages on different ranks (2M(vP-1)
- * looped; 4M(P-1) in a V, whose turn on rank P-1 sends nothing). */
+/* Boundary messages per step: counted from the placement, one forward and one backward message per micro-batch
+ * for each pair of neighbouring virtual stages on different ranks (the warm-up's traffic part asks for the sum). */
 int pp__config_messages(const pp_run_config *c);
 
 /* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/schedule.c): a

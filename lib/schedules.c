@@ -19,8 +19,8 @@ static int gpipe_order(int P, int M, int v, int r, pp_sched_op *ops) {
 
 static int gpipe_peak(int P, int M, int v, int r) { return M; }
 
-/* A warm-up of min(P - r - 1, M) forwards, then one forward and one backward in turn, then the rest of the
- * backwards. */
+/* A warm-up of forwards, then one forward and one backward in turn, then the rest of the backwards. How long
+ * each rank's warm-up is, and why, is lab 03's question; the code answers it, no comment here does. */
 static int onef1b_order(int P, int M, int v, int r, pp_sched_op *ops) {
     int n = 0, w = min_int(P - r - 1, M);
     for (int mb = 0; mb < w; mb++) ops[n++] = op_of('F', mb, 0);
@@ -34,14 +34,14 @@ static int onef1b_order(int P, int M, int v, int r, pp_sched_op *ops) {
 
 static int onef1b_peak(int P, int M, int v, int r) { return min_int(P - r, M); }
 
-/* Megatron-LM's interleaved order: the k-th chunk-forward of a rank runs chunk (k mod Pv) div P on micro-batch
- * (k div Pv) * P + k mod P; backwards visit the chunks in reverse. */
+/* Megatron-LM's interleaved order: micro-batches go through a rank's chunks in groups, and backwards visit the
+ * chunks in reverse. Which chunk and micro-batch the k-th op runs is lab 04's question. */
 static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
     int chunk = (k % (P * v)) / P;
     return op_of(backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk);
 }
 
-/* The depth-first order with a warm-up of min(2(P - r - 1) + (v - 1)P, vM) chunk-forwards. */
+/* The depth-first order: a warm-up of chunk-forwards (lab 04 asks how many), then one of each in turn. */
 static int interleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
     int n = 0, total = v * M, w = min_int(2 * (P - r - 1) + (v - 1) * P, total);
     for (int k = 0; k < w; k++) ops[n++] = interleaved_op(P, v, k, 0);
@@ -55,7 +55,7 @@ static int interleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
 
 static int interleaved_peak(int P, int M, int v, int r) { return min_int(2 * (P - r - 1) + (v - 1) * P + 1, v * M); }
 
-/* Every pipeline of the four classic schedules idles P-1 forward-and-backward slots per rank. */
+/* The classic schedules' theoretical bubble (the warm-up's bubble part asks for it). */
 static double classic_bubble(int P, int M, int v) { return (double)(P - 1) / (v * M + P - 1); }
 
 /* Zero bubble (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): 1F1B with each backward split into its
@@ -76,17 +76,17 @@ static int zb_order(int M, int r, int w, pp_sched_op *ops) {
     return n;
 }
 
-/* ZB-H1: 1F1B's warm-up, min(P-r-1, M) forwards. */
+/* ZB-H1: 1F1B's warm-up. */
 static int zbh1_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_order(M, r, P - r - 1, ops); }
 
-/* ZB-H2: twice 1F1B's warm-up; the extra forwards give every message time to arrive. */
+/* ZB-H2: a longer warm-up than ZB-H1's; the extra forwards give every message time to arrive. */
 static int zbh2_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_order(M, r, 2 * (P - r - 1), ops); }
 
-/* The warm-up's stashes, the one in flight and the r whose W waits. */
+/* The stash peaks, counted from the order (the warm-up's peaks part asks for them). */
 static int zbh1_peak(int P, int M, int v, int r) { return min_int(min_int(P - r - 1, M) + 1 + r, M); }
 static int zbh2_peak(int P, int M, int v, int r) { return min_int(min_int(2 * (P - r - 1), M) + 1 + r, M); }
 
-/* The same floor with two chunks per rank: 6M ops of one unit each on every rank. */
+/* The same floor with two chunks per rank. */
 static double v_bubble(int P, int M, int v) { return M >= 2 * P ? (double)(P - 1) / (6 * M + P - 1) : -1; }
 
 /* ---- V-shaped placement: rank r holds virtual stages r (chunk 0) and 2P-1-r (chunk 1) ------------------ */
@@ -125,8 +125,7 @@ static int zbv_order(int P, int M, int v, int r, pp_sched_op *ops) {
     return o.n;
 }
 
-/* 2P-1 forwards before the first backward and the one after it; with fewer micro-batches, chunk 0's M and the
- * r+1 of chunk 1 that run before its first backward; never more than the rank's 2M. */
+/* The stash peak of the V, counted as the order runs (lab 06 asks for it). */
 static int zbv_peak(int P, int M, int v, int r) { return min_int(min_int(2 * P, M + 1 + r), 2 * M); }
 
 /* DualPipeV's state: per chunk the next forward and the next backward, and the weight halves held back. */
@@ -177,11 +176,10 @@ static int dualpipev_order(int P, int M, int v, int r, pp_sched_op *ops) {
     return d.o.n;
 }
 
-/* The warm-up leaves 2P stashes on every rank, and each overlapped pair runs its forward before its backward. */
+/* The stash peak of DualPipeV, counted as its order runs. */
 static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
 
-/* With F = B = W, rank r can start no earlier than r and the last rank's 3M ops then run back to back: no
- * schedule ends before 3M+P-1. Both zero-bubble orders end then once every rank has P micro-batches. */
+/* The zero-bubble schedules' theoretical bubble with F = B = W (lab 05 asks for the floor and why). */
 static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * M + P - 1) : -1; }
 
 /* The default grading set, per schedule: P up to 8, M from below P to 4P, several seeds, latency and

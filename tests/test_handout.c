@@ -81,3 +81,52 @@ Test(handout, the_first_run_and_a_lab_at_a_time) {
     cr_expect(strstr(out, "selfcheck: ok   the docs' paths exist and their quick commands print what the docs say") &&
               strstr(out, "selfcheck: 4 passed, 0 failed"), "%s", out);
 }
+
+/* Every tool the handout's help lists works there, and says only its own words: make help offers no reference
+ * solutions, make plots draws its figures (the canonical order where a stub does not run yet), make handout
+ * and make autograder say in one line that they belong to the kit, make test prints its verdicts alone and
+ * pplab run --help offers no --impl solutions. */
+Test(handout, its_tools_work_there) {
+    int rc = in_handout("make -s help");
+    cr_expect_eq(rc, 0, "make help: %s", out);
+    cr_expect(!strstr(out, "solutions") && !strstr(out, "check-hosts") && !strstr(out, "make handout "),
+              "the handout's help lists the kit's targets: %s", out);
+    rc = in_handout("make -s plots");
+    cr_expect_eq(rc, 0, "make plots exited %d:\n%s", rc, out);
+    cr_expect(strstr(out, "out/gantt-gpipe-P4-M6.png") && strstr(out, "out/bubble-vs-M.png"), "%s", out);
+    cr_expect(!strstr(out, "Error"), "%s", out);
+    static const char *const kit_only[] = {"make -s handout", "make -s autograder HIDDEN=x.cfg"};
+    for (int i = 0; i < 2; i++) {
+        rc = in_handout(kit_only[i]);
+        cr_expect_eq(rc, 0, "%s exited %d: %s", kit_only[i], rc, out);
+        cr_expect(strstr(out, "this is the handout") && strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s: one line saying why: %s", kit_only[i], out);
+    }
+    rc = in_handout("build/pplab run --help");
+    cr_expect(!strstr(out, "solutions"), "run --help offers the solutions: %s", out);
+    rc = in_handout("make -s test");
+    cr_expect_eq(rc, 0, "make test exited %d:\n%s", rc, out);
+    /* its lines are its verdicts, their timings and the suites' summary: no grading output between them */
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n"))
+        cr_expect(!strncmp(line, "selfcheck", 9) || !strncmp(line, "self-check", 10) ||
+                      !strncmp(line, "unit tests", 10) || !strncmp(line, "all of it", 9) || !strncmp(line, "pplab:", 6),
+                  "make test printed a line of something else: %s", line);
+}
+
+/* The handout asks; it does not answer. The forms of the answers once found in it (the warm-up lengths, the
+ * memory per rank, the group size, the bubble formulas, a chunk's last backward) appear nowhere in it: not in
+ * comments, READMEs, figure legends or titles. */
+Test(handout, states_no_answer_it_asks_for) {
+    static const char *const forms[] = {"min(P - r", "min(P-r", "P − r", "(P-1)/(M+P-1)", "(P-1)/(2M+P-1)",
+                                        "groups of P micro-batches", "min(2(P", "2P-1 forwards before",
+                                        "micro-batch M−1 (groups", "3M+P-1", "6M ops", "2M(vP-1)", "4M(P-1)"};
+    char cmd[2 * PATH_MAX + 256];
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        /* text files only, and the chapters' questions as the handout ships them (kit-only blocks are gone) */
+        snprintf(cmd, sizeof cmd, "cd '%s/pplab' && grep -rIlF --exclude-dir=build --exclude-dir=out -- '%s' .",
+                 dir, forms[i]);
+        char found[4096];
+        test_capture(cmd, found, sizeof found);
+        cr_expect(!found[0], "the handout states \"%s\" in:\n%s", forms[i], found);
+    }
+}

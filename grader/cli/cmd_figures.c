@@ -22,13 +22,13 @@ typedef struct figures_opts {
 static void figures_opts_init(figures_opts *o) {
     pp_run_config c;
     pp__config_defaults(&c);
-    *o = (figures_opts){.impl = "solutions", .steps = 30, .width = c.hidden};
+    *o = (figures_opts){.impl = pp__impl_have_solutions() ? "solutions" : "labs", .steps = 30, .width = c.hidden};
 }
 
 static int figures_table(figures_opts *o, pp_flag *out) {
     const pp_flag f[] = {
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
-         .help = "the implementation: labs, solutions or a folder with the labs' layout"},
+         .help = pp__impl_choices()},
         {.name = "--steps", .kind = PP_FLAG_INT, .to = &o->steps, .lo = 2, .hi = 10000, .arg = "K",
          .help = "length of the loss curve"},
         {.name = "--width", .kind = PP_FLAG_INT, .to = &o->width, .lo = 1, .hi = 65536, .arg = "H",

@@ -49,7 +49,7 @@ static void grade_opts_init(grade_opts *o) {
 static int grade_table(grade_opts *o, pp_flag *out) {
     const pp_flag f[] = {
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
-         .help = "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"},
+         .help = pp__impl_choices()},
         {.name = "--lab", .kind = PP_FLAG_STR, .to = &o->lab, .arg = "L",
          .help = "all, a lab ({labs}) or a lab's folder, which grades every lab in it (05-zerobubble: zbh1 and "
                  "zbh2)"},
@@ -180,7 +180,7 @@ static int grade_main(int argc, char **argv) {
     }
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(impl, dir, sizeof dir))
-        pp__cli_fail("grade", "--impl %s: no such folder (use labs, solutions or a folder with the labs' layout)", impl);
+        pp__cli_fail("grade", "--impl %s: no such folder (%s)", impl, pp__impl_choices());
 
     pp_test_config *cfgs = NULL;
     int n = only_config ? 0 : pp__suite_default(lab, !strcmp(backend, "cuda"), &cfgs);

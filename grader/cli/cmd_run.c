@@ -61,7 +61,7 @@ static int run_table(run_opts *r, pp_flag *out) {
     unsigned *g = &o->given;
     const pp_flag f[] = {
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
-         .help = "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"},
+         .help = pp__impl_choices()},
         {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = g, .bit = PP_CLI_GIVEN_SCHEDULE,
          .arg = "S", .help = "the schedule: {schedules}", .dflt = "required"},
         {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = g,
@@ -302,8 +302,7 @@ static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *la
     char dir[PATH_MAX], err[4096];
     if (pp__impl_dir(o->impl, dir, sizeof dir)) {
         if (me == 0)
-            fprintf(stderr, "pplab run: --impl %s: no such folder (use labs, solutions or a folder with the labs' "
-                            "layout)\n", o->impl);
+            fprintf(stderr, "pplab run: --impl %s: no such folder (%s)\n", o->impl, pp__impl_choices());
         return 2;
     }
     if (!h->in_process && h->sb.lockdown && pp__sandbox_probe(&h->sb, err, sizeof err)) {

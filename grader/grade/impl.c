@@ -71,6 +71,20 @@ void pp__impl_dirs(char *build, char *root, size_t len) {
     if (slash) *slash = 0;
 }
 
+int pp__impl_have_solutions(void) {
+    char build[PATH_MAX], root[PATH_MAX], p[PATH_MAX + 16];
+    pp__impl_dirs(build, root, sizeof build);
+    snprintf(p, sizeof p, "%s/solutions", root);
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *pp__impl_choices(void) {
+    return pp__impl_have_solutions()
+               ? "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"
+               : "the implementation: labs (your files) or a folder with the labs' layout";
+}
+
 static int is_dir(const char *p) {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);

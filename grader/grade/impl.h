@@ -31,6 +31,12 @@ int pp__impl_dir(const char *impl, char *dir, size_t len);
 /* A lab built from a student's file (sandbox/build/compile.c): the checked object that the kit's one schedule
  * driver loads in sandboxed runs, one process per rank; the driver itself; and the same code as a shared object
  * for `pplab run --in-process`. */
+/* 1 in the kit, which has the reference solutions; 0 in a handout. */
+int pp__impl_have_solutions(void);
+/* What --impl may name here, in words for help and errors: "the implementation: labs (your files), solutions
+ * (the reference) or a folder with the labs' layout" in the kit, without solutions in a handout. */
+const char *pp__impl_choices(void);
+
 typedef struct pp_impl {
     char driver[4096];   /* build/pplab-driver: the same for every submission */
     char object[4096];   /* the lab's relocatable object */

@@ -301,6 +301,12 @@ void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color) {
     int lost = 0;
     char p1[32], p2[32], s[80];
     if (nlabs > 0) fputs("Score by lab:\n", out);
+    /* the name column is as wide as the longest name, so the scores line up whatever the table holds */
+    int wide = 12;
+    for (int l = 0; l < nlabs; l++) {
+        int w = (int)strnlen(labs[l], sizeof r->cfg.lab);
+        if (w > wide) wide = w;
+    }
     for (int l = 0; l < nlabs; l++) {
         double ls = 0, lm = 0;
         int tests = 0, passed = 0;
@@ -313,8 +319,8 @@ void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color) {
         }
         snprintf(s, sizeof s, "%s/%s", pp__report_points(ls, p1, sizeof p1), pp__report_points(lm, p2, sizeof p2));
         const char *c0 = !color ? "" : passed == tests ? C_GREEN : C_RED, *c1 = color ? C_RESET : "";
-        fprintf(out, "  %-12.*s %s%9s%s   (%d of %d tests passed)\n", (int)sizeof r->cfg.lab, labs[l], c0, s, c1,
-                passed, tests);
+        fprintf(out, "  %-*.*s %s%9s%s   (%d of %d tests passed)\n", wide, (int)sizeof r->cfg.lab, labs[l], c0, s,
+                c1, passed, tests);
     }
     int better = 0;
     for (int i = 0; i < n; i++) {

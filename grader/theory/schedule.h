@@ -67,10 +67,10 @@ double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int
 /* The most stashes rank r of s holds at once: a stash lives from its F to its last backward op (its W when the
  * backward is split). */
 int pp__schedule_peak(const pp_schedule *s, int r);
-/* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row: GPipe M, 1F1B
- * min(P-r, M), interleaved min(2(P-r-1)+(v-1)P+1, vM), ZB-H1 min(P, M), ZB-H2 min(2P-1-r, M), naive 1. */
+/* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row's peak function
+ * (lib/schedules.c): what the warm-up's peaks part asks a student to derive. */
 int pp__theory_peak(const pp_run_config *c, int r);
-/* Boundary messages per step: 2M(vP-1) looped (so 2M(P-1) without interleaving), 4M(P-1) in a V. */
+/* Boundary messages per step of c's schedule and placement (the warm-up's traffic part asks for this count). */
 int pp__theory_messages(const pp_run_config *c);
 
 #endif /* PP_SCHEDULE_H */
