@@ -184,3 +184,31 @@ Test(plot, unwritable_folder_fails, .init = setup, .fini = teardown, .timeout = 
     pp_trace t[1] = {0};
     cr_assert_eq(pp__plot_gantt(t, 1, NULL, "/nonexistent-folder/x"), -1);
 }
+
+/* A run of two replicas: every rank of each gets its row, named by replica and GPU, with a reduce lane under it
+ * holding its reduces by chunk, and the axis reaches the last reduce's end, past the last compute op. */
+Test(plot, gantt_replicas_with_reduce_lanes, .init = setup, .fini = teardown, .timeout = 30) {
+    enum { P = 2, D = 2 };
+    pp_trace t[P * D] = {0};
+    for (int d = 0; d < D; d++) gpipe_traces(t + d * P, P, 3);
+    for (int r = 0; r < P * D; r++) {
+        pp_event red = {.rank = r, .op = PP_OP_REDUCE, .mb = -1, .chunk = 0, .vstage = r % P, .peer = -1,
+                        .vstart = 20, .vend = 27.5};
+        pp__trace_add(&t[r], &red);
+    }
+    cr_assert_eq(pp__plot_gantt_replicas(t, P, D, "two replicas", path_of("gantt-dp", "")), 0);
+    expect_png("gantt-dp");
+    /* 6 compute ops a rank (3 F, 3 B) and one reduce, 4 ranks, + the placeholder row */
+    cr_assert_eq(check_dat("gantt-dp", 11), 4 * 7 + 1);
+    FILE *f = fopen(path_of("gantt-dp", ".gp"), "r");
+    char gp[16384];
+    gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
+    fclose(f);
+    cr_expect(strstr(gp, "\"replica 1, GPU 1\" 6, \"reduce\" 7"), "rows by replica and GPU, each with its lane: %s", gp);
+    cr_expect(strstr(gp, "set xrange [0:27.5]"), "the axis stops before the reduces end: %s", gp);
+    f = fopen(path_of("gantt-dp", ".dat"), "r");
+    gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
+    fclose(f);
+    cr_expect(strstr(gp, " 7 3.75 0.25 3 \"c0\" 20 27.5"), "rank 3's reduce on row 7, named by its chunk: %s", gp);
+    for (int r = 0; r < P * D; r++) pp__trace_clear(&t[r]);
+}

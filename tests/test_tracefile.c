@@ -213,3 +213,26 @@ Test(tracefile, grade_plots_write_one_trace_per_test) {
     cJSON_Delete(root);
     free(json);
 }
+
+/* Lab 07's reduces are named by the chunk they reduce, on every rank of every replica: "REDUCE chunk 1". */
+Test(tracefile, a_reduce_is_named_by_its_chunk) {
+    char *json = traced("--impl solutions --schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2",
+                        "dp.json");
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root, "not JSON: %.200s", json);
+    int named[2] = {0, 0}, unnamed = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const char *cat = str(e, "cat"), *name = str(e, "name");
+        if (!cat || strcmp(cat, "reduce") || !name || strcmp(str(e, "ph"), "b")) continue;
+        int c = -1;
+        if (sscanf(name, "REDUCE chunk %d", &c) == 1 && c >= 0 && c < 2) named[c]++;
+        else unnamed++;
+    }
+    /* each of the 4 ranks reduces both its chunks, on both clocks */
+    cr_expect_eq(named[0], 8, "chunk 0's reduces: %d", named[0]);
+    cr_expect_eq(named[1], 8, "chunk 1's reduces: %d", named[1]);
+    cr_expect_eq(unnamed, 0, "%d reduces are not named by their chunk", unnamed);
+    cJSON_Delete(root);
+    free(json);
+}

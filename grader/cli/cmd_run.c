@@ -218,14 +218,14 @@ static int term_width(void) {
 }
 
 /* --plot FILE.png: the run's Gantt chart (gnuplot). Returns 0 or -1. */
-static int plot_run(const pp_cli_run *o, const pp_trace *traces, const char *what) {
+static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const char *what) {
     char prefix[1024];
     snprintf(prefix, sizeof prefix, "%s", o->plot);
     char *dot = strrchr(prefix, '.');
     if (dot && !strcmp(dot, ".png")) *dot = 0;
     char title[160];
     snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule, what, o->cfg.P, o->cfg.M, o->cfg.v);
-    return pp__plot_gantt(traces, o->cfg.P, title, prefix);
+    return pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix);
 }
 
 /* --canonical: the ideal schedule, replayed under the virtual clock without running any code: the picture to
@@ -270,7 +270,7 @@ static int run_canonical(const pp_cli_run *o) {
         fprintf(stderr, "pplab run: trace of the canonical schedule written to %s (%s)\n", o->trace,
                 pp__tracefile_describe(tr, c->P, o->trace, what, sizeof what));
     }
-    if (o->plot && plot_run(o, tr, " (canonical)")) rc = 1;
+    if (o->plot && plot_run(o, tr, 1, " (canonical)")) rc = 1;
     for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
     free(tr);
     pp__costs_free(&k);
@@ -452,7 +452,7 @@ static int run_main(int argc, char **argv) {
                 hid.dump_grads);
         rc = 1;
     }
-    if (o.plot && plot_run(&o, res.traces, "")) rc = 1;
+    if (o.plot && plot_run(&o, res.traces, res.D, "")) rc = 1;
     pp__result_free(&res);
     return rc;
 }

@@ -13,8 +13,10 @@
 #include "error.h"
 
 /* Box colours, light enough for black labels: F green, B blue, W yellow (as in the terminal timeline). */
-static const char *const kind_color[3] = {"#8fd18f", "#86aee6", "#f2d16b"};
-static const char *const kind_name[3] = {"F (forward)", "B (backward)", "W (weight gradient)"};
+/* F, B, W, and a gradient reduce on its rank's lane */
+static const char *const kind_color[4] = {"#8fd18f", "#86aee6", "#f2d16b", "#c99ad6"};
+static const char *const kind_name[4] = {"F (forward)", "B (backward)", "W (weight gradient)",
+                                         "reduce (a chunk's gradients, among the replicas)"};
 /* Pixels of the plot area of a Gantt panel, used to decide whether labels fit inside one-unit boxes. */
 #define GANTT_W 1200
 #define GANTT_PLOT_W 1050
@@ -129,8 +131,8 @@ out:
 
 /* ---- Gantt ---------------------------------------------------------------------------------------------- */
 
-/* The bar colour of an op: F, B and W in their own (PP_OP_F..W are 0..2), messages none. */
-static int kind_of(pp_op_kind op) { return pp__op_is_compute(op) ? (int)op : -1; }
+/* The bar colour of an op: F, B and W in their own (PP_OP_F..W are 0..2), a reduce 3, messages none. */
+static int kind_of(pp_op_kind op) { return pp__op_is_compute(op) ? (int)op : op == PP_OP_REDUCE ? 3 : -1; }
 
 static int traces_chunks(const pp_trace *t, int P) {
     int v = 1;
@@ -140,11 +142,12 @@ static int traces_chunks(const pp_trace *t, int P) {
     return v;
 }
 
-/* Facts about a trace set a panel needs: span, smallest op, longest label, which kinds occur. */
+/* Facts about a trace set a panel needs: span (to the last op's end, a reduce's too), smallest compute op, longest
+ * label, which kinds occur. */
 typedef struct {
     double span, unit;
     int maxlab;
-    int has[3];
+    int has[4];
 } gantt_info;
 
 static void gantt_scan(const pp_trace *t, int P, int v, gantt_info *gi) {
@@ -155,6 +158,7 @@ static void gantt_scan(const pp_trace *t, int P, int v, gantt_info *gi) {
             if (k < 0) continue;
             gi->has[k] = 1;
             if (e->vend > gi->span) gi->span = e->vend;
+            if (k == 3) continue;
             if (e->vend - e->vstart > 1e-12 && e->vend - e->vstart < gi->unit) gi->unit = e->vend - e->vstart;
             char lab[32];
             int n = v > 1 ? snprintf(lab, sizeof lab, "%d.%d", e->mb, e->chunk) : snprintf(lab, sizeof lab, "%d", e->mb);
@@ -162,17 +166,22 @@ static void gantt_scan(const pp_trace *t, int P, int v, gantt_info *gi) {
         }
 }
 
-static void gantt_dat_block(FILE *f, const pp_trace *t, int P, int v) {
+/* The row of rank r's compute, and of its reduce lane under it when the chart has lanes. */
+static int row_of(int r, int lanes) { return lanes ? 2 * r : r; }
+
+static void gantt_dat_block(FILE *f, const pp_trace *t, int P, int v, int lanes) {
     for (int r = 0; r < P; r++)
         for (int i = 0; i < t[r].n; i++) {
             const pp_event *e = &t[r].ev[i];
             int k = kind_of(e->op);
-            if (k < 0) continue;
+            if (k < 0 || (k == 3 && !lanes)) continue;
             char lab[32];
-            if (v > 1) snprintf(lab, sizeof lab, "%d.%d", e->mb, e->chunk);
+            if (k == 3) snprintf(lab, sizeof lab, "c%d", e->chunk);
+            else if (v > 1) snprintf(lab, sizeof lab, "%d.%d", e->mb, e->chunk);
             else snprintf(lab, sizeof lab, "%d", e->mb);
-            fprintf(f, "%d %.9g %d %.9g 0.4 %d \"%s\" %.9g %.9g %d %d\n", r, 0.5 * (e->vstart + e->vend), r,
-                    0.5 * (e->vend - e->vstart), k, lab, e->vstart, e->vend, e->mb, e->chunk);
+            fprintf(f, "%d %.9g %d %.9g %s %d \"%s\" %.9g %.9g %d %d\n", r, 0.5 * (e->vstart + e->vend),
+                    row_of(r, lanes) + (k == 3), 0.5 * (e->vend - e->vstart), k == 3 ? "0.25" : "0.4", k, lab,
+                    e->vstart, e->vend, e->mb, e->chunk);
         }
 }
 
@@ -182,15 +191,17 @@ static void gantt_dat_placeholder(FILE *f) { fprintf(f, "-1 -1000 -1000 0 0 0 \"
 
 static void gantt_dat_header(FILE *f, const char *what) {
     fprintf(f, "# %s: one row per compute op, one block per panel (gnuplot index 0, 1, ...)\n"
-               "# columns: 1 rank, 2 x = midpoint (virtual time), 3 y = rank, 4 x half-width, 5 y half-height,\n"
-               "#          6 kind (0 F, 1 B, 2 W), 7 label (micro-batch, or micro-batch.chunk), 8 virtual start,\n"
+               "# columns: 1 rank, 2 x = midpoint (virtual time), 3 y = row, 4 x half-width, 5 y half-height,\n"
+               "#          6 kind (0 F, 1 B, 2 W, 3 reduce), 7 label (micro-batch, micro-batch.chunk, or cCHUNK for a\n"
+               "#          reduce, on the lane under its rank's row), 8 virtual start,\n"
                "#          9 virtual end, 10 micro-batch, 11 local chunk\n"
                "# (a row with rank -1 lies outside the plot and only keeps the block non-empty)\n", what);
 }
 
-/* One panel's set-up and plot command, reading index idx of dat. */
-static void gantt_panel(FILE *b, const char *dat, int idx, int P, double span, const gantt_info *gi,
-                        const char *title) {
+/* One panel's set-up and plot command, reading index idx of dat: rows for the P ranks of each of D replicas
+ * (trace d*P + p is rank p of replica d), each with its reduce lane under it when lanes is set. */
+static void gantt_panel(FILE *b, const char *dat, int idx, int P, int D, int lanes, double span,
+                        const gantt_info *gi, const char *title) {
     if (title) {
         fprintf(b, "set title ");
         gp_str(b, title);
@@ -198,22 +209,28 @@ static void gantt_panel(FILE *b, const char *dat, int idx, int P, double span, c
     } else {
         fprintf(b, "unset title\n");
     }
-    fprintf(b, "set xrange [0:%.9g]\nset yrange [%g:-0.5]\nset ytics (", span, P - 0.5);
-    for (int r = 0; r < P; r++) fprintf(b, "%s\"GPU %d\" %d", r ? ", " : "", r, r);
+    int rows = row_of(P * D, lanes);
+    fprintf(b, "set xrange [0:%.9g]\nset yrange [%g:-0.5]\nset ytics (", span, rows - 0.5);
+    for (int r = 0; r < P * D; r++) {
+        if (D > 1) fprintf(b, "%s\"replica %d, GPU %d\" %d", r ? ", " : "", r / P, r % P, row_of(r, lanes));
+        else fprintf(b, "%s\"GPU %d\" %d", r ? ", " : "", r, row_of(r, lanes));
+        if (lanes) fprintf(b, ", \"reduce\" %d", row_of(r, lanes) + 1);
+    }
     fprintf(b, ")\n");
     /* A label fits when a one-unit box is wider than the text: ~6 px per character at 8 pt. */
     double px = GANTT_PLOT_W * (gi->unit > 0 && isfinite(gi->unit) ? gi->unit : 1) / span;
     int font = px >= 6.5 * gi->maxlab + 4 ? 8 : px >= 5.0 * gi->maxlab + 2 ? 6 : 0;
     fprintf(b, "plot '%s' index %d using 2:3:4:5:($6+101) with boxxyerror lc variable notitle", dat, idx);
     if (font) fprintf(b, ", \\\n     '' index %d using 2:3:7 with labels font \",%d\" notitle", idx, font);
-    for (int k = 0; k < 3; k++)
-        if (gi->has[k]) fprintf(b, ", \\\n     keyentry with boxes lc %d title \"%s\"", 101 + k, kind_name[k]);
+    for (int k = 0; k < 4; k++)
+        if (gi->has[k] && (k < 3 || lanes))
+            fprintf(b, ", \\\n     keyentry with boxes lc %d title \"%s\"", 101 + k, kind_name[k]);
     fprintf(b, "\n");
     if (!font) fprintf(b, "# boxes are too narrow for micro-batch labels at this size; see column 7 of the data\n");
 }
 
 static void gantt_style(FILE *b) {
-    for (int k = 0; k < 3; k++) fprintf(b, "set linetype %d lc rgb \"%s\"\n", 101 + k, kind_color[k]);
+    for (int k = 0; k < 4; k++) fprintf(b, "set linetype %d lc rgb \"%s\"\n", 101 + k, kind_color[k]);
     fprintf(b, "set style fill solid 1.0 border lc rgb \"#333333\"\n"
                "set xlabel \"virtual time (units of one layer's forward)\"\n"
                "set grid xtics\nset key outside bottom center horizontal\nset mxtics\n");
@@ -233,24 +250,29 @@ static FILE *gantt_script_open(const char *out_prefix, char **body, size_t *len,
 }
 
 int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix) {
-    int v = traces_chunks(traces, P);
+    return pp__plot_gantt_replicas(traces, P, 1, title, out_prefix);
+}
+
+int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix) {
+    int R = P * D, v = traces_chunks(traces, R);
     gantt_info gi = {0, INFINITY, 1, {0}};
-    gantt_scan(traces, P, v, &gi);
+    gantt_scan(traces, R, v, &gi);
     double span = gi.span > 0 ? gi.span : 1;
+    int lanes = gi.has[3]; /* a reduce lane under every rank, once any rank reduced */
 
     FILE *f = open_out(out_prefix, ".dat");
     if (!f) return -1;
     gantt_dat_header(f, "Gantt chart of one step");
-    gantt_dat_block(f, traces, P, v);
+    gantt_dat_block(f, traces, R, v, lanes);
     gantt_dat_placeholder(f);
     if (close_out(f, out_prefix, ".dat")) return -1;
 
     char *body = NULL, dat[4096];
     size_t len = 0;
     FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
-    gantt_panel(b, dat, 0, P, span, &gi, title);
+    gantt_panel(b, dat, 0, P, D, lanes, span, &gi, title);
     fclose(b);
-    int rc = gp_write_and_render(out_prefix, body, GANTT_W, 150 + 45 * P);
+    int rc = gp_write_and_render(out_prefix, body, GANTT_W, 150 + (lanes ? 30 : 45) * row_of(R, lanes));
     free(body);
     return rc;
 }
@@ -267,10 +289,10 @@ int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int 
     if (!f) return -1;
     gantt_dat_header(f, "your run (index 0) above the reference schedule (index 1)");
     fprintf(f, "# index 0: your run\n");
-    gantt_dat_block(f, student, P, vs);
+    gantt_dat_block(f, student, P, vs, 0);
     gantt_dat_placeholder(f);
     fprintf(f, "\n\n# index 1: reference\n");
-    gantt_dat_block(f, reference, P, vr);
+    gantt_dat_block(f, reference, P, vr, 0);
     gantt_dat_placeholder(f);
     if (close_out(f, out_prefix, ".dat")) return -1;
 
@@ -278,8 +300,8 @@ int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int 
     size_t len = 0;
     FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
     fprintf(b, "set multiplot layout 2,1\n");
-    gantt_panel(b, dat, 0, P, span, &gs, "your run");
-    gantt_panel(b, dat, 1, P, span, &gr, "reference schedule");
+    gantt_panel(b, dat, 0, P, 1, 0, span, &gs, "your run");
+    gantt_panel(b, dat, 1, P, 1, 0, span, &gr, "reference schedule");
     fprintf(b, "unset multiplot\n");
     fclose(b);
     int rc = gp_write_and_render(out_prefix, body, GANTT_W, 2 * (150 + 45 * P));

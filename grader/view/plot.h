@@ -30,6 +30,10 @@ int pp__plot_available(void);
  * kind (F, B, W) and labelled with its micro-batch ("3"; "3.1" = micro-batch 3 chunk 1 when a trace holds more
  * than one chunk). title may be NULL. */
 int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix);
+/* The same for a run of D replicas (lab 07): a row for every rank of every replica (trace d*P + p is rank p of
+ * replica d, labelled "replica d, GPU p"), each with a lane under it for its gradient reduces (labelled "c2" for
+ * chunk 2) once any rank reduced, and the time axis to the last op's end, a reduce's included. */
+int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix);
 
 /* Two Gantt panels on one time axis: the student's run above the reference's, for grading reports. */
 int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix);

@@ -49,6 +49,8 @@ static void op_label(const pp_event *e, int chunked, char *buf, size_t len) {
     int dir = -1, tmb = -1, vs = -1;
     if (pp__op_is_compute(e->op))
         snprintf(buf, len, "%s%s", pp__op_name(e->op), mb);
+    else if (e->op == PP_OP_REDUCE) /* a chunk's gradients among the replicas: named by the chunk */
+        snprintf(buf, len, "%s chunk %d", pp__op_name(e->op), e->chunk);
     else
         snprintf(buf, len, "%s%s%s %d->%d", pp__op_name(e->op),
                  e->tag >= 0 && pp__tag_split(e->tag, &dir, &tmb, &vs) ? dir == PP_FWD ? " F" : " B" : "", mb,
