@@ -102,6 +102,9 @@ Test(handout, its_tools_work_there) {
         cr_expect(strstr(out, "this is the handout") && strchr(out, '\n') == out + strlen(out) - 1,
                   "%s: one line saying why: %s", kit_only[i], out);
     }
+    /* a student's first grade says nothing of folder modes: make made build/ private from its start */
+    rc = in_handout("make -s grade LAB=naive");
+    cr_expect(!strstr(out, "made it private"), "a first grade changed a folder's mode: %s", out);
     rc = in_handout("build/pplab run --help");
     cr_expect(!strstr(out, "solutions"), "run --help offers the solutions: %s", out);
     rc = in_handout("make -s test");
