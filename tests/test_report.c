@@ -1103,3 +1103,30 @@ Test(report, forging_submission_keeps_its_points_and_no_line_of_its_own, .timeou
     free(text);
     test_rm_tree(dir);
 }
+
+/* The score column lines up whatever the labs' names: one as long as dpinterleaved's included. */
+Test(report, the_score_column_fits_every_lab_name) {
+    static pp_test_result r[3];
+    const char *labs[3] = {"naive", "dp1f1b", "dpinterleaved"};
+    for (int i = 0; i < 3; i++) {
+        memset(&r[i], 0, sizeof r[i]);
+        snprintf(r[i].cfg.lab, sizeof r[i].cfg.lab, "%s", labs[i]);
+        r[i].score = r[i].max = 75;
+        r[i].status = PP_OK;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    pp__report_summary(f, r, 3, 0);
+    fclose(f);
+    int col = -1;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *slash = strstr(line, "/75");
+        if (!slash) continue;
+        int at = (int)(slash - line);
+        if (col < 0) col = at;
+        cr_expect_eq(at, col, "the scores do not line up:\n%s", line);
+    }
+    cr_expect_geq(col, 0, "no score lines");
+    free(text);
+}
