@@ -91,8 +91,21 @@ static void file_head(pp_wire *w, uint64_t token, int kind) {
     pp__wire_u32(w, (uint32_t)kind);
 }
 
+/* Written beside path, then renamed over it: a reader never sees part of a file. Under mpirun the supervisor
+ * takes a result that is there as rank 0's last word and ends mpirun soon after; on a busy machine rank 0 could
+ * still be writing it. */
 static int file_put(const char *path, const pp_wire *w) {
-    return w->bad ? -1 : pp__file_write(path, w->p, w->len, 0600);
+    char part[PATH_MAX + 32];
+    snprintf(part, sizeof part, "%s.part%d", path, (int)getpid());
+    if (w->bad || pp__file_write(part, w->p, w->len, 0600)) {
+        unlink(part);
+        return -1;
+    }
+    if (rename(part, path)) {
+        unlink(part);
+        return -1;
+    }
+    return 0;
 }
 
 /* The whole file at path (NULL when missing). Its size follows from the configuration, so no cap applies:
@@ -996,7 +1009,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     /* under mpirun the supervisor holds the limit from the ranks' start (mpi_execute); this one only stops a
      * supervisor that never ends */
     int mpi = mpi_exe && strcmp(tc->lab, "warmup");
-    double outer = limit + (mpi ? (tc->recompute ? 2 : 1) * (MPI_START_S + 5) : 0);
+    double outer = limit + (mpi ? (tc->recompute ? 2 : 1) * (MPI_START_S + MPI_END_S + 10) : 0);
     if (j->pid > 0) {
         timed_out = !wait_until(j->pid, j->t0 + outer, &status);
         /* the test's whole process group: its drivers, mpirun and its ranks; and every process of its uid, which
