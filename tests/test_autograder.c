@@ -19,6 +19,10 @@ TestSuite(autograder, .timeout = 900);
 
 static char out[1 << 20];
 
+/* Gradescope starts both scripts with an environment of its own: none of this test's (a make running the suite
+ * would hand its own variables, SAN=1 among them, to the make in setup.sh). */
+#define GRADESCOPE_ENV "env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "
+
 /* The namespace refuser of this build (build/ or build-asan/): the tool this test binary was built beside. */
 static void tool_path(char *tool, size_t len) {
     char build[PATH_MAX];
@@ -67,7 +71,8 @@ static void submit(const char *t, const char *from, const char *skip) {
     /* the tool is the kit's: run by its absolute name from inside the tree */
     char tool[PATH_MAX];
     tool_path(tool, sizeof tool);
-    snprintf(cmd, sizeof cmd, "cd '%s/autograder/source' && AUTOGRADER='%s/autograder' '%s' ./run_autograder 2>&1",
+    snprintf(cmd, sizeof cmd, "cd '%s/autograder/source' && " GRADESCOPE_ENV "AUTOGRADER='%s/autograder' '%s' "
+             "./run_autograder 2>&1",
              t, t, tool);
     int rc = test_capture(cmd, out, sizeof out);
     cr_expect_eq(rc, 0, "run_autograder failed (%d): %.3000s", rc, out);
@@ -112,7 +117,7 @@ Test(autograder, the_zip_grades_as_gradescope_runs_it) {
     cr_expect_eq(atoi(out), 0, "the zip ships solutions/");
 
     snprintf(cmd, sizeof cmd, "mkdir -p '%s/autograder/source' && cd '%s/autograder/source' && unzip -q '%s/ag.zip' && "
-             "AUTOGRADER='%s/autograder' '%s' bash ./setup.sh > '%s/setup.log' 2>&1", t, t, t, t, tool, t);
+             GRADESCOPE_ENV "AUTOGRADER='%s/autograder' '%s' bash ./setup.sh > '%s/setup.log' 2>&1", t, t, t, t, tool, t);
     cr_assert_eq(system(cmd), 0, "setup.sh failed: see %s/setup.log", t);
     snprintf(cmd, sizeof cmd, "'%s' '%s/autograder/source/build/pplab' info", tool, t);
     test_capture(cmd, out, sizeof out);
