@@ -200,9 +200,8 @@ static int grade_main(int argc, char **argv) {
     const char *outs[][2] = {{json, "--json"}, {junit, "--junit"}, {gs, "--gradescope"}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
         if (outs[i][0] && pp__cli_writable(outs[i][0], err, sizeof err)) pp__cli_fail("grade", "%s %s", outs[i][1], err);
-    char build_dir[PATH_MAX], root_dir[PATH_MAX], driver[PATH_MAX + 32];
-    pp__impl_dirs(build_dir, root_dir, sizeof build_dir);
-    snprintf(driver, sizeof driver, "%s/pplab-driver", build_dir);
+    char driver[PATH_MAX];
+    pp__impl_driver(driver, sizeof driver);
     if (!in_process && pp__sandbox_check_driver(&sb, driver, err, sizeof err)) pp__cli_fail("grade", "%s", err);
     keep_private(cfgfile);
     /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */

@@ -21,9 +21,8 @@ static void sandbox_describe(FILE *f) {
         fprintf(f, "  refused   %s\n", err);
         return;
     }
-    char build[4096], root[4096], driver[4200];
-    pp__impl_dirs(build, root, sizeof build);
-    snprintf(driver, sizeof driver, "%s/pplab-driver", build);
+    char driver[4096];
+    pp__impl_driver(driver, sizeof driver);
     if (pp__sandbox_check_driver(&sb, driver, err, sizeof err)) {
         fprintf(f, "  refused   %s\n", err);
         return;

@@ -71,23 +71,28 @@ void pp__impl_dirs(char *build, char *root, size_t len) {
     if (slash) *slash = 0;
 }
 
+void pp__impl_driver(char *path, size_t len) {
+    char build[PATH_MAX], root[PATH_MAX];
+    pp__impl_dirs(build, root, sizeof build);
+    snprintf(path, len, "%s/pplab-driver", build);
+}
+
+static int is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int pp__impl_have_solutions(void) {
     char build[PATH_MAX], root[PATH_MAX], p[PATH_MAX + 16];
     pp__impl_dirs(build, root, sizeof build);
     snprintf(p, sizeof p, "%s/solutions", root);
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+    return is_dir(p);
 }
 
 const char *pp__impl_choices(void) {
     return pp__impl_have_solutions()
                ? "the implementation: labs (your files), solutions (the reference) or a folder with the labs' layout"
                : "the implementation: labs (your files) or a folder with the labs' layout";
-}
-
-static int is_dir(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 int pp__impl_dir(const char *impl, char *dir, size_t len) {
@@ -186,7 +191,7 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         return PP_ERR_IO;
     }
     /* named by the lab, not its folder: one folder may hold several labs (05-zerobubble) */
-    snprintf(out->driver, sizeof out->driver, "%s/pplab-driver", build);
+    pp__impl_driver(out->driver, sizeof out->driver);
     snprintf(out->object, sizeof out->object, "%s/%s.o", outdir, lab->name);
     snprintf(out->shared, sizeof out->shared, "%s/%s.so", outdir, lab->name);
     char keyp[PATH_MAX + 16], lockp[PATH_MAX + 16], pp_h[PATH_MAX + 16];

@@ -31,6 +31,8 @@ int pp__impl_dir(const char *impl, char *dir, size_t len);
 /* A lab built from a student's file (sandbox/build/compile.c): the checked object that the kit's one schedule
  * driver loads in sandboxed runs, one process per rank; the driver itself; and the same code as a shared object
  * for `pplab run --in-process`. */
+/* The schedule driver every sandboxed run starts: build/pplab-driver beside this pplab. */
+void pp__impl_driver(char *path, size_t len);
 /* 1 in the kit, which has the reference solutions; 0 in a handout. */
 int pp__impl_have_solutions(void);
 /* What --impl may name here, in words for help and errors: "the implementation: labs (your files), solutions

@@ -397,15 +397,10 @@ static int keep_file(const char *dir, const char *name, size_t max, const char *
 
 pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const char *out_shared, char *err,
                           size_t len) {
-    size_t n = c->ntext;
-    char *src = pp__xmalloc(n + 1);
-    memcpy(src, c->text, n);
     pp_sandbox sb = *c->sb;
     if ((sb.drop_uid && pp__uid_take(&sb.uid, err, len)) ||
-        (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, len))) {
-        free(src);
+        (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, len)))
         return PP_ERR_SANDBOX;
-    }
     sb.gid = (gid_t)sb.uid;
     /* under $TMPDIR, not in a private folder: the build's uid (and bubblewrap, running as it) must reach it */
     const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -413,7 +408,6 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const cha
     snprintf(dir, sizeof dir, "%s/pplab-build-XXXXXX", tmp);
     if (!mkdtemp(dir) && (snprintf(dir, sizeof dir, "/tmp/pplab-build-XXXXXX"), !mkdtemp(dir))) {
         snprintf(err, len, "cannot make a build folder under %s: %s", tmp, strerror(errno));
-        free(src);
         return PP_ERR_IO;
     }
     char folder[PATH_MAX];
@@ -423,8 +417,7 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const cha
     int ok = (snprintf(p, sizeof p, "%s/inc", dir), mkdir(p, 0755) == 0) &&
              (snprintf(p, sizeof p, "%s/inc/pp.h", dir), copy_file(c->pp_h, p, 0644) == 0) &&
              (!slash || (snprintf(p, sizeof p, "%s/%s", dir, folder), mkdir(p, 0755) == 0)) &&
-             (snprintf(p, sizeof p, "%s/%s", dir, c->rel), pp__file_write(p, src, n, 0644) == 0);
-    free(src);
+             (snprintf(p, sizeof p, "%s/%s", dir, c->rel), pp__file_write(p, c->text, c->ntext, 0644) == 0);
     if (ok && sb.drop_uid) {
         chown_uid = sb.uid, chown_gid = sb.gid;
         ok = nftw(dir, chown_entry, 16, FTW_PHYS) == 0;
