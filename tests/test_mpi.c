@@ -269,7 +269,7 @@ Test(mpi, nccl_groups_agree_on_ids_and_devices, .timeout = 60) {
 
 /* `pplab grade --impl impl --lab lab --transport transport` over the lab's default set, each test's time limit
  * capped at limit seconds (a deadlock's deadline is 40% of it), its JSON report parsed. */
-static cJSON *grade_default(const char *impl, const char *lab, const char *transport, int limit) {
+static cJSON *grade_once(const char *impl, const char *lab, const char *transport, int limit) {
     char cmd[4 * PATH_MAX];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && env ASAN_OPTIONS=detect_leaks=0 timeout 300 '%s/pplab' grade --impl %s --lab %s --transport "
@@ -280,6 +280,25 @@ static cJSON *grade_default(const char *impl, const char *lab, const char *trans
               WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out_of(transport, "out"));
     return json_of(transport);
 }
+
+static int any_timed_out(const cJSON *report) {
+    const cJSON *tests = cJSON_GetObjectItem(report, "tests");
+    for (int i = 0; i < cJSON_GetArraySize(tests); i++)
+        if (cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(tests, i), "timed_out"))) return 1;
+    return 0;
+}
+
+/* The report of grading impl's lab with transport. A limit short enough to keep deadlines quick can be outrun by
+ * a loaded machine (CI runs suites side by side), and a test out of time reports that instead of its mistake: a
+ * grading with a test out of time is graded again with 30 s, so that only a run that never ends reports a
+ * timeout. */
+static cJSON *grade_default(const char *impl, const char *lab, const char *transport, int limit) {
+    cJSON *r = grade_once(impl, lab, transport, limit);
+    if (!r || !any_timed_out(r) || limit >= 30) return r;
+    cJSON_Delete(r);
+    return grade_once(impl, lab, transport, 30);
+}
+
 
 /* A grade that rests on the kit's own failure is no grade: no test may say so. */
 static void expect_no_harness_failure(const cJSON *report, const char *what) {
