@@ -41,6 +41,14 @@
 
 #include <stddef.h>
 
+/* The version of this header; pp_version() says which library a program runs against. */
+#define PP_VERSION "0.1.0"
+
+/* The largest micro-batch and virtual stage a pp_tag can name, and the largest raw tag of a program's own. */
+#define PP_TAG_MAX_MB 16383
+#define PP_TAG_MAX_VSTAGE 32767
+#define PP_TAG_RAW_MAX 1073741823
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -61,7 +69,8 @@ int pp_rank_id(const pp_rank *r);
 int pp_rank_replica(const pp_rank *r);
 /* D: the number of replicas of the pipeline (--dp; 1 unless the run asks for data parallelism). */
 int pp_rank_replicas(const pp_rank *r);
-/* P: the number of ranks (pipeline stages when v = 1). */
+/* P: the number of ranks in this replica's pipeline (each holds v chunks, so there are P * v virtual stages; see
+ * pp_virtual_stages). */
 int pp_rank_stages(const pp_rank *r);
 /* M: the number of micro-batches this rank's replica runs in this step (the global batch is D*M). */
 int pp_rank_microbatches(const pp_rank *r);
@@ -101,7 +110,8 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *stash);
 
 /* The seed of the backward on the last virtual stage: d(total loss)/d(this micro-batch's loss). The total loss
  * of a step is the mean over all its samples, so with M equal micro-batches the right value is 1.0f / M; over D
- * replicas, whose reduce sums their gradients, 1.0f / (D * M). */
+ * replicas, whose reduce sums their gradients, 1.0f / (D * M). Fails on a rank that does not hold the last
+ * virtual stage. */
 pp_tensor *pp_loss_grad(pp_rank *r, float scale);
 
 /* ---- activation stashes -------------------------------------------------------------------------------- */
@@ -130,9 +140,10 @@ void pp_grad_zero(pp_rank *r);
  * not average: scale the loss by 1/(D*M) instead. Call it once per chunk per step, after the chunk's last
  * backward (both halves when split) and before pp_optimizer_step; every member must reduce its chunks in the same
  * order: when members name different chunks, or one returns from its step without the reduce, every member that
- * called it fails when it waits, naming the other replica (the same report on every run). Virtual time: a ring all-reduce of B gradient bytes costs 2(D-1)*alpha + 2(D-1)/D * B * beta
- * (--reduce-alpha, --reduce-beta); it starts once every member has called it and the group's previous reduce is
- * done, runs on its own lane (compute and messages go on), and this call returns at its end. Free at D = 1. */
+ * called it fails when it waits, naming the other replica (the same report on every run). On the virtual clock it
+ * starts once every member has called it and the group's previous reduce is done, runs on its own lane (compute
+ * and messages go on), and this call returns at its end; its cost model (--reduce-alpha, --reduce-beta) is lab
+ * 07's chapter. Free at D = 1. */
 void pp_grad_reduce(pp_rank *r, int chunk);
 
 /* The same reduce, started: returns at once, and pp_wait()/pp_waitall() completes it (the sum is in the gradient
@@ -146,7 +157,11 @@ pp_request *pp_grad_ireduce(pp_rank *r, int chunk);
  * message from virtual stage s goes to s+1 (tag pp_tag(PP_FWD, mb, s+1)); a backward one from s to s-1.
  * Because such a tag names its boundary, sends and receives check it: the peer must be the rank that holds the
  * other side (the placement pp_virtual_stage says), and the stage and micro-batch must exist. A boundary whose
- * two stages live on one rank (the turn of a V) carries no message: pass the tensor straight to the next op. */
+ * two stages live on one rank (the turn of a V) carries no message: pass the tensor straight to the next op.
+ * Returns -1 when dir is neither PP_FWD nor PP_BWD, or mb or vstage is negative or past what a tag holds
+ * (PP_TAG_MAX_MB, PP_TAG_MAX_VSTAGE). Sends and receives also take a raw tag of yours, 0 .. PP_TAG_RAW_MAX
+ * (every pp_tag is above it); such a tag names no boundary, so only its peer and its match are checked, and a
+ * negative tag is refused. */
 int pp_tag(pp_dir dir, int mb, int vstage);
 
 /* Sends t to rank dst of this replica (0..P-1; a dst outside that names no rank and is refused). In rendezvous
@@ -180,7 +195,8 @@ void pp_group_end(pp_rank *r);
 /* Stops the run with a message of yours (printf format), e.g. for a configuration your schedule refuses. */
 void pp_fail(pp_rank *r, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
-/* The library version string, "MAJOR.MINOR.PATCH". */
+/* The library version string, "MAJOR.MINOR.PATCH": PP_VERSION as the library was built (a program built
+ * against another pp.h can compare the two). */
 const char *pp_version(void);
 
 #ifdef __cplusplus

@@ -296,6 +296,12 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
 
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
     pp__rank_check(r);
+    int S = r->cfg->P * r->cfg->v, last = pp__config_vstage_rank(r->cfg, S - 1);
+    if (last != r->pipe)
+        pp__rank_abort(r, PP_ERR_USAGE, "call pp_loss_grad on the rank that holds the last virtual stage; every other "
+                       "one receives its dy from the virtual stage after it",
+                       "pp_loss_grad: rank %d holds no chunk of virtual stage %d, the one with the loss (rank %d holds "
+                       "it)", r->pipe, S - 1, last);
     pp__rank_charge(r, PP_CHARGE_LOSS_GRAD, "pp_loss_grad");
     r->zero_scales += scale == 0;
     pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, 1, PP_F32, r->id);

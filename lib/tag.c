@@ -9,6 +9,8 @@
 #define TAG_VS_SHIFT 14
 #define TAG_MB_MASK ((1 << TAG_VS_SHIFT) - 1)
 #define TAG_VS_MASK ((1 << (TAG_DIR_SHIFT - TAG_VS_SHIFT)) - 1)
+_Static_assert(TAG_MB_MASK == PP_TAG_MAX_MB && TAG_VS_MASK == PP_TAG_MAX_VSTAGE && TAG_MARK - 1 == PP_TAG_RAW_MAX,
+               "pp.h's tag limits are the layout's");
 
 int pp_tag(pp_dir dir, int mb, int vstage) {
     if ((dir != PP_FWD && dir != PP_BWD) || mb < 0 || mb > TAG_MB_MASK || vstage < 0 || vstage > TAG_VS_MASK)
@@ -33,4 +35,4 @@ const char *pp__tag_describe(int tag, char *buf, size_t len) {
     return buf;
 }
 
-const char *pp_version(void) { return "0.1.0"; }
+const char *pp_version(void) { return PP_VERSION; }

@@ -646,3 +646,25 @@ Test(comm, a_received_tensor_goes_with_its_backward, .timeout = 10) {
     ASSERT_HAS(res, "pp_stage_forward: x was released when the backward of micro-batch 0, chunk 0 finished");
     pp__result_free(&res);
 }
+
+/* pp.h's promises about tags, to the letter: -1 for anything a tag cannot name, the limits it states reachable,
+ * and every pp_tag above the raw tags a program may use itself; the version macro is the library's. */
+Test(comm, tags_keep_what_pp_h_promises) {
+    cr_expect_eq(pp_tag(PP_FWD, -1, 0), -1);
+    cr_expect_eq(pp_tag(PP_BWD, 0, -1), -1);
+    cr_expect_eq(pp_tag((pp_dir)2, 0, 0), -1);
+    cr_expect_eq(pp_tag(PP_FWD, PP_TAG_MAX_MB + 1, 0), -1);
+    cr_expect_eq(pp_tag(PP_FWD, 0, PP_TAG_MAX_VSTAGE + 1), -1);
+    int dir, mb, vs;
+    int dirs[] = {PP_FWD, PP_BWD}, mbs[] = {0, 1, PP_TAG_MAX_MB}, vss[] = {0, 7, PP_TAG_MAX_VSTAGE};
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 3; c++) {
+                int t = pp_tag((pp_dir)dirs[a], mbs[b], vss[c]);
+                cr_expect_gt(t, PP_TAG_RAW_MAX, "pp_tag(%d, %d, %d) = %d is a raw tag", dirs[a], mbs[b], vss[c], t);
+                cr_expect(pp__tag_split(t, &dir, &mb, &vs) && dir == dirs[a] && mb == mbs[b] && vs == vss[c]);
+            }
+    cr_expect(!pp__tag_split(PP_TAG_RAW_MAX, &dir, &mb, &vs), "the largest raw tag reads as a boundary");
+    cr_expect(!pp__tag_split(0, &dir, &mb, &vs));
+    cr_expect_str_eq(pp_version(), PP_VERSION);
+}

@@ -445,7 +445,7 @@ Test(grader, the_looped_placement_in_a_v_is_named_at_the_call) {
 }
 
 /* The loss taken to be on rank P-1 in a V: two ranks fail (rank 0 receives a gradient past the last virtual
- * stage, rank P-1 starts a middle stage's backward from the loss gradient). The report leads with the one earlier
+ * stage, rank P-1 asks for the loss gradient of a loss it does not hold). The report leads with the one earlier
  * on the virtual clock and names the other after it, the same on every run; a rank that only waited is named as
  * stopped, never as the cause. */
 Test(grader, several_failures_lead_with_the_earliest_on_the_clock) {
@@ -455,8 +455,8 @@ Test(grader, several_failures_lead_with_the_earliest_on_the_clock) {
                                              "have (virtual stages 0..7)");
     cr_expect(strncmp(r.error, "rank 0: ", 8) == 0, "the earliest failure leads: %s", r.error);
     cr_expect(strstr(r.error, "so rank 1 stayed blocked in pp_recv(src=0, tag B mb0 vs6)") &&
-                  strstr(r.error, "then rank 3 failed too, at time 11: pp_stage_backward_input: dy is 1x1 (a loss or "
-                                  "a loss gradient), but virtual stage 4 is not the last one"),
+                  strstr(r.error, "then rank 3 failed too, at time 11: pp_loss_grad: rank 3 holds no chunk of "
+                                  "virtual stage 7, the one with the loss (rank 0 holds it)"),
               "%s", r.error);
 }
 
