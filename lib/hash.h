@@ -17,8 +17,9 @@ static inline uint64_t pp__hash_bytes(uint64_t h, const void *p, size_t n) {
 
 /* h with the string s folded in, up to its end or max bytes. */
 static inline uint64_t pp__hash_text(uint64_t h, const char *s, size_t max) {
-    for (size_t i = 0; i < max && s[i]; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-    return h;
+    size_t n = 0;
+    while (n < max && s[n]) n++;
+    return pp__hash_bytes(h, s, n);
 }
 
 #endif /* PP_HASH_H */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hash.h"
 
 /* ---- parameters ---------------------------------------------------------------------------------------- */
 
@@ -21,9 +22,7 @@ static uint64_t mix64(uint64_t *s) {
 }
 
 static uint64_t name_seed(unsigned seed, const char *name) {
-    uint64_t h = 1469598103934665603ull ^ seed;
-    for (const char *p = name; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    return h;
+    return pp__hash_text(PP_HASH_INIT ^ seed, name, SIZE_MAX);
 }
 
 /* Uniform in [-a, a]. */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "checks.h"
+#include "hash.h"
 #include "impl.h"
 #include "runner.h"
 #include "host.h"
@@ -39,12 +40,10 @@ static int fold_entry(const char *path, const struct stat *st, int flag, struct 
     if (flag == FTW_D && (!strcmp(base, ".git") || !strncmp(base, "build", 5) || !strcmp(base, "dist") ||
                           !strcmp(base, "out")))
         return FTW_SKIP_SUBTREE;
-    uint64_t h = g_hash ^ 1469598103934665603ull;
-    for (const char *p = path; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    uint64_t h = pp__hash_text(g_hash ^ PP_HASH_INIT, path, SIZE_MAX);
     if (flag == FTW_F) {
-        h = (h ^ (uint64_t)st->st_size) * 1099511628211ull;
-        h = (h ^ (uint64_t)st->st_mtim.tv_sec) * 1099511628211ull;
-        h = (h ^ (uint64_t)st->st_mtim.tv_nsec) * 1099511628211ull;
+        h = pp__hash_bytes(h, &st->st_size, sizeof st->st_size);
+        h = pp__hash_bytes(h, &st->st_mtim, sizeof st->st_mtim);
     }
     g_hash = h;
     return FTW_CONTINUE;

@@ -112,7 +112,6 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
     return -1;
 }
 
-static uint64_t fnv64(const void *p, size_t n) { return pp__hash_bytes(PP_HASH_INIT, p, n); }
 
 /* What a build is made from: the compiler, pp.h, the build's rules (PP_BUILD_RULES: raised whenever a check
  * changes, so a submission built under older rules is checked again) and the file itself, byte for byte (a
@@ -126,7 +125,7 @@ static char *build_key(const char *s, size_t ns, const char *pp_h, const char *c
         /* the symbols a build keeps are part of what it is: a grader that keeps more must rebuild */
         char head[2048];
         int k = snprintf(head, sizeof head, "pplab build %d\ncc %s\npp.h %016llx\nkeep", PP_BUILD_RULES,
-                         getenv("CC") ? getenv("CC") : "cc", (unsigned long long)fnv64(h, nh));
+                         getenv("CC") ? getenv("CC") : "cc", (unsigned long long)pp__hash_bytes(PP_HASH_INIT, h, nh));
         for (int i = 0; i < nkeep && k < (int)sizeof head - 80; i++) k += snprintf(head + k, sizeof head - (size_t)k, " %s", keep[i]);
         k += snprintf(head + k, sizeof head - (size_t)k, "\n");
         key = pp__xmalloc((size_t)k + ns);
