@@ -299,7 +299,6 @@ static cJSON *grade_default(const char *impl, const char *lab, const char *trans
     return grade_once(impl, lab, transport, 30);
 }
 
-
 /* A grade that rests on the kit's own failure is no grade: no test may say so. */
 static void expect_no_harness_failure(const cJSON *report, const char *what) {
     const cJSON *tests = cJSON_GetObjectItem(report, "tests");

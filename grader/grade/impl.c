@@ -112,7 +112,6 @@ int pp__impl_dir(const char *impl, char *dir, size_t len) {
     return -1;
 }
 
-
 /* What a build is made from: the compiler, pp.h, the build's rules (PP_BUILD_RULES: raised whenever a check
  * changes, so a submission built under older rules is checked again) and the file itself, byte for byte (a
  * submission unpacked with an old time stamp over an earlier one is still rebuilt). NULL when one is missing. */
