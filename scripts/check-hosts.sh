@@ -80,6 +80,14 @@ for h in $(hosts); do echo "$h slots=1"; done > "$tmp/hosts"
 eval "$(environment)"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PPLAB_TEST_HOSTFILE="$tmp/hosts" PPLAB_TEST_HOSTS="$(hosts | tr '\n' ' ')"
-# the suite cuts the last host off and restores it with these
-export PPLAB_TEST_CUT="ip link set pp-h$((N - 1))-br down" PPLAB_TEST_UNCUT="ip link set pp-h$((N - 1))-br up"
+# the suite cuts the last host off and restores it with these; restored, it comes back empty, as a rebooted node
+# would: what the cut-off run left there (its daemon and rank, which never heard that the job ended) is killed, so
+# that the next test's mpirun meets nothing of the last one
+last=pp-h$((N - 1))
+export PPLAB_TEST_CUT="ip link set $last-br down"
+# and waits for this before it cuts: the ranks on the first and the last host are past MPI's start-up, which no
+# deadline of pplab's covers, and their watch (a thread named pp-watch) is running
+export PPLAB_TEST_STEPPING="for h in pp-h0 $last; do w=; for p in \$(ip netns pids \$h); do \
+cat /proc/\$p/task/*/comm 2>/dev/null | grep -qx pp-watch && w=1; done; [ -n \"\$w\" ] || exit 1; done"
+export PPLAB_TEST_UNCUT="ip link set $last-br up && for p in \$(ip netns pids $last); do kill -9 \$p 2>/dev/null; done; true"
 "$build/tests/test_hosts" --jobs 1 --verbose

@@ -28,6 +28,8 @@ static void need_hosts(void) {
     snprintf(g_grade_args, sizeof g_grade_args, "--hostfile '%s'", hf);
     g_mpirun_extra = g_run_args;
     g_grade_extra = g_grade_args;
+    g_run_limit = 40;
+    g_run_restarts = 1;
 }
 
 /* The hosts are hosts: each rank reports a host name of its own (the host file's) and a network namespace of its
@@ -105,8 +107,9 @@ Test(hosts, grading_matches_threads, .timeout = 300) {
  * for the deadline and ends the run naming them and their host, and mpirun ends soon after, never a hang. */
 Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
     need_hosts();
-    const char *cut = getenv("PPLAB_TEST_CUT"), *uncut = getenv("PPLAB_TEST_UNCUT");
-    cr_assert(cut && uncut, "check-hosts sets PPLAB_TEST_CUT and PPLAB_TEST_UNCUT");
+    const char *cut = getenv("PPLAB_TEST_CUT"), *uncut = getenv("PPLAB_TEST_UNCUT"),
+               *stepping = getenv("PPLAB_TEST_STEPPING");
+    cr_assert(cut && uncut && stepping, "check-hosts sets PPLAB_TEST_CUT, PPLAB_TEST_UNCUT and PPLAB_TEST_STEPPING");
     char cmd[4 * PATH_MAX], err[PATH_MAX + 32];
     snprintf(err, sizeof err, "%s/cut.err", g_tmp);
     snprintf(cmd, sizeof cmd, "cd '%s' && exec " MPIRUN " %s -np 4 '%s/pplab' run --impl solutions --schedule 1f1b "
@@ -119,7 +122,17 @@ Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
         _exit(127);
     }
     cr_assert(pid > 0, "cannot fork");
-    sleep(4); /* started, and well into its steps */
+    /* cut only once the ranks are past MPI's start-up, which has no deadline of pplab's, and well into the steps:
+     * on a loaded machine a start-up takes seconds */
+    int waited = 0;
+    for (; waited < 300 && system(stepping) != 0; waited++) {
+        cr_assert(waitpid(pid, NULL, WNOHANG) == 0, "the run ended before its host was cut off:\n%s",
+                  out_of("cut", "err"));
+        usleep(100000);
+    }
+    cr_assert_lt(waited, 300, "the ranks on the first and the last host had not started their watch 30 s after "
+                              "mpirun started");
+    sleep(1);
     int still = waitpid(pid, NULL, WNOHANG) == 0;
     cr_assert(still, "the run ended before its host was cut off:\n%s", out_of("cut", "err"));
     struct timespec t0, t1;

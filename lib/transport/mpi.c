@@ -547,6 +547,8 @@ static void watch_start(pp_world *w, mp_ctx *c, int threads) {
     for (int r = 0; r < c->size; r++) c->heard[r] = now();
     c->watching = pthread_create(&c->watch, NULL, watch_run, w) == 0;
     if (!c->watching) MPI_Comm_free(&c->beat);
+    /* named, so that top, gdb and a test can tell a process whose watch is running (its start-up is behind it) */
+    else pthread_setname_np(c->watch, "pp-watch");
 }
 
 /* Ends the watch: every process's last beats reach rank 0 before the thread returns (after a loss, rank 0 stops
