@@ -8,9 +8,15 @@ WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      ?= -O2 -g
 # sandbox/ is the trust boundary's room: proto (linked into both processes), host (the trusted end of a driver),
-# policy (what a jailed process may do), build (the lab build), driver (the program that holds student code)
+# policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules), driver (the
+# program that holds student code)
 SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
-CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread -Ilib -Ikernels $(SANDBOX_INC)
+# lib/ in rooms, from the ground up: base (errors, text, hashing), schedule (the table, placement, tags), model
+# (tensors, backends, the model and pp.h's compute calls), transport (pp.h's messages and reduces, the transports),
+# run (configuration, ranks, the runtime, results, the rank server); pp.h, the public header, above them all
+LIB_ROOMS := base schedule model transport run
+LIB_INC := -Ilib $(addprefix -Ilib/,$(LIB_ROOMS))
+CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread $(LIB_INC) -Ikernels $(SANDBOX_INC)
 LDLIBS_BASE := -lm -lpthread -ldl
 
 ifeq ($(SAN),1)
@@ -65,25 +71,27 @@ CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 
 # ---- sources -------------------------------------------------------------------------------------------
-LIB_SRC  := $(wildcard lib/*.c) lib/transport/threads.c $(wildcard kernels/cpu/*.c) \
+# the transports beyond threads are built only where their library is (below)
+LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c,$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
+            $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
 # The schedule driver: the one program that loads a student's object, one process per rank, the same for every
 # submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
 # limits, LSan fails under seccomp), never with CUDA or MPI.
 DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
-              sandbox/proto/warmup_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/tag.c
+              sandbox/proto/warmup_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/schedule/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
-DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread -Ilib $(SANDBOX_INC) -Isandbox/driver
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
 NVCC        := $(CUDA_HOME)/bin/nvcc
-NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter -Ilib -Ikernels \
+NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(LIB_INC) -Ikernels \
                --expt-relaxed-constexpr -Werror all-warnings \
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90
 CFLAGS      += -DPP_HAVE_CUDA -I$(CUDA_HOME)/include
-# CUDA's libraries are linked into the plugin alone (lib/plugin.h): a process maps them only once it uses a GPU
+# CUDA's libraries are linked into the plugin alone (lib/model/plugin.h): a process maps them only once it uses a GPU
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 ifeq ($(HAVE_NCCL),1)
 CFLAGS      += -DPP_HAVE_NCCL
@@ -103,7 +111,7 @@ LIB_SRC    += lib/transport/mpi.c lib/transport/nccl_groups.c
 CFLAGS     += -DPP_HAVE_MPI
 LIB_LDLIBS += $(MPI_LIBS)
 $(BUILD)/obj/lib/transport/mpi.o $(BUILD)/obj/lib/transport/nccl_groups.o: CFLAGS += $(MPI_CFLAGS)
-$(BUILD)/obj/lib/transport.o: CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/obj/lib/transport/transport.o: CFLAGS += $(MPI_CFLAGS)
 endif
 
 LIB_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRC))
@@ -117,8 +125,8 @@ $(shell mkdir -p -m 0700 $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP)
 # grader/ in rooms, in the order data flows: cli (commands, flags) -> grade (build, run, check) -> theory (the
 # canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)
 GRADER_ROOMS := cli grade theory report view
-GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS)) -Isandbox/build
-CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard sandbox/build/*.c) $(wildcard bench/*.c)
+GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS)) -Isandbox/toolchain
+CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard sandbox/toolchain/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 

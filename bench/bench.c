@@ -1,5 +1,5 @@
 /* bench.c: `pplab bench [comm|gemm|pipeline|all] [--quick]`: parses the flags, runs the chosen benchmarks in
- * order, and holds the small helpers they share (thread CPU time, medians, size labels). */
+ * order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,22 +45,6 @@ static void which_operand(void *ctx, const char *a) {
         pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox, reduce or all",
                      *which, a);
     *which = a;
-}
-
-double pp__bench_thread_cpu(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-const char *pp__bench_size(size_t bytes, char *buf, size_t len) {
-    if (bytes >= (1u << 20) && bytes % (1u << 20) == 0)
-        snprintf(buf, len, "%zu MiB", bytes >> 20);
-    else if (bytes >= 1024 && bytes % 1024 == 0)
-        snprintf(buf, len, "%zu KiB", bytes >> 10);
-    else
-        snprintf(buf, len, "%zu B", bytes);
-    return buf;
 }
 
 /* pplab bench: see usage above. argv[1] is "bench". */

@@ -2,7 +2,7 @@
 """torch_pipeline.py: torch.distributed.pipelining's ScheduleGPipe and Schedule1F1B on the CPU (gloo), two
 processes with one thread each, on pplab's model, to set `pplab run --stages 2` beside them.
 
-Model as bench/torch_step.py (lib/model.h): stage 0 = embedding + the first L/2 blocks, stage 1 = the other
+Model as bench/torch_step.py (lib/model/model.h): stage 0 = embedding + the first L/2 blocks, stage 1 = the other
 L/2 blocks + final LayerNorm + head; loss = cross-entropy, mean over each micro-batch's tokens (pplab scales each
 micro-batch's loss by 1/M, torch's schedules average the micro-batch losses: the same gradient). SGD.
 Compare with: pplab run --schedule gpipe|1f1b --stages 2 --microbatches M --width H --layers L --seq S

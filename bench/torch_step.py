@@ -2,7 +2,7 @@
 """torch_step.py: a PyTorch eager reference for one training step of pplab's model, to set pplab's per-step
 time beside a mainstream framework on the same GPU.
 
-Model (as lib/model.h): embedding -> L residual MLP blocks x + W2 gelu_tanh(W1 LN(x) + b1) + b2 -> final
+Model (as lib/model/model.h): embedding -> L residual MLP blocks x + W2 gelu_tanh(W1 LN(x) + b1) + b2 -> final
 LayerNorm -> LM head -> softmax cross-entropy (mean over tokens) -> SGD. fp32; TF32 off unless --tf32.
 One step = zero_grad, forward, backward, optimizer step, on one device, no pipelining: compare it with
 `pplab run --stages 1 --schedule naive` at the same shape (the full-batch work of a pipelined step).

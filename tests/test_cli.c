@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "impl.h"
 #include "schedules.h"
+#include "testset.h"
 #include "suite.h"
 #include "testutil.h"
 
@@ -446,7 +447,11 @@ Test(cli, lab_folder_grades_every_lab_in_it) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_config *c = NULL;
         int n = pp__suite_default(cases[i].folder, 0, &c), want = 0, seen[2] = {0, 0};
-        for (int l = 0; l < 2 && cases[i].labs[l]; l++) want += pp__schedule_def(cases[i].labs[l])->ntests;
+        for (int l = 0; l < 2 && cases[i].labs[l]; l++) {
+            int k;
+            pp__testset(cases[i].labs[l], &k);
+            want += k;
+        }
         cr_expect_eq(n, want, "%s: %d tests, expected %d", cases[i].folder, n, want);
         for (int k = 0; k < n; k++) {
             int mine = 0;

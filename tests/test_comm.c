@@ -71,7 +71,7 @@ static pp_status run(const pp_run_config *c, pp_step_fn fn, pp_run_result *res) 
     cr_assert(strstr((res).error, (text)) != NULL, "expected \"%s\" in the error, got:\n%s", (text), (res).error)
 
 /* Raw tags: these tests exercise the transport on its own, including exchanges no pipeline makes (both ranks
- * sending forward, rings). Tags made by pp_tag() are also checked against the pipeline's topology (lib/comm.c);
+ * sending forward, rings). Tags made by pp_tag() are also checked against the pipeline's topology (lib/transport/comm.c);
  * the last tests below cover that. */
 #define T(dir, mb, vs) ((dir) * 100000 + (mb) * 100 + (vs))
 

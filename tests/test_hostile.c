@@ -154,7 +154,7 @@ TestSuite(hostile, .timeout = 120);
 Test(hostile, including_the_runtime_is_refused_before_compiling) {
     pp_test_result r;
     hostile("include-internals", "gpipe", 2, 2, 10, &r);
-    test_expect_failed_run(&r, PP_ERR_SANDBOX, "#include \"../../../../lib/runtime.h\" is not allowed in a lab file");
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "#include \"../../../../lib/run/runtime.h\" is not allowed in a lab file");
 }
 
 Test(hostile, calling_runtime_internals_is_refused_before_the_run) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "symbols.h"
 
@@ -17,6 +18,19 @@ typedef struct {
     char name[NAME]; /* "lib/runtime": the path without .c/.h */
     int deps[MAX_MODS], ndeps;
 } module;
+
+/* The folders that hold the kit's C, each a room; and those the build names with -I (the Makefile's LIB_INC,
+ * SANDBOX_INC and GRADER_INC), where an #include "name" resolves. */
+static const char *const source_dirs[] = {"lib",           "lib/base",       "lib/schedule",   "lib/model",
+                                          "lib/transport", "lib/run",        "sandbox/proto",  "sandbox/host",
+                                          "sandbox/policy", "sandbox/toolchain", "sandbox/driver", "grader/cli",
+                                          "grader/grade",  "grader/theory",  "grader/report",  "grader/view",
+                                          "kernels/cpu"};
+static const char *const include_dirs[] = {"lib",           "lib/base",       "lib/schedule",      "lib/model",
+                                           "lib/transport", "lib/run",        "kernels",           "sandbox/proto",
+                                           "sandbox/host",  "sandbox/policy", "sandbox/toolchain", "grader/cli",
+                                           "grader/grade",  "grader/theory",  "grader/report",     "grader/view"};
+#define COUNT(a) (sizeof(a) / sizeof(a)[0])
 
 static module mods[MAX_MODS];
 static int nmods;
@@ -38,10 +52,10 @@ static int exists(const char *path) {
 /* Where #include "name" from a file in dir resolves, as the build's -I folders resolve it; 0 when it does not
  * (a system header, or one of another tree). */
 static int resolve(const char *dir, const char *name, char *out, size_t len) {
-    const char *roots[] = {dir, "lib", "kernels", "sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/build", "grader/cli", "grader/grade",
-                           "grader/theory", "grader/report", "grader/view"};
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        snprintf(out, len, "%s/%s", roots[i], name);
+    snprintf(out, len, "%s/%s", dir, name);
+    if (exists(out)) return 1;
+    for (size_t i = 0; i < sizeof include_dirs / sizeof include_dirs[0]; i++) {
+        snprintf(out, len, "%s/%s", include_dirs[i], name);
         if (exists(out)) return 1;
     }
     return 0;
@@ -110,9 +124,7 @@ static int dfs(int v, char *out, size_t len) {
 }
 
 Test(layout, no_include_cycle_in_lib_or_grader) {
-    const char *dirs[] = {"lib",         "sandbox/driver", "sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/build", "lib/transport", "grader/cli", "grader/grade",
-                          "grader/theory", "grader/report", "grader/view",   "kernels/cpu"};
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) scan_dir(dirs[i]);
+    for (size_t i = 0; i < COUNT(source_dirs); i++) scan_dir(source_dirs[i]);
     cr_assert_gt(nmods, 20, "only %d modules found: run from the project root", nmods);
     char cycle[4096] = "";
     for (int v = 0; v < nmods; v++)
@@ -136,25 +148,25 @@ Test(layout, the_cycle_check_finds_one) {
 
 /* CUDA's conditional compilation lives in the backend and transport registries and under kernels/ only. */
 Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
-    const char *dirs[] = {"lib",           "sandbox/driver", "sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/build", "lib/transport", "grader/cli", "grader/grade",
-                          "grader/theory", "grader/report", "grader/view", "bench"};
-    const char *allowed[] = {"lib/backend.c", "lib/transport.c"};
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        DIR *d = opendir(dirs[i]);
-        cr_assert(d, "cannot open %s", dirs[i]);
+    const char *allowed[] = {"lib/model/backend.c", "lib/transport/transport.c"};
+    for (size_t i = 0; i <= COUNT(source_dirs); i++) {
+        const char *dir = i < COUNT(source_dirs) ? source_dirs[i] : "bench";
+        if (!strcmp(dir, "kernels/cpu")) continue;
+        DIR *d = opendir(dir);
+        cr_assert(d, "cannot open %s", dir);
         struct dirent *e;
         while ((e = readdir(d))) {
             size_t n = strlen(e->d_name);
             if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
             char path[512], line[1024];
-            snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
             int ok = 0;
             for (size_t k = 0; k < sizeof allowed / sizeof allowed[0]; k++) ok |= !strcmp(path, allowed[k]);
             FILE *f = fopen(path, "r");
             cr_assert(f, "cannot read %s", path);
             for (int ln = 1; fgets(line, sizeof line, f); ln++)
                 if (strstr(line, "PP_HAVE_CUDA") && strchr(line, '#') && !ok)
-                    cr_expect(0, "%s:%d tests PP_HAVE_CUDA: only the registries (lib/backend.c, lib/transport.c) "
+                    cr_expect(0, "%s:%d tests PP_HAVE_CUDA: only the registries (lib/model/backend.c, lib/transport/transport.c) "
                                  "and kernels/ may", path, ln);
             fclose(f);
         }
@@ -167,7 +179,7 @@ Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
  * schedule driver built from it cannot reach the grader's state by accident, and its code stays small enough to
  * read. */
 Test(layout, sandbox_includes_only_the_protocol_of_lib) {
-    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/driver", "sandbox/build"};
+    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/driver", "sandbox/toolchain"};
     const char *allowed_lib[] = {"pp.h", "tag.h", "placement.h", "error.h"};
     int seen = 0;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
@@ -231,4 +243,144 @@ Test(layout, the_loaders_table_is_pp_h) {
         for (int k = 0; k < napi; k++) found |= !strcmp(declared[i], api_names[k]);
         cr_expect(found, "pp.h declares %s, which sandbox/proto/symbols.h does not list", declared[i]);
     }
+}
+
+/* lib/ is in rooms that show the runtime, and its top holds pp.h alone: a reader who opens lib/ sees the public
+ * header and five folders, not a flat list of forty files. */
+Test(layout, lib_is_in_rooms) {
+    const char *rooms[] = {"base", "schedule", "model", "transport", "run"};
+    DIR *d = opendir("lib");
+    cr_assert(d, "cannot open lib (run the tests from the project root)");
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[512];
+        snprintf(path, sizeof path, "lib/%s", e->d_name);
+        struct stat st;
+        cr_assert_eq(stat(path, &st), 0, "cannot stat %s", path);
+        int room = 0;
+        for (size_t i = 0; i < COUNT(rooms); i++) room |= !strcmp(e->d_name, rooms[i]);
+        if (S_ISDIR(st.st_mode))
+            cr_expect(room, "lib/%s is a folder outside the rooms (base, schedule, model, transport, run)", e->d_name);
+        else
+            cr_expect_str_eq(e->d_name, "pp.h", "lib/%s lies outside lib's rooms: only pp.h stands at lib/'s top",
+                             e->d_name);
+    }
+    closedir(d);
+    for (size_t i = 0; i < COUNT(rooms); i++) {
+        char path[64];
+        snprintf(path, sizeof path, "lib/%s", rooms[i]);
+        cr_expect(exists(path), "lib's room %s is missing", path);
+    }
+}
+
+/* ---- calls: who calls whom, read from the objects the build made ----------------------------------------------- */
+
+/* A module of the call graph is one compiled file (build/obj/lib/run/result.o is lib/run/result); it calls another
+ * when it leaves a symbol undefined that the other defines. */
+static char g_objroot[512];
+enum { MAX_SYMS = 8192 };
+static struct {
+    char name[96];
+    int mod;
+} defined[MAX_SYMS];
+static int ndefined;
+static struct {
+    char name[96];
+    int mod;
+} wanted[4 * MAX_SYMS];
+static int nwanted;
+
+/* Whether build/obj/<rel>.o was compiled from a source that still exists (a file moved away leaves its old
+ * object behind in a build folder). Writes the module's name. */
+static int object_module(const char *rel, char *name, size_t len) {
+    char src[600];
+    snprintf(name, len, "%s", rel);
+    size_t n = strlen(name);
+    if (n > 5 && !strcmp(name + n - 5, ".cu.o")) {
+        name[n - 5] = 0;
+        snprintf(src, sizeof src, "%s.cu", name);
+    } else {
+        name[n - 2] = 0;
+        snprintf(src, sizeof src, "%s.c", name);
+    }
+    return exists(src);
+}
+
+static void read_object(const char *path, const char *rel) {
+    char name[NAME], cmd[1200], line[512];
+    if (!object_module(rel, name, sizeof name)) return;
+    int me = module_index(name);
+    snprintf(cmd, sizeof cmd, "nm -P '%s' 2>/dev/null", path);
+    FILE *p = popen(cmd, "r");
+    cr_assert(p, "cannot run nm");
+    while (fgets(line, sizeof line, p)) {
+        char sym[96], type;
+        if (sscanf(line, "%95s %c", sym, &type) != 2) continue;
+        if (type == 'U') {
+            cr_assert_lt(nwanted, (int)COUNT(wanted), "too many undefined symbols");
+            snprintf(wanted[nwanted].name, sizeof wanted[nwanted].name, "%s", sym);
+            wanted[nwanted++].mod = me;
+        } else if (strchr("TDBRVW", type)) { /* global: what other files can call or read */
+            cr_assert_lt(ndefined, MAX_SYMS, "too many symbols");
+            snprintf(defined[ndefined].name, sizeof defined[ndefined].name, "%s", sym);
+            defined[ndefined++].mod = me;
+        }
+    }
+    pclose(p);
+}
+
+/* The kit's own objects under build/obj: lib/, kernels/, sandbox/, grader/ and bench/ (not the driver's second
+ * compilation of the protocol, which is another program, nor the tests). */
+static void scan_objects(const char *rel) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/%s", g_objroot, rel);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char sub[1024], path[2048];
+        snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", g_objroot, sub);
+        struct stat st;
+        if (stat(path, &st) != 0) continue;
+        size_t n = strlen(e->d_name);
+        if (S_ISDIR(st.st_mode)) scan_objects(sub);
+        else if (n > 2 && !strcmp(e->d_name + n - 2, ".o")) read_object(path, sub);
+    }
+    closedir(d);
+}
+
+static void call_graph(void) {
+    char exe[512];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    cr_assert(n > 0, "cannot read /proc/self/exe");
+    exe[n] = 0;
+    *strrchr(exe, '/') = 0; /* <build>/tests */
+    *strrchr(exe, '/') = 0; /* <build> */
+    snprintf(g_objroot, sizeof g_objroot, "%s/obj", exe);
+    const char *rooms[] = {"lib", "kernels", "sandbox", "grader", "bench"};
+    for (size_t i = 0; i < COUNT(rooms); i++) scan_objects(rooms[i]);
+    for (int i = 0; i < nwanted; i++)
+        for (int k = 0; k < ndefined; k++)
+            if (!strcmp(wanted[i].name, defined[k].name)) add_dep(wanted[i].mod, defined[k].mod);
+}
+
+/* No two files call each other, through any number of others: a call loop is a pair of files that can only be
+ * understood, tested or moved together. The graph comes from the symbols the build's objects define and need. */
+Test(layout, no_call_loop) {
+    call_graph();
+    cr_assert_gt(nmods, 60, "only %d compiled files found under %s: build first (make)", nmods, g_objroot);
+    /* the graph holds the calls it should: the runtime fills its results through result.c */
+    int runtime = module_index("lib/run/runtime"), result = module_index("lib/run/result"), seen = 0;
+    for (int i = 0; i < mods[runtime].ndeps; i++) seen |= mods[runtime].deps[i] == result;
+    cr_expect(seen, "the call graph misses lib/run/runtime's calls into lib/run/result: is nm at work?");
+    char cycle[4096] = "";
+    for (int v = 0; v < nmods; v++)
+        if (state[v] == 0) {
+            depth = 0;
+            cr_expect(!dfs(v, cycle, sizeof cycle), "a call loop (each file calls the next): %s", cycle);
+            if (cycle[0]) break;
+        }
 }

@@ -1,5 +1,5 @@
 /* test_loader.c: the schedule driver's loader (sandbox/driver/loader.c) and the build's object check
- * (sandbox/build/objcheck.c), on objects compiled here from small C files: plain C of every kind runs when
+ * (sandbox/toolchain/objcheck.c), on objects compiled here from small C files: plain C of every kind runs when
  * loaded in-process against a test table; every construct a lab object may not hold is refused by both with its
  * one-line message; no symbol trick of an object reaches the host's own functions; and thousands of mutated
  * and truncated objects are refused or loaded without a crash (mutated ones are never called). The loader lives

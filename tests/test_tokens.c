@@ -1,4 +1,4 @@
-/* test_tokens.c: the token checks of sandbox/build/tokens.h. Each rule is tried through the spellings that beat
+/* test_tokens.c: the token checks of sandbox/toolchain/tokens.h. Each rule is tried through the spellings that beat
  * the text-matching checks before them (splices, trigraphs, digraphs, comments before #, \r, UCNs, macros that
  * paste or hide names); the preprocessed check runs on real `gcc -std=c11 -E` output; every lab file, solution
  * and valid or broken variant passes both; and random bytes and mutated solutions never crash either check

@@ -1,4 +1,4 @@
-/* cli.c: the commands' table, their --help, and parsing of flags and values for all of them. */
+/* cli.c: what every command shares: parsing of flags and values, --help, failing with a one-line reason. */
 #include "cli.h"
 
 #include <errno.h>
@@ -12,16 +12,6 @@
 #include "impl.h"
 #include "schedules.h"
 #include "transport.h"
-
-const pp_cli_command *const pp__cli_commands[] = {&pp__cli_run,   &pp__cli_grade,   &pp__cli_info,
-                                                  &pp__cli_bench, &pp__cli_figures, &pp__cli_grade_one};
-const int pp__cli_ncommands = (int)(sizeof pp__cli_commands / sizeof pp__cli_commands[0]);
-
-const pp_cli_command *pp__cli_command(const char *name) {
-    for (int i = 0; name && i < pp__cli_ncommands; i++)
-        if (!strcmp(name, pp__cli_commands[i]->name)) return pp__cli_commands[i];
-    return NULL;
-}
 
 void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     va_list ap;

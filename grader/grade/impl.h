@@ -7,7 +7,7 @@
 
 #include "error.h"
 
-/* The labs, in order: the warm-up, then one per row of the schedule table (lib/schedules.c). */
+/* The labs, in order: the warm-up, then one per row of the schedule table (lib/schedule/schedules.c). */
 typedef struct pp_lab_info {
     const char *name;     /* the name used on the command line: the schedule's */
     const char *folder;   /* its folder under labs/ and solutions/ */
@@ -28,7 +28,7 @@ const pp_lab_info *pp__lab_for_schedule(const char *schedule);
 /* Resolves an --impl value ("labs", "solutions" or a folder) to the folder holding the lab folders; 0 or -1. */
 int pp__impl_dir(const char *impl, char *dir, size_t len);
 
-/* A lab built from a student's file (sandbox/build/compile.c): the checked object that the kit's one schedule
+/* A lab built from a student's file (sandbox/toolchain/compile.c): the checked object that the kit's one schedule
  * driver loads in sandboxed runs, one process per rank; the driver itself; and the same code as a shared object
  * for `pplab run --in-process`. */
 /* The schedule driver every sandboxed run starts: build/pplab-driver beside this pplab. */

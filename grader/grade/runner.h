@@ -1,7 +1,7 @@
 /* runner.h: runs one graded test. Each test has its own supervising process, forked from the grader: a child
  * subreaper that leads its own process group and writes only raw data (the run's results, or the warm-up's
  * answers) to a file of the grader's. The student's code never runs there: it runs in schedule drivers (one
- * process per rank, sandboxed: lib/spawn.c), or, with the mpi transport, in the drivers of an
+ * process per rank, sandboxed: sandbox/host/host.c), or, with the mpi transport, in the drivers of an
  * `mpirun pplab grade-one` that the supervisor starts. Once the supervisor has killed and reaped every
  * descendant, the grader reads the file and computes the reference, every check and the score itself. A crash,
  * a hang or a deadlock in one test never stops the others. */

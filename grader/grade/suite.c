@@ -8,6 +8,7 @@
 
 #include "impl.h"
 #include "schedules.h"
+#include "testset.h"
 
 /* 1 when a grade of `lab` (all, a lab's name, or a lab's folder: every lab in it) takes lab `name`. */
 static int wants(const char *lab, const char *name) {
@@ -15,11 +16,15 @@ static int wants(const char *lab, const char *name) {
     return !strcmp(lab, "all") || !strcmp(lab, name) || (l && !strcmp(lab, l->folder));
 }
 
-/* The default set: the warm-up's parts, then each schedule's tests from its row of the schedule table (a GPU
- * run keeps the few marked on_gpu, so that it stays short). */
+/* The default set: the warm-up's parts, then each schedule's part of the test set, in the schedule table's order
+ * (a GPU run keeps the few marked on_gpu, so that it stays short). */
 int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
     int cap = pp__warmup_nparts(), n = 0;
-    for (int s = 0; s < pp__nschedules; s++) cap += pp__schedules[s].ntests;
+    for (int s = 0; s < pp__nschedules; s++) {
+        int k;
+        pp__testset(pp__schedules[s].name, &k);
+        cap += k;
+    }
     pp_test_config *v = pp__xcalloc((size_t)cap, sizeof *v);
     if (wants(lab, "warmup") && !gpu)
         for (int i = 0; i < pp__warmup_nparts(); i++) {
@@ -31,8 +36,10 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
     for (int s = 0; s < pp__nschedules; s++) {
         const pp_schedule_def *d = &pp__schedules[s];
         if (!wants(lab, d->name)) continue;
-        for (int i = 0; i < d->ntests; i++) {
-            const pp_schedule_test *t = &d->tests[i];
+        int ntests;
+        const pp_schedule_test *tests = pp__testset(d->name, &ntests);
+        for (int i = 0; i < ntests; i++) {
+            const pp_schedule_test *t = &tests[i];
             if (gpu && !t->on_gpu) continue;
             pp_test_config *c = &v[n++];
             snprintf(c->lab, sizeof c->lab, "%s", d->name);

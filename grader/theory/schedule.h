@@ -14,7 +14,7 @@ typedef struct pp_schedule {
     int *n;              /* n[r] ops on rank r */
 } pp_schedule;
 
-/* Builds the canonical order of schedule `name` (its row of the schedule table, lib/schedules.c) for P ranks, M
+/* Builds the canonical order of schedule `name` (its row of the schedule table, lib/schedule/schedules.c) for P ranks, M
  * micro-batches, v chunks. Returns 0, or -1 for an unknown name. */
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v);
 void pp__schedule_free(pp_schedule *s);
@@ -68,7 +68,7 @@ double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int
  * backward is split). */
 int pp__schedule_peak(const pp_schedule *s, int r);
 /* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row's peak function
- * (lib/schedules.c): what the warm-up's peaks part asks a student to derive. */
+ * (lib/schedule/schedules.c): what the warm-up's peaks part asks a student to derive. */
 int pp__theory_peak(const pp_run_config *c, int r);
 /* Boundary messages per step of c's schedule and placement (the warm-up's traffic part asks for this count). */
 int pp__theory_messages(const pp_run_config *c);

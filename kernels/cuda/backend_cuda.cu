@@ -12,23 +12,6 @@ void pp__backend_cuda_close(pp_backend *be);
 extern const pp_backend_ops pp__backend_cuda_ops;
 }
 
-const char *pp__cuda_hint(cudaError_t e)
-{
-    switch (e) {
-    case cudaErrorMemoryAllocation:
-        return "the GPU is out of memory: use a smaller --microbatch-size, fewer micro-batches or fewer ranks per GPU";
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-        return "no usable GPU here: run with --backend cpu";
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-        return "a kernel touched memory it does not own: rerun with CUDA_LAUNCH_BLOCKING=1 (or under "
-               "compute-sanitizer) to find which";
-    default:
-        return "rerun with CUDA_LAUNCH_BLOCKING=1 to find the failing kernel, and check the GPU with nvidia-smi";
-    }
-}
-
 static pp_cuda_ctx *ctx_of(void *ctx) { return (pp_cuda_ctx *)ctx; }
 
 /* ---- memory -------------------------------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 /* policy.h: what a jailed process may do, in one place. Two kinds of process run code or input of a student's:
  *   PP_JAIL_DRIVER  a schedule driver (sandbox/driver), one per rank or one for the warm-up;
- *   PP_JAIL_BUILD   the lab build's tools (the compiler, the assembler, objcopy), sandbox/build.
+ *   PP_JAIL_BUILD   the lab build's tools (the compiler, the assembler, objcopy), sandbox/toolchain.
  * pp__jail_enter puts the calling child into its jail between fork and execve: descriptors were placed by the
  * caller; then, for a driver, an empty root (as root); a uid and gid of the test's own with no groups (as root);
  * the parent-death signal; resource limits (no core files, output, CPU time, processes and threads of the uid,

@@ -182,176 +182,47 @@ static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
 /* The zero-bubble schedules' theoretical bubble with F = B = W (lab 05 asks for the floor and why). */
 static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * M + P - 1) : -1; }
 
-/* The default grading set, per schedule: P up to 8, M from below P to 4P, several seeds, latency and
- * recomputation cases, chosen so that the whole set grades in seconds; on_gpu marks the few a CUDA run keeps. */
-static const pp_schedule_test naive_tests[] = {
-    {.P = 2, .M = 1, .v = 1, .steps = 2, .seed = 1},
-    {.P = 3, .M = 1, .v = 1, .steps = 2, .seed = 2},
-    {.P = 4, .M = 1, .v = 1, .steps = 3, .seed = 3, .on_gpu = 1},
-    {.P = 8, .M = 1, .v = 1, .steps = 2, .seed = 4},
-    {.P = 4, .M = 1, .v = 1, .steps = 2, .seed = 5, .latency = 0.5},
-    {.P = 6, .M = 1, .v = 1, .steps = 2, .seed = 6},
-};
-static const pp_schedule_test gpipe_tests[] = {
-    {.P = 2, .M = 1, .v = 1, .steps = 2, .seed = 11},
-    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 12},
-    {.P = 3, .M = 5, .v = 1, .steps = 2, .seed = 13, .on_gpu = 1},
-    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 14},
-    {.P = 4, .M = 6, .v = 1, .steps = 3, .seed = 15},
-    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 16},
-    {.P = 8, .M = 8, .v = 1, .steps = 2, .seed = 17},
-    {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 18},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 19, .latency = 1.0, .on_gpu = 1},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 20, .recompute = 1},
-    {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 21, .recompute = 1},
-    {.P = 6, .M = 12, .v = 1, .steps = 2, .seed = 22},
-};
-static const pp_schedule_test onef1b_tests[] = {
-    {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 31},
-    {.P = 2, .M = 8, .v = 1, .steps = 2, .seed = 32},
-    {.P = 4, .M = 2, .v = 1, .steps = 2, .seed = 33, .on_gpu = 1},
-    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 34},
-    {.P = 4, .M = 8, .v = 1, .steps = 3, .seed = 35},
-    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 36},
-    {.P = 3, .M = 7, .v = 1, .steps = 2, .seed = 37, .on_gpu = 1},
-    {.P = 8, .M = 8, .v = 1, .steps = 2, .seed = 38},
-    {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 39},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 40, .latency = 0.5},
-    {.P = 8, .M = 3, .v = 1, .steps = 2, .seed = 41},
-    {.P = 1, .M = 4, .v = 1, .steps = 2, .seed = 42},
-    {.P = 6, .M = 6, .v = 1, .steps = 2, .seed = 43},
-};
-static const pp_schedule_test interleaved_tests[] = {
-    {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 51, .on_gpu = 1},
-    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 52},
-    {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 53},
-    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 54},
-    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 55},
-    {.P = 4, .M = 8, .v = 3, .steps = 2, .seed = 56, .on_gpu = 1},
-    {.P = 2, .M = 4, .v = 4, .steps = 2, .seed = 57},
-    {.P = 8, .M = 8, .v = 2, .steps = 2, .seed = 58},
-    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 59},
-    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 60, .latency = 1.0},
-    {.P = 3, .M = 6, .v = 2, .steps = 2, .seed = 61},
-    {.P = 4, .M = 12, .v = 4, .steps = 2, .seed = 62},
-    {.P = 2, .M = 4, .v = 3, .steps = 2, .seed = 63, .latency = 0.5},
-    {.P = 6, .M = 12, .v = 2, .steps = 2, .seed = 64},
-};
-
-static const pp_schedule_test zbh1_tests[] = {
-    {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 71},
-    {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 72},
-    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 73, .on_gpu = 1},
-    {.P = 4, .M = 8, .v = 1, .steps = 3, .seed = 74},
-    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 75},
-    {.P = 3, .M = 7, .v = 1, .steps = 2, .seed = 76},
-    {.P = 8, .M = 8, .v = 1, .steps = 2, .seed = 77},
-    {.P = 8, .M = 24, .v = 1, .steps = 2, .seed = 78},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 79, .latency = 1.0},
-    {.P = 6, .M = 3, .v = 1, .steps = 2, .seed = 80},
-};
-static const pp_schedule_test zbh2_tests[] = {
-    {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 81},
-    {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 82},
-    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 83},
-    {.P = 4, .M = 8, .v = 1, .steps = 3, .seed = 84, .on_gpu = 1},
-    {.P = 4, .M = 16, .v = 1, .steps = 2, .seed = 85},
-    {.P = 3, .M = 9, .v = 1, .steps = 2, .seed = 86},
-    {.P = 8, .M = 16, .v = 1, .steps = 2, .seed = 87},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 88, .latency = 1.0},
-    {.P = 4, .M = 12, .v = 1, .steps = 2, .seed = 89, .latency = 0.5},
-    {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 90, .latency = 1.0},
-};
-
-static const pp_schedule_test zbv_tests[] = {
-    {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 91},
-    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 92},
-    {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 93, .on_gpu = 1},
-    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 94},
-    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 95},
-    {.P = 3, .M = 7, .v = 2, .steps = 2, .seed = 96},
-    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 97},
-    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 98, .latency = 1.0},
-    {.P = 6, .M = 9, .v = 2, .steps = 2, .seed = 99},
-};
-static const pp_schedule_test dualpipev_tests[] = {
-    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 101},
-    {.P = 2, .M = 8, .v = 2, .steps = 2, .seed = 102},
-    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 103, .on_gpu = 1},
-    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 104},
-    {.P = 3, .M = 9, .v = 2, .steps = 2, .seed = 105},
-    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 106},
-    {.P = 4, .M = 12, .v = 2, .steps = 2, .seed = 107, .latency = 1.0},
-    {.P = 6, .M = 24, .v = 2, .steps = 2, .seed = 108},
-};
-
-/* Lab 07: D = 1 (the pipeline alone: a reduce is free), 2 and 4 replicas, small enough that D*P sandboxed ranks
- * grade in a second or two each. */
-static const pp_schedule_test dp1f1b_tests[] = {
-    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 111, .D = 1},
-    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 112, .D = 2, .on_gpu = 1},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 113, .D = 2},
-    {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 114, .D = 4},
-    {.P = 3, .M = 6, .v = 1, .steps = 2, .seed = 115, .D = 2, .latency = 0.5},
-};
-static const pp_schedule_test dpinterleaved_tests[] = {
-    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 121, .D = 1},
-    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 122, .D = 2, .on_gpu = 1},
-    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 123, .D = 2},
-    {.P = 2, .M = 4, .v = 3, .steps = 2, .seed = 124, .D = 4},
-    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 125, .D = 2, .latency = 0.5},
-};
-
-#define TESTS(a) .tests = a, .ntests = (int)(sizeof a / sizeof a[0])
 
 const pp_schedule_def pp__schedules[] = {
     {.name = "naive", .title = "naive", .folder = "01-naive", .file = "naive", .symbol = "pp_naive_step",
-     .one_microbatch = 1, .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, TESTS(naive_tests)},
+     .one_microbatch = 1, .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak},
     {.name = "gpipe", .title = "GPipe", .folder = "02-gpipe", .file = "gpipe", .symbol = "pp_gpipe_step",
-     .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, .bubble = classic_bubble, TESTS(gpipe_tests)},
+     .free_phases = 1, .order = gpipe_order, .peak = gpipe_peak, .bubble = classic_bubble},
     {.name = "1f1b", .title = "1F1B", .folder = "03-1f1b", .file = "onef1b", .symbol = "pp_1f1b_step",
      .order = onef1b_order, .peak = onef1b_peak, .bubble = classic_bubble,
      .peak_hint = "run only the warm-up forwards it takes for the first gradient to come back, and free each stash "
-                  "right after its backward",
-     TESTS(onef1b_tests)},
+                  "right after its backward"},
     {.name = "interleaved", .title = "interleaved 1F1B", .folder = "04-interleaved", .file = "interleaved",
      .symbol = "pp_interleaved_step", .chunked = 1, .microbatches_per_rank = 1, .order = interleaved_order,
      .peak = interleaved_peak, .bubble = classic_bubble,
      .peak_hint = "run only the warm-up chunk-forwards the depth-first order needs before its first chunk-backward, "
-                  "and free each stash right after its backward",
-     TESTS(interleaved_tests)},
+                  "and free each stash right after its backward"},
     {.name = "zbh1", .title = "ZB-H1", .folder = "05-zerobubble", .file = "zbh1", .symbol = "pp_zbh1_step",
      .weight_halves = 1, .order = zbh1_order, .peak = zbh1_peak, .bubble = zb_bubble,
      .peak_hint = "hold a weight half back only while it fills time the rank would otherwise wait, keep the warm-up "
-                  "no longer than the first gradient needs, and free each stash right after its weight half",
-     TESTS(zbh1_tests)},
+                  "no longer than the first gradient needs, and free each stash right after its weight half"},
     {.name = "zbh2", .title = "ZB-H2", .folder = "05-zerobubble", .file = "zbh2", .symbol = "pp_zbh2_step",
      .weight_halves = 1, .order = zbh2_order, .peak = zbh2_peak, .bubble = zb_bubble,
      .peak_hint = "run no more warm-up forwards than hiding the messages needs, hold a weight half back only while "
-                  "it fills a wait, and free each stash right after its weight half",
-     TESTS(zbh2_tests)},
+                  "it fills a wait, and free each stash right after its weight half"},
     {.name = "zbv", .title = "ZBV", .folder = "06-vshape", .file = "zbv", .symbol = "pp_zbv_step", .chunked = 1,
      .weight_halves = 1, .vshape = 1, .order = zbv_order, .peak = zbv_peak, .bubble = v_bubble,
      .peak_hint = "free each stash right after its weight half, and compare your warm-up with the canonical "
-                  "timeline (pplab run --canonical ... --timeline)",
-     TESTS(zbv_tests)},
+                  "timeline (pplab run --canonical ... --timeline)"},
     {.name = "dualpipev", .title = "DualPipeV", .folder = "06-vshape", .file = "dualpipev",
      .symbol = "pp_dualpipev_step", .chunked = 1, .weight_halves = 1, .vshape = 1, .microbatches_2v = 1,
      .order = dualpipev_order, .peak = dualpipev_peak, .bubble = v_bubble,
      .peak_hint = "free each stash right after its last backward op, and compare your warm-up with the canonical "
-                  "timeline (pplab run --canonical ... --timeline)",
-     TESTS(dualpipev_tests)},
+                  "timeline (pplab run --canonical ... --timeline)"},
     {.name = "dp1f1b", .title = "1F1B x data parallel", .folder = "07-hybrid", .file = "dp1f1b",
      .symbol = "pp_dp1f1b_step", .reduce = PP_REDUCE_AT_END, .order = onef1b_order, .peak = onef1b_peak,
      .bubble = classic_bubble,
      .peak_hint = "keep lab 03's warm-up: only as many forwards as the first gradient needs, and free each stash "
-                  "right after its backward",
-     TESTS(dp1f1b_tests)},
+                  "right after its backward"},
     {.name = "dpinterleaved", .title = "interleaved 1F1B x data parallel", .folder = "07-hybrid",
      .file = "dpinterleaved", .symbol = "pp_dpinterleaved_step", .chunked = 1, .microbatches_per_rank = 1,
      .reduce = PP_REDUCE_OVERLAP, .order = interleaved_order, .peak = interleaved_peak, .bubble = classic_bubble,
-     .peak_hint = "keep lab 04's warm-up, and free each stash right after its backward",
-     TESTS(dpinterleaved_tests)},
+     .peak_hint = "keep lab 04's warm-up, and free each stash right after its backward"},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

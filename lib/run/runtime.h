@@ -55,7 +55,7 @@ typedef struct pp_sandbox pp_sandbox;
 
 /* What a run executes on each rank: a step function in this process (in-process: the library's own tests and
  * benchmarks, `pplab run --in-process`), or, with a sandbox, the step function `symbol` of a driver executable,
- * one process per rank (lib/server.c, lib/spawn.c). */
+ * one process per rank (lib/run/server.c, sandbox/host/host.c). */
 typedef struct pp_program {
     pp_step_fn fn;
     const pp_sandbox *sandbox;

@@ -187,20 +187,6 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 /* Whether rank i runs in this process: all of them with threads, one under MPI. */
 static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
 
-void pp__result_alloc_ranks(pp_run_result *res, int P) {
-    res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
-    res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
-    res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
-    res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
-    res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
-    res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
-    res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
-    res->zero_scales = pp__xcalloc((size_t)P, sizeof(int));
-    res->late_grad_zero = pp__xcalloc((size_t)P, sizeof(int));
-    res->waiting_tag = pp__xcalloc((size_t)P, sizeof(int));
-    for (int i = 0; i < P; i++) res->waiting_tag[i] = -1;
-}
-
 static void collect_step0(pp_world *w, pp_run_result *res) {
     int P = w->P;
     pp__result_alloc_ranks(res, P);
@@ -425,24 +411,4 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res) {
     pp_program prog = {.fn = fn};
     return pp__run_program(cfg, &prog, res);
-}
-
-void pp__result_free(pp_run_result *res) {
-    for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
-    free(res->params);
-    if (res->traces)
-        for (int i = 0; i < res->P; i++) pp__trace_clear(&res->traces[i]);
-    free(res->traces);
-    free(res->loss);
-    free(res->step_s);
-    free(res->opt_calls);
-    free(res->peak_stashes);
-    free(res->peak_bytes);
-    free(res->peak_single);
-    free(res->sent_msgs);
-    free(res->unfreed_stashes);
-    free(res->waiting_tag);
-    free(res->zero_scales);
-    free(res->late_grad_zero);
-    memset(res, 0, sizeof *res);
 }

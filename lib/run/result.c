@@ -1,8 +1,45 @@
-/* result.c: a run's results as bytes. Reading is defensive (bounds, ranges, the configuration's shape), since a
- * result file is read by a process other than the one that wrote it. */
+/* result.c: a run's results, their memory and their bytes. Reading is defensive (bounds, ranges, the
+ * configuration's shape), since a result file is read by a process other than the one that wrote it. */
 #include "result.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "error.h"
+
+void pp__result_alloc_ranks(pp_run_result *res, int P) {
+    res->traces = pp__xcalloc((size_t)P, sizeof *res->traces);
+    res->opt_calls = pp__xcalloc((size_t)P, sizeof(int));
+    res->peak_stashes = pp__xcalloc((size_t)P, sizeof(int));
+    res->peak_bytes = pp__xcalloc((size_t)P, sizeof(size_t));
+    res->peak_single = pp__xcalloc((size_t)P, sizeof(size_t));
+    res->sent_msgs = pp__xcalloc((size_t)P, sizeof(int));
+    res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
+    res->zero_scales = pp__xcalloc((size_t)P, sizeof(int));
+    res->late_grad_zero = pp__xcalloc((size_t)P, sizeof(int));
+    res->waiting_tag = pp__xcalloc((size_t)P, sizeof(int));
+    for (int i = 0; i < P; i++) res->waiting_tag[i] = -1;
+}
+
+void pp__result_free(pp_run_result *res) {
+    for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
+    free(res->params);
+    if (res->traces)
+        for (int i = 0; i < res->P; i++) pp__trace_clear(&res->traces[i]);
+    free(res->traces);
+    free(res->loss);
+    free(res->step_s);
+    free(res->opt_calls);
+    free(res->peak_stashes);
+    free(res->peak_bytes);
+    free(res->peak_single);
+    free(res->sent_msgs);
+    free(res->unfreed_stashes);
+    free(res->waiting_tag);
+    free(res->zero_scales);
+    free(res->late_grad_zero);
+    memset(res, 0, sizeof *res);
+}
 
 void pp__param_encode(pp_wire *w, const pp_param_result *p) {
     pp__wire_str(w, p->name, sizeof p->name - 1);

@@ -3,7 +3,9 @@
 #define PP_TRANSPORT_H
 
 #include <stdio.h>
+
 #include "comm.h"
+#include "launcher.h"
 
 /* The transports, one file each in lib/transport/; transport.c is the one file that knows which were built. */
 /* threads.c: ranks are threads of one process; exact deadlock detection. Always built. */
@@ -23,14 +25,6 @@ void pp__transport_describe_all(FILE *out);
 
 /* ---- MPI launch and collectives (the mpi transport; plain C so callers need no mpi.h) ------------------ */
 
-/* The number of processes a launcher started this one with, read from the environment before MPI_Init:
- * mpirun (OMPI_COMM_WORLD_SIZE), MPICH-style PMI (PMI_SIZE), srun (SLURM_STEP_NUM_TASKS when above 1). -1 when a
- * launcher is evident but says no size (PMIx alone: the mpi transport checks after MPI_Init); 0 when none. */
-int pp__mpi_env_size(void);
-/* This process's rank from the same variables; 0 when there is no launcher. */
-int pp__mpi_env_rank(void);
-/* "mpirun" or "srun" (the launcher to name in messages), or NULL when there is none. */
-const char *pp__mpi_env_launcher(void);
 /* 1 when the mpi transport is compiled in. */
 int pp__mpi_built(void);
 /* Under the mpi transport's world w: sums v[0..n) over all processes, in place (no-op otherwise). */

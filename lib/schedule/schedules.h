@@ -16,16 +16,6 @@ typedef struct pp_sched_op {
     int split;   /* a 'B' whose weight half is a 'W' of the same order (set by pp__schedule_build) */
 } pp_sched_op;
 
-/* One configuration of the default grading set (grader/grade/suite.c turns it into a test). */
-typedef struct pp_schedule_test {
-    int P, M, v, steps;
-    unsigned seed;
-    double latency;            /* --comm-latency */
-    int recompute;
-    int on_gpu;                /* 1: also in the smaller set a CUDA grading run uses */
-    int D;                     /* --dp: data-parallel replicas (0 or 1: one pipeline) */
-} pp_schedule_test;
-
 /* Where a data-parallel row's canonical order reduces each chunk's gradients (the lab 07 rows; reduce.h). */
 typedef enum {
     PP_REDUCE_NONE = 0,        /* no data parallelism: the row refuses --dp above 1 */
@@ -61,9 +51,6 @@ typedef struct pp_schedule_def {
     double (*bubble)(int P, int M, int v);
     /* What a run holding more stashes than `peak` should change (the memory check's hint); NULL: none. */
     const char *peak_hint;
-    /* Its part of the default grading set, in order. */
-    const pp_schedule_test *tests;
-    int ntests;
 } pp_schedule_def;
 
 /* Every row's step function, for the schedule driver, which must name them at link time (weak references:

@@ -10,7 +10,7 @@
 typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 
 typedef struct pp_run_config {
-    const char *schedule;   /* a row of the schedule table (lib/schedules.c): which order and theory apply */
+    const char *schedule;   /* a row of the schedule table (lib/schedule/schedules.c): which order and theory apply */
     int P, M, v;            /* pipeline stages (ranks of one replica), micro-batches per replica, chunks per rank */
     int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
                                replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
