@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Grades every variant of tests/broken and tests/valid with a build and keeps its reports, so that a change meant
-# to keep behaviour can be shown to keep every report byte for byte (timings and the root's path aside).
+# Grades every variant of tests/broken and tests/valid, the solutions and the stubs with a build and keeps the
+# reports, so that a change meant to keep behaviour can be shown to keep every report byte for byte (timings and
+# the root's path aside).
 #   scripts/compare-reports.sh save BUILD DIR     grade with BUILD, write each variant's reports into DIR
 #   scripts/compare-reports.sh diff DIR_A DIR_B   print every report that differs; exit 1 if any does
 # Run from a checkout; BUILD is a build folder (its pplab). Each variant's folder holds one lab, graded alone.
@@ -17,10 +18,15 @@ case "${1:-}" in
 save)
     build=${2:?usage: compare-reports.sh save BUILD DIR} out=${3:?usage: compare-reports.sh save BUILD DIR}
     mkdir -p "$out"
-    for v in tests/broken/* tests/valid/*; do
+    # the variants, one lab each; then the reference solutions and the untouched stubs, every lab (the warm-up's
+    # answers and its failures among them)
+    for v in tests/broken/* tests/valid/* solutions labs; do
         [ -d "$v" ] || continue
         name=$(echo "$v" | tr / _)
-        lab=$(basename "$(find "$v" -mindepth 1 -maxdepth 1 -type d | head -1)")
+        case $v in
+        solutions | labs) lab=all ;;
+        *) lab=$(basename "$(find "$v" -mindepth 1 -maxdepth 1 -type d | head -1)") ;;
+        esac
         "$build/pplab" grade --impl "$v" --lab "$lab" --jobs 2 --json "$out/$name.json" \
             --junit "$out/$name.xml" --gradescope "$out/$name.gs.json" > "$out/$name.out" 2>&1 || true
         for f in "$out/$name".*; do normalize "$f" > "$f.n" && mv "$f.n" "$f"; done

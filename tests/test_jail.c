@@ -53,13 +53,15 @@ static int in_build_view(pp_view view, const char *dir, uid_t uid, const char *c
         int nul = open("/dev/null", O_RDWR);
         dup2(nul, 1), dup2(nul, 2);
         if (chdir(dir)) _exit(120);
-        if (geteuid() == 0 && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, uid, uid, uid) ||
-                               syscall(SYS_setresuid, uid, uid, uid)))
-            _exit(121);
+        /* the jail a build enters (as root: uid's), with its view */
+        pp_sandbox sb;
+        pp__sandbox_defaults(&sb);
+        sb.uid = uid, sb.gid = (gid_t)uid, sb.view = view, sb.tools = pp__view_tools(NULL);
+        const char *what;
+        if (pp__jail_enter(&sb, PP_JAIL_BUILD, &what)) _exit(121);
         char *argv[96];
         int n = 0;
         if (view == PP_VIEW_NAMESPACES) n = pp__view_bwrap_argv(pp__view_tools(NULL), dir, argv, 90);
-        if (view == PP_VIEW_LANDLOCK && pp__landlock_build(pp__view_tools(NULL))) _exit(122);
         if (n < 0) _exit(123);
         argv[n++] = "/bin/sh", argv[n++] = "-c", argv[n++] = (char *)cmd, argv[n] = NULL;
         execv(argv[0], argv);
@@ -94,10 +96,11 @@ static void view_holds(pp_view view) {
 }
 
 Test(jail, the_namespaces_view_shows_the_toolchain_and_the_build_folder_alone) {
-    pp_view v;
+    pp_sandbox sb;
     char err[400];
-    if (pp__view_resolve(PP_VIEW_NAMESPACES, geteuid() == 0, 65534, &v, err, sizeof err))
-        cr_skip_test("%s", err);
+    pp__sandbox_defaults(&sb);
+    sb.uid = 65534, sb.gid = 65534;
+    if (pp__sandbox_view(&sb, PP_VIEW_NAMESPACES, err, sizeof err)) cr_skip_test("%s", err);
     view_holds(PP_VIEW_NAMESPACES);
 }
 

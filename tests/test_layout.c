@@ -384,3 +384,49 @@ Test(layout, no_call_loop) {
             if (cycle[0]) break;
         }
 }
+
+/* Each step of the jail is written once, in sandbox/policy/jail.c, and taken through pp__jail_enter: the uid
+ * switch, no new privileges, the resource limits, the empty root. A second copy is a second place to get wrong,
+ * and one that a change of the first would miss. Comments aside, no other file of the kit names their calls. */
+Test(layout, each_jail_step_is_written_once) {
+    const char *steps[] = {"setresuid", "setresgid", "setgroups", "PR_SET_NO_NEW_PRIVS", "setrlimit", "chroot"};
+    int in_jail = 0;
+    for (size_t i = 0; i < COUNT(source_dirs); i++) {
+        DIR *d = opendir(source_dirs[i]);
+        cr_assert(d, "cannot open %s", source_dirs[i]);
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            size_t n = strlen(e->d_name);
+            if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+            char path[512], line[1024];
+            snprintf(path, sizeof path, "%s/%s", source_dirs[i], e->d_name);
+            int jail = !strcmp(path, "sandbox/policy/jail.c");
+            FILE *f = fopen(path, "r");
+            cr_assert(f, "cannot read %s", path);
+            int comment = 0;
+            for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+                /* the code of the line, comments blanked */
+                for (char *p = line; *p; p++) {
+                    if (comment) {
+                        if (p[0] == '*' && p[1] == '/') comment = 0, *p++ = ' ';
+                        *p = ' ';
+                    } else if (p[0] == '/' && p[1] == '*') {
+                        comment = 1, *p = ' ';
+                    } else if (p[0] == '/' && p[1] == '/') {
+                        *p = 0;
+                        break;
+                    }
+                }
+                for (size_t k = 0; k < COUNT(steps); k++) {
+                    if (!strstr(line, steps[k])) continue;
+                    if (jail) in_jail++;
+                    else cr_expect(0, "%s:%d: %s outside sandbox/policy/jail.c, whose pp__jail_enter is the one place "
+                                   "a jail step is taken", path, ln, steps[k]);
+                }
+            }
+            fclose(f);
+        }
+        closedir(d);
+    }
+    cr_expect_geq(in_jail, 6, "sandbox/policy/jail.c names only %d of the jail's steps", in_jail);
+}

@@ -17,7 +17,7 @@ static void sandbox_describe(FILE *f) {
     pp__sandbox_defaults(&sb);
     int abi = pp__landlock_abi();
     fprintf(f, "sandbox:\n");
-    if (pp__sandbox_probe(&sb, err, sizeof err) || pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, sizeof err)) {
+    if (pp__sandbox_probe(&sb, err, sizeof err) || pp__sandbox_view(&sb, sb.view, err, sizeof err)) {
         fprintf(f, "  refused   %s\n", err);
         return;
     }

@@ -89,8 +89,11 @@ int pp__drv_lockdown(int sandbox, int rank, char *err, size_t len) {
     sigaction(SIGSYS, &sa, NULL);
     if (!sandbox) return 0;
 
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-        snprintf(err, len, "prctl(PR_SET_NO_NEW_PRIVS) failed: %s", strerror(errno));
+    /* set by pplab's jail before the execve, which keeps it (jail.c); unset, this driver was started some other
+     * way, and nothing of the jail can be assumed */
+    if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1) {
+        snprintf(err, len, "no_new_privs is not set: the schedule driver runs only as pplab's jail starts it");
+        errno = EPERM;
         return -1;
     }
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_TRAP);

@@ -92,6 +92,5 @@ const void *pp__filter_preexec(char *err, size_t len) {
 }
 
 int pp__filter_load_raw(const void *prog) {
-    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
     return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog) ? -1 : 0;
 }

@@ -23,7 +23,7 @@ int pp__filter_rules(scmp_filter_ctx f, pid_t self);
 const void *pp__filter_preexec(char *err, size_t len);
 
 /* Loads a BPF program from pp__filter_preexec with the raw system calls (no allocation: safe between a vfork
- * and its execve), after setting no_new_privs. 0, or -1 with errno set. */
+ * and its execve); the jail has set no_new_privs before (jail.c). 0, or -1 with errno set. */
 int pp__filter_load_raw(const void *prog);
 
 #endif /* PP_FILTER_H */

@@ -119,6 +119,5 @@ int pp__landlock_build(const char *const *tools) {
         syscall(SYS_close, rs);
         return errno = e, -1;
     }
-    if (syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) return -1;
     return restrict_self(rs);
 }

@@ -16,7 +16,8 @@ int pp__landlock_driver(int exe_fd);
 
 /* A build's view: read and execute beneath each folder of the NULL-terminated list tools (the toolchain), read
  * /etc/ld.so.cache, read and write /dev/null, and everything inside the current folder (the private build
- * folder); no TCP, no signals outside. For a forked child (it opens the folders). 0, or -1 with errno set. */
+ * folder); no TCP, no signals outside. For a forked child (it opens the folders); like the driver's, it needs
+ * no_new_privs (or CAP_SYS_ADMIN) first. 0, or -1 with errno set. */
 int pp__landlock_build(const char *const *tools);
 
 #endif /* PP_LANDLOCK_H */

@@ -1,11 +1,10 @@
-/* policy.c: the jail of policy.h: defaults, the machine probe, entering a jail, the private folder. */
+/* policy.c: the sandbox of policy.h: defaults, the machine probe and the build's view, the private folder. */
 #include "policy.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,18 +119,16 @@ int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len) {
         if (pp__uid_take(&sb->uid, err, len)) return close(fds[0]), close(fds[1]), -1;
         sb->gid = (gid_t)sb->uid;
     }
-    uid_t probe_uid = sb->uid;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
         char why[200] = "";
-        if (sb->drop_uid && (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, probe_uid, probe_uid, probe_uid) ||
-                             syscall(SYS_setresuid, probe_uid, probe_uid, probe_uid)))
-            snprintf(why, sizeof why, "switching to uid %u failed (%s)", (unsigned)probe_uid, strerror(errno));
-        if (!why[0]) {
-            scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
-            int rc = !f ? -ENOMEM : prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ? -errno : seccomp_load(f);
-            if (rc) snprintf(why, sizeof why, "loading a seccomp filter failed (%s)", strerror(-rc));
+        const char *what = NULL;
+        if (pp__jail_enter(sb, PP_JAIL_PROBE, &what)) {
+            if (pp__jail_failed_to_become(what))
+                snprintf(why, sizeof why, "switching to uid %u failed (%s)", (unsigned)sb->uid, strerror(errno));
+            else
+                snprintf(why, sizeof why, "loading a seccomp filter failed (%s)", strerror(errno));
         }
         (void)!write(fds[1], why, strlen(why));
         _exit(0);
@@ -168,7 +165,67 @@ int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len) {
     }
     /* a view asked for by name must exist here; AUTO waits for the first build, which may never come (a cached
      * lab), since finding out whether bubblewrap works costs a few of its starts */
-    return sb->view == PP_VIEW_AUTO ? 0 : pp__view_resolve(sb->view, sb->drop_uid, probe_uid, &sb->view, err, len);
+    return sb->view == PP_VIEW_AUTO ? 0 : pp__sandbox_view(sb, sb->view, err, len);
+}
+
+/* 1 when bubblewrap starts a process in the namespaces view here, in the jail a build gets. The probe's child is
+ * a subreaper that reaps all bubblewrap leaves behind, so nothing of it outlives the probe. */
+static int bwrap_works(const pp_sandbox *sb) {
+    if (!pp__view_bwrap()) return 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        pid_t tool = fork();
+        if (tool > 0) {
+            int st = 0, tst = 1;
+            pid_t w;
+            while ((w = wait(&st)) > 0 || errno == EINTR)
+                if (w == tool) tst = st;
+            _exit(WIFEXITED(tst) ? WEXITSTATUS(tst) : 1);
+        }
+        if (tool < 0) _exit(1);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+        /* the build's jail, without the view being probed for */
+        pp_sandbox jail = *sb;
+        jail.view = PP_VIEW_NAMESPACES;
+        const char *what;
+        if (pp__jail_enter(&jail, PP_JAIL_BUILD, &what)) _exit(1);
+        char *argv[80];
+        int n = pp__view_bwrap_argv(pp__view_tools(NULL), "/", argv, 78);
+        if (n < 0) _exit(1);
+        argv[n++] = "/usr/bin/true";
+        argv[n] = NULL;
+        char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+        execve(argv[0], argv, envp);
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0) return 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+int pp__sandbox_view(pp_sandbox *sb, pp_view want, char *err, size_t len) {
+    static int probed = -1;
+    if (want == PP_VIEW_NONE) return sb->view = PP_VIEW_NONE, 0;
+    if (want == PP_VIEW_AUTO || want == PP_VIEW_NAMESPACES) {
+        if (probed < 0) probed = bwrap_works(sb);
+        if (probed) return sb->view = PP_VIEW_NAMESPACES, 0;
+        if (want == PP_VIEW_NAMESPACES) {
+            snprintf(err, len, "--view namespaces: bubblewrap %s here; install it (apt-get install bubblewrap), "
+                     "allow unprivileged user namespaces, or use --view landlock",
+                     pp__view_bwrap() ? "cannot make namespaces" : "is not installed");
+            return -1;
+        }
+    }
+    if (pp__landlock_abi() > 0) return sb->view = PP_VIEW_LANDLOCK, 0;
+    if (want == PP_VIEW_LANDLOCK) {
+        snprintf(err, len, "--view landlock: this kernel has no Landlock (Linux 5.13 or later, with landlock in "
+                 "its lsm= list); use --view auto");
+        return -1;
+    }
+    return sb->view = PP_VIEW_NONE, 0;
 }
 
 void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers) {
@@ -176,50 +233,3 @@ void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers) {
     sb->nproc = sb->drop_uid ? need : pp__uid_tasks(getuid()) + need;
 }
 
-/* ---- entering ------------------------------------------------------------------------------------------- */
-
-static int set_limit(int res, rlim_t v) {
-    struct rlimit rl = {v, v};
-    return (int)syscall(SYS_setrlimit, res, &rl);
-}
-
-#define STEP(cond, name)                                                                                       \
-    do {                                                                                                       \
-        if (cond) return *what = (name), -1;                                                                   \
-    } while (0)
-
-int pp__jail_enter(const pp_sandbox *sb, pp_jail_kind kind, const char **what) {
-    int driver = kind == PP_JAIL_DRIVER;
-    /* the empty root first, while still root: chroot needs CAP_SYS_CHROOT */
-    if (driver && sb->drop_uid && sb->empty_root[0]) {
-        STEP(syscall(SYS_chdir, sb->empty_root), "chdir(empty root)");
-        STEP(syscall(SYS_chroot, "."), "chroot(empty root)");
-    }
-    if (sb->drop_uid) {
-        STEP(syscall(SYS_setgroups, 0, NULL), "setgroups");
-        STEP(syscall(SYS_setresgid, sb->gid, sb->gid, sb->gid), "setresgid");
-        STEP(syscall(SYS_setresuid, sb->uid, sb->uid, sb->uid), "setresuid");
-    }
-    /* after the uid switch, which clears it */
-    STEP(syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) && sb->lockdown, "prctl(PR_SET_PDEATHSIG)");
-    STEP(set_limit(RLIMIT_CORE, 0), "setrlimit(RLIMIT_CORE)");
-    size_t fsize = driver ? sb->output_limit : PP_BUILD_MAX_FILE;
-    if (fsize) STEP(set_limit(RLIMIT_FSIZE, (rlim_t)fsize), "setrlimit(RLIMIT_FSIZE)");
-    double cpu = driver ? sb->cpu_limit_s : 120;
-    if (cpu > 0) STEP(set_limit(RLIMIT_CPU, (rlim_t)(cpu + 1)), "setrlimit(RLIMIT_CPU)");
-    int nproc = driver ? sb->nproc : sb->drop_uid ? PP_BUILD_MAX_TASKS : 0;
-    if (nproc > 0) STEP(set_limit(RLIMIT_NPROC, (rlim_t)nproc), "setrlimit(RLIMIT_NPROC)");
-    /* after everything that could still allocate (a driver's child shares pplab's address space, which may be far
-     * larger than the limit), before the filter, which has no setrlimit */
-    if (driver && sb->memory_limit) STEP(set_limit(RLIMIT_AS, (rlim_t)sb->memory_limit), "setrlimit(RLIMIT_AS)");
-    if (driver && sb->lockdown) {
-        STEP(syscall(SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)");
-        /* a kernel without Landlock still has the empty root (as root) and the filter, which has no open() */
-        if (pp__landlock_abi() > 0) STEP(pp__landlock_driver(sb->exe_fd), "landlock");
-        if (sb->prefilter && !sb->test_without_seccomp) STEP(pp__filter_load_raw(sb->prefilter), "seccomp(pre-exec filter)");
-    }
-    if (!driver && sb->lockdown && sb->view == PP_VIEW_LANDLOCK) {
-        STEP(pp__landlock_build(pp__view_tools(getenv("CC"))), "landlock");
-    }
-    return 0;
-}

@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jail.h"
+
 /* Calls fn(pid, uids[4], ppid, threads, ctx) for every process in /proc: its real, effective, saved and
  * file-system uid, its parent and its thread count, from one read of /proc/PID/status. */
 static void each_process(void (*fn)(pid_t pid, const unsigned *uids, long ppid, int threads, void *ctx), void *ctx) {
@@ -80,11 +82,10 @@ int pp__uid_take(uid_t *uid, char *err, size_t len) {
 }
 
 /* The helper: it shares the caller's memory (no page tables copied, which matters in a process that holds a
- * model) and makes raw system calls only. */
+ * model) and makes raw system calls only, its jail's among them. */
 static int kill_as(void *arg) {
-    uid_t uid = *(const uid_t *)arg;
-    if (syscall(SYS_setresgid, (gid_t)uid, (gid_t)uid, (gid_t)uid) || syscall(SYS_setresuid, uid, uid, uid))
-        syscall(SYS_exit, 1);
+    const char *what;
+    if (pp__jail_enter(arg, PP_JAIL_REAPER, &what)) syscall(SYS_exit, 1);
     /* every process this uid may signal, which is every process of this uid but the helper itself */
     syscall(SYS_kill, -1, SIGKILL);
     syscall(SYS_exit, 0);
@@ -95,8 +96,8 @@ int pp__uid_kill(uid_t uid) {
     /* a kill(-1) as a real account would end that account's every process: only the reserved range */
     if (uid < PP_UID_BASE || uid - PP_UID_BASE >= PP_UID_SPAN) return -1;
     char stack[16384] __attribute__((aligned(16))); /* the caller waits until the helper is gone */
-    uid_t arg = uid;
-    pid_t pid = clone(kill_as, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &arg);
+    pp_sandbox as = {.drop_uid = 1, .uid = uid, .gid = (gid_t)uid};
+    pid_t pid = clone(kill_as, stack + sizeof stack, CLONE_VM | CLONE_VFORK | SIGCHLD, &as);
     if (pid < 0) return -1;
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}

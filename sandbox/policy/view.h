@@ -21,10 +21,8 @@ const char *pp__view_name(pp_view v);
 /* The view called name; -1 when there is none. */
 int pp__view_parse(const char *name);
 
-/* The view grading gets for `want`: AUTO becomes namespaces where bubblewrap runs here as the unprivileged uid
- * (as_uid when switch_uid, probed once), else landlock where the kernel has it, else none. A view asked for by
- * name that this machine cannot give is refused: -1 with the reason and what to do in err. */
-int pp__view_resolve(pp_view want, int switch_uid, uid_t as_uid, pp_view *out, char *err, size_t len);
+/* bubblewrap, found where Debian installs it or on PATH; NULL when missing. */
+const char *pp__view_bwrap(void);
 
 /* The toolchain's folders, NULL-terminated, for compiler command cc: /usr, and the prefix of cc when it lives
  * elsewhere (CC=/opt/gcc-14/bin/gcc brings /opt/gcc-14). Static storage. */

@@ -70,6 +70,7 @@ typedef struct builder {
     char pp_h_real[PATH_MAX];
     pp_view view;            /* namespaces: every tool runs under bubblewrap */
     const char *const *tools; /* the toolchain's folders, which the view shows */
+    pp_sandbox jail;          /* the build's jail, which each tool enters once more for its own limits */
     const char *dir;         /* the build folder */
 } builder;
 
@@ -102,8 +103,8 @@ static int run(builder *b, char *const *argv, const char *out, const char *errf)
         for (int i = 0; argv[i] && n < 95; i++) full[n++] = argv[i];
         full[n] = NULL;
         /* the tool's own address space, set last: nothing of this (maybe sanitized) process allocates after it */
-        struct rlimit as = {(rlim_t)2 << 30, (rlim_t)2 << 30};
-        setrlimit(RLIMIT_AS, &as);
+        const char *what;
+        if (pp__jail_enter(&b->jail, PP_JAIL_TOOL, &what)) _exit(126);
         execvpe(full[0], full, b->envp);
         _exit(127);
     }
@@ -354,8 +355,10 @@ static void __attribute__((noreturn)) builder_start(builder *b, const pp_compile
     /* the folder first, then the jail: relative paths work wherever the build's uid could not walk */
     if (setsid() < 0 || chdir(dir)) verdict(b, PP_ERR_IO, "cannot enter the build folder %s", dir);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    b->jail = *sb;
+    b->jail.tools = b->tools;
     const char *what = NULL;
-    if (pp__jail_enter(sb, PP_JAIL_BUILD, &what))
+    if (pp__jail_enter(&b->jail, PP_JAIL_BUILD, &what))
         verdict(b, PP_ERR_SANDBOX, "cannot enter the build's jail (%s): %s", what, strerror(errno));
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) dup2(nul, 0), close(nul);
@@ -399,7 +402,7 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const cha
                           size_t len) {
     pp_sandbox sb = *c->sb;
     if ((sb.drop_uid && pp__uid_take(&sb.uid, err, len)) ||
-        (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__view_resolve(sb.view, sb.drop_uid, sb.uid, &sb.view, err, len)))
+        (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__sandbox_view(&sb, sb.view, err, len)))
         return PP_ERR_SANDBOX;
     sb.gid = (gid_t)sb.uid;
     /* under $TMPDIR, not in a private folder: the build's uid (and bubblewrap, running as it) must reach it */
