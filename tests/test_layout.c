@@ -430,3 +430,34 @@ Test(layout, each_jail_step_is_written_once) {
     }
     cr_expect_geq(in_jail, 6, "sandbox/policy/jail.c names only %d of the jail's steps", in_jail);
 }
+
+/* The checks are one function each, none longer than a screen (60 lines): a check a reader cannot see whole is
+ * one whose branches a change can break unseen. A function is counted from its first line at the margin to the
+ * closing brace at the margin. */
+Test(layout, checks_are_one_short_function_each) {
+    const char *files[] = {"grader/grade/checks.c", "grader/grade/checks_dp.c", "grader/grade/check.c"};
+    int functions = 0;
+    for (size_t i = 0; i < COUNT(files); i++) {
+        FILE *f = fopen(files[i], "r");
+        cr_assert(f, "cannot read %s (run from the project root)", files[i]);
+        char line[1024], name[128] = "";
+        int start = 0, body = 0;
+        for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+            size_t n = strcspn(line, "\n");
+            line[n] = 0;
+            int margin = line[0] >= 'a' && line[0] <= 'z';
+            if (!start && margin && strchr(line, '(') && n && line[n - 1] != ';')
+                start = ln, body = 0, snprintf(name, sizeof name, "%.100s", line);
+            if (start && !body && n && line[n - 1] == ';') start = 0; /* a declaration over several lines */
+            if (start && n && line[n - 1] == '{') body = 1;
+            if (start && body && !strcmp(line, "}")) {
+                functions++;
+                cr_expect_leq(ln - start + 1, 60, "%s:%d: a function of %d lines (at most 60): %s", files[i], start,
+                              ln - start + 1, name);
+                start = 0;
+            }
+        }
+        fclose(f);
+    }
+    cr_expect_gt(functions, 20, "only %d functions found in the checks", functions);
+}

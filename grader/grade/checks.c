@@ -59,29 +59,30 @@ static int solve(double *A, double *b, double *x, int n) {
     return 0;
 }
 
-/* Explains a virtual stage's gradient g as a mix sum_m c_m * g_m of the micro-batches' own gradients (least
- * squares over the stage's parameters). A correct pipeline has every c_m = 1/M. Writes a diagnosis into msg. */
-static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, int vs, char *msg, size_t len) {
+/* Virtual stage vs's gradient as a mix of the micro-batches' own (least squares, c[0..M)): the stage's first
+ * parameter in *first, how much of the gradient the mix leaves unexplained in *resid and its squared norm in
+ * *gn. 1 when the fit could be solved. */
+static int stage_mix(const pp_run_result *res, const pp_reference *ref, int vs, double *c, int *first, double *resid,
+                     double *gn) {
     int M = ref->M;
     /* the stage's slice of the flattened gradient: parameters are in model order, as in the reference */
     size_t off = 0, n = 0;
-    int first = -1;
+    *first = -1;
     for (int i = 0; i < res->nparams; i++) {
         if (res->params[i].vstage == vs) {
-            if (first < 0) first = i;
+            if (*first < 0) *first = i;
             n += (size_t)res->params[i].count;
-        } else if (first < 0) {
+        } else if (*first < 0) {
             off += (size_t)res->params[i].count;
         }
     }
     float *g = pp__xmalloc(n * sizeof *g);
     size_t k = 0;
-    for (int i = first; i < res->nparams && res->params[i].vstage == vs; i++) {
+    for (int i = *first; i < res->nparams && res->params[i].vstage == vs; i++) {
         memcpy(g + k, res->params[i].grad, (size_t)res->params[i].count * sizeof(float));
         k += (size_t)res->params[i].count;
     }
     double *A = pp__xcalloc((size_t)(M * M), sizeof *A), *b = pp__xcalloc((size_t)M, sizeof *b);
-    double *c = pp__xcalloc((size_t)M, sizeof *c);
     for (int i = 0; i < M; i++) {
         const float *gi = ref->mb_grad[i] + off;
         for (size_t e = 0; e < n; e++) b[i] += (double)gi[e] * g[e];
@@ -93,53 +94,63 @@ static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, in
         }
     }
     int ok = solve(A, b, c, M) == 0;
-    /* how much of g the mix explains */
-    double resid = 0, gn = 0;
+    *resid = *gn = 0;
     for (size_t e = 0; ok && e < n; e++) {
         double fit = 0;
         for (int i = 0; i < M; i++) fit += c[i] * ref->mb_grad[i][off + e];
-        resid += (g[e] - fit) * (g[e] - fit);
-        gn += (double)g[e] * g[e];
+        *resid += (g[e] - fit) * (g[e] - fit);
+        *gn += (double)g[e] * g[e];
     }
-    int rank = res->params[first].rank, len0 = 0;
-    double want = 1.0 / M, tol = 0.05 / M;
-    if (gn == 0) {
+    free(A), free(b), free(g);
+    return ok;
+}
+
+/* What a stage's mix of micro-batches (stage_mix) says went wrong, into msg. */
+static void describe_mix(const double *c, int M, int vs, int rank, char *msg, size_t len) {
+    double want = 1.0 / M, tol = 0.05 / M, lo = c[0], hi = c[0];
+    for (int i = 1; i < M; i++) lo = c[i] < lo ? c[i] : lo, hi = c[i] > hi ? c[i] : hi;
+    if (hi - lo < tol && fabs(lo - want) > tol) {
+        snprintf(msg, len, "virtual stage %d (rank %d) gradients are %.2fx the reference: did you scale the loss "
+                 "by 1/M (pp_loss_grad(r, 1.0f / M)), once?", vs, rank, lo / want);
+        return;
+    }
+    int zero_but_last = M > 1 && fabs(c[M - 1] - want) < tol;
+    for (int i = 0; i < M - 1; i++) zero_but_last &= fabs(c[i]) < tol;
+    if (zero_but_last) {
+        snprintf(msg, len, "virtual stage %d (rank %d) only kept the last micro-batch's gradient: were "
+                 "gradients zeroed between micro-batches? Accumulate them; the library zeroes once per step",
+                 vs, rank);
+        return;
+    }
+    int len0 = snprintf(msg, len, "virtual stage %d (rank %d):", vs, rank), said = 0;
+    for (int i = 0; i < M && len0 < (int)len && said < 4; i++) {
+        double times = c[i] / want;
+        if (fabs(times - 1) < 0.05) continue;
+        said++;
+        if (fabs(times) < 0.05)
+            len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d is missing;", i);
+        else
+            len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d counted %.2f times;", i, times);
+    }
+    if (len0 < (int)len) snprintf(msg + len0, len - (size_t)len0, " each should count once (scaled by 1/M)");
+}
+
+/* Explains a virtual stage's gradient g as a mix sum_m c_m * g_m of the micro-batches' own gradients (least
+ * squares over the stage's parameters). A correct pipeline has every c_m = 1/M. Writes a diagnosis into msg. */
+static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, int vs, char *msg, size_t len) {
+    int first;
+    double resid, gn, *c = pp__xcalloc((size_t)ref->M, sizeof *c);
+    int ok = stage_mix(res, ref, vs, c, &first, &resid, &gn), rank = res->params[first].rank;
+    if (gn == 0)
         snprintf(msg, len, "virtual stage %d (rank %d) has all-zero gradients: its backward never added to them", vs,
                  rank);
-    } else if (!ok || resid > 1e-4 * gn) {
+    else if (!ok || resid > 1e-4 * gn)
         snprintf(msg, len,
                  "virtual stage %d (rank %d) gradients are no mix of the micro-batches' gradients: a stage got the "
                  "wrong input or the wrong gradient (check tags, peers and which stash each backward uses)", vs, rank);
-    } else {
-        double lo = c[0], hi = c[0];
-        for (int i = 1; i < M; i++) lo = c[i] < lo ? c[i] : lo, hi = c[i] > hi ? c[i] : hi;
-        if (hi - lo < tol && fabs(lo - want) > tol) {
-            snprintf(msg, len, "virtual stage %d (rank %d) gradients are %.2fx the reference: did you scale the loss "
-                     "by 1/M (pp_loss_grad(r, 1.0f / M)), once?", vs, rank, lo / want);
-        } else {
-            int zero_but_last = M > 1 && fabs(c[M - 1] - want) < tol;
-            for (int i = 0; i < M - 1; i++) zero_but_last &= fabs(c[i]) < tol;
-            if (zero_but_last) {
-                snprintf(msg, len, "virtual stage %d (rank %d) only kept the last micro-batch's gradient: were "
-                         "gradients zeroed between micro-batches? Accumulate them; the library zeroes once per step",
-                         vs, rank);
-            } else {
-                len0 = snprintf(msg, len, "virtual stage %d (rank %d):", vs, rank);
-                int said = 0;
-                for (int i = 0; i < M && len0 < (int)len && said < 4; i++) {
-                    double times = c[i] / want;
-                    if (fabs(times - 1) < 0.05) continue;
-                    said++;
-                    if (fabs(times) < 0.05)
-                        len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d is missing;", i);
-                    else
-                        len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d counted %.2f times;", i, times);
-                }
-                if (len0 < (int)len) snprintf(msg + len0, len - (size_t)len0, " each should count once (scaled by 1/M)");
-            }
-        }
-    }
-    free(A), free(b), free(c), free(g);
+    else
+        describe_mix(c, ref->M, vs, rank, msg, len);
+    free(c);
 }
 
 double pp__weight_rtol(const pp_run_config *c) { return 64 * PP_FP32_U * sqrt((double)c->M); }
@@ -256,69 +267,80 @@ static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, cons
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
  * run's ops so far: only what ran is compared. */
+/* An order that places weight halves needs them: a whole backward where the canonical order holds its weight
+ * half back is the first thing to say. Ranks in turn from prefer. */
+static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int prefer,
+                                char *msg, size_t len) {
+    for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
+        int r = rank_in_turn(q, prefer, c->P);
+        for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
+            const pp_event *e = &traces[r].ev[i];
+            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && held_back(s, r, e->mb, e->chunk))
+                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
+                         "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
+                         "order places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);
+        }
+    }
+}
+
+/* Rank r's first backward comes too early or too late: the warm-up's length is the cause, said in msg. */
+static void warmup_length_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int r,
+                               char *msg, size_t len) {
+    int lead = 0, ran = 0;
+    while (lead < s->n[r] && s->ops[r][lead].kind == 'F') lead++;
+    for (int j = 0; j < traces[r].n && traces[r].ev[j].op != PP_OP_B; j++) ran += traces[r].ev[j].op == PP_OP_F;
+    int d = ran > lead ? ran - lead : lead - ran;
+    snprintf(msg, len, "rank %d runs %d forward%s before its first backward, the canonical %s order %d: its warm-up "
+             "is %d forward%s too %s", r, ran, ran == 1 ? "" : "s", pp__schedule_def(c->schedule)->title, lead, d,
+             d == 1 ? "" : "s", ran > lead ? "long" : "short");
+}
+
+/* Rank r's compute ops against the canonical order's, the first difference in msg; the number of the order's
+ * ops its run has matched, returned. phases: only which phase an op runs in is compared. */
+static int rank_order_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int r, int phases,
+                           char *msg, size_t len) {
+    static const char kinds[] = {'F', 'B', 'W'};
+    int k = 0, backwards_before = 0;
+    for (int i = 0; i < traces[r].n && !msg[0]; i++) {
+        const pp_event *e = &traces[r].ev[i];
+        if (!pp__op_is_compute(e->op)) continue;
+        char kind = kinds[e->op];
+        const pp_sched_op *want = k < s->n[r] ? &s->ops[r][k] : NULL;
+        if (!want) {
+            snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r, k,
+                     kind, e->mb, e->chunk);
+        } else if (phases ? (want->kind == 'F') != (kind == 'F')
+                          : want->kind != kind || want->mb != e->mb || want->chunk != e->chunk) {
+            if (!phases && backwards_before == 0 && (kind == 'F') != (want->kind == 'F'))
+                warmup_length_diff(c, traces, s, r, msg, len);
+            if (!msg[0]) weight_half_diff(s, r, k, kind, e, msg, len);
+            if (!msg[0])
+                snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d "
+                         "there", r, k, kind, e->mb, e->chunk, want->kind, want->mb, want->chunk);
+        }
+        backwards_before += kind == 'B';
+        k++;
+        /* a whole backward is its input half and, at once, its weight half: where the order runs the two back
+         * to back, it is both of the order's ops */
+        if (!msg[0] && kind == 'B' && !(e->flags & PP_EV_SPLIT) && k < s->n[r] && s->ops[r][k].kind == 'W' &&
+            s->ops[r][k].mb == e->mb && s->ops[r][k].chunk == e->chunk)
+            k++;
+    }
+    return k;
+}
+
 void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
                     size_t len) {
     pp_schedule s;
     int split, rebuilt;
     msg[0] = 0;
     if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return;
-    static const char kinds[] = {'F', 'B', 'W'};
-    /* there, only which phase an op runs in is compared */
     int phases = free_inside_phases(c);
-    /* an order that places weight halves needs them: a whole backward is the first thing to say */
-    for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
-        int r = rank_in_turn(q, prefer, c->P);
-        for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
-            const pp_event *e = &traces[r].ev[i];
-            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && held_back(&s, r, e->mb, e->chunk))
-                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
-                         "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
-                         "order places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);
-        }
-    }
-    if (msg[0]) {
-        pp__schedule_free(&s);
-        return;
-    }
+    whole_backward_diff(c, traces, &s, prefer, msg, len);
     for (int q = 0; q <= c->P && !msg[0]; q++) {
         int r = rank_in_turn(q, prefer, c->P);
         if (r < 0) continue;
-        int k = 0, backwards_before = 0;
-        for (int i = 0; i < traces[r].n && !msg[0]; i++) {
-            const pp_event *e = &traces[r].ev[i];
-            if (!pp__op_is_compute(e->op)) continue;
-            char kind = kinds[e->op];
-            const pp_sched_op *want = k < s.n[r] ? &s.ops[r][k] : NULL;
-            if (!want) {
-                snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r,
-                         k, kind, e->mb, e->chunk);
-            } else if (phases ? (want->kind == 'F') != (kind == 'F')
-                              : want->kind != kind || want->mb != e->mb || want->chunk != e->chunk) {
-                if (!phases && backwards_before == 0 && (kind == 'F') != (want->kind == 'F')) {
-                    /* the first backward comes too early or too late: the warm-up's length is the cause */
-                    int lead = 0, ran = 0;
-                    while (lead < s.n[r] && s.ops[r][lead].kind == 'F') lead++;
-                    for (int j = 0; j < traces[r].n && traces[r].ev[j].op != PP_OP_B; j++)
-                        ran += traces[r].ev[j].op == PP_OP_F;
-                    int d = ran > lead ? ran - lead : lead - ran;
-                    snprintf(msg, len, "rank %d runs %d forward%s before its first backward, the canonical %s order "
-                             "%d: its warm-up is %d forward%s too %s", r, ran, ran == 1 ? "" : "s",
-                             pp__schedule_def(c->schedule)->title, lead, d, d == 1 ? "" : "s",
-                             ran > lead ? "long" : "short");
-                }
-                if (!msg[0]) weight_half_diff(&s, r, k, kind, e, msg, len);
-                if (!msg[0])
-                    snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d "
-                             "there", r, k, kind, e->mb, e->chunk, want->kind, want->mb, want->chunk);
-            }
-            backwards_before += kind == 'B';
-            k++;
-            /* a whole backward is its input half and, at once, its weight half: where the order runs the two back
-             * to back, it is both of the order's ops */
-            if (!msg[0] && kind == 'B' && !(e->flags & PP_EV_SPLIT) && k < s.n[r] && s.ops[r][k].kind == 'W' &&
-                s.ops[r][k].mb == e->mb && s.ops[r][k].chunk == e->chunk)
-                k++;
-        }
+        int k = rank_order_diff(c, traces, &s, r, phases, msg, len);
         /* a rank that failed waiting for an input was about to run the op that input feeds */
         int dir, mb, vs;
         if (msg[0] || !waiting || waiting[r] < 0 || k >= s.n[r] || !pp__tag_split(waiting[r], &dir, &mb, &vs)) continue;
@@ -469,125 +491,164 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
     return 1;
 }
 
-void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
-                    const pp_reference *ref, pp_test_result *out) {
-    char msg[600], own_msg[300];
-    int P = c->P;
-    /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
-    int own = check_one_f_one_b(c, res, own_msg, sizeof own_msg) == 0;
-    /* gradients */
+/* What every check of one run reads: the run, its reference, and whether each micro-batch ran one F and one B
+ * per stage (own; otherwise own_msg says what did not), the cause of most other failures, named first in them. */
+typedef struct {
+    const pp_run_config *c;
+    const pp_run_result *res;
+    const pp_reference *ref;
+    pp_test_result *out;
+    int own, secret;
+    char own_msg[300];
+} run_checks;
+
+/* Gradients against the full-batch reference: 1 when they are right, which every other point waits for. */
+static int check_gradients(run_checks *k, double *err) {
+    const pp_run_result *res = k->res;
+    const pp_reference *ref = k->ref;
+    char msg[600];
     int names_ok = res->nparams == ref->nparams;
-    double *err = pp__xcalloc((size_t)res->nparams + 1, sizeof *err);
     for (int i = 0; names_ok && i < res->nparams; i++) {
         names_ok = !strcmp(res->params[i].name, ref->params[i].name);
         err[i] = pp__rel_err(res->params[i].grad, ref->params[i].grad, res->params[i].count);
     }
     int worst_i = names_ok ? pp__checks_worst(err, res->nparams) : 0;
     double worst = err[worst_i];
-    out->grad_err = worst;
-    int grads_ok = names_ok && worst <= PP_GRAD_RTOL;
-    if (grads_ok) {
-        pp__check_add(out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
+    k->out->grad_err = worst;
+    if (names_ok && worst <= PP_GRAD_RTOL) {
+        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
                       "(worst %.1e, %s)", PP_GRAD_RTOL, worst, res->params[worst_i].name);
-    } else if (!names_ok) {
-        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "the parameter set differs from the reference model");
-    } else {
-        int vs = res->params[worst_i].vstage, opt_many = -1;
-        for (int r = 0; r < P; r++)
-            if (res->opt_calls[r] > 1) opt_many = r;
-        if (opt_many >= 0)
-            snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
-                     "the last backward", opt_many, res->opt_calls[opt_many]);
-        else if (pp__checks_dp_diagnose(c, res, ref, msg, sizeof msg))
-            ; /* the reduce's mistake, named as such */
-        else if (ref->mb_grad)
-            diagnose_stage(res, ref, vs, msg, sizeof msg);
-        else
-            snprintf(msg, sizeof msg, "virtual stage %d gradients differ from the reference", vs);
-        pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",
-                      own ? "" : own_msg, own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
+        return 1;
     }
-    if (!grads_ok) {
-        free(err);
-        add_gated(c, out, "the gradients must be right first");
-        return;
+    if (!names_ok) {
+        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "the parameter set differs from the reference model");
+        return 0;
     }
-    /* weights and loss after K steps */
+    int vs = res->params[worst_i].vstage, opt_many = -1;
+    for (int r = 0; r < k->c->P; r++)
+        if (res->opt_calls[r] > 1) opt_many = r;
+    if (opt_many >= 0)
+        snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
+                 "the last backward", opt_many, res->opt_calls[opt_many]);
+    else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))
+        ; /* the reduce's mistake, named as such */
+    else if (ref->mb_grad)
+        diagnose_stage(res, ref, vs, msg, sizeof msg);
+    else
+        snprintf(msg, sizeof msg, "virtual stage %d gradients differ from the reference", vs);
+    pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",
+                  k->own ? "" : k->own_msg, k->own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
+    return 0;
+}
+
+/* Weights and losses after K steps, and one optimizer step per rank and step. */
+static void check_weights(run_checks *k, double *err) {
+    const pp_run_config *c = k->c;
+    const pp_run_result *res = k->res;
     double lworst = 0;
     for (int i = 0; i < res->nparams; i++)
-        err[i] = pp__rel_err(res->params[i].weight, ref->params[i].weight, res->params[i].count);
+        err[i] = pp__rel_err(res->params[i].weight, k->ref->params[i].weight, res->params[i].count);
     int wi = pp__checks_worst(err, res->nparams);
     double wworst = err[wi];
-    free(err);
-    for (int k = 0; k < c->steps; k++) {
-        double e = fabs((double)res->loss[k] - ref->loss[k]) / (fabs((double)ref->loss[k]) + 1e-12);
+    for (int s = 0; s < c->steps; s++) {
+        double e = fabs((double)res->loss[s] - k->ref->loss[s]) / (fabs((double)k->ref->loss[s]) + 1e-12);
         if (!(e <= lworst)) lworst = e;
     }
-    out->weight_err = wworst;
-    out->loss_err = lworst;
+    k->out->weight_err = wworst;
+    k->out->loss_err = lworst;
     double wtol = pp__weight_rtol(c);
     int opt_bad = -1;
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < c->P; r++)
         if (res->opt_calls[r] != 1) opt_bad = r;
-    if (opt_bad >= 0)
-        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step 1; "
-                      "expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
-    else {
-        int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL;
-        pp__check_add(out, gate_names[0], PP_PTS_WEIGHTS, ok, "%s%safter %d step%s: worst weight error %.1e (%s, limit "
-                      "%.1e = 64 u sqrt(M)), worst loss error %.1e (limit %.0e)", ok || own ? "" : own_msg,
-                      ok || own ? "" : "; so ", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
-                      lworst, PP_LOSS_RTOL);
+    if (opt_bad >= 0) {
+        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step "
+                      "1; expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
+        return;
     }
-    /* one F and one B per micro-batch and stage */
-    pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, own, "%s", own ? "each micro-batch ran exactly one F and one B on "
-                  "each virtual stage, on the rank that owns it" : own_msg);
-    /* bubble: against the canonical order replayed with the freedoms pp.h gives (split backwards); at or below it
-     * keeps the points: outcomes are graded, not imitation */
-    int formula, secret = out->cfg.secret;
+    int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL, own = k->own;
+    pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, ok, "%s%safter %d step%s: worst weight error %.1e (%s, limit "
+                  "%.1e = 64 u sqrt(M)), worst loss error %.1e (limit %.0e)", ok || own ? "" : k->own_msg,
+                  ok || own ? "" : "; so ", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
+                  lworst, PP_LOSS_RTOL);
+}
+
+/* The bubble against the canonical order replayed with the freedoms pp.h gives (split backwards); at or below
+ * it keeps the points: outcomes are graded, not imitation. */
+static void check_bubble(run_checks *k) {
+    const pp_run_config *c = k->c;
+    const pp_run_result *res = k->res;
+    int formula;
     char note[64], how[128];
     double theory = pp__theory_bubble_run(c, res->traces, &formula, note, sizeof note);
     snprintf(how, sizeof how, "%s%s%s", formula ? "formula" : "replay of the canonical schedule", note[0] ? " " : "",
              note);
-    out->bubble = res->bubble;
-    out->theory = theory;
+    k->out->bubble = res->bubble;
+    k->out->theory = theory;
     char where[300];
     double span = canonical_span(c, res, where, sizeof where);
     int longer = span >= 0 && res->makespan > span + PP_BUBBLE_TOL;
     if (res->bubble < theory - PP_BUBBLE_TOL && !longer) {
-        pp_check *k = pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, below the canonical "
+        pp_check *x = pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, below the canonical "
                                     "order's %.4f (%s) by %.4f: %s", res->bubble, theory, how, theory - res->bubble,
                                     where);
-        k->better = 1;
-    } else if (res->bubble <= theory + PP_BUBBLE_TOL && !longer) {
-        pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble, theory,
-                      how);
-    } else {
-        /* a share of idle time at or below the theory's, on a longer step: the run did more work */
-        char more[320] = "";
-        if (res->bubble <= theory + PP_BUBBLE_TOL)
-            snprintf(more, sizeof more, "; %s: the run does more work than the canonical schedule", where);
-        char why[400];
-        snprintf(why, sizeof why, "%s", own ? "" : own_msg);
-        if (!why[0]) cost_diff(c, res, -1, why, sizeof why);
-        /* the canonical order's ops are named only here, where an outcome failed, and never for a hidden test */
-        if (!why[0] && !secret) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
-        if (secret)
-            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, %s the canonical order here (%s): %s",
-                          res->bubble, longer ? "on a longer step than" : "above what idles",  how, why[0] ? why :
-                          "some rank waits where the canonical order keeps it busy: draw this configuration with "
-                          "build/pplab run --canonical ... --timeline and compare it with your run's timeline");
-        else if (why[0])
-            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s%s)", why,
-                          res->bubble, theory, how, more);
-        else
-            pp__check_add(out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s%s): every op runs "
-                          "in the canonical order at its cost, yet the idle time differs", res->bubble, theory, how,
-                          more);
+        x->better = 1;
+        return;
     }
-    /* stash peak: at or below the canonical order's, rank by rank */
+    if (res->bubble <= theory + PP_BUBBLE_TOL && !longer) {
+        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble,
+                      theory, how);
+        return;
+    }
+    /* a share of idle time at or below the theory's, on a longer step: the run did more work */
+    char more[320] = "";
+    if (res->bubble <= theory + PP_BUBBLE_TOL)
+        snprintf(more, sizeof more, "; %s: the run does more work than the canonical schedule", where);
+    char why[400];
+    snprintf(why, sizeof why, "%s", k->own ? "" : k->own_msg);
+    if (!why[0]) cost_diff(c, res, -1, why, sizeof why);
+    /* the canonical order's ops are named only here, where an outcome failed, and never for a hidden test */
+    if (!why[0] && !k->secret) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
+    if (k->secret)
+        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, %s the canonical order here (%s): %s",
+                      res->bubble, longer ? "on a longer step than" : "above what idles",  how, why[0] ? why :
+                      "some rank waits where the canonical order keeps it busy: draw this configuration with "
+                      "build/pplab run --canonical ... --timeline and compare it with your run's timeline");
+    else if (why[0])
+        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s%s)", why,
+                      res->bubble, theory, how, more);
+    else
+        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s%s): every op runs "
+                      "in the canonical order at its cost, yet the idle time differs", res->bubble, theory, how,
+                      more);
+}
+
+/* A peak at or below the canonical order's on every rank, some below it: which ones, for the report. */
+static void check_peak_below(run_checks *k, int fewer) {
+    const pp_run_result *res = k->res;
+    char below[300];
+    size_t n = 0;
+    below[0] = 0;
+    for (int r = 0, said = 0; r < k->c->P && r < PP_MAX_RANKS && n < sizeof below; r++) {
+        if (res->peak_stashes[r] >= k->out->peak_bound[r]) continue;
+        if (said++ == 4) {
+            n += (size_t)snprintf(below + n, sizeof below - n, ", ...");
+            break;
+        }
+        n += (size_t)snprintf(below + n, sizeof below - n, "%srank %d held %d, the canonical order %d", said > 1
+                              ? "; " : "", r, res->peak_stashes[r], k->out->peak_bound[r]);
+    }
+    pp_check *x = pp__check_add(k->out, gate_names[3], PP_PTS_PEAK, 1, "every rank at or below the canonical "
+                                "order's peak, %d below it: %s", fewer, below);
+    x->better = 1;
+}
+
+/* The stash peak, rank by rank, at or below the canonical order's; stashes left unfreed lose it too. */
+static void check_peak(run_checks *k) {
+    const pp_run_config *c = k->c;
+    const pp_run_result *res = k->res;
+    pp_test_result *out = k->out;
     int peak_ok = 1, bad_r = 0, fewer = 0;
-    for (int r = 0; r < P && r < PP_MAX_RANKS; r++) {
+    for (int r = 0; r < c->P && r < PP_MAX_RANKS; r++) {
         out->peak[r] = res->peak_stashes[r];
         out->peak_bound[r] = pp__theory_peak(c, r);
         if (res->peak_stashes[r] > out->peak_bound[r] && peak_ok) peak_ok = 0, bad_r = r;
@@ -595,104 +656,118 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     }
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
-    if (!peak_ok && !own) {
-        snprintf(od, sizeof od, "%s", own_msg);
+    if (!peak_ok && !k->own) {
+        snprintf(od, sizeof od, "%s", k->own_msg);
     } else if (!peak_ok && cost_diff(c, res, bad_r, od, sizeof od) != COST_DEFERRED_W) {
         /* a rebuilt stash costs time, not memory: the order is what holds the stashes (named for public tests) */
         od[0] = 0;
-        if (!secret) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
+        if (!k->secret) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
     }
     int unfreed_r = -1;
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < c->P; r++)
         if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
     const char *hint = pp__schedule_def(c->schedule)->peak_hint ? pp__schedule_def(c->schedule)->peak_hint
                                                                  : "free each stash right after its backward";
-    if (peak_ok && unfreed_r >= 0) {
+    if (peak_ok && unfreed_r >= 0)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d never freed %d stash%s: call pp_stash_free after "
                       "each backward, or the activation memory grows until the step ends", unfreed_r,
                       res->unfreed_stashes[unfreed_r], res->unfreed_stashes[unfreed_r] == 1 ? "" : "es");
-    } else if (peak_ok && fewer) {
-        char below[300];
-        size_t n = 0;
-        below[0] = 0;
-        for (int r = 0, said = 0; r < P && r < PP_MAX_RANKS && n < sizeof below; r++) {
-            if (res->peak_stashes[r] >= out->peak_bound[r]) continue;
-            if (said++ == 4) {
-                n += (size_t)snprintf(below + n, sizeof below - n, ", ...");
-                break;
-            }
-            n += (size_t)snprintf(below + n, sizeof below - n, "%srank %d held %d, the canonical order %d", said > 1
-                                  ? "; " : "", r, res->peak_stashes[r], out->peak_bound[r]);
-        }
-        pp_check *k = pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank at or below the canonical "
-                                    "order's peak, %d below it: %s", fewer, below);
-        k->better = 1;
-    } else if (peak_ok) {
+    else if (peak_ok && fewer)
+        check_peak_below(k, fewer);
+    else if (peak_ok)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
-    } else if (secret) {
+    else if (k->secret)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s%srank %d held %d stashes at once, more than the "
                       "canonical order holds there: %s", od, od[0] ? "; so " : "", bad_r, res->peak_stashes[bad_r],
                       hint);
-    } else if (od[0]) {
+    else if (od[0])
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s; so rank %d held %d stashes at once, the %s bound is %d",
                       od, bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r]);
-    } else {
+    else
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
                       bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r], hint);
-    }
-    /* messages */
-    int sent = 0;
+}
+
+/* Boundary messages: one per micro-batch, direction and boundary between two ranks. */
+static void check_messages(run_checks *k) {
+    const pp_run_result *res = k->res;
+    int P = k->c->P, sent = 0;
     for (int r = 0; r < P; r++) sent += res->sent_msgs[r];
-    int want = pp__theory_messages(c), self_r = -1, self_n = 0;
+    int want = pp__theory_messages(k->c), self_r = -1, self_n = 0;
     for (int r = 0; r < P && self_r < 0; r++)
         for (int i = 0; i < res->traces[r].n; i++)
             if (res->traces[r].ev[i].op == PP_OP_SEND && res->traces[r].ev[i].peer == r) self_r = r, self_n++;
     char expected[48] = "";
-    if (!secret) snprintf(expected, sizeof expected, ", expected %d", want);
+    if (!k->secret) snprintf(expected, sizeof expected, ", expected %d", want);
     if (sent != want && self_r >= 0)
-        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: rank %d sent %d to "
+        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: rank %d sent %d to "
                       "itself; two virtual stages on one rank need no message: pass the output straight into the "
                       "next op", sent, expected, self_r, self_n);
     else if (sent == want)
-        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 1, "%d boundary messages sent: one per micro-batch, "
+        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 1, "%d boundary messages sent: one per micro-batch, "
                       "direction and boundary between two ranks", sent);
     else
-        pp__check_add(out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and each "
-                      "gradient crosses each boundary between two ranks exactly once", sent, expected);
-    pp__checks_dp(c, res, out);
-    /* recomputation memory: M stage inputs plus one stage's worth of activations being rebuilt */
-    if (c->recompute) {
-        char lim_txt[48];
-        int ok = plain && plain->status == PP_OK, r_bad = 0, d;
-        size_t limit = 0;
-        for (int r = 0; ok && r < P; r++) {
-            size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
-            if (res->peak_bytes[r] > lim) ok = 0, r_bad = r, limit = lim;
-        }
-        if (ok)
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 1, "peak stash memory on rank 0: %zu KiB "
-                          "with recomputation, %zu KiB without", res->peak_bytes[0] / 1024, plain->peak_bytes[0] / 1024);
-        else if (!plain)
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation left "
-                          "no report (this is a bug in pplab, or the machine ran out of disk)");
-        else if (plain->status != PP_OK)
-            /* the same step function failed only without recomputation: its own error says where */
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed: "
-                          "%s", plain->error);
-        else if ((d = first_deferred_weight(res, r_bad)) >= 0)
-            /* the stashes were checkpointed; a weight half run later keeps its rebuilt stash whole until then */
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d defers the weight half of "
-                          "micro-batch %d: a rebuilt stash stays whole until its weight half runs, so rank %d peaked "
-                          "at %zu KiB of stashes, over its limit%s; with recomputation run pp_stage_backward_weight "
-                          "right after pp_stage_backward_input", r_bad, res->traces[r_bad].ev[d].mb, r_bad,
-                          res->peak_bytes[r_bad] / 1024, kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
-        else
-            pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
-                          "recomputation on, over its limit%s (the inputs of all but one live stash, plus one stash "
-                          "rebuilt for its backward): call pp_stash_checkpoint right after each forward when "
-                          "pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024,
-                          kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
+        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and "
+                      "each gradient crosses each boundary between two ranks exactly once", sent, expected);
+}
+
+/* Recomputation's memory: M stage inputs plus one stage's worth of activations being rebuilt, against the same
+ * schedule run without it (plain). */
+static void check_recompute(run_checks *k, const pp_run_result *plain) {
+    const pp_run_result *res = k->res;
+    pp_test_result *out = k->out;
+    char lim_txt[48];
+    int ok = plain && plain->status == PP_OK, r_bad = 0, d;
+    size_t limit = 0;
+    for (int r = 0; ok && r < k->c->P; r++) {
+        size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
+        if (res->peak_bytes[r] > lim) ok = 0, r_bad = r, limit = lim;
     }
+    if (ok)
+        pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 1, "peak stash memory on rank 0: %zu KiB "
+                      "with recomputation, %zu KiB without", res->peak_bytes[0] / 1024, plain->peak_bytes[0] / 1024);
+    else if (!plain)
+        pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation left "
+                      "no report (this is a bug in pplab, or the machine ran out of disk)");
+    else if (plain->status != PP_OK)
+        /* the same step function failed only without recomputation: its own error says where */
+        pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "the run without recomputation failed: "
+                      "%s", plain->error);
+    else if ((d = first_deferred_weight(res, r_bad)) >= 0)
+        /* the stashes were checkpointed; a weight half run later keeps its rebuilt stash whole until then */
+        pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d defers the weight half of "
+                      "micro-batch %d: a rebuilt stash stays whole until its weight half runs, so rank %d peaked "
+                      "at %zu KiB of stashes, over its limit%s; with recomputation run pp_stage_backward_weight "
+                      "right after pp_stage_backward_input", r_bad, res->traces[r_bad].ev[d].mb, r_bad,
+                      res->peak_bytes[r_bad] / 1024, kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
+    else
+        pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "rank %d peaked at %zu KiB of stashes with "
+                      "recomputation on, over its limit%s (the inputs of all but one live stash, plus one stash "
+                      "rebuilt for its backward): call pp_stash_checkpoint right after each forward when "
+                      "pp_rank_recompute(r)", r_bad, res->peak_bytes[r_bad] / 1024,
+                      kib(limit, out->cfg.secret, lim_txt, sizeof lim_txt));
+}
+
+void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
+                    const pp_reference *ref, pp_test_result *out) {
+    run_checks k = {.c = c, .res = res, .ref = ref, .out = out, .secret = out->cfg.secret};
+    /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
+    k.own = check_one_f_one_b(c, res, k.own_msg, sizeof k.own_msg) == 0;
+    double *err = pp__xcalloc((size_t)res->nparams + 1, sizeof *err);
+    if (!check_gradients(&k, err)) {
+        free(err);
+        add_gated(c, out, "the gradients must be right first");
+        return;
+    }
+    check_weights(&k, err);
+    free(err);
+    pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, k.own, "%s", k.own ? "each micro-batch ran exactly one F "
+                  "and one B on each virtual stage, on the rank that owns it" : k.own_msg);
+    check_bubble(&k);
+    check_peak(&k);
+    check_messages(&k);
+    pp__checks_dp(c, res, out);
+    if (c->recompute) check_recompute(&k, plain);
 }
 
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
