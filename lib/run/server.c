@@ -217,10 +217,9 @@ static void __attribute__((noreturn)) driver_stopped(pp_rank *r, pp_server *s, u
     pp__rank_abort(r, st, hint, "%s", msg);
 }
 
-static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+/* The compute and stash calls, the loss gradient and the optimizer. 1 when op is one of them. */
+static int serve_compute(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     uint64_t a, b;
-    int x, y;
-    char text[PP_RPC_TEXT_MAX + 1];
     switch (op) {
     case PP_RPC_FORWARD: {
         int chunk = get_int(in), mb = get_int(in);
@@ -233,7 +232,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
                                           want ? &st : NULL);
         handle_expect(s, r, PP_HANDLE_TENSOR, out, want_y, "pp_stage_forward");
         handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward");
-        break;
+        return 1;
     }
     case PP_RPC_BACKWARD:
     case PP_RPC_BACKWARD_INPUT: {
@@ -245,7 +244,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_tensor *dy = handle_get(s, r, PP_HANDLE_TENSOR, b, api, "dy");
         pp_tensor *dx = op == PP_RPC_BACKWARD ? pp_stage_backward(r, st, dy) : pp_stage_backward_input(r, st, dy);
         handle_expect(s, r, PP_HANDLE_TENSOR, dx, want_dx, api);
-        break;
+        return 1;
     }
     case PP_RPC_BACKWARD_WEIGHT:
     case PP_RPC_CHECKPOINT:
@@ -259,7 +258,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         if (op == PP_RPC_BACKWARD_WEIGHT) pp_stage_backward_weight(r, st);
         else if (op == PP_RPC_CHECKPOINT) pp_stash_checkpoint(r, st);
         else pp_stash_free(r, st);
-        break;
+        return 1;
     }
     case PP_RPC_LOSS_GRAD: {
         float scale;
@@ -267,17 +266,28 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         handle_expect(s, r, PP_HANDLE_TENSOR, pp_loss_grad(r, scale), want_t, "pp_loss_grad");
-        break;
+        return 1;
     }
     case PP_RPC_OPTIMIZER_STEP:
     case PP_RPC_GRAD_ZERO:
+        if (op == PP_RPC_OPTIMIZER_STEP) pp_optimizer_step(r);
+        else pp_grad_zero(r);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The message calls and their groups. 1 when op is one of them. */
+static int serve_message(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    uint64_t a;
+    int x, y;
+    switch (op) {
     case PP_RPC_GROUP_START:
     case PP_RPC_GROUP_END:
-        if (op == PP_RPC_OPTIMIZER_STEP) pp_optimizer_step(r);
-        else if (op == PP_RPC_GRAD_ZERO) pp_grad_zero(r);
-        else if (op == PP_RPC_GROUP_START) pp_group_start(r);
+        if (op == PP_RPC_GROUP_START) pp_group_start(r);
         else pp_group_end(r);
-        break;
+        return 1;
     case PP_RPC_SEND:
     case PP_RPC_ISEND: {
         const char *api = op == PP_RPC_SEND ? "pp_send" : "pp_isend";
@@ -288,7 +298,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_tensor *t = handle_get(s, r, PP_HANDLE_TENSOR, a, api, "tensor");
         if (op == PP_RPC_SEND) pp_send(r, t, x, y);
         else handle_expect(s, r, PP_HANDLE_REQUEST, pp_isend(r, t, x, y), want_q, api);
-        break;
+        return 1;
     }
     case PP_RPC_RECV: {
         (void)pp__wire_get_u64(in);
@@ -296,7 +306,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         uint64_t want_t = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         handle_expect(s, r, PP_HANDLE_TENSOR, pp_recv(r, x, y), want_t, "pp_recv");
-        break;
+        return 1;
     }
     case PP_RPC_IRECV: {
         x = get_int(in), y = get_int(in);
@@ -307,13 +317,13 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_request *q = pp_irecv(r, x, y, want ? &t : NULL);
         handle_expect(s, r, PP_HANDLE_REQUEST, q, want_q, "pp_irecv");
         handle_expect(s, r, PP_HANDLE_TENSOR, t, want_t, "pp_irecv");
-        break;
+        return 1;
     }
     case PP_RPC_WAIT:
         a = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_wait(r, handle_get(s, r, PP_HANDLE_REQUEST, a, "pp_wait", "request"));
-        break;
+        return 1;
     case PP_RPC_WAITALL: {
         int n = get_int(in), given = (int)pp__wire_get_u32(in, 0, 1);
         if (in->bad || n > PP_RPC_WAITALL_MAX) malformed(r, op);
@@ -322,8 +332,17 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
             if (in->bad) malformed(r, op);
         }
         pp_waitall(r, given ? s->scratch : NULL, n);
-        break;
+        return 1;
     }
+    default:
+        return 0;
+    }
+}
+
+/* The gradient reduces. 1 when op is one of them. */
+static int serve_reduce(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    int x;
+    switch (op) {
     case PP_RPC_GRAD_REDUCE:
     case PP_RPC_GRAD_IREDUCE: {
         x = get_int(in);
@@ -331,13 +350,24 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         if (in->bad) malformed(r, op);
         if (op == PP_RPC_GRAD_REDUCE) pp_grad_reduce(r, x);
         else handle_expect(s, r, PP_HANDLE_REQUEST, pp_grad_ireduce(r, x), want_q, "pp_grad_ireduce");
-        break;
+        return 1;
     }
+    default:
+        return 0;
+    }
+}
+
+/* What is left: the rank's own calls (pp_virtual_stage, pp_fail) and the driver's word that it stopped; anything
+ * else is no request at all. */
+static void serve_rank(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    char text[PP_RPC_TEXT_MAX + 1];
+    int x;
+    switch (op) {
     case PP_RPC_VIRTUAL_STAGE:
         x = get_int(in);
         if (in->bad) malformed(r, op);
         (void)pp_virtual_stage(r, x); /* the driver asks only for a chunk it found out of range */
-        break;
+        return;
     case PP_RPC_FAIL:
         pp__wire_get_str(in, text, sizeof text);
         if (in->bad) malformed(r, op);
@@ -349,6 +379,11 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     default:
         malformed(r, op);
     }
+}
+
+static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    if (!serve_compute(r, s, op, in) && !serve_message(r, s, op, in) && !serve_reduce(r, s, op, in))
+        serve_rank(r, s, op, in);
     if (s->drv.posted) {
         pp__driver_reply(&s->drv, 0);
         return;
