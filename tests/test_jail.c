@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,6 +112,28 @@ Test(jail, the_landlock_view_shows_the_toolchain_and_the_build_folder_alone) {
 
 /* What a survivor of a lost lockdown did before: a chain of processes, each in a session of its own, its parent
  * gone. One kill(-1) as their uid ends them all, and no other process. */
+/* A jail lowers limits, never raises them: a build tool started under a caller's own smaller address space
+ * (`ulimit -v` around pplab) keeps that one, where asking for its 2 GiB would fail once the build is no longer
+ * root, and the compiler would not run at all. */
+Test(jail, a_limit_the_caller_set_lower_is_kept) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit low = {(rlim_t)1 << 30, (rlim_t)1 << 30}, got;
+        if (setrlimit(RLIMIT_AS, &low)) _exit(10);
+        pp_sandbox sb;
+        pp__sandbox_defaults(&sb);
+        const char *what;
+        if (pp__jail_enter(&sb, PP_JAIL_TOOL, &what)) _exit(11);
+        if (getrlimit(RLIMIT_AS, &got) || got.rlim_max != low.rlim_max || got.rlim_cur != low.rlim_cur) _exit(12);
+        _exit(0);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the tool's jail %s (exit %d)",
+              WEXITSTATUS(st) == 11 ? "failed under a lower address-space limit" : "raised the caller's limit",
+              WEXITSTATUS(st));
+}
+
 Test(jail, one_kill_of_the_uid_ends_a_chain_in_sessions_of_its_own) {
     if (geteuid() != 0) cr_skip_test("not root: there is no uid of the test's own to reap");
     uid_t uid;

@@ -389,7 +389,7 @@ Test(layout, no_call_loop) {
  * switch, no new privileges, the resource limits, the empty root. A second copy is a second place to get wrong,
  * and one that a change of the first would miss. Comments aside, no other file of the kit names their calls. */
 Test(layout, each_jail_step_is_written_once) {
-    const char *steps[] = {"setresuid", "setresgid", "setgroups", "PR_SET_NO_NEW_PRIVS", "setrlimit", "chroot"};
+    const char *steps[] = {"setresuid", "setresgid", "setgroups", "PR_SET_NO_NEW_PRIVS", "setrlimit", "RLIMIT_", "chroot"};
     int in_jail = 0;
     for (size_t i = 0; i < COUNT(source_dirs); i++) {
         DIR *d = opendir(source_dirs[i]);

@@ -48,9 +48,14 @@ static int step_parent_death(const pp_sandbox *sb, const char **what) {
     return 0;
 }
 
+/* Limit res to v, or to the limit it has already when that is lower: a jail never raises what the caller's own
+ * limits hold (`ulimit -v` around pplab), which a process no longer root could not do anyway. */
 static int set_limit(int res, rlim_t v) {
+    struct rlimit now;
+    if (syscall(SYS_prlimit64, 0, res, NULL, &now)) return -1;
+    if (now.rlim_max != RLIM_INFINITY && now.rlim_max < v) v = now.rlim_max;
     struct rlimit rl = {v, v};
-    return (int)syscall(SYS_setrlimit, res, &rl);
+    return (int)syscall(SYS_prlimit64, 0, res, &rl, NULL);
 }
 
 /* The resource limits of kind: a driver's from sb, a build's fixed; a tool adds only its address space. */
