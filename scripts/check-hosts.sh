@@ -85,9 +85,9 @@ export PPLAB_TEST_HOSTFILE="$tmp/hosts" PPLAB_TEST_HOSTS="$(hosts | tr '\n' ' ')
 # that the next test's mpirun meets nothing of the last one
 last=pp-h$((N - 1))
 export PPLAB_TEST_CUT="ip link set $last-br down"
+export PPLAB_TEST_UNCUT="ip link set $last-br up && for p in \$(ip netns pids $last); do kill -9 \$p 2>/dev/null; done; true"
 # and waits for this before it cuts: the ranks on the first and the last host are past MPI's start-up, which no
 # deadline of pplab's covers, and their watch (a thread named pp-watch) is running
 export PPLAB_TEST_STEPPING="for h in pp-h0 $last; do w=; for p in \$(ip netns pids \$h); do \
 cat /proc/\$p/task/*/comm 2>/dev/null | grep -qx pp-watch && w=1; done; [ -n \"\$w\" ] || exit 1; done"
-export PPLAB_TEST_UNCUT="ip link set $last-br up && for p in \$(ip netns pids $last); do kill -9 \$p 2>/dev/null; done; true"
 "$build/tests/test_hosts" --jobs 1 --verbose

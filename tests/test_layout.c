@@ -15,7 +15,7 @@
 enum { MAX_MODS = 256, NAME = 128 };
 
 typedef struct {
-    char name[NAME]; /* "lib/runtime": the path without .c/.h */
+    char name[NAME]; /* "lib/run/runtime": the path without .c/.h */
     int deps[MAX_MODS], ndeps;
 } module;
 

@@ -360,8 +360,8 @@ Test(mpi_grade, every_lab07_variant_grades_as_with_threads, .timeout = 1500) {
                     char da[1024], db[1024];
                     first_diagnosis(a, da, sizeof da);
                     first_diagnosis(b, db, sizeof db);
-                    cr_expect_eq(num_of(b, "score"), num_of(a, "score"), "%s, %s: mpi %g points, threads %g", rel,
-                                 str_of(a, "name"), num_of(b, "score"), num_of(a, "score"));
+                    cr_expect_eq(num_of(b, "score"), num_of(a, "score"), "%s, %s: mpi %g points (%s), threads %g (%s)",
+                                 rel, str_of(a, "name"), num_of(b, "score"), db, num_of(a, "score"), da);
                     if (strncmp(da, "deadlock:", 9))
                         cr_expect_str_eq(str_of(b, "error"), str_of(a, "error"), "%s, %s: the reports differ", rel,
                                          str_of(a, "name"));
