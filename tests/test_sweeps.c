@@ -48,6 +48,14 @@ static void grade_broken(const char *variant, const char *lab, int jobs, int lim
     test_capture(cmd, out, len);
 }
 
+/* The length of text's first n lines. */
+static int lines_len(const char *text, int n) {
+    const char *p = text;
+    while (*p && n > 0)
+        if (*p++ == '\n') n--;
+    return (int)(p - text);
+}
+
 /* The same submission gives the same report on every run, with one test at a time or several at once: the report
  * is a function of the program (timings aside), not of which rank thread or driver got somewhere first. Every
  * broken variant under tests/broken/, on every lab it has a file for, graded ten times, alternating --jobs 1
@@ -85,13 +93,14 @@ Test(sweeps, every_report_is_the_same_on_every_run, .timeout = 3600) {
             for (int k = 1; k < 10; k++) {
                 grade_broken(e->d_name, lab, k % 2 ? 2 : 1, limit, again, sizeof again);
                 if (!strcmp(again, first)) continue;
-                /* the first line that differs, from both runs: what the next reader of a failure needs */
+                /* the first line that differs and the lines after it (a test's checks), from both runs: what the
+                 * next reader of a failure needs to tell which check moved */
                 const char *a = first, *b = again;
                 while (*a && *a == *b) a++, b++;
                 while (a > first && a[-1] != '\n') a--, b--;
-                cr_expect_fail("%s: run %d (--jobs %d, --time-limit %d) differs from run 1 first at\n  run 1: %.*s\n"
-                               "  run %d: %.*s", path, k + 1, k % 2 ? 2 : 1, limit, (int)strcspn(a, "\n"), a, k + 1,
-                               (int)strcspn(b, "\n"), b);
+                cr_expect_fail("%s: run %d (--jobs %d, --time-limit %d) differs from run 1 first at\n--- run 1:\n%.*s\n"
+                               "--- run %d:\n%.*s", path, k + 1, k % 2 ? 2 : 1, limit, lines_len(a, 12), a, k + 1,
+                               lines_len(b, 12), b);
                 break;
             }
             graded++;
