@@ -126,7 +126,7 @@ static int jailed_tasks(char *names, size_t len) { return processes(of_a_jailed_
 static void hostile_object(const char *name, const char *lab, int P, int M, const pp_sandbox *sb, pp_test_result *r) {
     static pp_impl impl;
     test_hostile_object(name, &impl);
-    if (sb) pp__runner_set_sandbox(sb);
+    if (sb) pp__runopts_set_sandbox(sb);
     pp_test_config c = {.P = P, .M = M, .v = 1, .steps = 2, .seed = 7, .time_limit_s = 10};
     snprintf(c.lab, sizeof c.lab, "%s", lab);
     uint64_t before = tree_fingerprint();
@@ -389,11 +389,11 @@ Test(hostile, without_seccomp_the_uid_root_and_landlock_still_hold) {
     cr_expect(strstr(r.output_tail, "escape: open /etc/passwd: refused"), "%s", r.output_tail);
     /* plain C that finds the driver's syscall() by its bytes opens nothing either: the root is empty, the
      * files are the grader's uid's, Landlock allows no path */
-    pp__runner_set_sandbox(&sb);
+    pp__runopts_set_sandbox(&sb);
     hostile("gadget-syscall", "gpipe", 2, 2, 10, &r);
     test_expect_failed_run(&r, PP_ERR_STUDENT, "gadget-syscall: openat returned -");
     sb.test_without_seccomp = 0;
-    pp__runner_set_sandbox(&sb);
+    pp__runopts_set_sandbox(&sb);
     hostile("tests/valid/uses-libc", "gpipe", 4, 6, 20, &r);
     cr_expect_eq(r.status, PP_OK, "%s", r.error);
     cr_expect_eq(r.score, r.max, "the honest submission after it: %g/%g", r.score, r.max);

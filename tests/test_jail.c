@@ -178,7 +178,7 @@ Test(jail, hostile_submissions_stop_with_namespaces_forced_off) {
     sb.view = PP_VIEW_LANDLOCK;
     cr_assert_eq(pp__sandbox_probe(&sb, err, sizeof err), 0, "%s", err);
     cr_assert_eq(sb.view, PP_VIEW_LANDLOCK);
-    pp__runner_set_sandbox(&sb);
+    pp__runopts_set_sandbox(&sb);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char dir[PATH_MAX];
         cr_assert_eq(pp__impl_dir(cases[i].impl, dir, sizeof dir), 0);
@@ -222,7 +222,7 @@ Test(jail, honest_work_keeps_full_marks_with_namespaces_forced_off) {
     pp__sandbox_defaults(&sb);
     sb.view = PP_VIEW_LANDLOCK;
     cr_assert_eq(pp__sandbox_probe(&sb, err, sizeof err), 0, "%s", err);
-    pp__runner_set_sandbox(&sb);
+    pp__runopts_set_sandbox(&sb);
     for (size_t i = 0; i < sizeof honest / sizeof *honest; i++) each_lab_of(honest[i], honest_landlock, &sb);
 }
 

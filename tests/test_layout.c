@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "labs.h"
 #include "symbols.h"
 
 enum { MAX_MODS = 256, NAME = 128 };
@@ -460,4 +461,56 @@ Test(layout, checks_are_one_short_function_each) {
         fclose(f);
     }
     cr_expect_gt(functions, 20, "only %d functions found in the checks", functions);
+}
+
+/* The runner is the same for every lab: what a test runs, which processes it captures, how long it may take and
+ * how its file is graded come from the row's kind (labkind.h), so that a new lab adds a row and a kind, never a
+ * branch in runner.c. Its code (comments aside) holds no string literal that is a lab's name or folder, and every
+ * row has a kind whose every entry is there. */
+Test(layout, the_runner_names_no_lab) {
+    for (int l = 0; l < pp__nlabs; l++) {
+        const pp_lab_kind *k = pp__labs[l].kind;
+        cr_assert(k, "lab %s has no kind in the labs' table", pp__labs[l].name);
+        cr_expect(k->ranks && k->wait_s && k->execute && k->timed_out && k->grade && k->fail,
+                  "lab %s's kind misses an entry", pp__labs[l].name);
+    }
+    const char *files[] = {"grader/grade/runner.c", "grader/grade/runner.h"};
+    int literals = 0;
+    for (size_t i = 0; i < COUNT(files); i++) {
+        FILE *f = fopen(files[i], "r");
+        cr_assert(f, "cannot read %s (run from the project root)", files[i]);
+        char line[1024];
+        int comment = 0;
+        for (int ln = 1; fgets(line, sizeof line, f); ln++)
+            for (char *p = line; *p; p++) {
+                if (comment) {
+                    if (p[0] == '*' && p[1] == '/') comment = 0, p++;
+                    continue;
+                }
+                if (p[0] == '/' && p[1] == '*') {
+                    comment = 1, p++;
+                    continue;
+                }
+                if (p[0] == '/' && p[1] == '/') break;
+                if (p[0] == '\'' && p[1] && p[2] == '\'') { /* a character literal: '"' is no string */
+                    p += 2;
+                    continue;
+                }
+                if (*p != '"') continue;
+                char lit[512];
+                size_t n = 0;
+                for (p++; *p && *p != '"'; p++) {
+                    if (*p == '\\' && p[1]) p++;
+                    if (n + 1 < sizeof lit) lit[n++] = *p;
+                }
+                lit[n] = 0;
+                literals++;
+                for (int l = 0; l < pp__nlabs; l++)
+                    cr_expect(strcmp(lit, pp__labs[l].name) && strcmp(lit, pp__labs[l].folder),
+                              "%s:%d: names lab \"%s\": let its kind decide (labkind.h)", files[i], ln, lit);
+                if (!*p) break;
+            }
+        fclose(f);
+    }
+    cr_expect_gt(literals, 10, "only %d string literals found in the runner: is it still there?", literals);
 }

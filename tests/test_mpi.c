@@ -196,7 +196,7 @@ Test(mpi_grade, forbidden_calls_are_stopped_as_with_threads, .timeout = 240) {
     pp_test_config c = {.lab = "gpipe", .P = 2, .M = 2, .v = 1, .steps = 1, .seed = 1, .time_limit_s = 20};
     pp_test_result with_threads, with_mpi;
     pp__runner_test(&c, &impl, PP_OK, NULL, "cpu", &with_threads);
-    cr_assert_eq(pp__runner_set_transport("mpi", exe), 0);
+    cr_assert_eq(pp__runopts_set_transport("mpi", exe), 0);
     pp__runner_test(&c, &impl, PP_OK, NULL, "cpu", &with_mpi);
     test_expect_failed_run(&with_threads, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");
     test_expect_failed_run(&with_mpi, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");

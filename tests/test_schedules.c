@@ -133,10 +133,10 @@ Test(schedules, default_tests_fit_their_rules) {
         const pp_schedule_def *d = &pp__schedules[i];
         int gpu = 0;
         int ntests;
-        const pp_schedule_test *tests = pp__testset(d->name, &ntests);
+        const pp_test_config *tests = pp__testset(d->name, &ntests);
         cr_expect_gt(ntests, 0, "%s has no default tests (grader/grade/testset.c)", d->name);
         for (int k = 0; k < ntests; k++) {
-            const pp_schedule_test *t = &tests[k];
+            const pp_test_config *t = &tests[k];
             cr_expect_eq(allowed(d, t->P, t->M, t->v), 0, "%s test %d (P=%d M=%d v=%d) breaks the row's rules",
                          d->name, k, t->P, t->M, t->v);
             gpu += t->on_gpu;

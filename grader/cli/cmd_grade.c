@@ -170,11 +170,11 @@ static int grade_main(int argc, char **argv) {
         if (pp__mpi_env_launcher())
             pp__cli_fail("grade", "--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
                               transport);
-        pp__runner_set_transport("mpi", exe);
+        pp__runopts_set_transport("mpi", exe);
         if (o.hostfile && access(o.hostfile, R_OK))
             pp__cli_fail("grade", "--hostfile %s: %s: give Open MPI's host file (one node per line, slots=N)",
                          o.hostfile, strerror(errno));
-        pp__runner_set_hostfile(o.hostfile);
+        pp__runopts_set_hostfile(o.hostfile);
     } else if (o.hostfile) {
         pp__cli_fail("grade", "--hostfile spreads mpirun's ranks over nodes: use it with --transport mpi");
     }
@@ -208,8 +208,8 @@ static int grade_main(int argc, char **argv) {
     if (in_process && !strcmp(transport, "mpi"))
         pp__cli_fail("grade", "--in-process runs schedules in the test's own process: use it with --transport threads");
     if (!in_process && sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
-    pp__runner_set_sandbox(&sb);
-    pp__runner_set_in_process(in_process);
+    pp__runopts_set_sandbox(&sb);
+    pp__runopts_set_in_process(in_process);
     /* Build every lab involved first: nothing is forked or threaded yet. */
     pp_impl *built = pp__xcalloc((size_t)pp__nlabs, sizeof *built);
     pp_status *build_st = pp__xcalloc((size_t)pp__nlabs, sizeof *build_st);
@@ -222,7 +222,7 @@ static int grade_main(int argc, char **argv) {
     }
     if (plots) {
         mkdir(plots, 0755);
-        pp__runner_set_plot_dir(plots);
+        pp__runopts_set_plot_dir(plots);
     }
     /* `pplab grade | head` must still write the report files */
     signal(SIGPIPE, SIG_IGN);

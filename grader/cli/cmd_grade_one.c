@@ -19,6 +19,7 @@
 #include "runner.h"
 #include "schedules.h"
 #include "host.h"
+#include "schedule_lab.h"
 #include "suite.h"
 #include "transport.h"
 #include "uids.h"
@@ -123,7 +124,8 @@ static void parse(one_opts *o, int argc, char **argv) {
     if (o->unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (o->uid) o->sb.uid = (uid_t)o->uid, o->sb.gid = (gid_t)o->uid; /* the test's, shared by all its ranks */
     if (o->capture) snprintf(o->sb.capture, sizeof o->sb.capture, "%s", o->capture);
-    if (!pp__lab_find(t->lab) || !strcmp(t->lab, "warmup"))
+    const pp_lab_info *lab = pp__lab_find(t->lab);
+    if (!lab || lab->kind != &pp__schedule_lab) /* the warm-up has no ranks to spread */
         pp__cli_fail("grade-one", "--lab needs %s, got '%s'", pp__schedule_names((char[256]){0}, 256, ", ", " or "),
                      t->lab);
     if (!t->P || !t->M || !o->driver || !o->object || !o->out)
@@ -149,14 +151,15 @@ static int grade_one_main(int argc, char **argv) {
         if (me == 0) fprintf(stderr, "pplab grade-one: %s\n", err);
         return me == 0 ? 2 : 0;
     }
-    pp__runner_set_sandbox(&o.sb);
+    pp__runopts_set_sandbox(&o.sb);
     /* every process runs its rank (its driver starts before MPI_Init); rank 0 alone writes the results. The
      * others exit 0 whatever happened, since mpirun stops the job at the first non-zero exit, which could cut
      * rank 0's report short. */
     static pp_impl impl;
     snprintf(impl.driver, sizeof impl.driver, "%s", o.driver);
     snprintf(impl.object, sizeof impl.object, "%s", o.object);
-    int rc = pp__runner_execute(&o.tc, &impl, o.backend, "mpi", o.deadline, o.plain, token, o.out);
+    int rc = pp__schedule_lab_execute(pp__lab_find(o.tc.lab), &o.tc, &impl, o.backend, "mpi", o.deadline, o.plain,
+                                      token, o.out);
     if (rc && me == 0) fprintf(stderr, "pplab grade-one: cannot write %s: check /tmp is writable\n", o.out);
     return me == 0 ? rc : 0;
 }

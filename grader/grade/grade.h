@@ -35,6 +35,7 @@ typedef struct pp_test_config {
     int D;                  /* --dp: replicas (0 or 1: one pipeline) */
     double alpha, beta;     /* --reduce-alpha, --reduce-beta when D > 1; negative: the defaults */
     int secret;             /* 1 for configurations from an instructor's --config file (hidden tests) */
+    int on_gpu;             /* the default set's: 1 when also in the smaller set a CUDA grading run uses */
     int drawn;              /* warm-up only: 1 when the part's cases are drawn from seed (a hidden configuration's
                              * warmup-seed line), 0 for its fixed public cases */
     unsigned char file_sha256[32]; /* warm-up only: the graded file's SHA-256, set by the runner from its build:

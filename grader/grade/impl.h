@@ -8,22 +8,7 @@
 #include "error.h"
 
 /* The labs, in order: the warm-up, then one per row of the schedule table (lib/schedule/schedules.c). */
-typedef struct pp_lab_info {
-    const char *name;     /* the name used on the command line: the schedule's */
-    const char *folder;   /* its folder under labs/ and solutions/ */
-    const char *file;     /* the student's file in it, without ".c" */
-    const char *symbol;   /* its step function; NULL for the warm-up (several functions) */
-} pp_lab_info;
-
-extern const pp_lab_info *pp__labs;
-extern int pp__nlabs;
-
-/* The labs' names joined for a message or a usage line (as pp__schedule_names: the warm-up first). Returns buf. */
-const char *pp__lab_names(char *buf, size_t len, const char *sep, const char *last);
-/* The lab called name (also accepts the folder name), or NULL. */
-const pp_lab_info *pp__lab_find(const char *name);
-/* The lab whose step function runs `schedule` (naive, gpipe, 1f1b, interleaved). */
-const pp_lab_info *pp__lab_for_schedule(const char *schedule);
+#include "labs.h"
 
 /* Resolves an --impl value ("labs", "solutions" or a folder) to the folder holding the lab folders; 0 or -1. */
 int pp__impl_dir(const char *impl, char *dir, size_t len);

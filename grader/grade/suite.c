@@ -1,5 +1,5 @@
-/* suite.c: the grading suite: the default set (from the schedule table), the parser for hidden configuration
- * files, and test names. */
+/* suite.c: the grading suite: the default set (from the schedule table) and the parser for hidden configuration
+ * files. */
 #include "suite.h"
 
 #include <stdio.h>
@@ -37,66 +37,18 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out) {
         const pp_schedule_def *d = &pp__schedules[s];
         if (!wants(lab, d->name)) continue;
         int ntests;
-        const pp_schedule_test *tests = pp__testset(d->name, &ntests);
+        const pp_test_config *tests = pp__testset(d->name, &ntests);
         for (int i = 0; i < ntests; i++) {
-            const pp_schedule_test *t = &tests[i];
-            if (gpu && !t->on_gpu) continue;
+            if (gpu && !tests[i].on_gpu) continue;
             pp_test_config *c = &v[n++];
+            *c = tests[i];
             snprintf(c->lab, sizeof c->lab, "%s", d->name);
-            c->P = t->P, c->M = t->M, c->v = t->v, c->steps = t->steps;
-            c->seed = t->seed, c->latency = t->latency, c->recompute = t->recompute;
-            c->D = t->D > 1 ? t->D : 1, c->alpha = c->beta = -1;
+            c->D = c->D > 1 ? c->D : 1, c->alpha = c->beta = -1;
             c->time_limit_s = 10;
         }
     }
     *out = v;
     return n;
-}
-
-void pp__test_name(const pp_test_config *c, char *buf, size_t len) {
-    if (!strcmp(c->lab, "warmup")) {
-        /* named by its part alone: a drawn part's seed stays in the hidden configuration and the instructor's JSON */
-        snprintf(buf, len, "%swarmup %s", c->secret ? "hidden: " : "", c->part);
-        return;
-    }
-    /* an instructor's configurations are told from the visible set in every report */
-    char knobs[128];
-    pp__test_knobs(c, knobs, sizeof knobs);
-    int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
-    if (c->D > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " D=%d", c->D);
-    if (c->v > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
-    if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "%s seed=%u", knobs, c->seed);
-}
-
-void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
-    int n = 0;
-    buf[0] = 0;
-#define KNOB(cond, ...)                                                                                        \
-    if ((cond) && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
-    KNOB(c->latency > 0, " latency=%g", c->latency);
-    KNOB(c->D > 1 && c->alpha >= 0, " reduce-alpha=%g", c->alpha);
-    KNOB(c->D > 1 && c->beta >= 0, " reduce-beta=%g", c->beta);
-    KNOB(c->recompute, " recompute");
-    KNOB(c->layers, " layers=%d", c->layers);
-    KNOB(c->layout[0], " layout=%s", c->layout);
-    KNOB(c->edge > 0, " edge=%g", c->edge);
-    KNOB(c->hidden, " width=%d", c->hidden);
-    KNOB(c->steps && c->steps != 2, " steps=%d", c->steps);
-#undef KNOB
-}
-
-void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc) {
-    pp__config_defaults(rc);
-    rc->schedule = t->lab;
-    rc->P = t->P, rc->M = t->M, rc->v = t->v ? t->v : 1, rc->steps = t->steps ? t->steps : 1;
-    rc->seed = t->seed, rc->comm_latency = t->latency, rc->recompute = t->recompute, rc->layers = t->layers;
-    if (t->hidden) rc->hidden = t->hidden;
-    rc->layout = t->layout[0] ? t->layout : NULL;
-    rc->edge_cost = t->edge;
-    rc->D = t->D > 1 ? t->D : 1;
-    if (t->D > 1 && t->alpha >= 0) rc->reduce_alpha = t->alpha;
-    if (t->D > 1 && t->beta >= 0) rc->reduce_beta = t->beta;
-    rc->backend = backend;
 }
 
 /* A warmup-seed=N line, tok its only word (the rest of the line in strtok's state): 0 with *seed set, or -1 with

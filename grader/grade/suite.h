@@ -4,6 +4,7 @@
 #define PP_SUITE_H
 
 #include "grade.h"
+#include "testcfg.h"
 
 /* The default configurations of `lab` ("all" for every lab, a lab's name, or a lab's folder for every lab in
  * it), in lab order. Returns the count; *out is malloc'd. The set is explicit so students and instructors can
@@ -18,17 +19,5 @@ int pp__suite_default(const char *lab, int gpu, pp_test_config **out);
  * in *out draw its cases from N and the graded file, those that were there before the call (the default set's
  * parts) and the file's. Returns 0, or -1 with "FILE:LINE: what is wrong" in err. */
 int pp__suite_load(const char *path, const char *lab, pp_test_config **out, int *n, char *err, size_t errlen);
-
-/* The test's name: "gpipe P=4 M=8 v=2 latency=0.5 recompute seed=3" (v, latency, recompute, layers, layout,
- * edge, width and steps only when not the default), "warmup bubble" for a warm-up part, drawn or not (no
- * student-visible name holds the seed); "hidden: " first for a configuration from an instructor's file. */
-void pp__test_name(const pp_test_config *c, char *buf, size_t len);
-
-/* What a model test sets beyond lab, P, M and v: " latency=0.5 recompute layers=16 width=64 steps=3", each knob
- * only when it is not the default ("" when none). Shared by the test's name and the --table note. */
-void pp__test_knobs(const pp_test_config *c, char *buf, size_t len);
-
-/* Turns a test configuration into a run configuration for `backend`. */
-void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
 
 #endif /* PP_SUITE_H */

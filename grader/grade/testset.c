@@ -6,7 +6,7 @@
 
 /* The default grading set, per schedule: P up to 8, M from below P to 4P, several seeds, latency and
  * recomputation cases, chosen so that the whole set grades in seconds; on_gpu marks the few a CUDA run keeps. */
-static const pp_schedule_test naive_tests[] = {
+static const pp_test_config naive_tests[] = {
     {.P = 2, .M = 1, .v = 1, .steps = 2, .seed = 1},
     {.P = 3, .M = 1, .v = 1, .steps = 2, .seed = 2},
     {.P = 4, .M = 1, .v = 1, .steps = 3, .seed = 3, .on_gpu = 1},
@@ -14,7 +14,7 @@ static const pp_schedule_test naive_tests[] = {
     {.P = 4, .M = 1, .v = 1, .steps = 2, .seed = 5, .latency = 0.5},
     {.P = 6, .M = 1, .v = 1, .steps = 2, .seed = 6},
 };
-static const pp_schedule_test gpipe_tests[] = {
+static const pp_test_config gpipe_tests[] = {
     {.P = 2, .M = 1, .v = 1, .steps = 2, .seed = 11},
     {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 12},
     {.P = 3, .M = 5, .v = 1, .steps = 2, .seed = 13, .on_gpu = 1},
@@ -28,7 +28,7 @@ static const pp_schedule_test gpipe_tests[] = {
     {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 21, .recompute = 1},
     {.P = 6, .M = 12, .v = 1, .steps = 2, .seed = 22},
 };
-static const pp_schedule_test onef1b_tests[] = {
+static const pp_test_config onef1b_tests[] = {
     {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 31},
     {.P = 2, .M = 8, .v = 1, .steps = 2, .seed = 32},
     {.P = 4, .M = 2, .v = 1, .steps = 2, .seed = 33, .on_gpu = 1},
@@ -43,7 +43,7 @@ static const pp_schedule_test onef1b_tests[] = {
     {.P = 1, .M = 4, .v = 1, .steps = 2, .seed = 42},
     {.P = 6, .M = 6, .v = 1, .steps = 2, .seed = 43},
 };
-static const pp_schedule_test interleaved_tests[] = {
+static const pp_test_config interleaved_tests[] = {
     {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 51, .on_gpu = 1},
     {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 52},
     {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 53},
@@ -60,7 +60,7 @@ static const pp_schedule_test interleaved_tests[] = {
     {.P = 6, .M = 12, .v = 2, .steps = 2, .seed = 64},
 };
 
-static const pp_schedule_test zbh1_tests[] = {
+static const pp_test_config zbh1_tests[] = {
     {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 71},
     {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 72},
     {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 73, .on_gpu = 1},
@@ -72,7 +72,7 @@ static const pp_schedule_test zbh1_tests[] = {
     {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 79, .latency = 1.0},
     {.P = 6, .M = 3, .v = 1, .steps = 2, .seed = 80},
 };
-static const pp_schedule_test zbh2_tests[] = {
+static const pp_test_config zbh2_tests[] = {
     {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 81},
     {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 82},
     {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 83},
@@ -85,7 +85,7 @@ static const pp_schedule_test zbh2_tests[] = {
     {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 90, .latency = 1.0},
 };
 
-static const pp_schedule_test zbv_tests[] = {
+static const pp_test_config zbv_tests[] = {
     {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 91},
     {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 92},
     {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 93, .on_gpu = 1},
@@ -96,7 +96,7 @@ static const pp_schedule_test zbv_tests[] = {
     {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 98, .latency = 1.0},
     {.P = 6, .M = 9, .v = 2, .steps = 2, .seed = 99},
 };
-static const pp_schedule_test dualpipev_tests[] = {
+static const pp_test_config dualpipev_tests[] = {
     {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 101},
     {.P = 2, .M = 8, .v = 2, .steps = 2, .seed = 102},
     {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 103, .on_gpu = 1},
@@ -109,14 +109,14 @@ static const pp_schedule_test dualpipev_tests[] = {
 
 /* Lab 07: D = 1 (the pipeline alone: a reduce is free), 2 and 4 replicas, small enough that D*P sandboxed ranks
  * grade in a second or two each. */
-static const pp_schedule_test dp1f1b_tests[] = {
+static const pp_test_config dp1f1b_tests[] = {
     {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 111, .D = 1},
     {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 112, .D = 2, .on_gpu = 1},
     {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 113, .D = 2},
     {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 114, .D = 4},
     {.P = 3, .M = 6, .v = 1, .steps = 2, .seed = 115, .D = 2, .latency = 0.5},
 };
-static const pp_schedule_test dpinterleaved_tests[] = {
+static const pp_test_config dpinterleaved_tests[] = {
     {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 121, .D = 1},
     {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 122, .D = 2, .on_gpu = 1},
     {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 123, .D = 2},
@@ -126,7 +126,7 @@ static const pp_schedule_test dpinterleaved_tests[] = {
 
 static const struct {
     const char *name;
-    const pp_schedule_test *tests;
+    const pp_test_config *tests;
     int n;
 } parts[] = {
     {"naive", naive_tests, (int)(sizeof naive_tests / sizeof naive_tests[0])},
@@ -141,7 +141,7 @@ static const struct {
     {"dpinterleaved", dpinterleaved_tests, (int)(sizeof dpinterleaved_tests / sizeof dpinterleaved_tests[0])},
 };
 
-const pp_schedule_test *pp__testset(const char *name, int *n) {
+const pp_test_config *pp__testset(const char *name, int *n) {
     for (size_t i = 0; name && i < sizeof parts / sizeof parts[0]; i++)
         if (!strcmp(parts[i].name, name)) {
             *n = parts[i].n;

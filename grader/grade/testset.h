@@ -4,18 +4,12 @@
 #ifndef PP_TESTSET_H
 #define PP_TESTSET_H
 
-/* One configuration of the default grading set (suite.c turns it into a test). */
-typedef struct pp_schedule_test {
-    int P, M, v, steps;
-    unsigned seed;
-    double latency;            /* --comm-latency */
-    int recompute;
-    int on_gpu;                /* 1: also in the smaller set a CUDA grading run uses */
-    int D;                     /* --dp: data-parallel replicas (0 or 1: one pipeline) */
-} pp_schedule_test;
+#include "grade.h"
 
 /* Schedule `name`'s part of the default set, in order, with its count in *n; NULL and 0 for a name without
- * one (tests/test_schedules.c holds every row of the schedule table to having one). */
-const pp_schedule_test *pp__testset(const char *name, int *n);
+ * one (tests/test_schedules.c holds every row of the schedule table to having one). Each row is a test's
+ * configuration with its model fields set; the suite adds what every test of the set shares (its lab, the time
+ * limit, the reduce's default costs). */
+const pp_test_config *pp__testset(const char *name, int *n);
 
 #endif /* PP_TESTSET_H */

@@ -1,0 +1,105 @@
+/* warmup_lab.c: the warm-up's kind: its supervisor asks a driver of the student's file the part's questions
+ * (warmup.c records the calls and their answers), and the grader grades the recorded answers. No ranks, no
+ * reference, no mpirun. */
+#include "labkind.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host.h"
+#include "impl.h"
+#include "resultfile.h"
+#include "runopts.h"
+#include "warmup_call.h"
+
+/* The warm-up part's answers, asked of a driver of the student's warm-up file (or, in the debugging mode, of
+ * its object loaded here). */
+static int warmup_lab_execute(const pp_lab_task *t) {
+    const pp_test_config *tc = t->tc;
+    const pp_impl *impl = t->impl;
+    pp_sandbox sb = *pp__runopts_sandbox();
+    sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    pp__sandbox_size_tasks(&sb, 1);
+    pp_wire rec, w;
+    pp__wire_init(&rec);
+    char err[600] = "";
+    pp_status st = PP_OK;
+    pp_warmup_fns fns = {0}, *direct = NULL;
+    if (pp__runopts_in_process()) {
+        void *h = dlopen(impl->shared, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            snprintf(err, sizeof err, "cannot load %s: %s", impl->shared, dlerror());
+            st = PP_ERR_IO;
+        } else {
+#define PP_WU_LOOKUP(field, symbol, type) *(void **)&fns.field = dlsym(h, #symbol);
+            PP_WARMUP_FUNCTIONS(PP_WU_LOOKUP)
+#undef PP_WU_LOOKUP
+            direct = &fns;
+        }
+    } else if (pp__host_open(&sb, impl->driver, impl->object, err, sizeof err)) {
+        st = PP_ERR_IO;
+    }
+    if (st == PP_OK) st = pp__warmup_record(tc, &sb, direct, &rec, err, sizeof err);
+    pp__host_close(&sb);
+    pp__wire_init(&w);
+    pp__resultfile_head(&w, t->token, PP_RESULTFILE_WARMUP);
+    pp__wire_u32(&w, (uint32_t)st);
+    pp__wire_str(&w, err, sizeof err - 1);
+    pp__wire_u64(&w, rec.len);
+    pp__wire_put(&w, rec.p, rec.len);
+    int bad = pp__resultfile_put(t->res_path, &w);
+    pp__wire_free(&rec);
+    pp__wire_free(&w);
+    return bad ? 1 : 0;
+}
+
+/* The warm-up's recorded answers, graded here. */
+static void warmup_lab_grade(const pp_lab_task *t, pp_test_result *out) {
+    size_t len = 0;
+    unsigned char *buf = pp__resultfile_get(t->res_path, &len);
+    pp_wire_in r;
+    if (!buf || pp__resultfile_open(&r, buf, len, t->token, PP_RESULTFILE_WARMUP)) {
+        free(buf);
+        pp__warmup_fail(t->tc, PP_ERR_INTERNAL, "the warm-up's supervisor ended without its answers: this is a bug in "
+                        "pplab, or the machine ran out of memory or disk", out);
+        return;
+    }
+    pp_status st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+    char err[600];
+    pp__wire_get_str(&r, err, sizeof err);
+    uint64_t n = pp__wire_get_u64(&r);
+    const void *rec = pp__wire_view(&r, n);
+    if (r.bad) {
+        pp__warmup_fail(t->tc, PP_ERR_INTERNAL, "the warm-up's answers are malformed: this is a bug in pplab", out);
+    } else if (st != PP_OK) {
+        out->crashed = st == PP_ERR_CRASH;
+        pp__warmup_fail(t->tc, st, err, out);
+    } else {
+        pp__warmup_grade(t->tc, rec, (size_t)n, out);
+    }
+    free(buf);
+}
+
+static int warmup_lab_ranks(const pp_test_config *tc) {
+    (void)tc;
+    return 1;
+}
+
+static double warmup_lab_wait_s(const pp_test_config *tc) { return tc->time_limit_s > 0 ? tc->time_limit_s : 10; }
+
+static int warmup_lab_timed_out(const pp_lab_task *t) {
+    (void)t;
+    return 0;
+}
+
+const pp_lab_kind pp__warmup_lab = {
+    .reference = 0,
+    .ranks = warmup_lab_ranks,
+    .wait_s = warmup_lab_wait_s,
+    .execute = warmup_lab_execute,
+    .timed_out = warmup_lab_timed_out,
+    .grade = warmup_lab_grade,
+    .fail = pp__warmup_fail,
+};
