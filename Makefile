@@ -23,6 +23,16 @@ ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 BUILD    := build-asan
 endif
+# make fuzz: the kit's code built by clang for libFuzzer, with ASan and UBSan, in a build folder of its own; the
+# CPU backend and the threads transport alone (what the fuzz targets reach)
+ifeq ($(FUZZ),1)
+CC       := clang
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined \
+            -Wno-unknown-warning-option -Wno-missing-field-initializers -Wno-bitwise-instead-of-logical
+BUILD    := build-fuzz
+NO_CUDA  := 1
+NO_MPI   := 1
+endif
 
 # ---- detection: each probe runs a command, and says what it found --------------------------------------
 have = $(if $(shell $(1) >/dev/null 2>&1 && echo y),1,0)
@@ -64,6 +74,8 @@ CJSON_CFLAGS := $(call pc,--cflags libcjson)
 CJSON_LIBS   := $(call pc,--libs libcjson)
 # the grader's keyed hashes (the warm-up's draw): libsodium's HMAC-SHA-256
 GRADER_LIBS  := $(CJSON_LIBS) $(call pc,--libs libsodium)
+# the fuzz target of the JUnit report parses what it wrote with libxml2
+XML_CFLAGS   := $(call pc,--cflags libxml-2.0)
 SECCOMP_LIBS := $(call pc,--libs libseccomp)
 SECCOMP_STATIC := $(call pc,--libs --static libseccomp)
 
@@ -132,6 +144,11 @@ $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+# the fuzz targets (tests/fuzz/fuzz_NAME.c): with libFuzzer for make fuzz, with a replay main for make test
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_LINK = $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) $(GRADER_LIBS) $(LIB_LDLIBS) -lxml2
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
 # The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
 # round trip, the MPI suite, the benchmarks' own test, the jail as a normal user, the Gradescope autograder.
 SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user test_autograder
@@ -158,7 +175,7 @@ DEPFLAGS = -MMD -MP
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder asan bench clean deps
+.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder asan fuzz fuzz-targets bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
@@ -192,6 +209,7 @@ endif
 	@echo "  make bench         benchmarks, each against a baseline in the same run"
 ifeq ($(KIT),1)
 	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
+	@echo "  make fuzz          every fuzz target of tests/fuzz/ (clang, libFuzzer, ASan, UBSan) for FUZZ_S seconds each (default 60)"
 endif
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
@@ -208,7 +226,7 @@ info:
 # The CPU kernels' loops need a remainder or an aliasing check, which -O2's cheapest cost model never pays for;
 # vectorising them keeps every result bit (no reassociation without -ffast-math) and makes GELU 10x faster.
 # -fno-math-errno lets sqrtf vectorise: it changes errno on a negative argument, never a result.
-$(BUILD)/obj/kernels/cpu/%.o: CFLAGS += -fvect-cost-model=dynamic -fno-math-errno
+$(BUILD)/obj/kernels/cpu/%.o: CFLAGS += $(if $(filter 1,$(FUZZ)),,-fvect-cost-model=dynamic) -fno-math-errno
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -290,7 +308,7 @@ $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -o $@ $< $(SECCOMP_LIBS)
-$(TEST_BIN): $(HELPER_BIN) $(TOOL_BIN)
+$(TEST_BIN): $(HELPER_BIN) $(TOOL_BIN) $(REPLAY_BIN)
 
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
@@ -352,12 +370,30 @@ bench: build
 	@$(BUILD)/pplab bench
 	@bash bench/compare.sh $(BUILD)
 
+# make fuzz: every target of tests/fuzz/ (fuzz_NAME.c, one parser each) linked with libFuzzer against the kit
+# built by clang with ASan and UBSan (FUZZ=1, build-fuzz/), then run by scripts/fuzz.sh for FUZZ_S seconds each
+# from its seed corpus. The same targets, built by the kit's compiler with a replay main instead of libFuzzer,
+# replay every kept input under make test (tests/test_fuzz.c).
+FUZZ_S ?= 60
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJ) $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(call msg,FUZZ,$@)
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) $(XML_CFLAGS) -Itests -fsanitize=fuzzer -o $@ $< $(FUZZ_LINK)
+$(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(LIB_OBJ) $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) $(XML_CFLAGS) -Itests -o $@ $< tests/fuzz/replay.c $(FUZZ_LINK)
+fuzz-targets: $(FUZZ_BIN)
+fuzz: deps
+	@$(MAKE) --no-print-directory $(JOBS) -s FUZZ=1 fuzz-targets
+	@bash scripts/fuzz.sh build-fuzz $(FUZZ_S)
+
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:
 	@$(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 build
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 UNIT_SKIP=test_sweeps unit
 
 clean:
-	rm -rf build build-asan dist out
+	rm -rf build build-asan build-fuzz dist out
 
 -include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

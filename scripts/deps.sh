@@ -6,10 +6,12 @@
 # The one list of packages: make demo, make test and .ci/run all install through it.
 
 set -euo pipefail
-required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev libsodium-dev)
+required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev libcriterion-dev libseccomp-dev libsodium-dev libxml2-dev)
+# libxml2-dev: the fuzz target of the JUnit report parses what the report wrote (replayed by make test)
 # bubblewrap gives the build the namespaces view (docs/design.md, "The trust boundary"); without it, Landlock
-# zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one
-optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip)
+# zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one; clang and libclang-rt-dev:
+# make fuzz (libFuzzer)
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev)
 # network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication
 [ "${1:-}" = --ci ] && optional+=(slurm-wlm munge)
 [ "${1:-}" = --required ] && optional=()
