@@ -13,6 +13,12 @@
 #include "schedules.h"
 #include "transport.h"
 
+/* How parsing ends the process: exit, unless a caller that parses many command lines in one process (the
+ * command line's fuzz target) set its own way out. */
+static void (*cli_exit)(int status) = exit;
+
+void pp__cli_set_exit(void (*fn)(int status)) { cli_exit = fn ? fn : exit; }
+
 void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
@@ -21,7 +27,8 @@ void pp__cli_fail(const char *cmd, const char *fmt, ...) {
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, " (see: pplab %s --help)\n", cmd);
-    exit(2);
+    cli_exit(2);
+    abort(); /* a way out that returned */
 }
 
 /* The subcommand being parsed, for the messages of the shared value parsers ("pplab grade: --jobs needs ..."). */
@@ -224,7 +231,8 @@ void pp__cli_parse(const pp_cli_command *cmd, const pp_flag *flags, int n, int a
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             pp__cli_help(stdout, cmd);
-            exit(0);
+            cli_exit(0);
+            abort();
         }
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];

@@ -38,6 +38,9 @@ void pp__cli_usage(FILE *out, const char *text);
 int pp__cli_writable(const char *path, char *err, size_t len);
 /* Prints "pplab <cmd>: <msg>" and a usage hint to stderr, exits 2. */
 void pp__cli_fail(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* How pp__cli_fail and --help end the process: fn(status), which must not return (longjmp), instead of exit;
+ * NULL restores exit. For a program that parses many command lines in one process. */
+void pp__cli_set_exit(void (*fn)(int status));
 
 /* One flag of a command: every command's flags are a table of these, parsed the same way and listed in its
  * --help from the same rows. */
