@@ -213,7 +213,7 @@ ifeq ($(KIT),1)
 endif
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
-	@echo "  make clean         remove build/, build-asan/, dist/ and out/"
+	@echo "  make clean         remove build/, build-asan/, build-fuzz/, dist/ and out/"
 	@echo "knobs: NO_CUDA=1 NO_NCCL=1 NO_MPI=1 CUDA_HOME=DIR CC=COMPILER SAN=1 (as make asan) V=1 (full commands)"
 
 yn = $(if $(filter 1,$(1)),found,missing)

@@ -29,12 +29,14 @@ seeds_fuzz_config() {
     done
 }
 # Every object a C file of the kit's labs, solutions, broken, valid and hostile variants compiles to, as a
-# student's build compiles it (position-independent, pp.h on the path); a file that does not compile is left out.
+# student's build compiles it (position-independent, pp.h on the path); a file that does not compile is left out,
+# and so is one whose compile takes more than 20 s (a hostile variant is a compile bomb: the jail's build limits
+# stop it when it is graded).
 seeds_objects() {
     local out=$1 i=0
     while IFS= read -r f; do
         i=$((i + 1))
-        cc -std=c11 -O2 -fPIC -Ilib -c "$f" -o "$out/$i-$(basename "$f" .c).o" 2>/dev/null || true
+        timeout -s KILL 20 cc -std=c11 -O2 -fPIC -Ilib -c "$f" -o "$out/$i-$(basename "$f" .c).o" 2>/dev/null || true
     done < <(find labs solutions tests/broken tests/valid tests/hostile -name '*.c' 2>/dev/null | sort)
 }
 seeds_fuzz_elfrules() { seeds_objects "$1"; }

@@ -39,7 +39,24 @@ typedef struct wu_io {
     jmp_buf failed;          /* the driver ended (live) or the record ran out (replay) */
     pp_status st;
     char err[600];
+    /* What a part holds across its calls (a canonical schedule, its costs and trace): a call that leaves the part
+     * through missing or failed skips the part's own frees, so the part keeps them here and grade_part frees
+     * whatever is still held (wu_release). */
+    pp_schedule sched;
+    pp_costs cost;
+    pp_trace *trace;
+    int ntrace, held_sched, held_cost;
 } wu_io;
+
+/* Frees what the part held across its calls, whichever way it ended. */
+static void wu_release(wu_io *io) {
+    for (int r = 0; io->trace && r < io->ntrace; r++) pp__trace_clear(&io->trace[r]);
+    free(io->trace);
+    io->trace = NULL, io->ntrace = 0;
+    if (io->held_cost) pp__costs_free(&io->cost);
+    if (io->held_sched) pp__schedule_free(&io->sched);
+    io->held_cost = io->held_sched = 0;
+}
 
 /* Sends the call in args (built after wu_begin) and returns the answer, after its "defined" flag. */
 static pp_wire_in wu_call(wu_io *io, pp_wire *args) {
@@ -515,11 +532,12 @@ static void op_token(const pp_schedule *s, int r, int i, int chunked, char *tok,
  * drawn case's message says where the lists part and what the student wrote there, never the canonical op. */
 static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P, int M, int v, char *msg,
                         size_t msglen) {
-    pp_schedule s;
-    if (pp__schedule_build(&s, sched, P, M, v ? v : 1)) {
+    pp_schedule *s = &io->sched;
+    if (pp__schedule_build(s, sched, P, M, v ? v : 1)) {
         snprintf(msg, msglen, "internal: no canonical schedule %s", sched);
         return 0;
     }
+    io->held_sched = 1;
     char where[64];
     if (draw && v) snprintf(where, sizeof where, "%s P=%d M=%d v=%d", sched, P, M, v);
     else snprintf(where, sizeof where, "%s P=%d M=%d", sched, P, M);
@@ -534,7 +552,7 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
                          "only when they do not fit)", where, r, ret, ORDER_CAP);
             else
                 snprintf(msg, msglen, "%s rank %d: returned %d with %d bytes of room; expected the %d ops of the "
-                         "rank (-1 only when they do not fit)", where, r, ret, ORDER_CAP, s.n[r]);
+                         "rank (-1 only when they do not fit)", where, r, ret, ORDER_CAP, s->n[r]);
             ok = 0;
             break;
         }
@@ -555,15 +573,15 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
         char tok[32], want[32];
         for (int i = 0;; i++) {
             int have = next_token(buf, &pos, tok, sizeof tok);
-            if (i < s.n[r]) op_token(&s, r, i, v > 0, want, sizeof want);
-            if (i >= s.n[r] && !have) break;
-            if (i >= s.n[r] && draw) {
+            if (i < s->n[r]) op_token(s, r, i, v > 0, want, sizeof want);
+            if (i >= s->n[r] && !have) break;
+            if (i >= s->n[r] && draw) {
                 snprintf(msg, msglen, "%s rank %d op %d: got %s past the rank's last op (ops counted from 0)", where,
                          r, i, tok);
                 ok = 0;
-            } else if (i >= s.n[r]) {
+            } else if (i >= s->n[r]) {
                 snprintf(msg, msglen, "%s rank %d op %d: expected the end of the list, got %s (ops counted from 0; "
-                         "%d ops in all)", where, r, i, tok, s.n[r]);
+                         "%d ops in all)", where, r, i, tok, s->n[r]);
                 ok = 0;
             } else if (!have && draw) {
                 snprintf(msg, msglen, "%s rank %d op %d: the list ends here, but the rank has more ops (ops counted "
@@ -571,7 +589,7 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
                 ok = 0;
             } else if (!have) {
                 snprintf(msg, msglen, "%s rank %d op %d: expected %s, got the end of the list (ops counted from 0; "
-                         "%d ops in all)", where, r, i, want, s.n[r]);
+                         "%d ops in all)", where, r, i, want, s->n[r]);
                 ok = 0;
             } else if (strcmp(tok, want) && draw) {
                 snprintf(msg, msglen, "rank %d op %d: got %s, not the op the canonical order runs there (%s, ops "
@@ -584,18 +602,18 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
             }
             if (!ok) break;
         }
-        if (ok && ret != s.n[r]) {
+        if (ok && ret != s->n[r]) {
             if (draw)
                 snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d, not the number "
                          "of ops in it", where, r, ret);
             else
                 snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d instead of the "
-                         "number of ops, %d", where, r, ret, s.n[r]);
+                         "number of ops, %d", where, r, ret, s->n[r]);
             ok = 0;
         }
     }
     if (ok) snprintf(msg, msglen, "%s: every rank's order matches", where);
-    pp__schedule_free(&s);
+    wu_release(io);
     return ok;
 }
 
@@ -784,12 +802,12 @@ static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
             /* the canonical timeline, one block per virtual stage (what --canonical --timeline draws) */
             pp_run_config c;
             config_for(&c, ic->schedule, ic->P, ic->M, ic->v);
-            pp_schedule s;
-            pp_costs cost;
-            pp__schedule_build(&s, ic->schedule, ic->P, ic->M, ic->v);
-            pp__costs_from_config(&cost, &c);
-            pp_trace *tr = pp__xcalloc((size_t)ic->P, sizeof *tr);
-            pp__schedule_trace(&s, &cost, tr);
+            pp__schedule_build(&io->sched, ic->schedule, ic->P, ic->M, ic->v);
+            pp__costs_from_config(&io->cost, &c);
+            io->held_sched = io->held_cost = 1;
+            pp_trace *tr = io->trace = pp__xcalloc((size_t)ic->P, sizeof *tr);
+            io->ntrace = ic->P;
+            pp__schedule_trace(&io->sched, &io->cost, tr);
             int want[PP_MAX_RANKS], got[PP_MAX_RANKS + 4], nwant = 0;
             char wl[80] = "", gl[80] = "";
             for (int r = 0; r < ic->P; r++) {
@@ -816,10 +834,7 @@ static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
                              "got {%s} (returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, wl, nwant, gl,
                              ret);
             }
-            for (int r = 0; r < ic->P; r++) pp__trace_clear(&tr[r]);
-            free(tr);
-            pp__costs_free(&cost);
-            pp__schedule_free(&s);
+            wu_release(io);
         }
         part_verdict(out, &idle_checks[k], bad, n, "instants", "", first_bad,
                      "a rank idles while its next op waits for an input that another rank has not produced yet (the "
@@ -1605,8 +1620,12 @@ static const part_check *checks_of(const warmup_part *p, const pp_test_config *c
 /* Runs part p's calls through io into out, on the cases cfg asks for. Returns 0, or -1 when io failed (io->st,
  * io->err say why). */
 static int grade_part(const warmup_part *p, const pp_test_config *cfg, wu_io *io, pp_test_result *out) {
-    if (setjmp(io->failed)) return -1;
+    if (setjmp(io->failed)) {
+        wu_release(io);
+        return -1;
+    }
     if (setjmp(io->missing)) {
+        wu_release(io);
         /* the first call found the function missing: every check of the part says so */
         const part_check *checks = checks_of(p, cfg);
         const char *symbol = (int)io->fn > 0 && (int)io->fn < NCASES(wu_symbols) ? wu_symbols[io->fn] : p->symbol;

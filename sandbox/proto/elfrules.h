@@ -54,7 +54,8 @@ enum pp_elf_kind {
  * Returns 0, or -1 with the refusal in err. */
 int pp__elf_open(pp_elf *e, const void *buf, size_t len, const char *who, char *err, size_t errlen);
 
-/* The name of section i (< e->shnum) or of symbol k (< e->nsym); never NULL once pp__elf_open succeeded. */
+/* The name of section i (0 < i < e->shnum) or of symbol k (0 < k < e->nsym), the entries pp__elf_open checked;
+ * never NULL once it succeeded (index 0, the null entry ELF reserves, is never asked for). */
 const char *pp__elf_section_name(const pp_elf *e, size_t i);
 const char *pp__elf_symbol_name(const pp_elf *e, size_t k);
 

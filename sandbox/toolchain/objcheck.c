@@ -64,8 +64,11 @@ static int sections(const pp_elf *e, const char *name, char *err, size_t errlen)
     for (size_t i = 1; i < e->shnum; i++) {
         int kind = pp__elf_section_kind(e, i, name, err, errlen), named;
         if (kind < 0) return -1;
-        /* the image's size, near enough for the early message (the loader counts the GOT and stubs too) */
-        if (PP_ELF_LOADED(kind) && (loaded += e->sh[i].sh_size + e->sh[i].sh_addralign) > PP_LAB_MAX_IMAGE) {
+        /* the image's size, near enough for the early message (the loader counts the GOT and stubs too); a
+         * .bss's size is the file's word alone, so it is held to the cap before it is added, which cannot wrap
+         * then (alignments are at most a page, pp__elf_section_kind) */
+        if (PP_ELF_LOADED(kind) && (e->sh[i].sh_size > PP_LAB_MAX_IMAGE ||
+                                    (loaded += e->sh[i].sh_size + e->sh[i].sh_addralign) > PP_LAB_MAX_IMAGE)) {
             snprintf(err, errlen, "refused: %s's code and data need more than the %zu KiB a lab file may have: "
                      "keep large arrays out of it (a schedule needs only a few handles per micro-batch)", name,
                      (size_t)PP_LAB_MAX_IMAGE >> 10);
