@@ -2,6 +2,7 @@
  * files. */
 #include "suite.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,8 @@ static int item_read(char *tok, pp_test_config *c, const char *path, int lineno,
                      "from the file's warmup-seed=N line", path, lineno, item);
             return -1;
         }
-        /* whole: a cast past long long's range is undefined, and no integer key reaches 2^53 */
-        int whole = x < 9007199254740992.0 && x == (double)(long long)x;
+        /* whole: a cast past long long's range is undefined (either way), and no integer key reaches 2^53 */
+        int whole = fabs(x) < 9007199254740992.0 && x == (double)(long long)x;
         ok = end != val && !*end && x >= 0 && number_read(c, k, x, whole) == 1;
     }
     if (ok) return 0;

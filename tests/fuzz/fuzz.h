@@ -32,4 +32,14 @@ static inline char *fuzz_string(const uint8_t *data, size_t size) {
     return s;
 }
 
+/* A message a student reads (a refusal): one printable line, not empty, ended inside its buffer of cap bytes. */
+static inline void fuzz_one_line(const char *err, size_t cap, const char *what) {
+    size_t n = strnlen(err, cap);
+    fuzz_require(n < cap, "%s: the message is not terminated inside its buffer", what);
+    fuzz_require(n > 0, "%s: a refusal without a message", what);
+    for (size_t i = 0; i < n; i++)
+        fuzz_require(err[i] >= 0x20 && err[i] < 0x7f, "%s: byte 0x%02x at %zu of the message: %s", what,
+                     (unsigned char)err[i], i, err);
+}
+
 #endif /* PP_FUZZ_H */

@@ -15,6 +15,7 @@
 #include "elfrules.h"
 #include "fuzz.h"
 #include "objcheck.h"
+#include "schedules.h"
 #include "symbols.h"
 #include "warmup_call.h"
 
@@ -33,22 +34,13 @@ static const char *const warmup_fns[] = {PP_WARMUP_FUNCTIONS(FUZZ_WU_NAME)};
 
 /* Every schedule lab's function: the seeds come from all of them, and one kept name would refuse the others'
  * objects at their first visible symbol, before the relocations are ever read. */
-static const char *const lab_fns[] = {"pp_naive_step",   "pp_gpipe_step", "pp_1f1b_step",     "pp_interleaved_step",
-                                      "pp_zbh1_step",    "pp_zbh2_step",  "pp_dualpipev_step", "pp_zbv_step",
-                                      "pp_dp1f1b_step", "pp_dpinterleaved_step"};
+#define FUZZ_STEP(name) #name,
+static const char *const lab_fns[] = {PP_SCHEDULE_STEPS(FUZZ_STEP)}; /* lab_fns[1]: gpipe's, WHO's */
+#undef FUZZ_STEP
 
-/* A message a student reads: one line, printable, not empty. */
-static void one_line(const char *err, size_t cap, const char *what) {
-    size_t n = strnlen(err, cap);
-    fuzz_require(n < cap, "%s: the message is not terminated inside its buffer", what);
-    fuzz_require(n > 0, "%s: a refusal without a message", what);
-    for (size_t i = 0; i < n; i++)
-        fuzz_require(err[i] >= 0x20 && err[i] < 0x7f, "%s: byte 0x%02x at %zu of the message: %s", what,
-                     (unsigned char)err[i], i, err);
-}
 
 static void refused_as(const char *err, size_t cap, const char *what) {
-    one_line(err, cap, what);
+    fuzz_one_line(err, cap, what);
     fuzz_require(!strncmp(err, "refused: " WHO " ", strlen("refused: " WHO " ")), "%s: a refusal that does not "
                  "name the object: %s", what, err);
 }
@@ -80,7 +72,7 @@ static void objcheck(const void *buf, size_t len, const char *const *keep, int n
     fuzz_require(rc == 0 || rc == -1, "pp__objcheck returned %d", rc);
     *accepted = rc == 0;
     if (rc == 0) return;
-    one_line(err, sizeof err, "pp__objcheck");
+    fuzz_one_line(err, sizeof err, "pp__objcheck");
     fuzz_require(!strncmp(err, "refused: " WHO, strlen("refused: " WHO)) ||
                      (require && !strncmp(err, WHO " does not define ", strlen(WHO " does not define "))),
                  "pp__objcheck: a refusal that does not name the object: %s", err);

@@ -45,14 +45,6 @@ void pp__drv_exit(int status) {
 /* Past this many visible names the cross-check with the build's check is skipped: it compares names pairwise. */
 #define FUZZ_MAX_KEEP 256
 
-static void one_line(const char *err, size_t cap, const char *what) {
-    size_t n = strnlen(err, cap);
-    fuzz_require(n < cap, "%s: the message is not terminated inside its buffer", what);
-    fuzz_require(n > 0, "%s: a refusal without a message", what);
-    for (size_t i = 0; i < n; i++)
-        fuzz_require(err[i] >= 0x20 && err[i] < 0x7f, "%s: byte 0x%02x at %zu of the message: %s", what,
-                     (unsigned char)err[i], i, err);
-}
 
 static int zeroed(const pp_image *img) {
     static const pp_image none;
@@ -198,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                      "under a cap of %zu for another reason: %s", loaded, loaded - 1, err);
         fuzz_require(zeroed(&img), "a refused load left the image's fields");
     } else {
-        one_line(err, sizeof err, "pp__loader_load");
+        fuzz_one_line(err, sizeof err, "pp__loader_load");
         fuzz_require(zeroed(&img), "a refused load left the image's fields");
         int checked = build_check(buf, size);
         fuzz_require(checked != 1 || starts_with(err, "refused: the lab's code and data need ") ||

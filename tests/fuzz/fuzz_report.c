@@ -250,7 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     in.p = data, in.n = size, in.at = 0;
     static pp_test_result r[MAX_TESTS];
     int n = (int)(take() % (MAX_TESTS + 1));
-    char impl[32], backend[16];
+    char impl[32] = {0}, backend[16] = {0}; /* the last byte stays the NUL a command line's string has */
     take_text(impl, sizeof impl - 1, 0);
     take_text(backend, sizeof backend - 1, 0);
     for (int i = 0; i < n; i++) take_result(&r[i]);
