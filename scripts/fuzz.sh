@@ -36,11 +36,15 @@ seeds_objects() {
     local out=$1 i=0
     while IFS= read -r f; do
         i=$((i + 1))
-        timeout -s KILL 20 cc -std=c11 -O2 -fPIC -Ilib -c "$f" -o "$out/$i-$(basename "$f" .c).o" 2>/dev/null || true
+        # TERM first (timeout then exits 124 itself), KILL only for a compile that ignores it
+        timeout -k 5 20 cc -std=c11 -O2 -fPIC -Ilib -c "$f" -o "$out/$i-$(basename "$f" .c).o" 2>/dev/null || true
     done < <(find labs solutions tests/broken tests/valid tests/hostile -name '*.c' 2>/dev/null | sort)
 }
 seeds_fuzz_elfrules() { seeds_objects "$1"; }
-seeds_fuzz_loader() { seeds_objects "$1"; }
+# the same objects: copied when the ELF rules' seeds are there already
+seeds_fuzz_loader() {
+    if [ -n "$(ls -A "$build/seeds/fuzz_elfrules" 2>/dev/null)" ]; then cp "$build/seeds/fuzz_elfrules"/* "$1"/; else seeds_objects "$1"; fi
+}
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
