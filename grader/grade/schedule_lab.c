@@ -147,17 +147,10 @@ static void schedule_grade(const pp_lab_task *t, pp_test_result *out) {
     const pp_test_config *tc = t->tc;
     pp_run_config rc;
     pp__test_to_run(tc, "cpu", &rc);
-    size_t len = 0, plen = 0;
-    unsigned char *buf = pp__resultfile_get(t->res_path, &len), *pbuf = NULL;
     pp_run_result res, plain;
-    pp_wire_in r;
-    int ok = buf && pp__resultfile_open(&r, buf, len, t->token, PP_RESULTFILE_RUN) == 0 &&
-             pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &res) == 0, have_plain = 0;
-    if (ok && tc->recompute && res.status == PP_OK) {
-        pbuf = pp__resultfile_get(t->plain_path, &plen);
-        have_plain = pbuf && pp__resultfile_open(&r, pbuf, plen, t->token, PP_RESULTFILE_RUN) == 0 &&
-                     pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &plain) == 0;
-    }
+    int ok = pp__resultfile_get_run(t->res_path, t->token, rc.P * rc.D, rc.v, rc.steps, &res) == 0, have_plain = 0;
+    if (ok && tc->recompute && res.status == PP_OK)
+        have_plain = pp__resultfile_get_run(t->plain_path, t->token, rc.P * rc.D, rc.v, rc.steps, &plain) == 0;
     pp_reference ref = {0}; /* stays empty when the run failed and no reference is read */
     char err[1400] = "";
     pp_status ref_st = PP_OK;
@@ -176,27 +169,18 @@ static void schedule_grade(const pp_lab_task *t, pp_test_result *out) {
         pp__result_free(&res);
         if (have_plain) pp__result_free(&plain);
     }
-    free(buf);
-    free(pbuf);
 }
 
 /* 1 when the supervisor recorded that its run outlived the time limit (under mpirun, whose start-up the
  * supervisor leaves out of the limit). */
 static int schedule_timed_out(const pp_lab_task *t) {
     if (!pp__runopts_mpi_exe()) return 0;
-    size_t len = 0;
-    unsigned char *buf = pp__resultfile_get(t->res_path, &len);
-    pp_wire_in r;
     pp_run_result res;
     pp_run_config rc;
     pp__test_to_run(t->tc, "cpu", &rc);
-    int over = buf && pp__resultfile_open(&r, buf, len, t->token, PP_RESULTFILE_RUN) == 0 &&
-               pp__result_decode(&r, rc.P * rc.D, rc.v, rc.steps, &res) == 0;
-    if (over) {
-        over = res.status == PP_ERR_TIMEOUT;
-        pp__result_free(&res);
-    }
-    free(buf);
+    if (pp__resultfile_get_run(t->res_path, t->token, rc.P * rc.D, rc.v, rc.steps, &res)) return 0;
+    int over = res.status == PP_ERR_TIMEOUT;
+    pp__result_free(&res);
     return over;
 }
 
