@@ -209,7 +209,7 @@ endif
 	@echo "  make bench         benchmarks, each against a baseline in the same run"
 ifeq ($(KIT),1)
 	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
-	@echo "  make fuzz          every fuzz target of tests/fuzz/ (clang, libFuzzer, ASan, UBSan) for FUZZ_S seconds each (default 60)"
+	@echo "  make fuzz          every fuzz target of tests/fuzz/ (clang, libFuzzer, ASan, UBSan) for FUZZ_S seconds each (default 60) or FUZZ_RUNS executions, whichever ends first"
 endif
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
@@ -373,8 +373,10 @@ bench: build
 # make fuzz: every target of tests/fuzz/ (fuzz_NAME.c, one parser each) linked with libFuzzer against the kit
 # built by clang with ASan and UBSan (FUZZ=1, build-fuzz/), then run by scripts/fuzz.sh for FUZZ_S seconds each
 # from its seed corpus. The same targets, built by the kit's compiler with a replay main instead of libFuzzer,
-# replay every kept input under make test (tests/test_fuzz.c).
+# replay every kept input under make test (tests/test_fuzz.c). FUZZ_RUNS=N also ends a target after N executions,
+# whichever comes first: the long run of docs/benchmarks.md is FUZZ_S=3600 FUZZ_RUNS=10000000.
 FUZZ_S ?= 60
+FUZZ_RUNS ?=
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIB_OBJ) $(CLI_OBJ)
 	@mkdir -p $(dir $@)
 	$(call msg,FUZZ,$@)
@@ -386,7 +388,7 @@ $(BUILD)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h tests/fuzz/replay.c $(LI
 fuzz-targets: $(FUZZ_BIN)
 fuzz: deps
 	@$(MAKE) --no-print-directory $(JOBS) -s FUZZ=1 fuzz-targets
-	@bash scripts/fuzz.sh build-fuzz $(FUZZ_S)
+	@FUZZ_RUNS=$(FUZZ_RUNS) bash scripts/fuzz.sh build-fuzz $(FUZZ_S)
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
 asan:

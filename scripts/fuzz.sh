@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target built in BUILD/fuzz for SECONDS each, from its seed corpus, and fails on any finding.
 #   scripts/fuzz.sh BUILD SECONDS [TARGET...]      (make fuzz: BUILD=build-fuzz, SECONDS=$FUZZ_S)
+# FUZZ_RUNS=N (optional) also stops a target after N executions, whichever comes first: a long run is
+# FUZZ_S=3600 FUZZ_RUNS=10000000 (an hour or ten million executions per target).
 # Each target fuzzes from three folders: the corpus it grew on earlier runs (BUILD/corpus/NAME, kept), the seeds
 # kept in the tree (tests/fuzz/corpus/NAME) and seeds made here from the real thing (BUILD/seeds/NAME: the
 # objects the kit's C files compile to, the configurations of its docs; see seeds_* below), with its dictionary
@@ -12,6 +14,10 @@ cd "$(dirname "$0")/.."
 build=${1:?usage: scripts/fuzz.sh BUILD SECONDS [TARGET...]} seconds=${2:?usage: scripts/fuzz.sh BUILD SECONDS [TARGET...]}
 shift 2
 case $seconds in '' | *[!0-9]*) echo "fuzz: FUZZ_S must be a whole number of seconds, got '$seconds'" >&2; exit 2 ;; esac
+runs=${FUZZ_RUNS:-}
+case $runs in *[!0-9]*) echo "fuzz: FUZZ_RUNS must be a whole number of executions, got '$runs'" >&2; exit 2 ;; esac
+runcap=()
+[ -n "$runs" ] && runcap=("-runs=$runs")
 
 # Seeds from the real thing, per target: a function seeds_NAME OUT fills OUT.
 # The configurations the docs hand an instructor, one file per fenced block that holds a lab's line.
@@ -53,7 +59,7 @@ fi
 [ ${#targets[@]} -gt 0 ] || { echo "fuzz: no targets in $build/fuzz: build them with make fuzz" >&2; exit 2; }
 
 failed=0
-printf 'fuzz: %d targets, %s s each\n' ${#targets[@]} "$seconds"
+printf 'fuzz: %d targets, %s s each%s\n' ${#targets[@]} "$seconds" "${runs:+ or $runs executions}"
 for t in "${targets[@]}"; do
     bin=$build/fuzz/$t
     [ -x "$bin" ] || { echo "fuzz: $bin is missing: build it with make fuzz" >&2; failed=1; continue; }
@@ -66,14 +72,15 @@ for t in "${targets[@]}"; do
     dict=()
     [ -f tests/fuzz/$t.dict ] && dict=("-dict=tests/fuzz/$t.dict")
     # the first folder is the one libFuzzer adds new inputs to: the grown corpus, never the tree's
-    "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    start=$SECONDS
+    "$bin" -max_total_time="$seconds" "${runcap[@]}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$findings/" "${dict[@]}" "${dirs[@]}" > "$log" 2>&1
     rc=$?
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
     ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
-    printf '  %-22s %10s executions  %6s edges  %6s features  %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
-        "$([ $rc -eq 0 ] && echo ok || echo FOUND)"
+    printf '  %-22s %10s executions  %6s edges  %6s features  %5d s  %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
+        $((SECONDS - start)) "$([ $rc -eq 0 ] && echo ok || echo FOUND)"
     if [ $rc -ne 0 ]; then
         failed=1
         grep -E 'ERROR|SUMMARY|fuzz: property|Test unit written|timeout|out-of-memory' "$log" | head -8 | sed 's/^/    /'
