@@ -426,6 +426,30 @@ Test(comm, shape_mismatch_names_both_sides, .timeout = 10) {
     pp__result_free(&res);
 }
 
+/* The same with an eager send posted well before the receive: the mismatch is found against the transport's own
+ * copy, which it frees (make asan holds the order: the copy was once read after its free, which fuzz_server
+ * found). */
+static void step_wrong_shape_late_recv(pp_rank *r) {
+    int tag = T(PP_FWD, 2, 1);
+    if (r->id == 0) {
+        pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, r->cfg->hidden, PP_F32, r->id);
+        pp_send(r, t, 1, tag);
+    } else {
+        sleep_ms(30);
+        pp_recv(r, 0, tag);
+    }
+}
+
+Test(comm, eager_shape_mismatch_names_both_sides, .timeout = 10) {
+    pp_run_config c;
+    pp_run_result res;
+    config(&c, 2, 1);
+    run(&c, step_wrong_shape_late_recv, &res);
+    cr_assert_eq(res.status, PP_ERR_SHAPE, "expected a shape mismatch, got status %d: %s", res.status, res.error);
+    ASSERT_HAS(res, "sent 1x");
+    pp__result_free(&res);
+}
+
 /* An eager send nobody receives completes on the sender's side, and is reported when the step ends. */
 static void step_unreceived(pp_rank *r) {
     if (r->id == 0) pp_send(r, act(r, 1.0f), 1, T(PP_FWD, 3, 1));

@@ -208,9 +208,10 @@ static void threads_post(pp_world *w, pp_request *req) {
             PP_ASSERT(v->error);
             v->error_status = PP_ERR_SHAPE;
             queue_remove(other, prev, peer);
+            /* st is the eager copy when there is one: read it before it goes */
+            v->msg_ready = s->msg_ready = st->ready;
             if (s->tp) pp__tensor_free((pp_tensor *)s->tp);
             s->tp = NULL;
-            v->msg_ready = s->msg_ready = st->ready;
             __atomic_store_n(&s->done, 1, __ATOMIC_RELEASE);
             __atomic_store_n(&v->done, 1, __ATOMIC_RELEASE);
             wake_rank(c, s->rank);
