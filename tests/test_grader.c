@@ -41,7 +41,8 @@ TestSuite(grader, .timeout = 120);
 Test(grader, solutions_full_marks_on_each_lab) {
     static const struct { const char *lab; int P, M, v; } cases[] = {
         {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2},
-        {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1},        {"zbv", 4, 8, 2},         {"dualpipev", 4, 8, 2}};
+        {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1},        {"zbv", 4, 8, 2},         {"dualpipev", 4, 8, 2},
+        {"loopedbfs", 4, 6, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_result r;
         grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
@@ -71,12 +72,13 @@ Test(grader, solutions_keep_full_marks_on_uneven_layouts) {
 Test(grader, untouched_lab_scores_zero) {
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
-    static const char *const labs[] = {"1f1b", "zbh1", "zbh2", "zbv", "dualpipev"};
+    static const struct { const char *lab; int v; } labs[] = {
+        {"1f1b", 1}, {"loopedbfs", 2}, {"zbh1", 1}, {"zbh2", 1}, {"zbv", 2}, {"dualpipev", 2}};
     for (size_t i = 0; i < sizeof labs / sizeof *labs; i++) {
         pp_test_result r;
-        grade(pristine, labs[i], 4, 8, labs[i][0] == 'z' && labs[i][2] == 'v' ? 2 : labs[i][0] == 'd' ? 2 : 1, &r);
-        cr_expect_eq(r.score, 0, "the untouched %s handout scored %g", labs[i], r.score);
-        cr_expect_lt(r.seconds, 5, "the untouched %s handout took %.1f s", labs[i], r.seconds);
+        grade(pristine, labs[i].lab, 4, 8, labs[i].v, &r);
+        cr_expect_eq(r.score, 0, "the untouched %s handout scored %g", labs[i].lab, r.score);
+        cr_expect_lt(r.seconds, 5, "the untouched %s handout took %.1f s", labs[i].lab, r.seconds);
         expect_failed_with(&r, "gradients", "all-zero gradients on every rank");
     }
     test_rm_tree(pristine);
@@ -410,6 +412,39 @@ Test(grader, zbh2_with_zbh1s_warmup_loses_the_latency_bubble) {
     cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
     expect_failed_with(&r, "bubble", "rank 0 runs 4 forwards before its first backward, the canonical ZB-H2 order 7: "
                                      "its warm-up is 3 forwards too short (bubble 0.4146 measured, 0.2727 in theory");
+}
+
+/* The depth-first order handed in for the breadth-first lab keeps full marks where messages are free and M is a
+ * multiple of P (the same bubble with fewer stashes: a better order); a message latency shows what breadth-first
+ * hides, and M not a multiple of P sends its groups past the last micro-batch. */
+Test(grader, depth_first_in_the_breadth_first_lab_loses_where_breadth_first_wins) {
+    pp_test_config c = {.lab = "loopedbfs", .P = 4, .M = 8, .v = 2, .steps = 2, .seed = 9, .time_limit_s = 20};
+    pp_test_result r;
+    test_grade_config("tests/broken/bfs-depth-first", &c, &r);
+    cr_expect_eq(r.score, r.max, "without latency the depth-first order measures the same bubble: %g/%g", r.score,
+                 r.max);
+    cr_expect(check_named(&r, "bubble")->passed && check_named(&r, "stash peak")->better, "%s / %s",
+              check_named(&r, "bubble")->msg, check_named(&r, "stash peak")->msg);
+    c.latency = 1;
+    test_grade_config("tests/broken/bfs-depth-first", &c, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 0 op 4 is F mb0 chunk 1; the canonical order runs F mb4 chunk 0 there "
+                                     "(bubble 0.3239 measured, 0.2381 in theory");
+    c.latency = 0, c.M = 6, c.v = 3;
+    test_grade_config("tests/broken/bfs-depth-first", &c, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_stage_forward: micro-batch 6 does not exist (M = 6)");
+}
+
+/* Breadth-first's deadlocks: blocking sends round the ring, each rank sending its first chunk's forwards while the
+ * last one sends it its next chunk's first input; and backwards that visit the chunks in the forwards' order. */
+Test(grader, breadth_first_deadlocks_show_their_cycles) {
+    pp_test_result r;
+    grade("tests/broken/bfs-blocking", "loopedbfs", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "rank 3 blocked in pp_send(dst=0, tag F mb0 vs4)");
+    cr_expect(strstr(r.error, "cycle: rank 0 -> rank 1 -> rank 2 -> rank 3 -> rank 0"), "%s", r.error);
+    grade("tests/broken/bfs-chunks-forward", "loopedbfs", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_DEADLOCK, "rank 3 blocked in pp_recv(src=0, tag B mb7 vs3)");
+    cr_expect(strstr(r.error, "waits to receive before it sends"), "%s", r.error);
 }
 
 /* The V's turn on rank P-1 sent as a message to itself: everything right but the message count, whose message

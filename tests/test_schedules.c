@@ -166,42 +166,67 @@ Test(schedules, zero_bubble_orders_reach_the_floor_and_zbh2_hides_latency) {
         }
 }
 
-/* The V rows reproduce PyTorch's classes op for op: tests/fixtures/torch-v-orders.txt holds torch 2.15's
- * pipeline_order of ScheduleZBVZeroBubble and ScheduleDualPipeV (tests/fixtures/dump-torch-v-orders.py wrote
- * it) for several P and M; "I" is an input half (a B whose W comes later), "B" a whole backward, "sS" stage S
- * (chunk 0 below P, chunk 1 from P on). */
-Test(schedules, v_orders_equal_pytorchs) {
-    FILE *f = fopen("tests/fixtures/torch-v-orders.txt", "r");
-    cr_assert(f, "tests/fixtures/torch-v-orders.txt is missing");
-    char line[8192], name[32];
-    int lines = 0, seen_zbv = 0, seen_dpv = 0;
+/* Compares every order of a fixture dumped from torch 2.15 with the kit's rows, op for op, and returns how many
+ * it compared. A line is "NAME P=.. M=.. [v=..] rank=..: TOKENS", a token Km.sS: "F" a forward, "I" an input half
+ * (a B whose W comes later), "W" a weight half, "B" a whole backward, of micro-batch m on virtual stage S. The V
+ * files name no v (two chunks: stage r and 2P-1-r); the looped ones do (chunk S div P of rank S mod P). */
+static int compare_fixture(const char *path, const char *const *names, int *seen) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s is missing", path);
+    char line[16384], name[32];
+    int lines = 0;
     while (fgets(line, sizeof line, f)) {
-        int P, M, r, at = 0;
-        if (line[0] == '#' || sscanf(line, "%31s P=%d M=%d rank=%d: %n", name, &P, &M, &r, &at) != 4) continue;
+        int P, M, v = 2, r, at = 0, vshape = 1;
+        if (line[0] == '#') continue;
+        if (sscanf(line, "%31s P=%d M=%d v=%d rank=%d: %n", name, &P, &M, &v, &r, &at) == 5) vshape = 0;
+        else if (sscanf(line, "%31s P=%d M=%d rank=%d: %n", name, &P, &M, &r, &at) != 4) continue;
         const pp_schedule_def *d = pp__schedule_def(name);
-        cr_assert(d, "no row %s", name);
-        seen_zbv |= !strcmp(name, "zbv"), seen_dpv |= !strcmp(name, "dualpipev");
-        pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, 2), sizeof *ops);
-        int n = d->order(P, M, 2, r, ops), k = 0;
+        cr_assert(d, "%s: no row %s", path, name);
+        cr_assert_eq(d->vshape, vshape, "%s: %s's placement is not the fixture's", path, name);
+        cr_assert_eq(allowed(d, P, M, v), 0, "%s: the kit's rules refuse %s P=%d M=%d v=%d, which torch runs", path,
+                     name, P, M, v);
+        for (int k = 0; names[k]; k++) seen[k] |= !strcmp(name, names[k]);
+        pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
+        int n = d->order(P, M, v, r, ops), k = 0;
         for (char *tok = strtok(line + at, " \n"); tok; tok = strtok(NULL, " \n"), k++) {
             char kind;
             int mb, stage;
             cr_assert_eq(sscanf(tok, "%c%d.s%d", &kind, &mb, &stage), 3, "bad token %s", tok);
-            int chunk = stage < P ? 0 : 1;
-            cr_assert_lt(k, n, "%s P=%d M=%d rank %d: torch has op %d (%s), the kit's order ends at %d", name, P, M, r,
-                         k, tok, n);
+            int chunk = vshape ? stage >= P : stage / P;
+            cr_assert(vshape ? (stage == r || stage == 2 * P - 1 - r) : stage % P == r, "%s P=%d M=%d v=%d rank %d: "
+                      "torch places stage %d on this rank", name, P, M, v, r, stage);
+            cr_assert_lt(k, n, "%s P=%d M=%d v=%d rank %d: torch has op %d (%s), the kit's order ends at %d", name, P,
+                         M, v, r, k, tok, n);
             const pp_sched_op *o = &ops[k];
             int later_w = 0;
             for (int j = k + 1; j < n; j++) later_w |= ops[j].kind == 'W' && ops[j].mb == o->mb && ops[j].chunk == o->chunk;
             char mine = o->kind == 'B' ? (later_w ? 'I' : 'B') : o->kind;
-            cr_expect(mine == kind && o->mb == mb && o->chunk == chunk, "%s P=%d M=%d rank %d op %d: torch %s, the kit "
-                      "%c%d chunk %d", name, P, M, r, k, tok, mine, o->mb, o->chunk);
+            cr_expect(mine == kind && o->mb == mb && o->chunk == chunk, "%s P=%d M=%d v=%d rank %d op %d: torch %s, the "
+                      "kit %c%d chunk %d", name, P, M, v, r, k, tok, mine, o->mb, o->chunk);
             if (mine != kind || o->mb != mb || o->chunk != chunk) break;
         }
-        cr_expect_eq(k, n, "%s P=%d M=%d rank %d: torch has %d ops, the kit %d", name, P, M, r, k, n);
+        cr_expect_eq(k, n, "%s P=%d M=%d v=%d rank %d: torch has %d ops, the kit %d", name, P, M, v, r, k, n);
         free(ops);
         lines++;
     }
     fclose(f);
-    cr_expect(seen_zbv && seen_dpv && lines > 50, "the fixture holds %d orders", lines);
+    return lines;
+}
+
+/* The V rows reproduce PyTorch's classes op for op: tests/fixtures/torch-v-orders.txt holds torch 2.15's
+ * pipeline_order of ScheduleZBVZeroBubble and ScheduleDualPipeV (tests/fixtures/dump-torch-v-orders.py wrote
+ * it) for several P and M. */
+Test(schedules, v_orders_equal_pytorchs) {
+    static const char *const names[] = {"zbv", "dualpipev", NULL};
+    int seen[2] = {0, 0}, lines = compare_fixture("tests/fixtures/torch-v-orders.txt", names, seen);
+    cr_expect(seen[0] && seen[1] && lines > 50, "the fixture holds %d orders", lines);
+}
+
+/* The looped rows too: tests/fixtures/torch-looped-orders.txt holds ScheduleLoopedBFS's orders at every M and
+ * ScheduleInterleaved1F1B's where M is a multiple of P, for P up to 8 and v up to 4
+ * (tests/fixtures/dump-torch-looped-orders.py). */
+Test(schedules, looped_orders_equal_pytorchs) {
+    static const char *const names[] = {"loopedbfs", "interleaved", NULL};
+    int seen[2] = {0, 0}, lines = compare_fixture("tests/fixtures/torch-looped-orders.txt", names, seen);
+    cr_expect(seen[0] && seen[1] && lines > 300, "the fixture holds %d orders", lines);
 }

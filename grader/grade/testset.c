@@ -60,6 +60,20 @@ static const pp_test_config interleaved_tests[] = {
     {.P = 6, .M = 12, .v = 2, .steps = 2, .seed = 64},
 };
 
+/* Breadth-first: M below P and not a multiple of it (depth-first refuses both), and latency, which it hides. */
+static const pp_test_config loopedbfs_tests[] = {
+    {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 131, .on_gpu = 1},
+    {.P = 2, .M = 5, .v = 2, .steps = 2, .seed = 132},
+    {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 133},
+    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 134},
+    {.P = 4, .M = 6, .v = 3, .steps = 2, .seed = 135, .on_gpu = 1},
+    {.P = 4, .M = 2, .v = 2, .steps = 2, .seed = 136},
+    {.P = 8, .M = 12, .v = 2, .steps = 2, .seed = 137},
+    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 138, .latency = 1.0},
+    {.P = 3, .M = 7, .v = 2, .steps = 2, .seed = 139, .latency = 0.5},
+    {.P = 2, .M = 4, .v = 4, .steps = 2, .seed = 140},
+};
+
 static const pp_test_config zbh1_tests[] = {
     {.P = 2, .M = 2, .v = 1, .steps = 2, .seed = 71},
     {.P = 2, .M = 6, .v = 1, .steps = 2, .seed = 72},
@@ -133,6 +147,7 @@ static const struct {
     {"gpipe", gpipe_tests, (int)(sizeof gpipe_tests / sizeof gpipe_tests[0])},
     {"1f1b", onef1b_tests, (int)(sizeof onef1b_tests / sizeof onef1b_tests[0])},
     {"interleaved", interleaved_tests, (int)(sizeof interleaved_tests / sizeof interleaved_tests[0])},
+    {"loopedbfs", loopedbfs_tests, (int)(sizeof loopedbfs_tests / sizeof loopedbfs_tests[0])},
     {"zbh1", zbh1_tests, (int)(sizeof zbh1_tests / sizeof zbh1_tests[0])},
     {"zbh2", zbh2_tests, (int)(sizeof zbh2_tests / sizeof zbh2_tests[0])},
     {"zbv", zbv_tests, (int)(sizeof zbv_tests / sizeof zbv_tests[0])},

@@ -58,6 +58,25 @@ static int interleaved_peak(int P, int M, int v, int r) { return min_int(2 * (P 
 /* The classic schedules' theoretical bubble (the warm-up's bubble part asks for it). */
 static double classic_bubble(int P, int M, int v) { return (double)(P - 1) / (v * M + P - 1); }
 
+/* Breadth-first (Lamy-Poirier, "Breadth-First Pipeline Parallelism", MLSys 2023), op for op PyTorch's
+ * ScheduleLoopedBFS (torch 2.15; tests/fixtures/torch-looped-orders.txt): the same looped placement as the
+ * depth-first order, every forward before any backward, chunk after chunk. In which order the micro-batches of a
+ * chunk run each way is lab 04's second question. */
+static int loopedbfs_order(int P, int M, int v, int r, pp_sched_op *ops) {
+    int n = 0;
+    for (int chunk = 0; chunk < v; chunk++)
+        for (int mb = 0; mb < M; mb++) ops[n++] = op_of('F', mb, chunk);
+    for (int chunk = v - 1; chunk >= 0; chunk--)
+        for (int mb = M - 1; mb >= 0; mb--) ops[n++] = op_of('B', mb, chunk);
+    return n;
+}
+
+static int loopedbfs_peak(int P, int M, int v, int r) { return v * M; }
+
+/* Depth-first's bubble once a chunk's micro-batches outlast a round of the ring (M >= P); with fewer, rank 0
+ * waits between its chunks, and the replay says how long. */
+static double loopedbfs_bubble(int P, int M, int v) { return M >= P ? classic_bubble(P, M, v) : -1; }
+
 /* Zero bubble (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): 1F1B with each backward split into its
  * input half B, which the previous stage waits for, and its weight half W, which nobody waits for. A warm-up of
  * w forwards, then F and B in turn, then the remaining B's; rank r runs each W only once r more backwards have
@@ -197,6 +216,9 @@ const pp_schedule_def pp__schedules[] = {
      .peak = interleaved_peak, .bubble = classic_bubble,
      .peak_hint = "run only the warm-up chunk-forwards the depth-first order needs before its first chunk-backward, "
                   "and free each stash right after its backward"},
+    {.name = "loopedbfs", .title = "looped BFS", .folder = "04-interleaved", .file = "loopedbfs",
+     .symbol = "pp_loopedbfs_step", .chunked = 1, .order = loopedbfs_order, .peak = loopedbfs_peak,
+     .bubble = loopedbfs_bubble},
     {.name = "zbh1", .title = "ZB-H1", .folder = "05-zerobubble", .file = "zbh1", .symbol = "pp_zbh1_step",
      .weight_halves = 1, .order = zbh1_order, .peak = zbh1_peak, .bubble = zb_bubble,
      .peak_hint = "hold a weight half back only while it fills time the rank would otherwise wait, keep the warm-up "
