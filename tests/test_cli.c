@@ -439,15 +439,17 @@ Test(cli, interleaved_defaults_to_two_chunks) {
     cr_expect(strstr(buf, "\nbubble: 0.1111 (theory 0.1111)\n") != NULL, "%s", buf);
 }
 
-/* --lab takes a lab's folder for every lab in it: the default set of 05-zerobubble is ZB-H1's and ZB-H2's. */
+/* --lab takes a lab's folder for every lab in it: the default set of 05-zerobubble is ZB-H1's, ZB-H2's and
+ * interleaved zero bubble's. */
 Test(cli, lab_folder_grades_every_lab_in_it) {
     static const struct {
-        const char *folder, *labs[2];
-    } cases[] = {{"05-zerobubble", {"zbh1", "zbh2"}}, {"06-vshape", {"zbv", "dualpipev"}}, {"02-gpipe", {"gpipe"}}};
+        const char *folder, *labs[3];
+    } cases[] = {{"05-zerobubble", {"zbh1", "zbh2", "zbinterleaved"}}, {"04-interleaved", {"interleaved", "loopedbfs"}},
+                 {"06-vshape", {"zbv", "dualpipev"}}, {"02-gpipe", {"gpipe"}}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_config *c = NULL;
-        int n = pp__suite_default(cases[i].folder, 0, &c), want = 0, seen[2] = {0, 0};
-        for (int l = 0; l < 2 && cases[i].labs[l]; l++) {
+        int n = pp__suite_default(cases[i].folder, 0, &c), want = 0, seen[3] = {0, 0, 0};
+        for (int l = 0; l < 3 && cases[i].labs[l]; l++) {
             int k;
             pp__testset(cases[i].labs[l], &k);
             want += k;
@@ -455,11 +457,11 @@ Test(cli, lab_folder_grades_every_lab_in_it) {
         cr_expect_eq(n, want, "%s: %d tests, expected %d", cases[i].folder, n, want);
         for (int k = 0; k < n; k++) {
             int mine = 0;
-            for (int l = 0; l < 2 && cases[i].labs[l]; l++)
+            for (int l = 0; l < 3 && cases[i].labs[l]; l++)
                 if (!strcmp(c[k].lab, cases[i].labs[l])) seen[l]++, mine = 1;
             cr_expect(mine, "%s grades %s", cases[i].folder, c[k].lab);
         }
-        for (int l = 0; l < 2 && cases[i].labs[l]; l++) cr_expect_gt(seen[l], 0, "%s leaves out %s", cases[i].folder,
+        for (int l = 0; l < 3 && cases[i].labs[l]; l++) cr_expect_gt(seen[l], 0, "%s leaves out %s", cases[i].folder,
                                                                       cases[i].labs[l]);
         free(c);
     }

@@ -42,7 +42,7 @@ Test(grader, solutions_full_marks_on_each_lab) {
     static const struct { const char *lab; int P, M, v; } cases[] = {
         {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2},
         {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1},        {"zbv", 4, 8, 2},         {"dualpipev", 4, 8, 2},
-        {"loopedbfs", 4, 6, 2}};
+        {"loopedbfs", 4, 6, 2}, {"zbinterleaved", 4, 6, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_result r;
         grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
@@ -73,7 +73,7 @@ Test(grader, untouched_lab_scores_zero) {
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     static const struct { const char *lab; int v; } labs[] = {
-        {"1f1b", 1}, {"loopedbfs", 2}, {"zbh1", 1}, {"zbh2", 1}, {"zbv", 2}, {"dualpipev", 2}};
+        {"1f1b", 1}, {"loopedbfs", 2}, {"zbh1", 1}, {"zbh2", 1}, {"zbinterleaved", 2}, {"zbv", 2}, {"dualpipev", 2}};
     for (size_t i = 0; i < sizeof labs / sizeof *labs; i++) {
         pp_test_result r;
         grade(pristine, labs[i].lab, 4, 8, labs[i].v, &r);
@@ -445,6 +445,24 @@ Test(grader, breadth_first_deadlocks_show_their_cycles) {
     grade("tests/broken/bfs-chunks-forward", "loopedbfs", 4, 8, 2, &r);
     test_expect_failed_run(&r, PP_ERR_DEADLOCK, "rank 3 blocked in pp_recv(src=0, tag B mb7 vs3)");
     cr_expect(strstr(r.error, "waits to receive before it sends"), "%s", r.error);
+}
+
+/* Interleaved zero bubble with lab 04's warm-up: the bubble holds, the memory does not, and the report names the
+ * warm-up's length before the peak it caused. With every weight half run at once, the bubble names the first one
+ * that ran too early. */
+Test(grader, interleaved_zero_bubbles_warmup_and_held_weight_halves_are_named) {
+    pp_test_result r;
+    grade("tests/broken/zbi-long-warmup", "zbinterleaved", 4, 8, 2, &r);
+    cr_expect(check_named(&r, "bubble")->passed, "%s", check_named(&r, "bubble")->msg);
+    expect_failed_with(&r, "stash peak", "rank 0 runs 11 forwards before its first backward, the canonical interleaved "
+                                         "zero bubble order 8: its warm-up is 3 forwards too long; so rank 0 held 11 "
+                                         "stashes at once, the zbinterleaved bound is 8");
+    cr_expect_eq(r.score, r.max - PP_PTS_PEAK);
+    grade("tests/broken/zbi-weight-at-once", "zbinterleaved", 4, 8, 2, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 1 runs the weight half of micro-batch 0 (chunk 1) too early, as its op 8: "
+                                     "the canonical order runs F mb3 chunk 1 there and holds that weight half back "
+                                     "until its op 10");
 }
 
 /* The V's turn on rank P-1 sent as a message to itself: everything right but the message count, whose message

@@ -222,11 +222,11 @@ Test(schedules, v_orders_equal_pytorchs) {
     cr_expect(seen[0] && seen[1] && lines > 50, "the fixture holds %d orders", lines);
 }
 
-/* The looped rows too: tests/fixtures/torch-looped-orders.txt holds ScheduleLoopedBFS's orders at every M and
- * ScheduleInterleaved1F1B's where M is a multiple of P, for P up to 8 and v up to 4
- * (tests/fixtures/dump-torch-looped-orders.py). */
+/* The looped rows too: tests/fixtures/torch-looped-orders.txt holds ScheduleLoopedBFS's orders at every M,
+ * ScheduleInterleaved1F1B's where M is a multiple of P and ScheduleInterleavedZeroBubble's at every M it takes, for
+ * P up to 8 and v up to 4 (tests/fixtures/dump-torch-looped-orders.py). */
 Test(schedules, looped_orders_equal_pytorchs) {
-    static const char *const names[] = {"loopedbfs", "interleaved", NULL};
-    int seen[2] = {0, 0}, lines = compare_fixture("tests/fixtures/torch-looped-orders.txt", names, seen);
-    cr_expect(seen[0] && seen[1] && lines > 300, "the fixture holds %d orders", lines);
+    static const char *const names[] = {"loopedbfs", "interleaved", "zbinterleaved", NULL};
+    int seen[3] = {0, 0, 0}, lines = compare_fixture("tests/fixtures/torch-looped-orders.txt", names, seen);
+    cr_expect(seen[0] && seen[1] && seen[2] && lines > 900, "the fixture holds %d orders", lines);
 }

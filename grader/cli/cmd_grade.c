@@ -51,8 +51,8 @@ static int grade_table(grade_opts *o, pp_flag *out) {
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
          .help = pp__impl_choices()},
         {.name = "--lab", .kind = PP_FLAG_STR, .to = &o->lab, .arg = "L",
-         .help = "all, a lab ({labs}) or a lab's folder, which grades every lab in it (05-zerobubble: zbh1 and "
-                 "zbh2)"},
+         .help = "all, a lab ({labs}) or a lab's folder, which grades every lab in it (05-zerobubble: zbh1, "
+                 "zbh2 and zbinterleaved)"},
         {.name = "--config", .kind = PP_FLAG_STR, .to = &o->cfgfile, .arg = "FILE",
          .help = "add the configurations of FILE (hidden tests)"},
         {.name = "--only-config", .kind = PP_FLAG_SET, .to = &o->only_config, .set = 1,

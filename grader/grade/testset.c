@@ -99,6 +99,20 @@ static const pp_test_config zbh2_tests[] = {
     {.P = 8, .M = 32, .v = 1, .steps = 2, .seed = 90, .latency = 1.0},
 };
 
+/* Interleaved zero bubble: M below P, between P and 2P (one round of M), and multiples of P; latency. */
+static const pp_test_config zbinterleaved_tests[] = {
+    {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 141},
+    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 142},
+    {.P = 4, .M = 4, .v = 2, .steps = 2, .seed = 143, .on_gpu = 1},
+    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 144},
+    {.P = 4, .M = 6, .v = 2, .steps = 2, .seed = 145},
+    {.P = 4, .M = 2, .v = 2, .steps = 2, .seed = 146},
+    {.P = 4, .M = 8, .v = 3, .steps = 2, .seed = 147},
+    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 148},
+    {.P = 4, .M = 8, .v = 2, .steps = 2, .seed = 149, .latency = 1.0},
+    {.P = 3, .M = 9, .v = 2, .steps = 2, .seed = 150, .latency = 0.5},
+};
+
 static const pp_test_config zbv_tests[] = {
     {.P = 2, .M = 2, .v = 2, .steps = 2, .seed = 91},
     {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 92},
@@ -150,6 +164,7 @@ static const struct {
     {"loopedbfs", loopedbfs_tests, (int)(sizeof loopedbfs_tests / sizeof loopedbfs_tests[0])},
     {"zbh1", zbh1_tests, (int)(sizeof zbh1_tests / sizeof zbh1_tests[0])},
     {"zbh2", zbh2_tests, (int)(sizeof zbh2_tests / sizeof zbh2_tests[0])},
+    {"zbinterleaved", zbinterleaved_tests, (int)(sizeof zbinterleaved_tests / sizeof zbinterleaved_tests[0])},
     {"zbv", zbv_tests, (int)(sizeof zbv_tests / sizeof zbv_tests[0])},
     {"dualpipev", dualpipev_tests, (int)(sizeof dualpipev_tests / sizeof dualpipev_tests[0])},
     {"dp1f1b", dp1f1b_tests, (int)(sizeof dp1f1b_tests / sizeof dp1f1b_tests[0])},

@@ -101,6 +101,41 @@ static int zbh1_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_
 /* ZB-H2: a longer warm-up than ZB-H1's; the extra forwards give every message time to arrive. */
 static int zbh2_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_order(M, r, 2 * (P - r - 1), ops); }
 
+/* Interleaved zero bubble, op for op PyTorch's ScheduleInterleavedZeroBubble (torch 2.15;
+ * tests/fixtures/torch-looped-orders.txt): interleaved 1F1B's chunk order over rounds of R = M / max(1, M div P)
+ * micro-batches, with every backward split. Its warm-up is one forward per hop shorter than Megatron-LM's; rank r
+ * holds its first r weight halves back, then runs the oldest one after each input half, and the rest at the end.
+ * Why the warm-up can be shorter here, and what the held weight halves fill, is lab 05's third question. */
+static int zbinterleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
+    int rounds = M / P > 1 ? M / P : 1, R = M / rounds, total = v * M, w = min_int((v - 1) * R + P - 1 - r, total);
+    int next_f[16] = {0}, next_b[16] = {0}, n = 0, nb = 0, nw = 0;
+    for (int k = 0; k < total + w; k++) {
+        if (k < total) {
+            int chunk = (k / R) % v;
+            ops[n++] = op_of('F', next_f[chunk]++, chunk);
+        }
+        if (k < w) continue;
+        int chunk = v - 1 - ((k - w) / R) % v;
+        ops[n++] = op_of('B', next_b[chunk]++, chunk);
+        nb++;
+        if (k - w >= r) ops[n++] = op_of('W', -1, -1), nw++;
+    }
+    while (nw < nb) ops[n++] = op_of('W', -1, -1), nw++;
+    /* the weight halves run in the input halves' order: the i-th W is the i-th B's */
+    for (int i = 0, j = 0; i < n; i++) {
+        if (ops[i].kind != 'W') continue;
+        while (ops[j].kind != 'B') j++;
+        ops[i].mb = ops[j].mb, ops[i].chunk = ops[j].chunk, j++;
+    }
+    return n;
+}
+
+/* Every rank's peak: a round's chunk-forwards per later chunk and one per rank of the ring, capped at vM. */
+static int zbinterleaved_peak(int P, int M, int v, int r) {
+    int rounds = M / P > 1 ? M / P : 1;
+    return min_int((v - 1) * (M / rounds) + P, v * M);
+}
+
 /* The stash peaks, counted from the order (the warm-up's peaks part asks for them). */
 static int zbh1_peak(int P, int M, int v, int r) { return min_int(min_int(P - r - 1, M) + 1 + r, M); }
 static int zbh2_peak(int P, int M, int v, int r) { return min_int(min_int(2 * (P - r - 1), M) + 1 + r, M); }
@@ -198,8 +233,8 @@ static int dualpipev_order(int P, int M, int v, int r, pp_sched_op *ops) {
 /* The stash peak of DualPipeV, counted as its order runs. */
 static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
 
-/* The zero-bubble schedules' theoretical bubble with F = B = W (lab 05 asks for the floor and why). */
-static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * M + P - 1) : -1; }
+/* The zero-bubble schedules' theoretical bubble with F = B = W, in chunk ops (lab 05 asks for the floor and why). */
+static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * v * M + P - 1) : -1; }
 
 
 const pp_schedule_def pp__schedules[] = {
@@ -227,6 +262,9 @@ const pp_schedule_def pp__schedules[] = {
      .weight_halves = 1, .order = zbh2_order, .peak = zbh2_peak, .bubble = zb_bubble,
      .peak_hint = "run no more warm-up forwards than hiding the messages needs, hold a weight half back only while "
                   "it fills a wait, and free each stash right after its weight half"},
+    {.name = "zbinterleaved", .title = "interleaved zero bubble", .folder = "05-zerobubble", .file = "zbinterleaved",
+     .symbol = "pp_zbinterleaved_step", .chunked = 1, .microbatches_rounds = 1, .weight_halves = 1,
+     .order = zbinterleaved_order, .peak = zbinterleaved_peak, .bubble = zb_bubble},
     {.name = "zbv", .title = "ZBV", .folder = "06-vshape", .file = "zbv", .symbol = "pp_zbv_step", .chunked = 1,
      .weight_halves = 1, .vshape = 1, .order = zbv_order, .peak = zbv_peak, .bubble = v_bubble,
      .peak_hint = "free each stash right after its weight half, and compare your warm-up with the canonical "

@@ -33,6 +33,8 @@ typedef struct pp_schedule_def {
     int one_microbatch;        /* 1: M = 1 (the whole batch at once) */
     int microbatches_per_rank; /* 1: M must be a multiple of P */
     int microbatches_2v;       /* 1: M must be at least the 2P virtual stages (DualPipeV) */
+    int microbatches_rounds;   /* 1: M must be a multiple of its rounds, max(1, M div P), each of M / rounds
+                                  micro-batches (PyTorch's interleaved zero bubble) */
     int free_phases;           /* 1: the order inside the forward phase and inside the backward phase is free,
                                   and a weight half may wait (only the phases are graded: GPipe) */
     int weight_halves;         /* 1: the order says where each backward is split into 'B' and 'W' and where each
@@ -56,8 +58,8 @@ typedef struct pp_schedule_def {
 /* Every row's step function, for the schedule driver, which must name them at link time (weak references:
  * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
-    X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbv_step) X(pp_dualpipev_step) X(pp_dp1f1b_step) \
-    X(pp_dpinterleaved_step)
+    X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbinterleaved_step) X(pp_zbv_step) \
+    X(pp_dualpipev_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))
