@@ -112,6 +112,7 @@ Test(cli, bad_input_gets_one_clear_line) {
         {"run --schedule gpipe --stages 4 --microbatches 6 --bogus", "unknown flag '--bogus'"},
         {"run --schedule pipedream", "unknown schedule 'pipedream'"},
         {"run --schedule interleaved --stages 4 --microbatches 6 --chunks 2", "multiple of the stage count"},
+        {"run --schedule zbinterleaved --stages 4 --microbatches 9", "9 micro-batches make 2 rounds, which do not divide them"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layers 3", "--layers 3 is fewer than the 4 virtual stages"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layout 1,2", "names 2 virtual stages; this run has 4"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layers 5 --layout first:3,last:3",
