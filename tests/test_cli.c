@@ -99,6 +99,48 @@ Test(cli, trace_csv_header_and_rows) {
     cr_expect_eq(rows, 4 + 4 + 4 + 4, "F, B, SEND and RECV rows, got %d", rows);
 }
 
+/* --export-order writes what a run ran, as PyTorch's compute-only CSV: the reference solutions run their
+ * canonical orders, so a real run's file and --canonical's are the same bytes, for whole backwards (1f1b), split
+ * ones (zbh1: I and W cells) and the V (zbv: stage 2P-1-r on rank r); a step's order, not the clock, is written. */
+Test(cli, exported_orders_are_what_the_run_ran) {
+    static const char *const runs[] = {"--schedule 1f1b --stages 3 --microbatches 4",
+                                       "--schedule zbh1 --stages 2 --microbatches 3",
+                                       "--schedule zbv --stages 2 --microbatches 3 --chunks 2"};
+    for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
+        char ran[] = "/tmp/pplab-order-XXXXXX.csv", ideal[] = "/tmp/pplab-order-XXXXXX.csv", args[512];
+        close(mkstemps(ran, 4));
+        close(mkstemps(ideal, 4));
+        snprintf(args, sizeof args, "run --impl solutions %s --comm-latency 0.5 --export-order %s", runs[i], ran);
+        cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+        snprintf(args, sizeof args, "run --canonical %s --export-order %s", runs[i], ideal);
+        cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+        cr_expect(strstr(buf, "written to") && strstr(buf, "compute-only schedule CSV"), "%s", buf);
+        char a[4096] = "", b[4096] = "";
+        FILE *f = fopen(ran, "rb"), *g = fopen(ideal, "rb");
+        cr_assert(f && g);
+        size_t na = fread(a, 1, sizeof a - 1, f), nb = fread(b, 1, sizeof b - 1, g);
+        fclose(f), fclose(g), unlink(ran), unlink(ideal);
+        cr_expect(na == nb && !memcmp(a, b, na), "%s: the run wrote\n%s\n--canonical wrote\n%s", runs[i], a, b);
+        /* rank 1 of ZB-H1 holds a weight half back; rank 0 of ZBV holds virtual stage 2P-1 = 3 */
+        if (i == 1) cr_expect(strstr(a, "\r\n1F0,1I0,1F1,1I1,1W0,") != NULL, "ZB-H1: %s", a);
+        if (i == 2) cr_expect(strstr(a, "0F0,0F1,0F2,3F0,3I0,3W0,") == a, "ZBV: %s", a);
+    }
+    /* an order of a student's own is exported as it ran: first in, first out inside a chunk */
+    char own[] = "/tmp/pplab-order-XXXXXX.csv", args[512], text[4096] = "";
+    close(mkstemps(own, 4));
+    snprintf(args, sizeof args, "run --impl tests/valid/bfs-backward-fifo --schedule loopedbfs --stages 2 --chunks 2 "
+             "--microbatches 3 --export-order %s", own);
+    cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    FILE *f = fopen(own, "rb");
+    cr_assert(f);
+    text[fread(text, 1, sizeof text - 1, f)] = 0;
+    fclose(f), unlink(own);
+    cr_expect(strstr(text, "0F0,0F1,0F2,2F0,2F1,2F2,2B0,2B1,2B2,0B0,0B1,0B2\r\n") == text, "%s", text);
+    cr_expect_neq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --export-order o.txt"),
+                  0);
+    cr_expect(strstr(buf, "--export-order o.txt: name the file .csv") != NULL, "%s", buf);
+}
+
 Test(cli, cuda_without_gpu_says_so) {
     int rc = pplab(buf, sizeof buf, "run --impl solutions --schedule gpipe --stages 2 --microbatches 2 --backend cuda");
     if (rc == 0) cr_skip_test("a CUDA device is present here: the no-device message cannot be provoked");

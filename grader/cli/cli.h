@@ -18,6 +18,7 @@ typedef struct pp_cli_run {
     unsigned given;            /* which of --schedule, --stages, --microbatches, --chunks were given (PP_CLI_GIVEN_*) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
+    const char *export_order;  /* --export-order FILE.csv: the order as PyTorch's compute-only CSV */
 } pp_cli_run;
 
 enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8 };

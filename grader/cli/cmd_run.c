@@ -20,6 +20,7 @@
 #include "checks_dp.h"
 #include "exposed.h"
 #include "timeline.h"
+#include "orderfile.h"
 #include "tracefile.h"
 #include "transport.h"
 
@@ -145,6 +146,12 @@ static int run_table(run_opts *r, pp_flag *out) {
                  "each op whose output crossed a boundary to the op that used it; 1 ms on the viewer's ruler = 1 "
                  "virtual unit)",
          .dflt = "not written"},
+        {.name = "--export-order", .kind = PP_FLAG_STR, .to = &o->export_order, .arg = "FILE.csv",
+         .help = "write the order step 1 ran (with --canonical, the canonical one) as PyTorch's compute-only "
+                 "schedule CSV, which _PipelineScheduleRuntime._load_csv reads: a row per rank, a cell per action "
+                 "(0F3 forward, 1I3 input half, 1W3 weight half, 0B3 whole backward; stage, kind, micro-batch); "
+                 "replica 0's ranks under --dp",
+         .dflt = "not written"},
         {.name = "--in-process", .kind = PP_FLAG_SET, .to = &r->in_process, .set = 1,
          .help = "run the schedule inside pplab, unsandboxed, for gdb, ASan and printf debugging: trusted code only "
                  "(grading always sandboxes it)"},
@@ -228,6 +235,19 @@ static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const ch
     return pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix);
 }
 
+/* --export-order: the order of P ranks' traces as PyTorch's CSV, and a line that says so. Returns 0, or 1 when the
+ * file could not be written. */
+static int export_order(const pp_trace *traces, int P, const char *path, const char *what) {
+    char err[512];
+    fflush(stdout); /* the figures first, then the line about the file, also where both go to one pipe */
+    if (pp__orderfile_write(traces, P, path, err, sizeof err)) {
+        fprintf(stderr, "pplab run: %s\n", err);
+        return 1;
+    }
+    fprintf(stderr, "pplab run: %s written to %s as PyTorch's compute-only schedule CSV (%d rows)\n", what, path, P);
+    return 0;
+}
+
 /* --canonical: the ideal schedule, replayed under the virtual clock without running any code: the picture to
  * compare a run with, and what the warm-up asks students to draw before they have a schedule of their own. */
 static int run_canonical(const pp_cli_run *o) {
@@ -270,6 +290,7 @@ static int run_canonical(const pp_cli_run *o) {
         fprintf(stderr, "pplab run: trace of the canonical schedule written to %s (%s)\n", o->trace,
                 pp__tracefile_describe(tr, c->P, o->trace, what, sizeof what));
     }
+    if (o->export_order && export_order(tr, c->P, o->export_order, "the canonical order")) rc = 1;
     if (o->plot && plot_run(o, tr, 1, " (canonical)")) rc = 1;
     for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
     free(tr);
@@ -350,6 +371,9 @@ static int run_main(int argc, char **argv) {
         pp__cli_fail("run", "unknown transport '%s': use threads, mpi or nccl", o.cfg.transport);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.trace && pp__cli_writable(o.trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
+    if (o.export_order && pp__orderfile_name_check(o.export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o.export_order && pp__cli_writable(o.export_order, err, sizeof err))
+        pp__cli_fail("run", "--export-order %s", err);
     if (hid.dump_grads && pp__cli_writable(hid.dump_grads, err, sizeof err))
         pp__cli_fail("run", "--dump-grads %s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
@@ -452,6 +476,7 @@ static int run_main(int argc, char **argv) {
                 hid.dump_grads);
         rc = 1;
     }
+    if (o.export_order && export_order(res.traces, P / res.D, o.export_order, "the order of step 1")) rc = 1;
     if (o.plot && plot_run(&o, res.traces, res.D, "")) rc = 1;
     pp__result_free(&res);
     return rc;

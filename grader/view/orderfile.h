@@ -1,0 +1,20 @@
+/* orderfile.h: a run's order as PyTorch writes one, the compute-only CSV of torch.distributed.pipelining's
+ * _PipelineScheduleRuntime (_dump_csv, _load_csv): one row per rank, one cell per compute action, "SkN" with S the
+ * action's stage (the kit's virtual stage), k its kind and N its micro-batch. The kinds: F a forward, I an input
+ * half whose weight half is an action of its own, W that weight half, B a whole backward. */
+#ifndef PP_ORDERFILE_H
+#define PP_ORDERFILE_H
+
+#include <stddef.h>
+
+#include "trace.h"
+
+/* Writes the compute ops of traces[0..P-1], each rank's in the order it ran them, to path, rows ended by "\r\n"
+ * as Python's csv module writes them. A run of D replicas passes its first P traces (replica 0). Returns 0, or -1
+ * with the one-line reason in err (a name not ending in .csv, a file that cannot be written). */
+int pp__orderfile_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen);
+
+/* 0 when path ends in ".csv", else -1 with the reason in err: checked before a run. */
+int pp__orderfile_name_check(const char *path, char *err, size_t errlen);
+
+#endif /* PP_ORDERFILE_H */

@@ -1,0 +1,130 @@
+# Every schedule of the kit's table, exported by `pplab run --canonical --export-order F.csv`, loaded by torch's
+# own _PipelineScheduleRuntime._load_csv (which validates the order and lowers it to one with communication), and
+# checked three ways: torch's pipeline_order is the file's order, torch's _dump_csv writes the same bytes back, and
+# where torch has a class for the schedule, its own pipeline_order (compute actions) is the kit's.
+#   python3 tests/torch/orders_roundtrip.py BUILD        (tests/test_torch.c runs it where torch is installed)
+# Prints one line per schedule and a closing "N passed, N failed" line; exits 1 on any failure.
+import csv, os, re, subprocess, sys, tempfile, types, warnings
+
+warnings.filterwarnings("ignore")
+from torch.distributed.pipelining import schedules as S
+
+build = sys.argv[1] if len(sys.argv) > 1 else "build"
+pplab = os.path.join(build, "pplab")
+
+# torch's classes by the kit's schedule names; None where torch computes no order to compare (GPipe and 1F1B run
+# their single stage directly; the rest are the kit's own)
+CLASSES = {"interleaved": S.ScheduleInterleaved1F1B, "loopedbfs": S.ScheduleLoopedBFS,
+           "zbinterleaved": S.ScheduleInterleavedZeroBubble, "zbv": S.ScheduleZBVZeroBubble,
+           "dualpipev": S.ScheduleDualPipeV}
+
+
+def kit_schedules():
+    """The schedule table's names, as pplab lists them when refusing an unknown one."""
+    out = subprocess.run([pplab, "run", "--canonical", "--schedule", "?"], capture_output=True, text=True).stderr
+    m = re.search(r"unknown schedule '\?': use (.*?)(?: \(see|$)", out, re.M)
+    if not m:
+        sys.exit(f"cannot read the schedule names from pplab: {out!r}")
+    names = m.group(1).replace(" or ", ", ").split(", ")
+    return [n.strip() for n in names if n.strip()]
+
+
+def export(name, P, M, v):
+    """The kit's canonical order as a CSV file's bytes, or None where the kit refuses the configuration."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "order.csv")
+        args = [pplab, "run", "--canonical", "--schedule", name, "--stages", str(P), "--microbatches", str(M),
+                "--chunks", str(v), "--export-order", path]
+        r = subprocess.run(args, capture_output=True, text=True)
+        if r.returncode == 2:
+            return None
+        if r.returncode != 0 or not os.path.exists(path):
+            raise RuntimeError(f"{' '.join(args)} failed: {r.stderr.strip()}")
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def runtime(P, M, stages):
+    """A _PipelineScheduleRuntime with what _load_csv and its lowering read, and no process group."""
+    R = S._PipelineScheduleRuntime
+    o = R.__new__(R)
+    o.pipeline_order, o._stages = {}, []
+    o.pp_group_size, o._n_microbatches, o._num_stages = P, M, stages
+    o._unshard_lookahead, o._max_active_stages = "full", 3
+    o._defer_pp_recv = o._defer_reduce_grad_wait = False
+    o._max_outstanding_sends = None
+    return o
+
+
+def compute_tokens(actions):
+    """torch's actions as the CSV writes them, bubbles (None) left out, an overlapped pair as its two actions."""
+    out = []
+    for a in actions:
+        if a is None:
+            continue
+        for sub in (a.sub_actions or (a,)):
+            out.append(str(sub))
+    return out
+
+
+def class_order(cls, P, M, v):
+    """The compute order torch's class computes for (P, M, v), without building stages or a process group."""
+    rounds = max(1, M // P)
+    me = types.SimpleNamespace(pp_group_size=P, _n_microbatches=M, n_local_stages=v, _stages=[None] * v,
+                               microbatches_per_round=M // rounds, num_stages=P * v)
+    return {r: compute_tokens(cls._calculate_single_rank_operations(me, r)) for r in range(P)}
+
+
+def check(name, P, M, v):
+    data = export(name, P, M, v)
+    if data is None:
+        return None
+    rows = list(csv.reader(data.decode().splitlines()))
+    with tempfile.TemporaryDirectory() as d:
+        path, back = os.path.join(d, "order.csv"), os.path.join(d, "back.csv")
+        with open(path, "wb") as f:
+            f.write(data)
+        o = runtime(P, M, P * v)
+        o._load_csv(path)  # validates and lowers, or raises
+        mine = {r: [str(a) for a in o.pipeline_order[r]] for r in o.pipeline_order}
+        if mine != {r: row for r, row in enumerate(rows)}:
+            return f"torch read {mine} from {rows}"
+        if not o.pipeline_order_with_comms or any(not v for v in o.pipeline_order_with_comms.values()):
+            return "torch's lowering left a rank without actions"
+        o._dump_csv(back, format="compute_only")
+        with open(back, "rb") as f:
+            if f.read() != data:
+                return "torch's _dump_csv wrote other bytes than the kit's file"
+    cls = CLASSES.get(name)
+    if cls is not None:
+        theirs = class_order(cls, P, M, v)
+        for r in range(P):
+            if theirs[r] != rows[r]:
+                return f"rank {r}: torch's {cls.__name__} runs {theirs[r]}, the kit {rows[r]}"
+    return ""
+
+
+passed = failed = 0
+for name in kit_schedules():
+    tried = 0
+    for P in (2, 3, 4):
+        for v in (1, 2, 3):
+            for M in (1, P - 1, P, P + 1, 2 * P, 3 * P):
+                if M < 1:
+                    continue
+                why = check(name, P, M, v)
+                if why is None:
+                    continue
+                tried += 1
+                if why:
+                    failed += 1
+                    print(f"FAIL {name} P={P} M={M} v={v}: {why}")
+                else:
+                    passed += 1
+    own = f" with torch's {CLASSES[name].__name__}" if name in CLASSES else ""
+    print(f"{name}: {tried} orders exported, loaded by torch and compared{own}")
+    if tried == 0:
+        failed += 1
+        print(f"FAIL {name}: no configuration exported")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
