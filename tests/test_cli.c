@@ -136,9 +136,103 @@ Test(cli, exported_orders_are_what_the_run_ran) {
     text[fread(text, 1, sizeof text - 1, f)] = 0;
     fclose(f), unlink(own);
     cr_expect(strstr(text, "0F0,0F1,0F2,2F0,2F1,2F2,2B0,2B1,2B2,0B0,0B1,0B2\r\n") == text, "%s", text);
-    cr_expect_neq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 --export-order o.txt"),
-                  0);
+    cr_expect_neq(pplab(buf, sizeof buf, "run --canonical --schedule gpipe --stages 2 --microbatches 2 "
+                                         "--export-order o.txt"), 0);
     cr_expect(strstr(buf, "--export-order o.txt: name the file .csv") != NULL, "%s", buf);
+}
+
+/* Writes text to a fresh /tmp file named path (a mkstemps template ending in .csv). */
+static void write_csv(char *path, const char *text) {
+    int fd = mkstemps(path, 4);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+/* --order runs an order read from PyTorch's CSV on the model and the clock and grades it as the schedule named:
+ * the canonical order exported and run again keeps full marks with the canonical bubble; GPipe's order graded as
+ * 1F1B loses the memory points with the warm-up named; an order that deadlocks is reported as code's is; and a
+ * file the kit cannot run is refused in one line that names its row and cell. */
+Test(cli, an_order_from_a_csv_is_run_and_graded) {
+    char path[] = "/tmp/pplab-order-XXXXXX.csv", args[512], ideal[4096];
+    close(mkstemps(path, 4));
+    snprintf(args, sizeof args, "run --canonical --schedule zbh1 --stages 3 --microbatches 6 --export-order %s", path);
+    cr_assert_eq(pplab(ideal, sizeof ideal, args), 0, "%s", ideal);
+    snprintf(args, sizeof args, "run --order %s --schedule zbh1", path);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    cr_expect(strstr(buf, "bubble: 0.1000 (theory 0.1000)") && strstr(ideal, "bubble: 0.1000 (theory 0.1000)"),
+              "the canonical order, run: %s", buf);
+    cr_expect(strstr(buf, "as zbh1 P=3 M=6 v=1") && strstr(buf, "12/12  ok"), "%s", buf);
+    snprintf(args, sizeof args, "run --canonical --schedule gpipe --stages 4 --microbatches 8 --export-order %s", path);
+    cr_assert_eq(pplab(buf, sizeof buf, args), 0, "%s", buf);
+    snprintf(args, sizeof args, "run --order %s --schedule 1f1b", path);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 1, "%s", buf);
+    cr_expect(strstr(buf, "stash peak (0/2): rank 0 runs 8 forwards before its first backward, the canonical 1F1B "
+                          "order 4"), "%s", buf);
+    snprintf(args, sizeof args, "run --order %s --schedule gpipe --microbatches 2", path);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 2);
+    cr_expect(strstr(buf, "names micro-batch 7, but --microbatches is 2") != NULL, "%s", buf);
+    snprintf(args, sizeof args, "run --order %s", path);
+    cr_expect_eq(pplab(buf, sizeof buf, args), 2);
+    cr_expect(strstr(buf, "--order needs --schedule") != NULL, "%s", buf);
+    unlink(path);
+    static const struct { const char *text, *schedule, *needle; } bad[] = {
+        {"0B0,0F0\r\n1F0,1B0\r\n", "gpipe", "cycle: rank 0 -> rank 1 -> rank 0"},
+        {"0F0,0X0\r\n", "gpipe", ":1:2: '0X0' is not a compute action"},
+        {"0F0,0SEND_F0\r\n1F0\r\n", "gpipe", "write the compute-only format"},
+        {"1F0\r\n0F0\r\n", "gpipe", "row 1, action 1: stage 1 on rank 0"},
+        {"0F0,3F0,3B0,0B0\r\n1F0,2F0,2B0,1B0\r\n", "1f1b", "places its stages in a V, and 1F1B places them looped"},
+        {"0F99999999\r\n", "gpipe", "is out of range"},
+        {"\r\n\r\n", "gpipe", "no action in it"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char p[] = "/tmp/pplab-order-XXXXXX.csv";
+        write_csv(p, bad[i].text);
+        snprintf(args, sizeof args, "run --order %s --schedule %s", p, bad[i].schedule);
+        cr_expect_neq(pplab(buf, sizeof buf, args), 0, "%s", bad[i].text);
+        cr_expect(strstr(buf, bad[i].needle) != NULL, "%s: %s", bad[i].text, buf);
+        unlink(p);
+    }
+}
+
+/* The file's bytes into buf (NUL-terminated, cut to len), then the file removed. */
+static void slurp_rm(const char *path, char *text, size_t len) {
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s was not written", path);
+    text[fread(text, 1, len - 1, f)] = 0;
+    fclose(f);
+    unlink(path);
+}
+
+/* Every single-pipeline row of the schedule table, on the first configuration of its default tests: its canonical
+ * order exported, run again by --order and exported from that run, is the same file, measures the same bubble and
+ * keeps full marks. */
+Test(cli, every_schedules_order_survives_the_round_trip_through_a_csv) {
+    int rows = 0;
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *d = &pp__schedules[i];
+        if (d->reduce != PP_REDUCE_NONE) continue;
+        int n;
+        const pp_test_config *t = pp__testset(d->name, &n);
+        cr_assert(n > 0);
+        char first[] = "/tmp/pplab-order-XXXXXX.csv", again[] = "/tmp/pplab-order-XXXXXX.csv", args[512];
+        char a[8192], b[8192], ideal[4096];
+        close(mkstemps(first, 4));
+        close(mkstemps(again, 4));
+        snprintf(args, sizeof args, "run --canonical --schedule %s --stages %d --microbatches %d --chunks %d "
+                 "--export-order %s", d->name, t->P, t->M, t->v, first);
+        cr_assert_eq(pplab(ideal, sizeof ideal, args), 0, "%s", ideal);
+        snprintf(args, sizeof args, "run --order %s --schedule %s --export-order %s", first, d->name, again);
+        cr_expect_eq(pplab(buf, sizeof buf, args), 0, "%s: %s", d->name, buf);
+        slurp_rm(first, a, sizeof a);
+        slurp_rm(again, b, sizeof b);
+        cr_expect_str_eq(a, b, "%s: the run of the exported order ran another", d->name);
+        const char *want = strstr(ideal, "bubble: "), *got = strstr(buf, "bubble: ");
+        cr_expect(want && got && !strncmp(want, got, strcspn(want, "(")) && strstr(buf, "  ok  "), "%s: %s vs %s",
+                  d->name, ideal, buf);
+        rows++;
+    }
+    cr_expect_geq(rows, 10, "only %d rows", rows);
 }
 
 Test(cli, cuda_without_gpu_says_so) {
@@ -154,7 +248,8 @@ Test(cli, bad_input_gets_one_clear_line) {
         {"run --schedule gpipe --stages 4 --microbatches 6 --bogus", "unknown flag '--bogus'"},
         {"run --schedule pipedream", "unknown schedule 'pipedream'"},
         {"run --schedule interleaved --stages 4 --microbatches 6 --chunks 2", "multiple of the stage count"},
-        {"run --schedule zbinterleaved --stages 4 --microbatches 9", "9 micro-batches make 2 rounds, which do not divide them"},
+        {"run --schedule zbinterleaved --stages 4 --microbatches 9",
+         "9 micro-batches make 2 rounds, which do not divide them"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layers 3", "--layers 3 is fewer than the 4 virtual stages"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layout 1,2", "names 2 virtual stages; this run has 4"},
         {"run --schedule gpipe --stages 4 --microbatches 6 --layers 5 --layout first:3,last:3",

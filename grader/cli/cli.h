@@ -5,6 +5,7 @@
 #define PP_CLI_H
 
 #include "runtime.h"
+#include "schedule.h"
 
 /* Options of `pplab run` that are not the run's configuration itself. */
 typedef struct pp_cli_run {
@@ -19,6 +20,7 @@ typedef struct pp_cli_run {
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
     const char *export_order;  /* --export-order FILE.csv: the order as PyTorch's compute-only CSV */
+    const char *order;         /* --order FILE.csv: run the order in FILE instead of a lab */
 } pp_cli_run;
 
 enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8 };
@@ -118,6 +120,15 @@ void pp__cli_run_finish(pp_cli_run *o);
  * otherwise); call after the flags, before the configuration is checked. Returns 1 when it chose the chunks
  * of a schedule that could take others (interleaved), which the run then says. */
 int pp__cli_run_defaults(pp_cli_run *o);
+
+/* --order: reads o->order into s (freed with pp__schedule_free) and settles o's shape from it: --stages from its
+ * rows, --chunks from its stages, --microbatches from its largest micro-batch unless given (at least that); dies
+ * with one line on a file it cannot read, a placement or shape the named schedule does not have, --canonical,
+ * --recompute, a data-parallel schedule or another transport. Call after the defaults, before the check. */
+void pp__cli_order_load(pp_cli_run *o, pp_schedule *s);
+/* Grades a completed --order run as pplab grade grades a test of c's schedule (the full-batch reference, every
+ * check), and prints the test's line and its failed checks. Returns 0 at full marks, else 1. */
+int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const char *path);
 
 extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
     pp__cli_grade_one;

@@ -21,6 +21,7 @@
 #include "exposed.h"
 #include "timeline.h"
 #include "orderfile.h"
+#include "orderrun.h"
 #include "tracefile.h"
 #include "transport.h"
 
@@ -152,6 +153,12 @@ static int run_table(run_opts *r, pp_flag *out) {
                  "(0F3 forward, 1I3 input half, 1W3 weight half, 0B3 whole backward; stage, kind, micro-batch); "
                  "replica 0's ranks under --dp",
          .dflt = "not written"},
+        {.name = "--order", .kind = PP_FLAG_STR, .to = &o->order, .arg = "FILE.csv",
+         .help = "run the order in FILE, PyTorch's compute-only schedule CSV (as --export-order or torch's "
+                 "_dump_csv writes it), on the model and the clock instead of a lab, and grade it with every check "
+                 "of pplab grade against --schedule's canonical order; its rows give --stages, its stages --chunks "
+                 "and its largest micro-batch --microbatches unless given",
+         .dflt = "a lab runs"},
         {.name = "--in-process", .kind = PP_FLAG_SET, .to = &r->in_process, .set = 1,
          .help = "run the schedule inside pplab, unsandboxed, for gdb, ASan and printf debugging: trusted code only "
                  "(grading always sandboxes it)"},
@@ -364,6 +371,8 @@ static int run_main(int argc, char **argv) {
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
     int chose_chunks = pp__cli_run_defaults(&o);
+    static pp_schedule file_order;
+    if (o.order) pp__cli_order_load(&o, &file_order), chose_chunks = 0;
     /* every choice is checked in every mode, --canonical's too, before anything runs */
     if (strcmp(o.cfg.backend, "cpu") && strcmp(o.cfg.backend, "cuda"))
         pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o.cfg.backend);
@@ -387,8 +396,11 @@ static int run_main(int argc, char **argv) {
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
     /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
-    pp_program prog = {.symbol = lab->symbol, .no_params = !hid.dump_grads};
-    int started = start_program(&o, &hid, lab, &prog, me);
+    /* --order grades its run: the gradients and weights come back */
+    pp_program prog = {.symbol = lab->symbol, .no_params = !hid.dump_grads && !o.order};
+    int started = 0;
+    if (o.order) pp__orderrun_set(&file_order), prog.fn = pp__orderrun_step;
+    else started = start_program(&o, &hid, lab, &prog, me);
     if (started) return me == 0 ? started : 0;
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
@@ -478,6 +490,7 @@ static int run_main(int argc, char **argv) {
     }
     if (o.export_order && export_order(res.traces, P / res.D, o.export_order, "the order of step 1")) rc = 1;
     if (o.plot && plot_run(&o, res.traces, res.D, "")) rc = 1;
+    if (o.order && ops && pp__cli_order_grade(&o.cfg, &res, o.order)) rc = 1;
     pp__result_free(&res);
     return rc;
 }

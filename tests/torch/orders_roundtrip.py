@@ -1,7 +1,8 @@
 # Every schedule of the kit's table, exported by `pplab run --canonical --export-order F.csv`, loaded by torch's
 # own _PipelineScheduleRuntime._load_csv (which validates the order and lowers it to one with communication), and
-# checked three ways: torch's pipeline_order is the file's order, torch's _dump_csv writes the same bytes back, and
-# where torch has a class for the schedule, its own pipeline_order (compute actions) is the kit's.
+# checked: torch's pipeline_order is the file's order, torch's _dump_csv writes the same bytes back, and where torch
+# has a class for the schedule, its own pipeline_order (compute actions) is the kit's, and that order, written as
+# torch writes it, runs under `pplab run --order` at full marks with the canonical bubble.
 #   python3 tests/torch/orders_roundtrip.py BUILD        (tests/test_torch.c runs it where torch is installed)
 # Prints one line per schedule and a closing "N passed, N failed" line; exits 1 on any failure.
 import csv, os, re, subprocess, sys, tempfile, types, warnings
@@ -67,12 +68,41 @@ def compute_tokens(actions):
     return out
 
 
-def class_order(cls, P, M, v):
-    """The compute order torch's class computes for (P, M, v), without building stages or a process group."""
+def class_actions(cls, P, M, v):
+    """The order torch's class computes for (P, M, v), bubbles and overlapped pairs as it keeps them, without
+    building stages or a process group."""
     rounds = max(1, M // P)
     me = types.SimpleNamespace(pp_group_size=P, _n_microbatches=M, n_local_stages=v, _stages=[None] * v,
                                microbatches_per_round=M // rounds, num_stages=P * v)
-    return {r: compute_tokens(cls._calculate_single_rank_operations(me, r)) for r in range(P)}
+    return {r: cls._calculate_single_rank_operations(me, r) for r in range(P)}
+
+
+def class_order(cls, P, M, v):
+    return {r: compute_tokens(a) for r, a in class_actions(cls, P, M, v).items()}
+
+
+def bubble_of(args):
+    """The measured bubble pplab prints for a run, and the whole output."""
+    r = subprocess.run([pplab, "run"] + args, capture_output=True, text=True)
+    m = re.search(r"^bubble: ([0-9.]+)", r.stdout, re.M)
+    return (m.group(1) if m else None), r.returncode, r.stdout + r.stderr
+
+
+def torch_order_runs(name, cls, P, M, v):
+    """torch's own order, written as its _dump_csv writes it (its bubbles as empty cells, an overlapped pair as one
+    cell), run by pplab run --order: it must measure the kit's canonical bubble and keep full marks."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "torch.csv")
+        with open(path, "w", newline="") as f:
+            w = csv.writer(f)
+            for r, actions in class_actions(cls, P, M, v).items():
+                w.writerow(actions)
+        ran, rc, out = bubble_of(["--order", path, "--schedule", name])
+    ideal, _, _ = bubble_of(["--canonical", "--schedule", name, "--stages", str(P), "--microbatches", str(M),
+                             "--chunks", str(v)])
+    if rc != 0 or ran is None or ran != ideal:
+        return f"torch's {cls.__name__} order run by --order measured {ran} (exit {rc}), the canonical {ideal}: {out}"
+    return ""
 
 
 def check(name, P, M, v):
@@ -101,6 +131,7 @@ def check(name, P, M, v):
         for r in range(P):
             if theirs[r] != rows[r]:
                 return f"rank {r}: torch's {cls.__name__} runs {theirs[r]}, the kit {rows[r]}"
+        return torch_order_runs(name, cls, P, M, v)
     return ""
 
 

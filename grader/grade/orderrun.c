@@ -1,0 +1,82 @@
+/* orderrun.c: an order from a file run on the kit's model (orderrun.h). */
+#include "orderrun.h"
+
+#include <stdlib.h>
+
+#include "error.h"
+#include "placement.h"
+
+static const pp_schedule *order;
+
+void pp__orderrun_set(const pp_schedule *s) { order = s; }
+
+/* What one rank holds while it runs its actions: stashes by (chunk, micro-batch), tensors passed on to itself
+ * across a V's turn by (virtual stage, micro-batch), and its sends in flight. */
+typedef struct rank_state {
+    pp_rank *r;
+    int P, M, S, me, vshape;
+    pp_stash **stash;
+    pp_tensor **y_here, **dx_here;
+    pp_request **sends;
+    int nsends;
+} rank_state;
+
+static void forward(rank_state *st, const pp_sched_op *o) {
+    pp_rank *r = st->r;
+    int vs = pp_virtual_stage(r, o->chunk), M = st->M;
+    pp_tensor *x = NULL;
+    if (vs > 0) {
+        int from = pp__place_rank(st->P, st->vshape, vs - 1);
+        x = from == st->me ? st->y_here[(vs - 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_FWD, o->mb, vs));
+    }
+    pp_tensor *y = pp_stage_forward(r, o->chunk, o->mb, x, &st->stash[o->chunk * M + o->mb]);
+    if (vs == st->S - 1) return;
+    int to = pp__place_rank(st->P, st->vshape, vs + 1);
+    if (to == st->me) st->y_here[vs * M + o->mb] = y;
+    else st->sends[st->nsends++] = pp_isend(r, y, to, pp_tag(PP_FWD, o->mb, vs + 1));
+}
+
+static void backward(rank_state *st, const pp_sched_op *o) {
+    pp_rank *r = st->r;
+    int vs = pp_virtual_stage(r, o->chunk), M = st->M;
+    pp_tensor *dy;
+    if (vs == st->S - 1) {
+        dy = pp_loss_grad(r, 1.0f / (float)M);
+    } else {
+        int from = pp__place_rank(st->P, st->vshape, vs + 1);
+        dy = from == st->me ? st->dx_here[(vs + 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_BWD, o->mb, vs));
+    }
+    pp_stash **sp = &st->stash[o->chunk * M + o->mb];
+    pp_tensor *dx = o->split ? pp_stage_backward_input(r, *sp, dy) : pp_stage_backward(r, *sp, dy);
+    if (!o->split) pp_stash_free(r, *sp), *sp = NULL;
+    if (vs == 0) return;
+    int to = pp__place_rank(st->P, st->vshape, vs - 1);
+    if (to == st->me) st->dx_here[vs * M + o->mb] = dx;
+    else st->sends[st->nsends++] = pp_isend(r, dx, to, pp_tag(PP_BWD, o->mb, vs - 1));
+}
+
+static void weight(rank_state *st, const pp_sched_op *o) {
+    pp_stash **sp = &st->stash[o->chunk * st->M + o->mb];
+    pp_stage_backward_weight(st->r, *sp);
+    pp_stash_free(st->r, *sp), *sp = NULL;
+}
+
+void pp__orderrun_step(pp_rank *r) {
+    const pp_schedule *s = order;
+    int me = pp_rank_id(r), P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), S = P * v;
+    size_t n = (size_t)s->n[me];
+    rank_state st = {.r = r, .P = P, .M = M, .S = S, .me = me, .vshape = s->vshape,
+                     .stash = pp__xcalloc((size_t)(v * M), sizeof *st.stash),
+                     .y_here = pp__xcalloc((size_t)(S * M), sizeof *st.y_here),
+                     .dx_here = pp__xcalloc((size_t)(S * M), sizeof *st.dx_here),
+                     .sends = pp__xcalloc(n + 1, sizeof *st.sends)};
+    for (size_t i = 0; i < n; i++) {
+        const pp_sched_op *o = &s->ops[me][i];
+        if (o->kind == 'F') forward(&st, o);
+        else if (o->kind == 'W') weight(&st, o);
+        else backward(&st, o);
+    }
+    pp_waitall(r, st.sends, st.nsends);
+    free(st.stash), free(st.y_here), free(st.dx_here), free(st.sends);
+    pp_optimizer_step(r);
+}
