@@ -53,6 +53,18 @@ Test(mpi, onef1b_p4_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule 1f1b --stages 4 --microbatches 8");
 }
 
+/* Breadth-first with M not a multiple of P. */
+Test(mpi, loopedbfs_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule loopedbfs --stages 4 --chunks 2 --microbatches 6");
+}
+
+/* Zero bubble on the loop: split backwards, weight halves held back, one round of six micro-batches. */
+Test(mpi, interleaved_zero_bubble_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule zbinterleaved --stages 4 --chunks 2 --microbatches 6");
+}
+
 Test(mpi, interleaved_p2_matches_threads, .timeout = 120) {
     need_mpi();
     if (!solution_exists("solutions/04-interleaved/interleaved.c"))
