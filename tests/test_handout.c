@@ -43,7 +43,7 @@ Test(handout, the_first_run_and_a_lab_at_a_time) {
     int rc = in_handout("make demo");
     cr_expect_eq(rc, 0, "make demo in a fresh handout exited %d:\n%s", rc, out);
     cr_expect(strstr(out, "GPU 0: F0 F1 F2 F3 F4 F5") != NULL, "no canonical timeline:\n%s", out);
-    cr_expect(strstr(out, "== Theory") && strstr(out, "interleaved    4   8   2  0.1579"), "no theory table:\n%s", out);
+    cr_expect(strstr(out, "== Theory") && strstr(out, "interleaved      4   8   2  0.1579"), "no theory table:\n%s", out);
     /* every lab starts at 0, and the total is the labs' own maxima added up */
     const char *score = strstr(out, "Score: 0/"), *by = strstr(out, "Score by lab:");
     int total = -1, sum = 0, labs = 0;
