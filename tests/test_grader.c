@@ -450,6 +450,21 @@ Test(grader, breadth_first_deadlocks_show_their_cycles) {
 /* Interleaved zero bubble with lab 04's warm-up: the bubble holds, the memory does not, and the report names the
  * warm-up's length before the peak it caused. With every weight half run at once, the bubble names the first one
  * that ran too early. */
+/* A whole backward where the weight half follows at once is the same work, but its input gradient waits for the
+ * weight half: named where another rank waits for it (rank 0's chunk 1 sends to rank 3), free on virtual stage 0
+ * (tests/valid/zbi-whole-backward-where-free keeps full marks in the sweep). */
+Test(grader, a_whole_backward_whose_gradient_another_rank_waits_for_is_named) {
+    pp_test_config c = {.lab = "zbinterleaved", .P = 4, .M = 2, .v = 2, .steps = 2, .seed = 9, .time_limit_s = 20};
+    pp_test_result r;
+    test_grade_config("tests/broken/zbi-whole-backward", &c, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    expect_failed_with(&r, "bubble", "rank 0 runs the backward of micro-batch 0 (chunk 1) whole, where the canonical "
+                                     "interleaved zero bubble order splits it: its input gradient leaves for rank 3 "
+                                     "only once the weight half is done too");
+    test_grade_config("tests/valid/zbi-whole-backward-where-free", &c, &r);
+    cr_expect_eq(r.score, r.max, "stage 0's whole backwards cost nothing: %g/%g", r.score, r.max);
+}
+
 Test(grader, interleaved_zero_bubbles_warmup_and_held_weight_halves_are_named) {
     pp_test_result r;
     grade("tests/broken/zbi-long-warmup", "zbinterleaved", 4, 8, 2, &r);

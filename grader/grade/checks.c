@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
+#include "placement.h"
 #include "schedule.h"
 #include "schedules.h"
 #include "tag.h"
@@ -238,8 +240,7 @@ static int canonical_weight_half(const pp_schedule *s, int r, int mb, int chunk)
 }
 
 /* 1 when rank r's canonical order holds the weight half of (mb, chunk) back: other ops run between its input half
- * and it, so running that backward whole costs time (where the weight half follows at once, a whole backward is
- * the same op). */
+ * and it, so running that backward whole costs time. */
 static int held_back(const pp_schedule *s, int r, int mb, int chunk) {
     int w = canonical_weight_half(s, r, mb, chunk);
     return w > 0 && !(s->ops[r][w - 1].kind == 'B' && s->ops[r][w - 1].mb == mb && s->ops[r][w - 1].chunk == chunk);
@@ -269,16 +270,30 @@ static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, cons
  * run's ops so far: only what ran is compared. */
 /* An order that places weight halves needs them: a whole backward where the canonical order holds its weight
  * half back is the first thing to say. Ranks in turn from prefer. */
+/* Where the weight half follows at once, a whole backward is the same work, but its input gradient is ready only
+ * once both halves are done: it costs time wherever another rank waits for that gradient (the previous virtual
+ * stage lives elsewhere), and nothing on the first virtual stage or across a V's turn. */
+static int gradient_leaves(const pp_run_config *c, int r, int vstage) {
+    return vstage > 0 && pp__place_rank(c->P, pp__config_vshape(c), vstage - 1) != r;
+}
+
 static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int prefer,
                                 char *msg, size_t len) {
+    const char *title = pp__schedule_def(c->schedule)->title;
     for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
         int r = rank_in_turn(q, prefer, c->P);
         for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
-            if (e->op == PP_OP_B && !(e->flags & PP_EV_SPLIT) && held_back(s, r, e->mb, e->chunk))
+            if (e->op != PP_OP_B || (e->flags & PP_EV_SPLIT)) continue;
+            if (held_back(s, r, e->mb, e->chunk))
                 snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
                          "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
-                         "order places it", r, e->mb, e->chunk, pp__schedule_def(c->schedule)->title);
+                         "order places it", r, e->mb, e->chunk, title);
+            else if (canonical_weight_half(s, r, e->mb, e->chunk) >= 0 && gradient_leaves(c, r, e->vstage))
+                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
+                         "%s order splits it: its input gradient leaves for rank %d only once the weight half is done "
+                         "too; pp_stage_backward_input, send, then pp_stage_backward_weight", r, e->mb, e->chunk,
+                         title, pp__place_rank(c->P, pp__config_vshape(c), e->vstage - 1));
         }
     }
 }
