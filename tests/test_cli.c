@@ -184,6 +184,7 @@ Test(cli, an_order_from_a_csv_is_run_and_graded) {
         {"0F0,3F0,3B0,0B0\r\n1F0,2F0,2B0,1B0\r\n", "1f1b", "places its stages in a V, and 1F1B places them looped"},
         {"0F99999999\r\n", "gpipe", "is out of range"},
         {"\r\n\r\n", "gpipe", "no action in it"},
+        {"(0F0;0B0)SOMETHING\r\n", "gpipe", "is not an overlapped pair"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char p[] = "/tmp/pplab-order-XXXXXX.csv";

@@ -121,9 +121,12 @@ static int parse_cell(order_rows *o, int r, const char *t, size_t len, char *why
     if (!len) return 0;
     if (*t == '(') {
         const char *close = memchr(t, ')', len);
-        if (!close) {
+        static const char pair[] = "OVERLAP_F_B";
+        size_t rest = close ? len - (size_t)(close + 1 - t) : 0;
+        if (!close || rest != sizeof pair - 1 || memcmp(close + 1, pair, rest)) {
             char cell[48];
-            snprintf(why, wlen, "'%s' opens a group it never closes", shown(t, len, cell, sizeof cell));
+            snprintf(why, wlen, "'%s' is not an overlapped pair: write it as torch does, (0F3;3B1)OVERLAP_F_B",
+                     shown(t, len, cell, sizeof cell));
             return -1;
         }
         for (const char *a = t + 1; a < close;) {
