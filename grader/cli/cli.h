@@ -126,8 +126,9 @@ int pp__cli_run_defaults(pp_cli_run *o);
  * with one line on a file it cannot read, a placement or shape the named schedule does not have, --canonical,
  * --recompute, a data-parallel schedule or another transport. Call after the defaults, before the check. */
 void pp__cli_order_load(pp_cli_run *o, pp_schedule *s);
-/* Grades a completed --order run as pplab grade grades a test of c's schedule (the full-batch reference, every
- * check), and prints the test's line and its failed checks. Returns 0 at full marks, else 1. */
+/* Grades a completed --order run as pplab grade grades a test of c's schedule (pp__schedule_lab_check: the
+ * full-batch reference, every check), and prints the test's line and its failed checks. Returns 0 at full marks,
+ * else 1. */
 int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const char *path);
 
 extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,

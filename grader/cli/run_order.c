@@ -4,11 +4,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checks.h"
 #include "cli.h"
 #include "orderfile.h"
-#include "reference.h"
 #include "report.h"
+#include "schedule_lab.h"
 
 /* The run the file describes, against the flags that were given: each of --stages, --chunks and --microbatches
  * either agrees with the file or is taken from it. */
@@ -67,19 +66,7 @@ int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const 
     out.cfg.latency = c->comm_latency;
     out.status = PP_OK;
     for (int k = 0; k < c->steps; k++) out.seconds += res->step_s[k];
-    pp_reference ref;
-    char err[1024];
-    int failed = pp__reference_run(c, 0, &ref, err, sizeof err);
-    if (!failed && !pp__checks_grads_ok(res, &ref)) {
-        pp__reference_free(&ref);
-        failed = pp__reference_run(c, 1, &ref, err, sizeof err);
-    }
-    if (failed) {
-        fprintf(stderr, "pplab run: the full-batch reference failed: %s\n", err);
-        return 1;
-    }
-    pp__checks_run(c, res, NULL, &ref, &out);
-    pp__reference_free(&ref);
+    pp__schedule_lab_check(c, res, NULL, NULL, &out);
     printf("graded as %s, every check of pplab grade:\n", c->schedule);
     pp__report_progress(stdout, &out, 1, 1, isatty(1) && !getenv("NO_COLOR"));
     return out.score == out.max ? 0 : 1;

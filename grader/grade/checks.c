@@ -268,15 +268,17 @@ static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, cons
 /* The first place where a rank's compute order differs from the canonical schedule (as the run split its
  * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
  * run's ops so far: only what ran is compared. */
-/* An order that places weight halves needs them: a whole backward where the canonical order holds its weight
- * half back is the first thing to say. Ranks in turn from prefer. */
-/* Where the weight half follows at once, a whole backward is the same work, but its input gradient is ready only
- * once both halves are done: it costs time wherever another rank waits for that gradient (the previous virtual
- * stage lives elsewhere), and nothing on the first virtual stage or across a V's turn. */
-static int gradient_leaves(const pp_run_config *c, int r, int vstage) {
-    return vstage > 0 && pp__place_rank(c->P, pp__config_vshape(c), vstage - 1) != r;
+/* The rank that waits for rank r's input gradient of vstage, or -1 where none does (the first virtual stage, or
+ * a V's turn, where the previous stage is r's own). Where the weight half follows at once, a whole backward is the
+ * same work, but its input gradient is ready only once both halves are done: that rank waits longer. */
+static int gradient_waiter(const pp_run_config *c, int r, int vstage) {
+    int to = vstage > 0 ? pp__place_rank(c->P, pp__config_vshape(c), vstage - 1) : r;
+    return to == r ? -1 : to;
 }
 
+/* An order that places weight halves needs them: a whole backward where the canonical order holds its weight
+ * half back, or where another rank waits for its input gradient, is the first thing to say. Ranks in turn from
+ * prefer. */
 static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int prefer,
                                 char *msg, size_t len) {
     const char *title = pp__schedule_def(c->schedule)->title;
@@ -285,15 +287,16 @@ static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, 
         for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (e->op != PP_OP_B || (e->flags & PP_EV_SPLIT)) continue;
+            int waiter = gradient_waiter(c, r, e->vstage);
             if (held_back(s, r, e->mb, e->chunk))
                 snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
                          "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
                          "order places it", r, e->mb, e->chunk, title);
-            else if (canonical_weight_half(s, r, e->mb, e->chunk) >= 0 && gradient_leaves(c, r, e->vstage))
+            else if (canonical_weight_half(s, r, e->mb, e->chunk) >= 0 && waiter >= 0)
                 snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
                          "%s order splits it: its input gradient leaves for rank %d only once the weight half is done "
                          "too; pp_stage_backward_input, send, then pp_stage_backward_weight", r, e->mb, e->chunk,
-                         title, pp__place_rank(c->P, pp__config_vshape(c), e->vstage - 1));
+                         title, waiter);
         }
     }
 }

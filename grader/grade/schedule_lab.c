@@ -102,12 +102,8 @@ static void schedule_fail(const pp_test_config *tc, pp_status st, const char *ms
     pp__checks_failed_run(&rc, st, msg, NULL, NULL, out);
 }
 
-/* Grades a finished run against the full-batch reference and the theory: the checks of checks.c, and the timeline
- * picture when a plot folder is set. plain is the same run without recomputation (recomputation configs only),
- * else NULL. given is the reference computed for rc, which this call takes over (emptied), or NULL to compute it
- * here. */
-static void check_run(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
-                      const pp_run_result *plain, pp_reference *given, pp_test_result *out) {
+void pp__schedule_lab_check(const pp_run_config *rc, const pp_run_result *res, const pp_run_result *plain,
+                            pp_reference *given, pp_test_result *out) {
     char err[1024];
     if (res->status != PP_OK) {
         pp__checks_failed_run(rc, res->status, res->error, res->traces, res->waiting_tag, out);
@@ -115,11 +111,6 @@ static void check_run(const pp_test_config *tc, const pp_run_config *rc, const p
         return;
     }
     out->bubble = res->bubble;
-    if (pp__runopts_plot_dir()) {
-        char name[96];
-        pp__test_name(tc, name, sizeof name);
-        plot_pair(rc, res, name);
-    }
     if (pp__checks_zero_grads(rc, res, out)) return;
     /* the micro-batches' own gradients only serve to diagnose wrong gradients: compute them only then */
     pp_reference ref;
@@ -140,6 +131,17 @@ static void check_run(const pp_test_config *tc, const pp_run_config *rc, const p
         pp__checks_run(rc, res, plain, &ref, out);
         pp__reference_free(&ref);
     }
+}
+
+/* A test's checks, and the timeline picture when a plot folder is set. */
+static void check_run(const pp_test_config *tc, const pp_run_config *rc, const pp_run_result *res,
+                      const pp_run_result *plain, pp_reference *given, pp_test_result *out) {
+    if (res->status == PP_OK && pp__runopts_plot_dir()) {
+        char name[96];
+        pp__test_name(tc, name, sizeof name);
+        plot_pair(rc, res, name);
+    }
+    pp__schedule_lab_check(rc, res, plain, given, out);
 }
 
 /* The results of a run, read from the supervisor's file and graded here. */

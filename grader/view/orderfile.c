@@ -202,9 +202,7 @@ static int placement_of(const order_rows *o, int S, int prefer, const char *path
 int pp__orderfile_parse(const char *name, const char *text, size_t len, int prefer_vshape, pp_schedule *s, char *err,
                         size_t errlen) {
     memset(s, 0, sizeof *s);
-    static order_rows none;
-    order_rows *o = pp__xmalloc(sizeof *o);
-    *o = none;
+    order_rows *o = pp__xcalloc(1, sizeof *o);
     int rc = parse_rows(name, text, len, o, err, errlen);
     /* a file that ends in a newline has no row after it */
     while (!rc && o->rows > 0 && o->n[o->rows - 1] == 0) o->rows--;

@@ -221,12 +221,11 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (def->microbatches_per_rank && c->M % c->P)
         return BAD("%s needs the micro-batch count to be a multiple of the stage count: %d %% %d = %d", def->title,
                    c->M, c->P, c->M % c->P);
-    if (def->microbatches_rounds && c->M % (c->M / c->P > 1 ? c->M / c->P : 1)) {
-        int rounds = c->M / c->P;
+    int rounds = pp__schedule_rounds(c->P, c->M);
+    if (def->microbatches_rounds && c->M % rounds)
         return BAD("%s runs the micro-batches in max(1, M div P) equal rounds: %d micro-batches make %d rounds, "
                    "which do not divide them; use a multiple of the stage count (%d) or fewer than %d micro-batches",
                    def->title, c->M, rounds, c->P, 2 * c->P);
-    }
     if (def->weight_halves && c->recompute)
         return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
                    "until they run, which the recomputation memory bound does not cover; drop --recompute",

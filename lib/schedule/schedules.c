@@ -107,7 +107,7 @@ static int zbh2_order(int P, int M, int v, int r, pp_sched_op *ops) { return zb_
  * holds its first r weight halves back, then runs the oldest one after each input half, and the rest at the end.
  * Why the warm-up can be shorter here, and what the held weight halves fill, is lab 05's third question. */
 static int zbinterleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
-    int rounds = M / P > 1 ? M / P : 1, R = M / rounds, total = v * M, w = min_int((v - 1) * R + P - 1 - r, total);
+    int R = M / pp__schedule_rounds(P, M), total = v * M, w = min_int((v - 1) * R + P - 1 - r, total);
     int next_f[16] = {0}, next_b[16] = {0}, n = 0, nb = 0, nw = 0;
     for (int k = 0; k < total + w; k++) {
         if (k < total) {
@@ -132,8 +132,7 @@ static int zbinterleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
 
 /* Every rank's peak: a round's chunk-forwards per later chunk and one per rank of the ring, capped at vM. */
 static int zbinterleaved_peak(int P, int M, int v, int r) {
-    int rounds = M / P > 1 ? M / P : 1;
-    return min_int((v - 1) * (M / rounds) + P, v * M);
+    return min_int((v - 1) * (M / pp__schedule_rounds(P, M)) + P, v * M);
 }
 
 /* The stash peaks, counted from the order (the warm-up's peaks part asks for them). */
@@ -286,6 +285,8 @@ const pp_schedule_def pp__schedules[] = {
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);
+
+int pp__schedule_rounds(int P, int M) { return M / P > 1 ? M / P : 1; }
 
 const pp_schedule_def *pp__schedule_def(const char *name) {
     for (int i = 0; name && i < pp__nschedules; i++)

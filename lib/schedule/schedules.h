@@ -68,6 +68,10 @@ typedef struct pp_schedule_def {
 extern const pp_schedule_def pp__schedules[];
 extern const int pp__nschedules;
 
+/* The rounds a row with microbatches_rounds runs its M micro-batches in on P ranks: max(1, M div P), each of
+ * M / rounds micro-batches when they divide M (the configuration check refuses an M they do not). */
+int pp__schedule_rounds(int P, int M);
+
 /* The row called name, or NULL. */
 const pp_schedule_def *pp__schedule_def(const char *name);
 /* The chunks per rank a configuration of d has when it names none: two for a row that takes chunks (interleaved,
