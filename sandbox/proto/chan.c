@@ -113,6 +113,9 @@ int pp__chan_await_request(pp_chan *c, uint32_t *seq, uint32_t *taken, int *post
         }
         uint32_t now = load(&c->req_seq);
         if (now != *seq) {
+            /* the driver publishes a post before the call after it, but it may have done both since posted was
+             * read above: a post seen now was made before this call, and runs first */
+            if (load(&c->posted) != *taken) continue;
             *len = copy_out(buf, cap, c->req, &c->req_len, PP_CHAN_MSG);
             *seq = now;
             *posted = 0;
