@@ -166,14 +166,38 @@ Test(schedules, zero_bubble_orders_reach_the_floor_and_zbh2_hides_latency) {
         }
 }
 
+/* Holds the kit's order ops[0..n) to a fixture's tokens (cut up in place), op for op. A token is Km.sS: "F" a
+ * forward, "I" an input half (a B whose W comes later), "W" a weight half, "B" a whole backward, of micro-batch m on
+ * virtual stage S: on the V (two chunks, stage r and 2P-1-r) when vshape, else looped (chunk S div P of rank S mod
+ * P). what names the order in messages. */
+static void compare_ops(const char *what, char *tokens, const pp_sched_op *ops, int n, int P, int vshape, int r) {
+    int k = 0;
+    for (char *tok = strtok(tokens, " \n"); tok; tok = strtok(NULL, " \n"), k++) {
+        char kind;
+        int mb, stage;
+        cr_assert_eq(sscanf(tok, "%c%d.s%d", &kind, &mb, &stage), 3, "bad token %s", tok);
+        int chunk = vshape ? stage >= P : stage / P;
+        cr_assert(vshape ? (stage == r || stage == 2 * P - 1 - r) : stage % P == r, "%s: the fixture places stage %d "
+                  "on this rank", what, stage);
+        cr_assert_lt(k, n, "%s: the fixture has op %d (%s), the kit's order ends at %d", what, k, tok, n);
+        const pp_sched_op *o = &ops[k];
+        int later_w = 0;
+        for (int j = k + 1; j < n; j++) later_w |= ops[j].kind == 'W' && ops[j].mb == o->mb && ops[j].chunk == o->chunk;
+        char mine = o->kind == 'B' ? (later_w ? 'I' : 'B') : o->kind;
+        cr_expect(mine == kind && o->mb == mb && o->chunk == chunk, "%s op %d: the fixture %s, the kit %c%d chunk %d",
+                  what, k, tok, mine, o->mb, o->chunk);
+        if (mine != kind || o->mb != mb || o->chunk != chunk) return;
+    }
+    cr_expect_eq(k, n, "%s: the fixture has %d ops, the kit %d", what, k, n);
+}
+
 /* Compares every order of a fixture dumped from torch 2.15 with the kit's rows, op for op, and returns how many
- * it compared. A line is "NAME P=.. M=.. [v=..] rank=..: TOKENS", a token Km.sS: "F" a forward, "I" an input half
- * (a B whose W comes later), "W" a weight half, "B" a whole backward, of micro-batch m on virtual stage S. The V
- * files name no v (two chunks: stage r and 2P-1-r); the looped ones do (chunk S div P of rank S mod P). */
+ * it compared. A line is "NAME P=.. M=.. [v=..] rank=..: TOKENS" (compare_ops). The V files name no v; the looped
+ * ones do. */
 static int compare_fixture(const char *path, const char *const *names, int *seen) {
     FILE *f = fopen(path, "r");
     cr_assert(f, "%s is missing", path);
-    char line[16384], name[32];
+    char line[16384], name[32], what[96];
     int lines = 0;
     while (fgets(line, sizeof line, f)) {
         int P, M, v = 2, r, at = 0, vshape = 1;
@@ -187,30 +211,49 @@ static int compare_fixture(const char *path, const char *const *names, int *seen
                      name, P, M, v);
         for (int k = 0; names[k]; k++) seen[k] |= !strcmp(name, names[k]);
         pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
-        int n = d->order(P, M, v, r, ops), k = 0;
-        for (char *tok = strtok(line + at, " \n"); tok; tok = strtok(NULL, " \n"), k++) {
-            char kind;
-            int mb, stage;
-            cr_assert_eq(sscanf(tok, "%c%d.s%d", &kind, &mb, &stage), 3, "bad token %s", tok);
-            int chunk = vshape ? stage >= P : stage / P;
-            cr_assert(vshape ? (stage == r || stage == 2 * P - 1 - r) : stage % P == r, "%s P=%d M=%d v=%d rank %d: "
-                      "torch places stage %d on this rank", name, P, M, v, r, stage);
-            cr_assert_lt(k, n, "%s P=%d M=%d v=%d rank %d: torch has op %d (%s), the kit's order ends at %d", name, P,
-                         M, v, r, k, tok, n);
-            const pp_sched_op *o = &ops[k];
-            int later_w = 0;
-            for (int j = k + 1; j < n; j++) later_w |= ops[j].kind == 'W' && ops[j].mb == o->mb && ops[j].chunk == o->chunk;
-            char mine = o->kind == 'B' ? (later_w ? 'I' : 'B') : o->kind;
-            cr_expect(mine == kind && o->mb == mb && o->chunk == chunk, "%s P=%d M=%d v=%d rank %d op %d: torch %s, the "
-                      "kit %c%d chunk %d", name, P, M, v, r, k, tok, mine, o->mb, o->chunk);
-            if (mine != kind || o->mb != mb || o->chunk != chunk) break;
-        }
-        cr_expect_eq(k, n, "%s P=%d M=%d v=%d rank %d: torch has %d ops, the kit %d", name, P, M, v, r, k, n);
+        snprintf(what, sizeof what, "%s P=%d M=%d v=%d rank %d", name, P, M, v, r);
+        compare_ops(what, line + at, ops, d->order(P, M, v, r, ops), P, vshape, r);
         free(ops);
         lines++;
     }
     fclose(f);
     return lines;
+}
+
+/* Full DualPipe's order is DeepSeek's, op for op: tests/fixtures/deepseek-dualpipe-orders.txt holds what
+ * deepseek-ai/DualPipe's own DualPipe.step runs on every rank (tests/fixtures/dump-deepseek-dualpipe-orders.py
+ * replays it), for P up to 8 and M from 2P to 5P. Every micro-batch also runs once forward and once backward on
+ * each stage of its direction, and only there. */
+Test(schedules, dualpipe_order_equals_deepseeks) {
+    const char *path = "tests/fixtures/deepseek-dualpipe-orders.txt";
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s is missing", path);
+    char line[16384], what[96];
+    int lines = 0, P, M, r, at;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "dualpipe P=%d M=%d rank=%d: %n", &P, &M, &r, &at) != 3) continue;
+        pp_sched_op *ops = calloc((size_t)3 * M, sizeof *ops);
+        int n = pp__schedule_dualpipe_order(P, M, r, ops), f_of[64] = {0}, b_of[64] = {0}, w_of[64] = {0};
+        cr_assert_leq(M, 64);
+        for (int i = 0; i < n; i++) {
+            const pp_sched_op *o = &ops[i];
+            cr_expect_eq(o->chunk, o->mb >= M / 2, "P=%d M=%d rank %d op %d: micro-batch %d on chunk %d", P, M, r, i,
+                         o->mb, o->chunk);
+            if (o->kind == 'W')
+                cr_expect(b_of[o->mb] == 1 && !w_of[o->mb]++, "P=%d M=%d rank %d op %d: a weight half of micro-batch "
+                          "%d without its backward before it, or twice", P, M, r, i, o->mb);
+            (o->kind == 'F' ? f_of : o->kind == 'B' ? b_of : w_of)[o->mb] += o->kind != 'W';
+        }
+        for (int mb = 0; mb < M; mb++)
+            cr_expect(f_of[mb] == 1 && b_of[mb] == 1, "P=%d M=%d rank %d: micro-batch %d runs %d forwards and %d "
+                      "backwards", P, M, r, mb, f_of[mb], b_of[mb]);
+        snprintf(what, sizeof what, "dualpipe P=%d M=%d rank %d", P, M, r);
+        compare_ops(what, line + at, ops, n, P, 1, r);
+        free(ops);
+        lines++;
+    }
+    fclose(f);
+    cr_expect_geq(lines, 90, "the fixture holds %d orders", lines);
 }
 
 /* The V rows reproduce PyTorch's classes op for op: tests/fixtures/torch-v-orders.txt holds torch 2.15's

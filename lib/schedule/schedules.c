@@ -229,6 +229,23 @@ static int dualpipev_order(int P, int M, int v, int r, pp_sched_op *ops) {
     return d.o.n;
 }
 
+/* Full DualPipe (DeepSeek-V3, section 3.2.1), op for op deepseek-ai/DualPipe's DualPipe.step
+ * (tests/fixtures/deepseek-dualpipe-orders.txt, replayed by tests/fixtures/dump-deepseek-dualpipe-orders.py). Rank r
+ * holds stage r of the pipeline fed at rank 0 (chunk 0, micro-batches 0..M/2-1) and stage P-1-r of the one fed at
+ * rank P-1 (chunk 1, the other half). Each half of the ranks runs DualPipeV's order for rank min(r, P-1-r) of P/2
+ * on M/2 micro-batches a direction: the reference's "phase 0" is the direction that runs towards the middle, which
+ * is chunk 0 on the first half and chunk 1 on the second, so DualPipeV's turn on its last rank becomes the step
+ * across the middle of the full pipeline. */
+int pp__schedule_dualpipe_order(int P, int M, int r, pp_sched_op *ops) {
+    int half = r < P - 1 - r ? r : P - 1 - r, second = r >= P / 2;
+    int n = dualpipev_order(P / 2, M / 2, 2, half, ops);
+    for (int i = 0; i < n; i++) {
+        ops[i].chunk ^= second;
+        if (ops[i].chunk == 1) ops[i].mb += M / 2;
+    }
+    return n;
+}
+
 /* The stash peak of DualPipeV, counted as its order runs. */
 static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
 

@@ -72,6 +72,13 @@ extern const int pp__nschedules;
  * M / rounds micro-batches when they divide M (the configuration check refuses an M they do not). */
 int pp__schedule_rounds(int P, int M);
 
+/* Rank r's order of full DualPipe for P ranks (even) and M micro-batches (even, at least 2P) into ops (room for
+ * 3M ops); returns the number of ops. Chunk 0 of rank r is stage r of the pipeline fed at rank 0, which carries
+ * micro-batches 0..M/2-1; chunk 1 is stage P-1-r of the pipeline fed at rank P-1, which carries M/2..M-1. An
+ * overlapped forward-and-backward pair is its forward, then its whole backward. Not yet a row: the runtime has no
+ * placement with two copies of the model (docs/design.md). */
+int pp__schedule_dualpipe_order(int P, int M, int r, pp_sched_op *ops);
+
 /* The row called name, or NULL. */
 const pp_schedule_def *pp__schedule_def(const char *name);
 /* The chunks per rank a configuration of d has when it names none: two for a row that takes chunks (interleaved,
