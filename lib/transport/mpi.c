@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "deadlock.h"
 #include "nccl_groups.h"
 #include "plugin.h"
 #include "rank.h"
@@ -69,6 +70,7 @@ enum { MP_RANK_OK = 0, MP_RANK_FAILED, MP_RANK_DEADLINE, MP_RANK_BAILED };
 #define MP_TEXT 4096
 #define MP_NOTICE_TAG 1
 #define MP_MAX_LEFTOVER_LINES 16
+#define MP_POSTED 64             /* a rank's unmatched messages a deadlock report weighs as near misses */
 
 typedef struct mp_report {
     int32_t kind;            /* MP_RANK_* */
@@ -78,6 +80,11 @@ typedef struct mp_report {
     double clock;            /* an own failure's virtual time: the rank's clock when it failed */
     char text[MP_TEXT];      /* the failure, or this rank's state line, then leftover lines */
     char blocked[160];       /* the call it stayed blocked in when it was stopped, or "" */
+    /* deadlock.h's snapshot of this rank: rank 0 words a deadlock the way threads do */
+    pp_stuck_rank stuck;
+    int32_t reduces;         /* its reduces this step: rank 0 finds whom a stuck reduce waits for */
+    int32_t nposted;         /* its unmatched messages, the first MP_POSTED of them in post order */
+    pp_stuck_op posted[MP_POSTED];
 } mp_report;
 
 /* This rank's part in its data-parallel group's reduce k of the step (reduce.h): the parts meet by an allgather
@@ -111,6 +118,8 @@ typedef struct mp_ctx {
     int *notice_from;        /* notices received, per sender */
     int kind;                /* MP_RANK_* */
     char state[512];         /* this rank's line for a deadlock report */
+    pp_stuck_rank stuck;     /* ... and what it was doing then (deadlock.h) */
+    int stuck_reduces;       /* ... and its reduces called by then */
     /* deadlock confirmation (quiet_round) */
     MPI_Comm quiet;
     MPI_Comm dp_parts, dp_grads; /* this rank's data-parallel group (the ranks of its stage, ranked by replica),
@@ -630,9 +639,27 @@ static int quiet_end(mp_ctx *c) {
     return lost;
 }
 
-/* Records why this rank stopped and leaves its step function (mpi_rank_exit writes its line). */
-static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, double waited) {
+/* A reduce that ended because a member left first: it never completed, and the rank leaves its step over it. */
+static int stopped_reduce(const pp_request *q) { return q->is_reduce && q->red.verdict == PP_REDUCE_STOPPED; }
+
+/* What rank r missed of its wait on reqs[0..n) as it left it, for a deadlock report (deadlock.h), and how many
+ * reduces it had called then (leaving its step answers the rest). */
+static void stuck_record(pp_world *w, mp_ctx *c, int r, pp_request **reqs, int n) {
+    pp_stuck_rank *sr = &c->stuck;
+    memset(sr, 0, sizeof *sr);
+    sr->state = PP_STUCK_BLOCKED;
+    for (int k = 0; k < n; k++)
+        if ((!reqs[k]->done || stopped_reduce(reqs[k])) && !sr->pending++) pp__deadlock_op(reqs[k], &sr->first);
+    const char *in = pp__rank_blocked_in(&w->ranks[r]);
+    snprintf(sr->blocked_in, sizeof sr->blocked_in, "%s", in ? in : "");
+    c->stuck_reduces = w->ranks[r].reduces;
+}
+
+/* Records why this rank stopped waiting on reqs[0..n) and what it still missed, and leaves its step function
+ * (mpi_rank_exit writes its line). */
+static void stop_waiting(pp_world *w, mp_ctx *c, int r, int kind, pp_request **reqs, int n) {
     c->kind = kind;
+    stuck_record(w, c, r, reqs, n);
     pp__rank_bail(&w->ranks[r]);
 }
 
@@ -649,22 +676,30 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
             if (!reqs[k]->done && !reqs[k]->is_reduce) req_test(w, c, reqs[k]);
             left += !reqs[k]->done;
         }
-        if (!left) return;
+        if (!left) {
+            /* the rank leaves its step over a reduce a member left first (comm.c): it stayed blocked in it */
+            for (int k = 0; k < n; k++)
+                if (stopped_reduce(reqs[k])) {
+                    stuck_record(w, c, r, reqs, n);
+                    break;
+                }
+            return;
+        }
         if (watch_lost(c)) pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
-        if (pp__world_failed(w)) stop_waiting(w, c, r, MP_RANK_BAILED, now() - t0);
+        if (pp__world_failed(w)) stop_waiting(w, c, r, MP_RANK_BAILED, reqs, n);
         /* another rank failed: this wait may still complete (what it posted before failing still matches), so
          * it goes on until every process waits and nothing moves, without the deadline */
         if (it % 16 == 0) poll_notices(c);
         if (it < 256) continue;
         double t = now() - t0;
-        if (c->peer_failed && quiet_round(c, 1)) stop_waiting(w, c, r, MP_RANK_BAILED, t);
+        if (c->peer_failed && quiet_round(c, 1)) stop_waiting(w, c, r, MP_RANK_BAILED, reqs, n);
         if (!c->peer_failed && t > deadline && quiet_round(c, 1)) {
             char line[512], who[48];
             snprintf(line, sizeof line, "%s blocked in %s for %.1f s", pp__rank_label(w, r, who, sizeof who),
                      pp__rank_blocked_in(&w->ranks[r]) ? pp__rank_blocked_in(&w->ranks[r]) : "a wait", t);
             c->kind = MP_RANK_DEADLINE;
             pp__world_fail(w, PP_ERR_DEADLOCK, line);
-            stop_waiting(w, c, r, MP_RANK_DEADLINE, t);
+            stop_waiting(w, c, r, MP_RANK_DEADLINE, reqs, n);
         }
         if (t < 0.002) {
             sched_yield();
@@ -690,6 +725,7 @@ static void mpi_rank_exit(pp_world *w, int r) {
                  now() - w->ranks[r].blocked_since);
     } else if (!pp__world_failed(w) && !w->ranks[r].failed && c->kind == MP_RANK_OK) {
         snprintf(c->state, sizeof c->state, "%s returned from its step function", who);
+        c->stuck.state = PP_STUCK_EXITED;
     }
 }
 
@@ -741,6 +777,32 @@ static int wait_or_abort(pp_world *w, mp_ctx *c, MPI_Request *q, double deadline
     }
 }
 
+/* Rank 0, once a rank's deadline found every process waiting with nothing moving: the report threads give of
+ * that state (deadlock.h), from every rank's snapshot. 1 when the snapshots make a deadlock; 0 when they do not
+ * (a rank ran on, or left its wait for another reason), and the deadline's report stands. */
+static int deadlock_report(const pp_world *w, const mp_ctx *c, const mp_report *all, char *out, size_t cap) {
+    int N = c->size, P = w->cfg->P, n = 0;
+    pp_stuck_rank *ranks = pp__xcalloc((size_t)N, sizeof *ranks);
+    pp_stuck_op *posted = pp__xcalloc((size_t)N * MP_POSTED + 1, sizeof *posted);
+    for (int q = 0; q < N; q++) {
+        ranks[q] = all[q].stuck;
+        for (int k = 0; k < all[q].nposted && k < MP_POSTED; k++) posted[n++] = all[q].posted[k];
+        /* whom a stuck reduce waits for: the lowest replica of its group that has not called it yet (threads
+         * keep that as the parts come in; an MPI collective cannot tell) */
+        pp_stuck_op *f = &ranks[q].first;
+        if (ranks[q].state == PP_STUCK_BLOCKED && f->is_reduce) {
+            f->peer = -1;
+            for (int d = 0; d * P < N && f->peer < 0; d++)
+                if (all[d * P + q % P].reduces <= f->k) f->peer = d * P + q % P;
+        }
+    }
+    int final = pp__deadlock_final(ranks, N);
+    if (final) pp__deadlock_report(w, ranks, N, posted, n, out, cap);
+    free(posted);
+    free(ranks);
+    return final;
+}
+
 /* Rank 0: the run's one report from every rank's contribution. Returns the status (PP_OK when clean). */
 static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *all, double deadline, char *out,
                          size_t cap) {
@@ -764,6 +826,7 @@ static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *al
             reduces += strstr(all[q].blocked, "reduce(") != NULL;
         }
     }
+    if (deadlines && deadlock_report(w, c, all, out, cap)) return PP_ERR_DEADLOCK;
     if (deadlines) {
         len = text_add(out, cap, len,
                        "deadlock: a rank waited %.1f s (the deadline) for an operation that never completed; "
@@ -807,6 +870,7 @@ static int mpi_step_end(pp_world *w) {
     long *expect = NULL;
     int *notified = NULL;
     mp_report *mine = NULL, *all = NULL;
+    pp_stuck_op *posted = NULL;
     struct {
         int32_t status;
         char text[sizeof w->error];
@@ -816,6 +880,20 @@ static int mpi_step_end(pp_world *w) {
     if (wait_or_abort(w, c, &bar, deadline, 2 * deadline + 5, "the end of the step") < 0 || quiet_end(c)) goto lost;
     reduce_step_end(w, c);
     if (watch_lost(c)) goto lost;
+
+    /* the messages nothing matched, in post order (the list is newest first), for a deadlock report; a request
+     * no wait looked at since its partner matched it is done, as threads have it the moment it matches */
+    for (mp_req *m = c->reqs; m; m = m->next)
+        if (m->active) req_test(w, c, m->req);
+    int nposted = 0;
+    posted = pp__xcalloc(MP_POSTED, sizeof *posted);
+    for (mp_req *m = c->reqs; m; m = m->next) nposted += m->active && !m->req->done;
+    pp_request **oldest = pp__xcalloc((size_t)nposted + 1, sizeof *oldest);
+    int at = nposted;
+    for (mp_req *m = c->reqs; m; m = m->next)
+        if (m->active && !m->req->done) oldest[--at] = m->req;
+    for (int k = 0; k < nposted && k < MP_POSTED; k++) pp__deadlock_op(oldest[k], &posted[k]);
+    free(oldest);
 
     /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
     for (mp_req *m = c->reqs; m; m = m->next)
@@ -901,6 +979,10 @@ static int mpi_step_end(pp_world *w) {
     }
     if (pp__world_failed(w) && !mine->leftovers && mine->kind == MP_RANK_OK) mine->kind = MP_RANK_BAILED;
     if (pp__rank_blocked_in(me)) snprintf(mine->blocked, sizeof mine->blocked, "%s", pp__rank_blocked_in(me));
+    mine->stuck = c->stuck;
+    mine->reduces = c->stuck_reduces;
+    mine->nposted = nposted;
+    memcpy(mine->posted, posted, sizeof mine->posted);
     all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
     MPI_Igather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl, &q[0]);
     if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
@@ -932,12 +1014,15 @@ static int mpi_step_end(pp_world *w) {
     c->peer_failed = 0;
     c->kind = MP_RANK_OK;
     c->state[0] = 0;
+    memset(&c->stuck, 0, sizeof c->stuck);
+    c->stuck_reduces = 0;
+    free(posted);
     return pp__world_failed(w) ? -1 : 0;
 
 lost:
     /* without the lost ranks no collective can complete: rank 0 reports them, alone, and the run ends (what is
      * still posted stays so: MPI is left unfinished) */
-    free(expect), free(notified), free(out), free(all), free(mine);
+    free(expect), free(notified), free(out), free(all), free(mine), free(posted);
     pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
     return -1;
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "deadlock.h"
 #include "rank.h"
 #include "reduce.h"
 #include "tensor.h"
@@ -55,8 +56,6 @@ typedef struct tp_ctx {
  * a fraction of one, and a pipeline's partner usually answers within this window. */
 #define TP_SPIN_NS 20000
 
-/* Caps keep a report inside pp_world.error (4096 bytes) even with many ranks. */
-#define TP_MAX_NEAR_MISS 8
 #define TP_REPORT_LEN 4096
 
 /* ---- small helpers ----------------------------------------------------------------------------------- */
@@ -230,9 +229,6 @@ static void threads_post(pp_world *w, pp_request *req) {
 
 /* ---- deadlock detection ------------------------------------------------------------------------------ */
 
-/* The rank a pending request waits for: a message's peer, or the member a reduce misses (reduce.c keeps it). */
-static int waits_for(const pp_request *q) { return q->is_reduce ? __atomic_load_n(&q->peer, __ATOMIC_ACQUIRE) : q->peer; }
-
 /* The first request rank i waits on that is not done, or NULL. */
 static const pp_request *first_pending(const tp_rank *tr) {
     for (int k = 0; k < tr->nreqs; k++)
@@ -276,166 +272,34 @@ static int is_deadlocked(const tp_ctx *c) {
     return waiting > 0;
 }
 
-/* Prints the wait-for structure reachable from start (rank a waits for rank b if a's first unfinished request
- * names b): a cycle, a chain ending at an exited rank, or a chain into something already printed. */
-static void report_walk(pp_world *w, tp_ctx *c, int start, int *state, int *path, tp_text *t, int *saw_chain,
-                        int *chain_rank, const pp_request **chain_req, int *cycle_len, int *cycle_sends,
-                        int *cycle_multi, int *cycle_reduces) {
-    int len = 0, a = start;
-    for (;;) {
-        const tp_rank *tr = (a >= 0 && a < c->P) ? &c->ranks[a] : NULL;
-        if (!tr || tr->exited || !tr->blocked) {
-            /* a chain ending at a rank that left (or a peer outside the world, which comm.c should refuse); a
-             * reduce never ends one: a member that leaves its step answers its group's reduces as it goes */
-            const pp_request *last = first_pending(&c->ranks[path[len - 1]]);
-            char want[96];
-            pp_request m = *last;
-            m.is_send = !last->is_send;
-            m.api = last->is_send ? "pp_recv" : "pp_send";
-            m.rank = last->peer;
-            m.peer = last->rank;
-            m.named_peer = last->rank % w->cfg->P;
-            text_add(t, "  chain:");
-            for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-            text_add(t, " %s (exited: its step function returned without the matching %s)\n", LABEL(w, a),
-                     pp__request_describe(&m, want, sizeof want));
-            if (!*saw_chain) {
-                *saw_chain = 1;
-                *chain_rank = a;
-                *chain_req = last;
-            }
-            break;
-        }
-        if (state[a] == 1) {
-            int idx = 0;
-            while (path[idx] != a) idx++;
-            int n = len - idx, lo = idx;
-            for (int k = idx; k < len; k++)
-                if (path[k] < path[lo]) lo = k;
-            int sends = 0, multi = 0, reduces = 0;
-            text_add(t, "  cycle:");
-            for (int k = 0; k < n; k++) {
-                int rk = path[idx + (lo - idx + k) % n];
-                const tp_rank *cr = &c->ranks[rk];
-                sends += first_pending(cr)->is_send;
-                reduces += first_pending(cr)->is_reduce;
-                int pending = 0;
-                for (int j = 0; j < cr->nreqs; j++) pending += !cr->reqs[j]->done;
-                multi |= pending > 1;
-                text_add(t, " %s ->", LABEL(w, rk));
-            }
-            text_add(t, " %s\n", LABEL(w, path[lo]));
-            if (idx > 0) {
-                text_add(t, "  chain:");
-                for (int k = 0; k < idx; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-                text_add(t, " %s (in the cycle above)\n", LABEL(w, a));
-            }
-            if (*cycle_len == 0) {
-                *cycle_len = n;
-                *cycle_sends = sends;
-                *cycle_multi = multi;
-                *cycle_reduces = reduces;
-            }
-            break;
-        }
-        if (state[a] == 2) {
-            if (len > 0) {
-                text_add(t, "  chain:");
-                for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-                text_add(t, " %s (see above)\n", LABEL(w, a));
-            }
-            break;
-        }
-        state[a] = 1;
-        path[len++] = a;
-        a = waits_for(first_pending(tr));
-    }
-    for (int k = 0; k < len; k++) state[path[k]] = 2;
-}
-
-/* Writes the deadlock report into t. Called under the lock, in a deadlocked state. */
-static void report_deadlock(pp_world *w, tp_ctx *c, tp_text *t) {
-    int P = c->P;
-    text_add(t, "deadlock: every rank is blocked and no posted operation can match\n");
+/* Under the lock, in a deadlocked state: deadlock.h's snapshot of it (every rank, and the messages still in the
+ * queues by rank and, within a rank, in post order, which is each queue's order for one rank), and its report. */
+static void report_deadlock(pp_world *w, tp_ctx *c, char *out, size_t cap) {
+    int P = c->P, n = 0;
+    pp_stuck_rank *ranks = pp__xcalloc((size_t)P, sizeof *ranks);
     for (int i = 0; i < P; i++) {
         const tp_rank *tr = &c->ranks[i];
-        if (tr->exited || !tr->blocked) continue;
-        char d[96];
-        const char *what = pp__rank_blocked_in(&w->ranks[i]);
-        if (!what) what = pp__request_describe(first_pending(tr), d, sizeof d);
-        char who[48];
-        text_add(t, "  %s blocked in %s\n", pp__rank_label(w, i, who, sizeof who), what);
+        pp_stuck_rank *sr = &ranks[i];
+        sr->state = tr->exited ? PP_STUCK_EXITED : tr->blocked ? PP_STUCK_BLOCKED : PP_STUCK_RUNNING;
+        if (sr->state != PP_STUCK_BLOCKED) continue;
+        for (int k = 0; k < tr->nreqs; k++) sr->pending += !__atomic_load_n(&tr->reqs[k]->done, __ATOMIC_ACQUIRE);
+        if (first_pending(tr)) pp__deadlock_op(first_pending(tr), &sr->first);
+        const char *in = pp__rank_blocked_in(&w->ranks[i]);
+        snprintf(sr->blocked_in, sizeof sr->blocked_in, "%s", in ? in : "");
     }
-
-    int *state = pp__xcalloc((size_t)P, sizeof *state);
-    int *path = pp__xcalloc((size_t)P + 1, sizeof *path);
-    int *indeg = pp__xcalloc((size_t)P, sizeof *indeg);
+    for (const pp_request *q = c->recvs.head; q; q = q->next) n++;
+    for (const pp_request *q = c->sends.head; q; q = q->next) n++;
+    pp_stuck_op *posted = pp__xcalloc((size_t)n + 1, sizeof *posted);
+    n = 0;
     for (int i = 0; i < P; i++) {
-        const tp_rank *tr = &c->ranks[i];
-        if (tr->exited || !tr->blocked) continue;
-        int b = waits_for(first_pending(tr));
-        if (b >= 0 && b < P) indeg[b]++;
+        for (const pp_request *q = c->recvs.head; q; q = q->next)
+            if (q->rank == i) pp__deadlock_op(q, &posted[n++]);
+        for (const pp_request *q = c->sends.head; q; q = q->next)
+            if (q->rank == i) pp__deadlock_op(q, &posted[n++]);
     }
-    int saw_chain = 0, chain_rank = -1, cycle_len = 0, cycle_sends = 0, cycle_multi = 0, cycle_reduces = 0;
-    const pp_request *chain_req = NULL;
-    /* chains from their heads first, so they print whole; what is left lies on cycles */
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < P; i++) {
-            const tp_rank *tr = &c->ranks[i];
-            if (tr->exited || !tr->blocked || state[i] || (pass == 0 && indeg[i] > 0)) continue;
-            report_walk(w, c, i, state, path, t, &saw_chain, &chain_rank, &chain_req, &cycle_len, &cycle_sends,
-                        &cycle_multi, &cycle_reduces);
-        }
-    free(state);
-    free(path);
-    free(indeg);
-
-    /* a near miss: a send and a receive between the same two ranks that could be the same message but for a
-     * field of the tag (a forward and a backward message never could); it explains the deadlock only when one
-     * of the two is what a rank is blocked on */
-    int near = 0, near_blocking = 0;
-    for (const pp_request *v = c->recvs.head; v; v = v->next)
-        for (const pp_request *s = c->sends.head; s; s = s->next) {
-            int dv, ds, mb, vs;
-            if (s->rank != v->peer || s->peer != v->rank || s->tag == v->tag) continue;
-            int pv = pp__tag_split(v->tag, &dv, &mb, &vs), ps = pp__tag_split(s->tag, &ds, &mb, &vs);
-            if (pv != ps || (pv && dv != ds)) continue;
-            const tp_rank *rv = &c->ranks[v->rank], *rs = &c->ranks[s->rank];
-            near_blocking |= (rv->blocked && first_pending(rv) == v) || (rs->blocked && first_pending(rs) == s);
-            if (near++ >= TP_MAX_NEAR_MISS) continue;
-            char vd[96], sd[96];
-            text_add(t, "  near miss: %s posted %s", LABEL(w, v->rank), pp__request_describe(v, vd, sizeof vd));
-            text_add(t, " but %s posted %s\n", LABEL(w, s->rank), pp__request_describe(s, sd, sizeof sd));
-        }
-    if (near > TP_MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - TP_MAX_NEAR_MISS);
-
-    if (near_blocking)
-        text_add(t, "HINT: a send and a receive between the same ranks disagree on the tag: both sides must "
-                    "use pp_tag(direction, micro-batch, receiving virtual stage) with the same values");
-    else if (cycle_reduces)
-        text_add(t, "HINT: a rank waits in a gradient reduce for a replica's rank that waits, through its own "
-                    "pipeline, on this one: start the reduce with pp_grad_ireduce and wait for it after the step's "
-                    "last message, or reduce only once the rank's last backward and its sends are done");
-    else if (saw_chain)
-        text_add(t, "HINT: %s returned without the matching %s: every pp_send needs a pp_recv with the same "
-                    "ranks and tag in the same step (check its loop bounds)",
-                 LABEL(w, chain_rank), chain_req->is_send ? "pp_recv" : "pp_send");
-    else if (cycle_multi)
-        text_add(t, "HINT: the ranks wait on several operations at once, yet none finds its partner: check each "
-                    "receive's source rank and tag against the send that should feed it");
-    else if (cycle_len == 2 && cycle_sends == 2)
-        text_add(t, "HINT: two neighbours both blocked in a send: post the receive first, or use "
-                    "pp_group_start/pp_group_end or pp_isend/pp_irecv");
-    else if (cycle_len > 0 && cycle_sends == cycle_len)
-        text_add(t, "HINT: every rank of the cycle is blocked in a send (rendezvous, as NCCL): let one of them "
-                    "receive first, or use pp_group_start/pp_group_end or pp_isend/pp_irecv");
-    else if (cycle_len > 0 && cycle_sends == 0)
-        text_add(t, "HINT: every rank of the cycle waits to receive before it sends: one of them must send "
-                    "first");
-    else
-        text_add(t, "HINT: the ranks wait for each other in a circle: reorder the sends and receives so that "
-                    "each one's partner is posted first, or post them together with "
-                    "pp_group_start/pp_group_end");
+    pp__deadlock_report(w, ranks, P, posted, n, out, cap);
+    free(posted);
+    free(ranks);
 }
 
 /* Under the lock: once no rank can make progress, decides what that is, once. When some rank failed (or its
@@ -458,11 +322,8 @@ static char *detect(pp_world *w, tp_ctx *c) {
         wake_everyone(c);
         return NULL;
     }
-    tp_text *t = pp__xcalloc(1, sizeof *t);
-    report_deadlock(w, c, t);
-    char *msg = strdup(t->buf);
-    free(t);
-    PP_ASSERT(msg);
+    char *msg = pp__xmalloc(TP_REPORT_LEN);
+    report_deadlock(w, c, msg, TP_REPORT_LEN);
     return msg;
 }
 
