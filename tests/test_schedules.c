@@ -256,6 +256,55 @@ Test(schedules, dualpipe_order_equals_deepseeks) {
     cr_expect_geq(lines, 90, "the fixture holds %d orders", lines);
 }
 
+/* Replays s with every op of a stage costing the same, F = 1 and B = 2 (input and weight halves 1 each), and a
+ * message latency; returns the bubble. */
+static double unit_bubble(pp_schedule *s, double latency) {
+    int S = s->P * s->v;
+    double *f = calloc((size_t)S, sizeof *f), *b = calloc((size_t)S, sizeof *b);
+    for (int i = 0; i < S; i++) f[i] = 1, b[i] = 2;
+    pp_costs k = {.f = f, .b = b, .latency = latency};
+    double bubble = pp__schedule_bubble(s, &k);
+    free(f), free(b);
+    return bubble;
+}
+
+/* Full DualPipe on the clock: its order completes, and with no latency its bubble is DualPipeV's at half the
+ * ranks and half the micro-batches, (P/2-1)/(3M+P/2-1): each half of the ranks runs DualPipeV's order, the other
+ * half its mirror image. So it lies below DualPipeV's (P-1)/(6M+P-1) and ZB-H1's (P-1)/(3M+P-1) at the same P and M
+ * (each rank does the same work in all three when the model is the same: DualPipe's stages are twice as deep, and
+ * there are two of them). With a latency, the step across the middle, which DualPipeV takes without leaving its
+ * last rank, costs DualPipe a message more. */
+Test(schedules, dualpipe_bubble_is_dualpipev_at_half_the_ranks) {
+    for (int P = 2; P <= 8; P += 2)
+        for (int M = 2 * P; M <= 6 * P; M += 2) {
+            pp_schedule dp, dpv, zb;
+            cr_assert_eq(pp__schedule_build_dualpipe(&dp, P, M), 0);
+            double b = unit_bubble(&dp, 0), want = (P / 2 - 1.0) / (3.0 * M + P / 2 - 1);
+            cr_expect(fabs(b - want) < 1e-12, "DualPipe P=%d M=%d: bubble %.6f, formula %.6f", P, M, b, want);
+            if (P >= 4) {
+                cr_assert_eq(pp__schedule_build(&dpv, "dualpipev", P / 2, M / 2, 2), 0);
+                double half = unit_bubble(&dpv, 0);
+                cr_expect(fabs(b - half) < 1e-12, "DualPipe P=%d M=%d: %.6f, DualPipeV P=%d M=%d: %.6f", P, M, b,
+                          P / 2, M / 2, half);
+                for (double L = 0.5; L <= 2; L += 0.5)
+                    cr_expect_gt(unit_bubble(&dp, L), unit_bubble(&dpv, L), "P=%d M=%d latency %g: the middle's step "
+                                 "costs DualPipe nothing", P, M, L);
+                pp__schedule_free(&dpv);
+            }
+            cr_assert_eq(pp__schedule_build(&dpv, "dualpipev", P, M, 2), 0);
+            cr_assert_eq(pp__schedule_build(&zb, "zbh1", P, M, 1), 0);
+            cr_expect_lt(b, unit_bubble(&dpv, 0), "P=%d M=%d: DualPipe %.4f, not below DualPipeV", P, M, b);
+            cr_expect_lt(b, unit_bubble(&zb, 0), "P=%d M=%d: DualPipe %.4f, not below ZB-H1", P, M, b);
+            pp__schedule_free(&zb), pp__schedule_free(&dpv), pp__schedule_free(&dp);
+        }
+    /* a micro-batch on the other pipeline's stages cannot run: the replay refuses it */
+    pp_schedule dp;
+    cr_assert_eq(pp__schedule_build_dualpipe(&dp, 4, 8), 0);
+    dp.ops[0][0].mb = 4 + dp.ops[0][0].mb % 4;
+    cr_expect_lt(unit_bubble(&dp, 0), 0, "the replay ran micro-batch %d on the pipeline of 0..3", dp.ops[0][0].mb);
+    pp__schedule_free(&dp);
+}
+
 /* The V rows reproduce PyTorch's classes op for op: tests/fixtures/torch-v-orders.txt holds torch 2.15's
  * pipeline_order of ScheduleZBVZeroBubble and ScheduleDualPipeV (tests/fixtures/dump-torch-v-orders.py wrote
  * it) for several P and M. */

@@ -5,18 +5,16 @@
 
 #include "placement.h"
 
-int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
-    const pp_schedule_def *def = pp__schedule_def(name);
-    memset(s, 0, sizeof *s);
-    if (!def) return -1;
-    s->P = P, s->M = M, s->v = v, s->vshape = def->vshape;
+/* Fills s (P, M, v set) with each rank's order from order(): a row's, or full DualPipe's. */
+static void build_orders(pp_schedule *s, int (*order)(int P, int M, int v, int r, pp_sched_op *ops)) {
+    int P = s->P, M = s->M, v = s->v;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
     /* which (chunk, micro-batch) a rank's order gives a weight half of its own */
     char *has_w = pp__xmalloc((size_t)(M * v));
     for (int r = 0; r < P; r++) {
         s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, v), sizeof **s->ops);
-        s->n[r] = def->order(P, M, v, r, s->ops[r]);
+        s->n[r] = order(P, M, v, r, s->ops[r]);
         memset(has_w, 0, (size_t)(M * v));
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < s->n[r]; i++) {
@@ -28,6 +26,27 @@ int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
             }
     }
     free(has_w);
+}
+
+int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
+    const pp_schedule_def *def = pp__schedule_def(name);
+    memset(s, 0, sizeof *s);
+    if (!def) return -1;
+    s->P = P, s->M = M, s->v = v, s->vshape = def->vshape;
+    build_orders(s, def->order);
+    return 0;
+}
+
+static int dualpipe_order(int P, int M, int v, int r, pp_sched_op *ops) {
+    (void)v;
+    return pp__schedule_dualpipe_order(P, M, r, ops);
+}
+
+int pp__schedule_build_dualpipe(pp_schedule *s, int P, int M) {
+    memset(s, 0, sizeof *s);
+    if (P < 2 || P % 2 || M % 2 || M < 2 * P) return -1;
+    s->P = P, s->M = M, s->v = 2, s->vshape = 1, s->dual = 1;
+    build_orders(s, dualpipe_order);
     return 0;
 }
 
@@ -71,19 +90,22 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 pp_sched_op op = s->ops[r][next[r]];
                 int vs = pp__place_vstage(P, s->vshape, r, op.chunk);
                 if (op.mb < 0 || op.mb >= M || vs >= S) goto stuck;
+                /* the virtual stages a micro-batch runs through: all of them, or its own pipeline's in DualPipe */
+                int first = s->dual ? vs % P == 0 : vs == 0, last = s->dual ? vs % P == P - 1 : vs == S - 1;
+                if (s->dual && vs / P != (op.mb >= M / 2)) goto stuck;
                 double ready;
                 if (op.kind == 'W') {
                     /* the weight half needs only its own input half, earlier on this rank */
                     if (bdone[vs * M + op.mb] < 0) goto stuck;
                     ready = 0;
                 } else if (op.kind == 'F') {
-                    if (vs == 0) ready = 0;
+                    if (first) ready = 0;
                     else if (fdone[(vs - 1) * M + op.mb] < 0) break;
                     else ready = fdone[(vs - 1) * M + op.mb] + (pp__place_rank(P, s->vshape, vs - 1) != r ? k->latency : 0);
                 } else {
                     if (fdone[vs * M + op.mb] < 0) break;
                     ready = fdone[vs * M + op.mb];
-                    if (vs < S - 1) {
+                    if (!last) {
                         double up = bdone[(vs + 1) * M + op.mb];
                         if (up < 0) break;
                         up += (pp__place_rank(P, s->vshape, vs + 1) != r ? k->latency : 0);
