@@ -82,7 +82,7 @@ typedef struct mp_report {
     char blocked[160];       /* the call it stayed blocked in when it was stopped, or "" */
     /* deadlock.h's snapshot of this rank: rank 0 words a deadlock the way threads do */
     pp_stuck_rank stuck;
-    int32_t reduces;         /* its reduces this step: rank 0 finds whom a stuck reduce waits for */
+    int32_t reduces;         /* its reduces called when it stopped waiting: whom a stuck reduce waits for */
     int32_t nposted;         /* its unmatched messages, the first MP_POSTED of them in post order */
     pp_stuck_op posted[MP_POSTED];
 } mp_report;
