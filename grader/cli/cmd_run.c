@@ -405,6 +405,7 @@ static int run_main(int argc, char **argv) {
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
     pp__run_program(&o.cfg, &prog, &res);
+    if (o.order) pp__orderrun_set(NULL);
     pp__host_close(&hid.sb);
     /* as root the run's drivers had a uid of their own: nothing of it may be left */
     if (hid.sb.drop_uid && hid.sb.lockdown && !hid.in_process) pp__uid_reap(hid.sb.uid);

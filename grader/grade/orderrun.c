@@ -1,6 +1,7 @@
 /* orderrun.c: an order from a file run on the kit's model (orderrun.h). */
 #include "orderrun.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "error.h"
@@ -8,13 +9,35 @@
 
 static const pp_schedule *order;
 
-void pp__orderrun_set(const pp_schedule *s) { order = s; }
+/* Every block a rank's step allocated, kept until the order is set again: a rank whose run fails leaves its step
+ * by a jump from inside a pp.h call, past any free of its own. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **kept;
+static size_t nkept, capkept;
+
+static void *keep(size_t n, size_t size) {
+    void *p = pp__xcalloc(n, size);
+    pthread_mutex_lock(&kept_lock);
+    if (nkept == capkept) capkept = capkept ? 2 * capkept : 64, kept = pp__xrealloc(kept, capkept * sizeof *kept);
+    kept[nkept++] = p;
+    pthread_mutex_unlock(&kept_lock);
+    return p;
+}
+
+void pp__orderrun_set(const pp_schedule *s) {
+    pthread_mutex_lock(&kept_lock);
+    for (size_t i = 0; i < nkept; i++) free(kept[i]);
+    free(kept);
+    kept = NULL, nkept = capkept = 0;
+    order = s;
+    pthread_mutex_unlock(&kept_lock);
+}
 
 /* What one rank holds while it runs its actions: stashes by (chunk, micro-batch), tensors passed on to itself
  * across a V's turn by (virtual stage, micro-batch), and its sends in flight. */
 typedef struct rank_state {
     pp_rank *r;
-    int P, M, S, me, vshape;
+    int P, M, S, D, me, vshape;
     pp_stash **stash;
     pp_tensor **y_here, **dx_here;
     pp_request **sends;
@@ -30,6 +53,7 @@ static void forward(rank_state *st, const pp_sched_op *o) {
         x = from == st->me ? st->y_here[(vs - 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_FWD, o->mb, vs));
     }
     pp_tensor *y = pp_stage_forward(r, o->chunk, o->mb, x, &st->stash[o->chunk * M + o->mb]);
+    if (pp_rank_recompute(r)) pp_stash_checkpoint(r, st->stash[o->chunk * M + o->mb]);
     if (vs == st->S - 1) return;
     int to = pp__place_rank(st->P, st->vshape, vs + 1);
     if (to == st->me) st->y_here[vs * M + o->mb] = y;
@@ -41,7 +65,7 @@ static void backward(rank_state *st, const pp_sched_op *o) {
     int vs = pp_virtual_stage(r, o->chunk), M = st->M;
     pp_tensor *dy;
     if (vs == st->S - 1) {
-        dy = pp_loss_grad(r, 1.0f / (float)M);
+        dy = pp_loss_grad(r, 1.0f / (float)(M * st->D));
     } else {
         int from = pp__place_rank(st->P, st->vshape, vs + 1);
         dy = from == st->me ? st->dx_here[(vs + 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_BWD, o->mb, vs));
@@ -65,11 +89,11 @@ void pp__orderrun_step(pp_rank *r) {
     const pp_schedule *s = order;
     int me = pp_rank_id(r), P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), S = P * v;
     size_t n = (size_t)s->n[me];
-    rank_state st = {.r = r, .P = P, .M = M, .S = S, .me = me, .vshape = s->vshape,
-                     .stash = pp__xcalloc((size_t)(v * M), sizeof *st.stash),
-                     .y_here = pp__xcalloc((size_t)(S * M), sizeof *st.y_here),
-                     .dx_here = pp__xcalloc((size_t)(S * M), sizeof *st.dx_here),
-                     .sends = pp__xcalloc(n + 1, sizeof *st.sends)};
+    rank_state st = {.r = r, .P = P, .M = M, .S = S, .D = pp_rank_replicas(r), .me = me, .vshape = s->vshape,
+                     .stash = keep((size_t)(v * M), sizeof *st.stash),
+                     .y_here = keep((size_t)(S * M), sizeof *st.y_here),
+                     .dx_here = keep((size_t)(S * M), sizeof *st.dx_here),
+                     .sends = keep(n + 1, sizeof *st.sends)};
     for (size_t i = 0; i < n; i++) {
         const pp_sched_op *o = &s->ops[me][i];
         if (o->kind == 'F') forward(&st, o);
@@ -77,6 +101,6 @@ void pp__orderrun_step(pp_rank *r) {
         else backward(&st, o);
     }
     pp_waitall(r, st.sends, st.nsends);
-    free(st.stash), free(st.y_here), free(st.dx_here), free(st.sends);
+    for (int ch = 0; ch < v && st.D > 1; ch++) pp_grad_reduce(r, ch);
     pp_optimizer_step(r);
 }

@@ -9,14 +9,17 @@
 #include "pp.h"
 #include "schedule.h"
 
-/* The order pp__orderrun_step runs: kept, not copied, until the run ends. Its placement must be the run's. */
+/* The order pp__orderrun_step runs: kept, not copied, until the run ends. Its placement must be the run's. Also
+ * frees what the steps run with the order set before kept (NULL: only that, once the last run ended). */
 void pp__orderrun_set(const pp_schedule *s);
 
 /* Rank r's actions in order: a forward receives its input from the previous virtual stage's rank (or takes it
- * from itself across a V's turn) and posts its output with pp_isend; an input half or whole backward does the same
- * with gradients, the last virtual stage's starting from pp_loss_grad(r, 1/M); a weight half follows its input
- * half's stash, which it frees, as a whole backward does. Every send is waited at the end, then one optimizer
- * step. */
+ * from itself across a V's turn), posts its output with pp_isend, and checkpoints its stash when the run
+ * recomputes; an input half or whole backward does the same with gradients, the last virtual stage's starting
+ * from pp_loss_grad(r, 1/(M*D)); a weight half follows its input half's stash, which it frees, as a whole
+ * backward does. Every send is waited at the end; with replicas each chunk is then reduced (pp_grad_reduce, in
+ * chunk order), and the rank steps its optimizer once. pplab run --order runs it; so do fuzz_server's partner
+ * ranks, with the canonical order. */
 void pp__orderrun_step(pp_rank *r);
 
 #endif /* PP_ORDERRUN_H */

@@ -1,7 +1,8 @@
 /* fuzz_server.c: the rank server (lib/run/server.c), fed a stream of requests as a hostile schedule driver would
  * write them. A two-stage run of a small model: one rank is pp__server_step serving this input through a real
- * channel, every other rank runs its canonical order in-process, so sends, receives, stashes and reduces meet
- * real partners.
+ * channel, every other rank runs its canonical order in-process (pp__orderrun_step, with every send nonblocking,
+ * so that nothing the served rank does deadlocks it that would not deadlock a correct partner), so sends,
+ * receives, stashes and reduces meet real partners.
  * Every input runs to its end: a request that is refused ends the run with a message, never a crash, and no
  * message carries a control byte pplab did not write.
  *
@@ -27,11 +28,12 @@
 
 #include "fuzz.h"
 #include "host.h"
-#include "placement.h"
+#include "orderrun.h"
 #include "pp.h"
 #include "rank.h"
 #include "rpc.h"
 #include "runtime.h"
+#include "schedule.h"
 #include "schedules.h"
 #include "server.h"
 
@@ -42,9 +44,6 @@ static const struct {
     int M, v, D;
 } runs[8] = {{"gpipe", 2, 1, 1}, {"1f1b", 2, 1, 1},  {"interleaved", 2, 2, 1}, {"zbh1", 2, 1, 1},
              {"zbv", 2, 2, 1},   {"naive", 1, 1, 1}, {"dp1f1b", 2, 1, 2},      {"dualpipev", 4, 2, 1}};
-
-#define MAX_M 4
-#define MAX_V 2
 
 /* ---- the driver end ------------------------------------------------------------------------------------ */
 
@@ -130,66 +129,9 @@ static void *drive(void *arg) {
 static pp_server *served_srv;
 static int served_rank;
 
-/* Every other rank: its canonical order, every send nonblocking (so that no order of the served rank's deadlocks
- * it that would not deadlock a correct partner), a tensor passed on directly where two neighbouring virtual
- * stages share the rank (the V placement). */
-static void partner_step(pp_rank *r) {
-    const pp_run_config *c = r->cfg;
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    int P = c->P, M = c->M, v = c->v, S = P * v, me = pp_rank_id(r), vshape = def->vshape;
-    pp_sched_op ops[PP_SCHED_ROOM(MAX_M, MAX_V)];
-    int n = def->order(P, M, v, me, ops);
-    pp_stash *stash[MAX_V][MAX_M] = {{0}};
-    pp_tensor *y_here[2 * MAX_V + 2][MAX_M] = {{0}}, *dx_here[2 * MAX_V + 2][MAX_M] = {{0}};
-    pp_request *sends[4 * MAX_M * MAX_V];
-    int nsends = 0;
-    for (int i = 0; i < n; i++) {
-        const pp_sched_op *o = &ops[i];
-        int vs = pp_virtual_stage(r, o->chunk), mb = o->mb;
-        if (o->kind == 'F') {
-            pp_tensor *x = NULL;
-            if (vs > 0) {
-                int from = pp__place_rank(P, vshape, vs - 1);
-                x = from == me ? y_here[vs - 1][mb] : pp_recv(r, from, pp_tag(PP_FWD, mb, vs));
-            }
-            pp_tensor *y = pp_stage_forward(r, o->chunk, mb, x, &stash[o->chunk][mb]);
-            if (pp_rank_recompute(r)) pp_stash_checkpoint(r, stash[o->chunk][mb]);
-            if (vs < S - 1) {
-                int to = pp__place_rank(P, vshape, vs + 1);
-                if (to == me) y_here[vs][mb] = y;
-                else sends[nsends++] = pp_isend(r, y, to, pp_tag(PP_FWD, mb, vs + 1));
-            }
-        } else if (o->kind == 'B') {
-            int split = 0;
-            for (int k = i + 1; k < n; k++) split |= ops[k].kind == 'W' && ops[k].mb == mb && ops[k].chunk == o->chunk;
-            pp_tensor *dy;
-            if (vs == S - 1) {
-                dy = pp_loss_grad(r, 1.0f / (float)(M * c->D));
-            } else {
-                int from = pp__place_rank(P, vshape, vs + 1);
-                dy = from == me ? dx_here[vs + 1][mb] : pp_recv(r, from, pp_tag(PP_BWD, mb, vs));
-            }
-            pp_stash *st = stash[o->chunk][mb];
-            pp_tensor *dx = split ? pp_stage_backward_input(r, st, dy) : pp_stage_backward(r, st, dy);
-            if (vs > 0) {
-                int to = pp__place_rank(P, vshape, vs - 1);
-                if (to == me) dx_here[vs][mb] = dx;
-                else sends[nsends++] = pp_isend(r, dx, to, pp_tag(PP_BWD, mb, vs - 1));
-            }
-            if (!split) pp_stash_free(r, st);
-        } else {
-            pp_stage_backward_weight(r, stash[o->chunk][mb]);
-            pp_stash_free(r, stash[o->chunk][mb]);
-        }
-    }
-    pp_waitall(r, sends, nsends);
-    for (int ch = 0; ch < v && def->reduce != PP_REDUCE_NONE; ch++) pp_grad_reduce(r, ch);
-    pp_optimizer_step(r);
-}
-
 static void step(pp_rank *r) {
     if (r->id != served_rank) {
-        partner_step(r);
+        pp__orderrun_step(r); /* the canonical order, set for each input */
         return;
     }
     /* what pp__run_program does for a sandboxed rank, for this one alone */
@@ -272,6 +214,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     d->spawn_failed[0] = 0;
     served_srv = s;
 
+    pp_schedule order;
+    fuzz_require(!pp__schedule_build(&order, cfg.schedule, cfg.P, cfg.M, cfg.v), "no row %s", cfg.schedule);
+    pp__orderrun_set(&order);
+
     fake_driver f = {.c = d->chan, .at = data + 1, .end = data + size};
     pthread_t th;
     fuzz_require(!pthread_create(&th, NULL, drive, &f), "cannot start the driver thread");
@@ -292,6 +238,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     d->reaped = 1;
     pp__server_stop(s, res.status == PP_OK);
     pp__result_free(&res);
+    pp__orderrun_set(NULL);
+    pp__schedule_free(&order);
     served_srv = NULL;
     return 0;
 }
