@@ -1,8 +1,24 @@
 /* text.c: text that pplab did not write, made safe to show (text.h). */
 #include "text.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+size_t pp__text_vappend(char *buf, size_t cap, size_t len, const char *fmt, va_list ap) {
+    if (len + 1 >= cap) return len;
+    int n = vsnprintf(buf + len, cap - len, fmt, ap);
+    if (n < 0) return len;
+    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
+}
+
+size_t pp__text_append(char *buf, size_t cap, size_t len, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    len = pp__text_vappend(buf, cap, len, fmt, ap);
+    va_end(ap);
+    return len;
+}
 
 /* 1 for a code point no report shows as itself. Each of these ends a line for some reader (Python's splitlines()
  * splits at \v, \f, \r, \x1c-\x1e, U+0085, U+2028 and U+2029), moves a terminal's cursor, erases or colours what

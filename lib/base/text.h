@@ -5,6 +5,7 @@
 #ifndef PP_TEXT_H
 #define PP_TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* What every line of text pplab did not write starts with, wherever it is shown. No line pplab writes starts
@@ -22,5 +23,10 @@ char *pp__text_clean(const char *s, size_t max);
 /* pp__text_clean(s, max) with PP_TEXT_MARK before each of its lines ("| step 1\n| step 2"; an empty line gets "|"
  * alone, and nothing follows a last newline). The caller frees it; NULL only when memory runs out. */
 char *pp__text_quote(const char *s, size_t max);
+
+/* Appends printf-style text to buf, which holds len bytes of text, within cap bytes (cap >= 1); returns the new
+ * length. Past the end the text is cut: a report built of lines keeps the lines that fit. */
+size_t pp__text_append(char *buf, size_t cap, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+size_t pp__text_vappend(char *buf, size_t cap, size_t len, const char *fmt, va_list ap);
 
 #endif /* PP_TEXT_H */

@@ -3,6 +3,7 @@
  * reports the failure earliest on the virtual clock (pp__world_settle); the caps on what one step may make; the
  * host copy of step 1's gradients. */
 #include "rank.h"
+#include "text.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,18 +71,6 @@ int pp__world_rank_failed(const pp_world *w) {
     return 0;
 }
 
-/* Appends to buf (holding len bytes of text) within cap; returns the new length. */
-static size_t settle_add(char *buf, size_t cap, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t settle_add(char *buf, size_t cap, size_t len, const char *fmt, ...) {
-    if (len + 1 >= cap) return len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + len, cap - len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return len;
-    return len + (size_t)n < cap ? len + (size_t)n : cap - 1;
-}
-
 /* Lines after the leading failure: at most this many, then a count. */
 #define SETTLE_MAX_LINES 8
 
@@ -90,7 +79,7 @@ pp_status pp__rank_report(const pp_world *w, const pp_rank_end *ends, int n, cha
     for (int i = 0; i < n; i++)
         if (ends[i].failed && (lead < 0 || ends[i].clock < ends[lead].clock)) lead = i;
     if (lead < 0) return PP_OK;
-    size_t len = settle_add(out, cap, 0, "%s", ends[lead].msg);
+    size_t len = pp__text_append(out, cap, 0, "%s", ends[lead].msg);
     /* then the later failures in the order they came on the clock, then the ranks that only waited; a schedule's
      * own pp_fail text is the rest of its lines, and nothing of the grader's follows it */
     int lines = 0, more = 0, k = 0, *order = pp__xcalloc((size_t)n, sizeof *order);
@@ -118,14 +107,14 @@ pp_status pp__rank_report(const pp_world *w, const pp_rank_end *ends, int n, cha
             char head[64];
             int hn = snprintf(head, sizeof head, "%s: ", who);
             if (!strncmp(what, head, (size_t)hn)) what += hn;
-            len = settle_add(out, cap, len, "\n  then %s failed too, at time %g: %.*s", who, e->clock,
+            len = pp__text_append(out, cap, len, "\n  then %s failed too, at time %g: %.*s", who, e->clock,
                              (int)(nl ? nl - what : (long)strlen(what)), what);
         } else {
-            len = settle_add(out, cap, len, "\n  so %s stayed blocked in %s, which nothing could answer any more",
+            len = pp__text_append(out, cap, len, "\n  so %s stayed blocked in %s, which nothing could answer any more",
                              who, e->blocked_in);
         }
     }
-    if (more) settle_add(out, cap, len, "\n  (%d more ranks stopped)", more);
+    if (more) pp__text_append(out, cap, len, "\n  (%d more ranks stopped)", more);
     free(order);
     return ends[lead].status;
 }

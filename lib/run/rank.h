@@ -117,6 +117,8 @@ struct pp_world {
 /* How reports name world rank i: "rank p", or "rank p of replica d" when the run has D > 1 replicas (a student
  * addresses ranks within a replica, so a world index would name a rank they cannot see). Returns buf. */
 const char *pp__rank_label(const pp_world *w, int i, char *buf, size_t len);
+/* pp__rank_label in a buffer of the statement's own, for a report line. */
+#define PP_RANK_LABEL(w, i) pp__rank_label((w), (i), (char[48]){0}, 48)
 
 /* Rank r failed: records the failure ("rank N: what\nHINT: hint") with r's clock (pp__rank_fail) and leaves r's
  * step function through its abort point. Call from r's own thread. */

@@ -8,28 +8,23 @@
 #include "comm.h"
 #include "request.h"
 #include "tag.h"
+#include "text.h"
 
 #define MAX_NEAR_MISS 8
 
-/* World rank i as reports name it ("rank p", or "rank p of replica d"), in a buffer of the statement's own. */
-#define LABEL(w, i) pp__rank_label((w), (i), (char[48]){0}, 48)
 
 typedef struct text {
     char *buf;
     size_t cap, len;
 } text;
 
-/* Appends to the report; silently truncates at the buffer's end (the summary line always fits). */
+/* Appends to the report (pp__text_vappend: the lines that fit; the summary line always does). */
 static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void text_add(text *t, const char *fmt, ...) {
-    if (t->len >= t->cap - 1) return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->len, t->cap - t->len, fmt, ap);
+    t->len = pp__text_vappend(t->buf, t->cap, t->len, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    t->len += (size_t)n;
-    if (t->len > t->cap - 1) t->len = t->cap - 1;
 }
 
 void pp__deadlock_op(const pp_request *q, pp_stuck_op *op) {
@@ -87,8 +82,8 @@ static void walk(const pp_world *w, const pp_stuck_rank *ranks, int P, int start
             m.peer = last->rank;
             m.named_peer = last->rank % w->cfg->P;
             text_add(t, "  chain:");
-            for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-            text_add(t, " %s (exited: its step function returned without the matching %s)\n", LABEL(w, a),
+            for (int k = 0; k < len; k++) text_add(t, " %s ->", PP_RANK_LABEL(w, path[k]));
+            text_add(t, " %s (exited: its step function returned without the matching %s)\n", PP_RANK_LABEL(w, a),
                      op_describe(&m, want, sizeof want));
             if (!seen->saw_chain) {
                 seen->saw_chain = 1;
@@ -110,13 +105,13 @@ static void walk(const pp_world *w, const pp_stuck_rank *ranks, int P, int start
                 sends += ranks[rk].first.is_send;
                 reduces += ranks[rk].first.is_reduce;
                 multi |= ranks[rk].pending > 1;
-                text_add(t, " %s ->", LABEL(w, rk));
+                text_add(t, " %s ->", PP_RANK_LABEL(w, rk));
             }
-            text_add(t, " %s\n", LABEL(w, path[lo]));
+            text_add(t, " %s\n", PP_RANK_LABEL(w, path[lo]));
             if (idx > 0) {
                 text_add(t, "  chain:");
-                for (int k = 0; k < idx; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-                text_add(t, " %s (in the cycle above)\n", LABEL(w, a));
+                for (int k = 0; k < idx; k++) text_add(t, " %s ->", PP_RANK_LABEL(w, path[k]));
+                text_add(t, " %s (in the cycle above)\n", PP_RANK_LABEL(w, a));
             }
             if (seen->cycle_len == 0) {
                 seen->cycle_len = n;
@@ -129,8 +124,8 @@ static void walk(const pp_world *w, const pp_stuck_rank *ranks, int P, int start
         if (state[a] == 2) {
             if (len > 0) {
                 text_add(t, "  chain:");
-                for (int k = 0; k < len; k++) text_add(t, " %s ->", LABEL(w, path[k]));
-                text_add(t, " %s (see above)\n", LABEL(w, a));
+                for (int k = 0; k < len; k++) text_add(t, " %s ->", PP_RANK_LABEL(w, path[k]));
+                text_add(t, " %s (see above)\n", PP_RANK_LABEL(w, a));
             }
             break;
         }
@@ -157,7 +152,7 @@ void pp__deadlock_report(const pp_world *w, const pp_stuck_rank *ranks, int P, c
         if (ranks[i].state != PP_STUCK_BLOCKED) continue;
         char d[96];
         const char *what = ranks[i].blocked_in[0] ? ranks[i].blocked_in : op_describe(&ranks[i].first, d, sizeof d);
-        text_add(t, "  %s blocked in %s\n", LABEL(w, i), what);
+        text_add(t, "  %s blocked in %s\n", PP_RANK_LABEL(w, i), what);
     }
 
     int *state = pp__xcalloc((size_t)P, sizeof *state);
@@ -192,8 +187,8 @@ void pp__deadlock_report(const pp_world *w, const pp_stuck_rank *ranks, int P, c
             near_blocking |= is_first(ranks, P, v) || is_first(ranks, P, s);
             if (near++ >= MAX_NEAR_MISS) continue;
             char vd[96], sd[96];
-            text_add(t, "  near miss: %s posted %s", LABEL(w, v->rank), op_describe(v, vd, sizeof vd));
-            text_add(t, " but %s posted %s\n", LABEL(w, s->rank), op_describe(s, sd, sizeof sd));
+            text_add(t, "  near miss: %s posted %s", PP_RANK_LABEL(w, v->rank), op_describe(v, vd, sizeof vd));
+            text_add(t, " but %s posted %s\n", PP_RANK_LABEL(w, s->rank), op_describe(s, sd, sizeof sd));
         }
     if (near > MAX_NEAR_MISS) text_add(t, "  (%d more near misses)\n", near - MAX_NEAR_MISS);
 
@@ -207,7 +202,7 @@ void pp__deadlock_report(const pp_world *w, const pp_stuck_rank *ranks, int P, c
     else if (seen.saw_chain)
         text_add(t, "HINT: %s returned without the matching %s: every pp_send needs a pp_recv with the same "
                     "ranks and tag in the same step (check its loop bounds)",
-                 LABEL(w, seen.chain_rank), seen.chain_op->is_send ? "pp_recv" : "pp_send");
+                 PP_RANK_LABEL(w, seen.chain_rank), seen.chain_op->is_send ? "pp_recv" : "pp_send");
     else if (seen.cycle_multi)
         text_add(t, "HINT: the ranks wait on several operations at once, yet none finds its partner: check each "
                     "receive's source rank and tag against the send that should feed it");

@@ -41,6 +41,7 @@
 #include "rank.h"
 #include "reduce.h"
 #include "tensor.h"
+#include "text.h"
 #include "transport.h"
 
 /* What travels in front of the bytes of every message. */
@@ -182,18 +183,6 @@ static const char *shape_describe(int rows, int cols, int dtype, char *buf, size
     t.cols = cols;
     t.dtype = (pp_dtype)dtype;
     return pp__tensor_describe(&t, buf, len);
-}
-
-static size_t text_add(char *buf, size_t cap, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t text_add(char *buf, size_t cap, size_t len, const char *fmt, ...) {
-    if (len >= cap - 1) return len;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(buf + len, cap - len, fmt, ap);
-    va_end(ap);
-    if (n < 0) return len;
-    len += (size_t)n;
-    return len > cap - 1 ? cap - 1 : len;
 }
 
 /* The MPI tag carrying pp tag `tag`: itself when the library's tag bound allows (Open MPI's ob1: 2^31-1),
@@ -520,14 +509,14 @@ static void *watch_run(void *arg) {
             for (int r = 1; r < c->size; r++) lost += !byes[r] && t - c->heard[r] > silent;
             if (lost && !__atomic_load_n(&c->lost, __ATOMIC_ACQUIRE)) {
                 char *text = pp__xmalloc(MP_TEXT);
-                size_t len = text_add(text, MP_TEXT, 0, "nothing heard for %.1f s from", silent);
+                size_t len = pp__text_append(text, MP_TEXT, 0, "nothing heard for %.1f s from", silent);
                 for (int r = 1, k = 0; r < c->size; r++)
                     if (!byes[r] && t - c->heard[r] > silent) {
                         char who[48];
-                        len = text_add(text, MP_TEXT, len, "%s %s (on %s)", k++ ? "," : "",
+                        len = pp__text_append(text, MP_TEXT, len, "%s %s (on %s)", k++ ? "," : "",
                                        pp__rank_label(w, r, who, sizeof who), c->hosts[r]);
                     }
-                text_add(text, MP_TEXT, len, ": %s node or its network failed, or %s stopped\nHINT: check the "
+                pp__text_append(text, MP_TEXT, len, ": %s node or its network failed, or %s stopped\nHINT: check the "
                          "node and the link to it (ping it from %s); the schedule itself is not at fault",
                          lost > 1 ? "their" : "its", lost > 1 ? "their processes were" : "its process was", c->hosts[0]);
                 __atomic_store_n(&c->lost, text, __ATOMIC_RELEASE);
@@ -828,20 +817,20 @@ static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *al
     }
     if (deadlines && deadlock_report(w, c, all, out, cap)) return PP_ERR_DEADLOCK;
     if (deadlines) {
-        len = text_add(out, cap, len,
+        len = pp__text_append(out, cap, len,
                        "deadlock: a rank waited %.1f s (the deadline) for an operation that never completed; "
                        "each rank's last operation:\n", deadline);
-        for (int q = 0; q < c->size; q++) len = text_add(out, cap, len, "  %s\n", all[q].text);
+        for (int q = 0; q < c->size; q++) len = pp__text_append(out, cap, len, "  %s\n", all[q].text);
         if (reduces)
-            text_add(out, cap, len, "HINT: a rank waits in a gradient reduce for a replica's rank that may wait, "
+            pp__text_append(out, cap, len, "HINT: a rank waits in a gradient reduce for a replica's rank that may wait, "
                                     "through its own pipeline, on this one: start the reduce with pp_grad_ireduce "
                                     "and wait for it after the step's last message, or reduce only once the rank's "
                                     "last backward and its sends are done");
         else if (blocked > 1 && sends == blocked)
-            text_add(out, cap, len, "HINT: every blocked rank is in a send (rendezvous, as NCCL): let one of them "
+            pp__text_append(out, cap, len, "HINT: every blocked rank is in a send (rendezvous, as NCCL): let one of them "
                                     "receive first, or use pp_group_start/pp_group_end or pp_isend/pp_irecv");
         else
-            text_add(out, cap, len, "HINT: check that every pp_send has a pp_recv with the same ranks and tag, "
+            pp__text_append(out, cap, len, "HINT: check that every pp_send has a pp_recv with the same ranks and tag, "
                                     "posted in an order that lets one side finish first (a rank that returned "
                                     "cannot answer)");
         return PP_ERR_DEADLOCK;
@@ -850,10 +839,10 @@ static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *al
     for (int q = 0; q < c->size; q++)
         if (all[q].leftovers) {
             leftovers += all[q].leftovers;
-            len = text_add(out, cap, len, "%s", all[q].text);
+            len = pp__text_append(out, cap, len, "%s", all[q].text);
         }
     if (leftovers) {
-        text_add(out, cap, len, "HINT: every pp_send needs a pp_recv on the destination with the same source and "
+        pp__text_append(out, cap, len, "HINT: every pp_send needs a pp_recv on the destination with the same source and "
                                 "tag in the same step (and vice versa): check loop bounds and tags");
         return PP_ERR_UNCONSUMED;
     }
@@ -870,7 +859,6 @@ static int mpi_step_end(pp_world *w) {
     long *expect = NULL;
     int *notified = NULL;
     mp_report *mine = NULL, *all = NULL;
-    pp_stuck_op *posted = NULL;
     struct {
         int32_t status;
         char text[sizeof w->error];
@@ -885,14 +873,13 @@ static int mpi_step_end(pp_world *w) {
      * no wait looked at since its partner matched it is done, as threads have it the moment it matches */
     for (mp_req *m = c->reqs; m; m = m->next)
         if (m->active) req_test(w, c, m->req);
-    int nposted = 0;
-    posted = pp__xcalloc(MP_POSTED, sizeof *posted);
-    for (mp_req *m = c->reqs; m; m = m->next) nposted += m->active && !m->req->done;
-    pp_request **oldest = pp__xcalloc((size_t)nposted + 1, sizeof *oldest);
-    int at = nposted;
+    mine = pp__xcalloc(1, sizeof *mine);
+    for (mp_req *m = c->reqs; m; m = m->next) mine->nposted += m->active && !m->req->done;
+    pp_request **oldest = pp__xcalloc((size_t)mine->nposted + 1, sizeof *oldest);
+    int at = mine->nposted;
     for (mp_req *m = c->reqs; m; m = m->next)
         if (m->active && !m->req->done) oldest[--at] = m->req;
-    for (int k = 0; k < nposted && k < MP_POSTED; k++) pp__deadlock_op(oldest[k], &posted[k]);
+    for (int k = 0; k < mine->nposted && k < MP_POSTED; k++) pp__deadlock_op(oldest[k], &mine->posted[k]);
     free(oldest);
 
     /* receives still posted (the step failed): cancel them; one that matched meanwhile consumed its message */
@@ -913,7 +900,6 @@ static int mpi_step_end(pp_world *w) {
     MPI_Ialltoall(c->sent_to, 1, MPI_LONG, expect, 1, MPI_LONG, c->ctl, &q[0]);
     MPI_Iallreduce(&any_failed, &all_failed, 1, MPI_INT, MPI_MAX, c->ctl, &q[1]);
     if (mp_waitall(c, 2, q, MPI_STATUSES_IGNORE)) goto lost;
-    mine = pp__xcalloc(1, sizeof *mine);
     size_t len = 0;
     for (int p = 0; p < P; p++)
         for (long k = c->recv_from[p]; k < expect[p]; k++) {
@@ -936,7 +922,7 @@ static int mpi_step_end(pp_world *w) {
                 memcpy(&h, buf, sizeof h);
                 char op[96], sz[48], who[48];
                 if (mine->leftovers++ < MP_MAX_LEFTOVER_LINES)
-                    len = text_add(mine->text, sizeof mine->text, len, "message never received: %s %s, %s\n",
+                    len = pp__text_append(mine->text, sizeof mine->text, len, "message never received: %s %s, %s\n",
                                    pp__rank_label(w, p, who, sizeof who),
                                    pp__op_describe(api_names[h.api == 1], 1, c->rank % w->cfg->P, h.tag, op, sizeof op),
                                    shape_describe(h.rows, h.cols, h.dtype, sz, sizeof sz));
@@ -981,8 +967,6 @@ static int mpi_step_end(pp_world *w) {
     if (pp__rank_blocked_in(me)) snprintf(mine->blocked, sizeof mine->blocked, "%s", pp__rank_blocked_in(me));
     mine->stuck = c->stuck;
     mine->reduces = c->stuck_reduces;
-    mine->nposted = nposted;
-    memcpy(mine->posted, posted, sizeof mine->posted);
     all = c->rank == 0 ? pp__xcalloc((size_t)P, sizeof *all) : NULL;
     MPI_Igather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl, &q[0]);
     if (mp_waitall(c, 1, q, MPI_STATUSES_IGNORE)) goto lost;
@@ -1016,13 +1000,12 @@ static int mpi_step_end(pp_world *w) {
     c->state[0] = 0;
     memset(&c->stuck, 0, sizeof c->stuck);
     c->stuck_reduces = 0;
-    free(posted);
     return pp__world_failed(w) ? -1 : 0;
 
 lost:
     /* without the lost ranks no collective can complete: rank 0 reports them, alone, and the run ends (what is
      * still posted stays so: MPI is left unfinished) */
-    free(expect), free(notified), free(out), free(all), free(mine), free(posted);
+    free(expect), free(notified), free(out), free(all), free(mine);
     pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
     return -1;
 }

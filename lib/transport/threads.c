@@ -28,6 +28,7 @@
 #include "rank.h"
 #include "reduce.h"
 #include "tensor.h"
+#include "text.h"
 
 typedef struct tp_rank {
     pthread_cond_t cv;       /* this rank's sleep in wait() */
@@ -60,8 +61,6 @@ typedef struct tp_ctx {
 
 /* ---- small helpers ----------------------------------------------------------------------------------- */
 
-/* World rank i as reports name it ("rank p", or "rank p of replica d"), in a buffer of the statement's own. */
-#define LABEL(w, i) pp__rank_label((w), (i), (char[48]){0}, 48)
 
 static tp_ctx *ctx_of(pp_world *w) { return (tp_ctx *)w->tp_ctx; }
 
@@ -72,17 +71,13 @@ typedef struct tp_text {
     size_t len;
 } tp_text;
 
-/* Appends to a report; silently truncates at the buffer's end (the summary line always fits). */
+/* Appends to a report (pp__text_vappend: the lines that fit). */
 static void text_add(tp_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void text_add(tp_text *t, const char *fmt, ...) {
-    if (t->len >= sizeof t->buf - 1) return;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
+    t->len = pp__text_vappend(t->buf, sizeof t->buf, t->len, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    t->len += (size_t)n;
-    if (t->len > sizeof t->buf - 1) t->len = sizeof t->buf - 1;
 }
 
 static void queue_push(tp_queue *q, pp_request *req) {
@@ -422,7 +417,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96], sz[48];
-            text_add(t, "message never received: %s %s, %s\n", LABEL(w, s->rank), pp__request_describe(s, d, sizeof d),
+            text_add(t, "message never received: %s %s, %s\n", PP_RANK_LABEL(w, s->rank), pp__request_describe(s, d, sizeof d),
                      pp__tensor_describe(s->tp ? (const pp_tensor *)s->tp : s->t, sz, sizeof sz));
         }
         for (const pp_request *v = c->recvs.head; v && lines <= 16; v = v->next) {
@@ -431,7 +426,7 @@ static int threads_step_end(pp_world *w) {
                 break;
             }
             char d[96];
-            text_add(t, "receive never matched: %s %s\n", LABEL(w, v->rank), pp__request_describe(v, d, sizeof d));
+            text_add(t, "receive never matched: %s %s\n", PP_RANK_LABEL(w, v->rank), pp__request_describe(v, d, sizeof d));
         }
         text_add(t, "HINT: every pp_send needs a pp_recv on the destination with the same source and tag in the "
                     "same step (and vice versa): check loop bounds and tags");
