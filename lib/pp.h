@@ -79,10 +79,12 @@ int pp_rank_microbatches(const pp_rank *r);
 int pp_rank_chunks(const pp_rank *r);
 /* 1 when this run asks for activation recomputation (see pp_stash_checkpoint), else 0. */
 int pp_rank_recompute(const pp_rank *r);
-/* The virtual stage this rank's chunk is: chunk * P + rank when looped, rank or 2P-1-rank (chunk 0 or 1) in a V.
- * Fails if chunk is not in 0..v-1. */
+/* The virtual stage this rank's chunk is: chunk * P + rank when looped, rank or 2P-1-rank (chunk 0 or 1) in a V
+ * and in full DualPipe, whose two pipelines are virtual stages 0..P-1 (micro-batches 0..M/2-1) and P..2P-1
+ * (M/2..M-1), virtual stage vs holding a copy of the model's stage vs mod P. Fails if chunk is not in 0..v-1. */
 int pp_virtual_stage(const pp_rank *r, int chunk);
-/* The number of virtual stages, P * v. Virtual stage 0 holds the embedding, the last one the loss. */
+/* The number of virtual stages, P * v. Virtual stage 0 holds the embedding, the last one the loss (in DualPipe
+ * each pipeline's first holds an embedding and its last a loss: 0 and P, P-1 and 2P-1). */
 int pp_virtual_stages(const pp_rank *r);
 
 /* ---- compute ------------------------------------------------------------------------------------------- */
@@ -136,14 +138,16 @@ void pp_grad_zero(pp_rank *r);
 /* ---- data parallelism: the gradient all-reduce ------------------------------------------------------ */
 
 /* Sums the weight gradients of this rank's chunk over its data-parallel group (the D ranks holding the same
- * stage, one per replica) and leaves the sum in each member's gradient buffers: a blocking all-reduce. Sums, does
+ * stage, one per replica; in full DualPipe also the stage's second copy, rank P-1-r's chunk 1-c, so that a group
+ * has 2D members) and leaves the sum in each member's gradient buffers: a blocking all-reduce. Sums, does
  * not average: scale the loss by 1/(D*M) instead. Call it once per chunk per step, after the chunk's last
- * backward (both halves when split) and before pp_optimizer_step; every member must reduce its chunks in the same
- * order: when members name different chunks, or one returns from its step without the reduce, every member that
- * called it fails when it waits, naming the other replica (the same report on every run). On the virtual clock it
+ * backward (both halves when split) and before pp_optimizer_step. A reduce matches by its place among each
+ * member's reduces of the step (the k-th with the k-th), so members must reduce in the same order: when members
+ * name copies of different stages, or one returns from its step without the reduce, every member that called it
+ * fails when it waits, naming the other member (the same report on every run). On the virtual clock it
  * starts once every member has called it and the group's previous reduce is done, runs on its own lane (compute
  * and messages go on), and this call returns at its end; its cost model (--reduce-alpha, --reduce-beta) is lab
- * 07's chapter. Free at D = 1. */
+ * 07's chapter. Free with one member (D = 1, one pipeline). */
 void pp_grad_reduce(pp_rank *r, int chunk);
 
 /* The same reduce, started: returns at once, and pp_wait()/pp_waitall() completes it (the sum is in the gradient

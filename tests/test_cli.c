@@ -207,12 +207,27 @@ static void slurp_rm(const char *path, char *text, size_t len) {
 
 /* Every single-pipeline row of the schedule table, on the first configuration of its default tests: its canonical
  * order exported, run again by --order and exported from that run, is the same file, measures the same bubble and
- * keeps full marks. */
+ * keeps full marks. DualPipe's two pipelines have no such file: both directions refuse it, saying why. */
 Test(cli, every_schedules_order_survives_the_round_trip_through_a_csv) {
     int rows = 0;
     for (int i = 0; i < pp__nschedules; i++) {
         const pp_schedule_def *d = &pp__schedules[i];
         if (d->reduce != PP_REDUCE_NONE) continue;
+        if (d->dual) {
+            cr_expect_eq(pplab(buf, sizeof buf, "run --canonical --schedule dualpipe --stages 2 --microbatches 4 "
+                               "--export-order /tmp/pplab-never.csv"), 2, "%s", buf);
+            cr_expect(strstr(buf, "holds every stage twice, on two pipelines"), "%s", buf);
+            cr_expect(access("/tmp/pplab-never.csv", F_OK) != 0, "the refused export wrote its file");
+            char csv[] = "/tmp/pplab-order-XXXXXX.csv", args[256];
+            int fd = mkstemps(csv, 4);
+            cr_assert(fd >= 0 && write(fd, "0F0,0B0\n1F0,1B0\n", 16) == 16);
+            close(fd);
+            snprintf(args, sizeof args, "run --order %s --schedule dualpipe", csv);
+            cr_expect_eq(pplab(buf, sizeof buf, args), 2, "%s", buf);
+            unlink(csv);
+            cr_expect(strstr(buf, "holds every stage twice, on two pipelines"), "%s", buf);
+            continue;
+        }
         int n;
         const pp_test_config *t = pp__testset(d->name, &n);
         cr_assert(n > 0);
@@ -584,7 +599,7 @@ Test(cli, lab_folder_grades_every_lab_in_it) {
     static const struct {
         const char *folder, *labs[3];
     } cases[] = {{"05-zerobubble", {"zbh1", "zbh2", "zbinterleaved"}}, {"04-interleaved", {"interleaved", "loopedbfs"}},
-                 {"06-vshape", {"zbv", "dualpipev"}}, {"02-gpipe", {"gpipe"}}};
+                 {"06-vshape", {"zbv", "dualpipev", "dualpipe"}}, {"02-gpipe", {"gpipe"}}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_config *c = NULL;
         int n = pp__suite_default(cases[i].folder, 0, &c), want = 0, seen[3] = {0, 0, 0};

@@ -42,7 +42,7 @@ Test(grader, solutions_full_marks_on_each_lab) {
     static const struct { const char *lab; int P, M, v; } cases[] = {
         {"naive", 4, 1, 1}, {"gpipe", 4, 8, 1}, {"1f1b", 4, 8, 1}, {"interleaved", 4, 8, 2},
         {"zbh1", 4, 8, 1},  {"zbh2", 4, 8, 1},        {"zbv", 4, 8, 2},         {"dualpipev", 4, 8, 2},
-        {"loopedbfs", 4, 6, 2}, {"zbinterleaved", 4, 6, 2}};
+        {"loopedbfs", 4, 6, 2}, {"zbinterleaved", 4, 6, 2}, {"dualpipe", 4, 8, 2}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_result r;
         grade("solutions", cases[i].lab, cases[i].P, cases[i].M, cases[i].v, &r);
@@ -56,7 +56,8 @@ Test(grader, solutions_full_marks_on_each_lab) {
 Test(grader, solutions_keep_full_marks_on_uneven_layouts) {
     static const struct { const char *lab, *layout; int P, M, v, layers; double edge, latency; } cases[] = {
         {"1f1b", "first:3,last:3", 4, 8, 1, 14, 1, 0}, {"interleaved", "1,2,2,1", 2, 4, 2, 0, 0, 0},
-        {"gpipe", "", 4, 6, 1, 10, 0, 0.5},              {"zbh2", "last:1", 3, 6, 1, 7, 0.5, 1}};
+        {"gpipe", "", 4, 6, 1, 10, 0, 0.5},              {"zbh2", "last:1", 3, 6, 1, 7, 0.5, 1},
+        {"dualpipe", "first:2,last:1", 4, 8, 2, 7, 0.5, 0.5}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_test_config c = {.P = cases[i].P, .M = cases[i].M, .v = cases[i].v, .steps = 2, .seed = 31,
                             .layers = cases[i].layers, .edge = cases[i].edge, .latency = cases[i].latency,
@@ -73,7 +74,7 @@ Test(grader, untouched_lab_scores_zero) {
     char pristine[64];
     cr_assert_eq(test_pristine_labs(pristine, sizeof pristine), 0);
     static const struct { const char *lab; int v; } labs[] = {
-        {"1f1b", 1}, {"loopedbfs", 2}, {"zbh1", 1}, {"zbh2", 1}, {"zbinterleaved", 2}, {"zbv", 2}, {"dualpipev", 2}};
+        {"1f1b", 1}, {"loopedbfs", 2}, {"zbh1", 1}, {"zbh2", 1}, {"zbinterleaved", 2}, {"zbv", 2}, {"dualpipev", 2}, {"dualpipe", 2}};
     for (size_t i = 0; i < sizeof labs / sizeof *labs; i++) {
         pp_test_result r;
         grade(pristine, labs[i].lab, 4, 8, labs[i].v, &r);
@@ -478,6 +479,28 @@ Test(grader, interleaved_zero_bubbles_warmup_and_held_weight_halves_are_named) {
     expect_failed_with(&r, "bubble", "rank 1 runs the weight half of micro-batch 0 (chunk 1) too early, as its op 8: "
                                      "the canonical order runs F mb3 chunk 1 there and holds that weight half back "
                                      "until its op 10");
+}
+
+/* Full DualPipe holds every stage twice. Copies that never sum their gradients step on half the batch each: the
+ * gradient check names the chunk that was never reduced and both copies. Partners that reduce in chunk order meet
+ * with copies of different stages: the run stops at the reduce, naming the partner. Part 2's V runner kept as it
+ * is stops where the first pipeline's loss is. A run whose reduces start early, in stage order, keeps full marks. */
+Test(grader, dualpipes_copies_must_sum_their_gradients) {
+    pp_test_result r;
+    grade("tests/broken/dualpipe-no-copy-reduce", "dualpipe", 4, 8, 2, &r);
+    expect_failed_with(&r, "gradients", "rank 0 never reduced chunk 0 (pp_grad_reduce): its copy of stage 0 stepped "
+                                        "on its own pipeline's micro-batches alone, and rank 3's copy on the other "
+                                        "half");
+    grade("tests/broken/dualpipe-reduce-chunk-order", "dualpipe", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_grad_reduce: chunk 0 is this rank's reduce 0 of the step, but "
+                                             "replica 0's rank 2's reduce 0 is its chunk 0, a copy of another stage");
+    cr_expect(strstr(r.error, "rank r's chunk c and rank P-1-r's chunk 1-c hold the two copies of one stage"), "%s",
+              r.error);
+    grade("tests/broken/dualpipe-as-a-v", "dualpipe", 4, 8, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "rank 3: pp_stage_backward_input: virtual stage 3 holds the loss: its "
+                                             "backward starts from the loss gradient");
+    grade("tests/valid/dualpipe-ireduce-early", "dualpipe", 4, 8, 2, &r);
+    cr_expect_eq(r.score, r.max, "%g/%g (%s)", r.score, r.max, r.error);
 }
 
 /* The V's turn on rank P-1 sent as a message to itself: everything right but the message count, whose message

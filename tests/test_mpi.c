@@ -98,6 +98,13 @@ Test(mpi, zbv_p4_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule zbv --stages 4 --microbatches 8");
 }
 
+/* Full DualPipe across processes: a stage's two copies, on ranks r and P-1-r, meet in a reduce group of their own
+ * (MPI_Comm_split by pair), summed in the order threads sum them, so the weights agree bit for bit. */
+Test(mpi, dualpipe_p4_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule dualpipe --stages 4 --microbatches 8 --steps 2");
+}
+
 /* Rank 1 sends its first gradient back while rank 0 sends the next forward: both block in a rendezvous send.
  * The run must end at the 1 s deadline (plus start-up) with the report threads give, not hang. */
 Test(mpi, deadlock_reported_at_deadline, .timeout = 90) {
@@ -257,6 +264,19 @@ Test(mpi_grade, replicas_grade_as_with_threads, .timeout = 240) {
     }
     grade_configs = configs[0];
     cJSON_Delete(compare_grades("tests/broken/dp-no-reduce", "dp1f1b", 1));
+    tmp_remove();
+}
+
+/* DualPipe's copies under mpirun -np P: the reference keeps full marks, and copies never summed or summed with the
+ * wrong partner lose the same points with the same message as with threads. */
+Test(mpi_grade, dualpipes_copies_grade_as_with_threads, .timeout = 240) {
+    need_mpi();
+    grade_configs = "dualpipe P=4 M=8 v=2 seed=73\n";
+    cJSON *m = compare_grades("solutions", "dualpipe", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the reference lost points under mpi");
+    cJSON_Delete(m);
+    cJSON_Delete(compare_grades("tests/broken/dualpipe-no-copy-reduce", "dualpipe", 1));
+    cJSON_Delete(compare_grades("tests/broken/dualpipe-reduce-chunk-order", "dualpipe", 1));
     tmp_remove();
 }
 

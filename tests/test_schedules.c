@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "placement.h"
 #include "schedule.h"
 #include "schedules.h"
 #include "testset.h"
@@ -26,8 +27,12 @@ static int allowed(const pp_schedule_def *d, int P, int M, int v) {
 static void check_order(const pp_schedule_def *d, int P, int M, int v) {
     pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
     char *fwd = calloc((size_t)(M * v), 1), *bwd = calloc((size_t)(M * v), 1), *wgt = calloc((size_t)(M * v), 1);
-    int want_n = 2 * M * v; /* and one more per W */
     for (int r = 0; r < P; r++) {
+        /* an F and a B per micro-batch each chunk carries: every one, or its own pipeline's half in DualPipe */
+        int want_n = 0; /* and one more per W */
+        for (int ch = 0; ch < v; ch++)
+            for (int mb = 0; mb < M; mb++)
+                want_n += 2 * pp__place_carries(P, M, d->dual, pp__place_vstage(P, d->vshape, r, ch), mb);
         memset(fwd, 0, (size_t)(M * v));
         memset(bwd, 0, (size_t)(M * v));
         memset(wgt, 0, (size_t)(M * v));
@@ -35,6 +40,10 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
         for (int i = 0; i < n; i++) nw += ops[i].kind == 'W';
         cr_expect_eq(n, want_n + nw, "%s P=%d M=%d v=%d rank %d: %d ops, expected an F and a B per micro-batch and "
                      "chunk (%d) and %d W", d->name, P, M, v, r, n, want_n, nw);
+        for (int i = 0; i < n; i++)
+            cr_expect(pp__place_carries(P, M, d->dual, pp__place_vstage(P, d->vshape, r, ops[i].chunk), ops[i].mb),
+                      "%s P=%d M=%d rank %d op %d: micro-batch %d on chunk %d, of the other pipeline", d->name, P, M,
+                      r, i, ops[i].mb, ops[i].chunk);
         /* a split backward keeps its stash until its W */
         char *split = calloc((size_t)(M * v), 1);
         for (int i = 0; i < n; i++)
@@ -278,7 +287,7 @@ Test(schedules, dualpipe_bubble_is_dualpipev_at_half_the_ranks) {
     for (int P = 2; P <= 8; P += 2)
         for (int M = 2 * P; M <= 6 * P; M += 2) {
             pp_schedule dp, dpv, zb;
-            cr_assert_eq(pp__schedule_build_dualpipe(&dp, P, M), 0);
+            cr_assert_eq(pp__schedule_build(&dp, "dualpipe", P, M, 2), 0);
             double b = unit_bubble(&dp, 0), want = (P / 2 - 1.0) / (3.0 * M + P / 2 - 1);
             cr_expect(fabs(b - want) < 1e-12, "DualPipe P=%d M=%d: bubble %.6f, formula %.6f", P, M, b, want);
             if (P >= 4) {
@@ -299,7 +308,7 @@ Test(schedules, dualpipe_bubble_is_dualpipev_at_half_the_ranks) {
         }
     /* a micro-batch on the other pipeline's stages cannot run: the replay refuses it */
     pp_schedule dp;
-    cr_assert_eq(pp__schedule_build_dualpipe(&dp, 4, 8), 0);
+    cr_assert_eq(pp__schedule_build(&dp, "dualpipe", 4, 8, 2), 0);
     dp.ops[0][0].mb = 4 + dp.ops[0][0].mb % 4;
     cr_expect_lt(unit_bubble(&dp, 0), 0, "the replay ran micro-batch %d on the pipeline of 0..3", dp.ops[0][0].mb);
     pp__schedule_free(&dp);

@@ -386,6 +386,10 @@ static int run_main(int argc, char **argv) {
     if (hid.dump_grads && pp__cli_writable(hid.dump_grads, err, sizeof err))
         pp__cli_fail("run", "--dump-grads %s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o.export_order && pp__config_dual(&o.cfg))
+        pp__cli_fail("run", "--export-order writes PyTorch's schedule CSV, where a stage index lives on one rank; %s "
+                     "holds every stage twice, on two pipelines, which that format cannot say (its order is "
+                     "DeepSeek's, see docs/06-vshape.md): drop --export-order", pp__schedule_def(o.cfg.schedule)->title);
     pp__cli_run_finish(&o);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
     if (chose_chunks && pp__mpi_env_rank() == 0)

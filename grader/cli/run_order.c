@@ -42,6 +42,10 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s) {
     if (d->reduce != PP_REDUCE_NONE)
         pp__cli_fail("run", "--order runs one pipeline, and %s is a data-parallel schedule: name its pipeline's "
                      "schedule (1f1b, interleaved)", o->cfg.schedule);
+    if (d->dual)
+        pp__cli_fail("run", "--order reads PyTorch's schedule CSV, where a stage index lives on one rank; %s holds "
+                     "every stage twice, on two pipelines, which that format cannot say: measure a dualpipev order "
+                     "instead", d->title);
     if (o->cfg.recompute) pp__cli_fail("run", "--order runs the file's actions as they are: drop --recompute");
     if (pp__orderfile_read(o->order, d->vshape, s, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (s->vshape != d->vshape)

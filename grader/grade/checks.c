@@ -194,14 +194,19 @@ static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, c
     int bad = 0;
     for (int s = 0; s < S && !bad; s++)
         for (int m = 0; m < M && !bad; m++) {
+            /* once on every stage of its path, and never on DualPipe's other pipeline */
             int f = cnt[(PP_OP_F * S + s) * M + m], b = cnt[(PP_OP_B * S + s) * M + m], w = cnt[(PP_OP_W * S + s) * M + m];
-            const char *what = f != 1 ? "forward" : b != 1 ? "backward" : w > 1 ? "weight-gradient half" : NULL;
-            int times = f != 1 ? f : b != 1 ? b : w;
+            int carried = pp__config_carries(c, s, m);
+            const char *what = f != carried  ? "forward"
+                               : b != carried ? "backward"
+                               : w > carried  ? "weight-gradient half"
+                                              : NULL;
+            int times = f != carried ? f : b != carried ? b : w;
             if (what) {
                 /* which of the rank's compute ops they were */
                 char ops[96] = "";
                 int r = pp__config_vstage_rank(c, s), k = 0, said = 0;
-                pp_op_kind want = f != 1 ? PP_OP_F : b != 1 ? PP_OP_B : PP_OP_W;
+                pp_op_kind want = f != carried ? PP_OP_F : b != carried ? PP_OP_B : PP_OP_W;
                 for (int i = 0; i < res->traces[r].n && said < 4; i++) {
                     const pp_event *e = &res->traces[r].ev[i];
                     if (!pp__op_is_compute(e->op)) continue;
@@ -211,8 +216,12 @@ static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, c
                     }
                     k++;
                 }
-                snprintf(msg, len, "micro-batch %d ran its %s %d time%s on virtual stage %d (rank %d%s); expected "
-                         "exactly once", m, what, times, times == 1 ? "" : "s", s, r, ops);
+                if (carried)
+                    snprintf(msg, len, "micro-batch %d ran its %s %d time%s on virtual stage %d (rank %d%s); expected "
+                             "exactly once", m, what, times, times == 1 ? "" : "s", s, r, ops);
+                else
+                    snprintf(msg, len, "micro-batch %d ran a %s on virtual stage %d (rank %d%s), which belongs to the "
+                             "other pipeline", m, what, s, r, ops);
                 bad = 1;
             }
         }
@@ -272,7 +281,7 @@ static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, cons
  * a V's turn, where the previous stage is r's own). Where the weight half follows at once, a whole backward is the
  * same work, but its input gradient is ready only once both halves are done: that rank waits longer. */
 static int gradient_waiter(const pp_run_config *c, int r, int vstage) {
-    int to = vstage > 0 ? pp__place_rank(c->P, pp__config_vshape(c), vstage - 1) : r;
+    int prev = pp__config_prev(c, vstage), to = prev >= 0 ? pp__config_vstage_rank(c, prev) : r;
     return to == r ? -1 : to;
 }
 
@@ -581,6 +590,14 @@ static void check_weights(run_checks *k, double *err) {
     if (opt_bad >= 0) {
         pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step "
                       "1; expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
+        return;
+    }
+    if (res->copy_differs) {
+        int s = res->copy_stage;
+        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s the two copies of stage %d differ "
+                      "(%s on rank %d's chunk 0 and rank %d's chunk 1): both must step on the sum of their gradients, "
+                      "pp_grad_reduce on each before every optimizer step", c->steps, c->steps == 1 ? "" : "s", s,
+                      res->copy_param, s, c->P - 1 - s);
         return;
     }
     int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL, own = k->own;

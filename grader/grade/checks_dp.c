@@ -51,8 +51,23 @@ static int find_early(const pp_run_config *c, const pp_run_result *res, int *q, 
 
 int pp__checks_dp_diagnose(const pp_run_config *c, const pp_run_result *res, const pp_reference *ref, char *msg,
                            size_t len) {
-    if (!pp__checks_dp_applies(c) || !res->traces) return 0;
+    if ((!pp__checks_dp_applies(c) && !pp__config_dual(c)) || !res->traces) return 0;
     int P = c->P, q, ch, mb;
+    /* DualPipe's copies: a reduce sums a stage's two, so the same two mistakes read as a stage's, not a replica's */
+    if (pp__config_dual(c) && find_early(c, res, &q, &ch, &mb)) {
+        snprintf(msg, len, "rank %d reduced chunk %d before its last backward: the backward of micro-batch %d ran "
+                 "after the reduce, so its gradient stayed out of the copies' sum (reduce a chunk once its last "
+                 "backward is done)", q, ch, mb);
+        return 1;
+    }
+    if (pp__config_dual(c) && find_missing(c, res, &q, &ch)) {
+        int s = pp__config_stage(c, pp__config_vstage(c, q, ch));
+        snprintf(msg, len, "rank %d never reduced chunk %d (pp_grad_reduce): its copy of stage %d stepped on its own "
+                 "pipeline's micro-batches alone, and rank %d's copy on the other half (sum the two copies' gradients "
+                 "before the optimizer step)", q, ch, s, c->P - 1 - q);
+        return 1;
+    }
+    if (pp__config_dual(c)) return 0;
     if (find_early(c, res, &q, &ch, &mb)) {
         snprintf(msg, len, "rank %d of replica %d reduced chunk %d before its last backward: the backward of "
                  "micro-batch %d ran after the reduce, so its gradient stayed out of the sum (start a chunk's reduce "

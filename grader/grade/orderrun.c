@@ -37,7 +37,7 @@ void pp__orderrun_set(const pp_schedule *s) {
  * across a V's turn by (virtual stage, micro-batch), and its sends in flight. */
 typedef struct rank_state {
     pp_rank *r;
-    int P, M, S, D, me, vshape;
+    int P, M, v, S, D, me, vshape, dual;
     pp_stash **stash;
     pp_tensor **y_here, **dx_here;
     pp_request **sends;
@@ -47,36 +47,38 @@ typedef struct rank_state {
 static void forward(rank_state *st, const pp_sched_op *o) {
     pp_rank *r = st->r;
     int vs = pp_virtual_stage(r, o->chunk), M = st->M;
+    int prev = pp__place_prev(st->P, st->dual, vs), next = pp__place_next(st->P, st->v, st->dual, vs);
     pp_tensor *x = NULL;
-    if (vs > 0) {
-        int from = pp__place_rank(st->P, st->vshape, vs - 1);
-        x = from == st->me ? st->y_here[(vs - 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_FWD, o->mb, vs));
+    if (prev >= 0) {
+        int from = pp__place_rank(st->P, st->vshape, prev);
+        x = from == st->me ? st->y_here[prev * M + o->mb] : pp_recv(r, from, pp_tag(PP_FWD, o->mb, vs));
     }
     pp_tensor *y = pp_stage_forward(r, o->chunk, o->mb, x, &st->stash[o->chunk * M + o->mb]);
     if (pp_rank_recompute(r)) pp_stash_checkpoint(r, st->stash[o->chunk * M + o->mb]);
-    if (vs == st->S - 1) return;
-    int to = pp__place_rank(st->P, st->vshape, vs + 1);
+    if (next < 0) return;
+    int to = pp__place_rank(st->P, st->vshape, next);
     if (to == st->me) st->y_here[vs * M + o->mb] = y;
-    else st->sends[st->nsends++] = pp_isend(r, y, to, pp_tag(PP_FWD, o->mb, vs + 1));
+    else st->sends[st->nsends++] = pp_isend(r, y, to, pp_tag(PP_FWD, o->mb, next));
 }
 
 static void backward(rank_state *st, const pp_sched_op *o) {
     pp_rank *r = st->r;
     int vs = pp_virtual_stage(r, o->chunk), M = st->M;
+    int prev = pp__place_prev(st->P, st->dual, vs), next = pp__place_next(st->P, st->v, st->dual, vs);
     pp_tensor *dy;
-    if (vs == st->S - 1) {
+    if (next < 0) {
         dy = pp_loss_grad(r, 1.0f / (float)(M * st->D));
     } else {
-        int from = pp__place_rank(st->P, st->vshape, vs + 1);
-        dy = from == st->me ? st->dx_here[(vs + 1) * M + o->mb] : pp_recv(r, from, pp_tag(PP_BWD, o->mb, vs));
+        int from = pp__place_rank(st->P, st->vshape, next);
+        dy = from == st->me ? st->dx_here[next * M + o->mb] : pp_recv(r, from, pp_tag(PP_BWD, o->mb, vs));
     }
     pp_stash **sp = &st->stash[o->chunk * M + o->mb];
     pp_tensor *dx = o->split ? pp_stage_backward_input(r, *sp, dy) : pp_stage_backward(r, *sp, dy);
     if (!o->split) pp_stash_free(r, *sp), *sp = NULL;
-    if (vs == 0) return;
-    int to = pp__place_rank(st->P, st->vshape, vs - 1);
+    if (prev < 0) return;
+    int to = pp__place_rank(st->P, st->vshape, prev);
     if (to == st->me) st->dx_here[vs * M + o->mb] = dx;
-    else st->sends[st->nsends++] = pp_isend(r, dx, to, pp_tag(PP_BWD, o->mb, vs - 1));
+    else st->sends[st->nsends++] = pp_isend(r, dx, to, pp_tag(PP_BWD, o->mb, prev));
 }
 
 static void weight(rank_state *st, const pp_sched_op *o) {
@@ -89,7 +91,8 @@ void pp__orderrun_step(pp_rank *r) {
     const pp_schedule *s = order;
     int me = pp_rank_id(r), P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), S = P * v;
     size_t n = (size_t)s->n[me];
-    rank_state st = {.r = r, .P = P, .M = M, .S = S, .D = pp_rank_replicas(r), .me = me, .vshape = s->vshape,
+    rank_state st = {.r = r, .P = P, .M = M, .v = v, .S = S, .D = pp_rank_replicas(r), .me = me, .vshape = s->vshape,
+                     .dual = s->dual,
                      .stash = keep((size_t)(v * M), sizeof *st.stash),
                      .y_here = keep((size_t)(S * M), sizeof *st.y_here),
                      .dx_here = keep((size_t)(S * M), sizeof *st.dx_here),
@@ -101,6 +104,12 @@ void pp__orderrun_step(pp_rank *r) {
         else backward(&st, o);
     }
     pp_waitall(r, st.sends, st.nsends);
-    for (int ch = 0; ch < v && st.D > 1; ch++) pp_grad_reduce(r, ch);
+    /* replicas sum each chunk; DualPipe's two copies of a stage sum theirs, a rank's chunks in the order of the
+     * stages they hold, so that partners (rank r's chunk c and rank P-1-r's chunk 1-c) meet at the same reduce */
+    if (st.D > 1 || st.dual)
+        for (int i = 0; i < v; i++) {
+            int ch = st.dual && pp_virtual_stage(r, 1) % P < pp_virtual_stage(r, 0) % P ? v - 1 - i : i;
+            pp_grad_reduce(r, ch);
+        }
     pp_optimizer_step(r);
 }

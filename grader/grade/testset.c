@@ -134,6 +134,16 @@ static const pp_test_config dualpipev_tests[] = {
     {.P = 4, .M = 12, .v = 2, .steps = 2, .seed = 107, .latency = 1.0},
     {.P = 6, .M = 24, .v = 2, .steps = 2, .seed = 108},
 };
+/* Full DualPipe: P even, M even and at least 2P; the shortest M, longer ones, latency, and uneven stages. */
+static const pp_test_config dualpipe_tests[] = {
+    {.P = 2, .M = 4, .v = 2, .steps = 2, .seed = 161},
+    {.P = 2, .M = 8, .v = 2, .steps = 2, .seed = 162},
+    {.P = 4, .M = 8, .v = 2, .steps = 3, .seed = 163, .on_gpu = 1},
+    {.P = 4, .M = 16, .v = 2, .steps = 2, .seed = 164},
+    {.P = 6, .M = 12, .v = 2, .steps = 2, .seed = 165},
+    {.P = 8, .M = 16, .v = 2, .steps = 2, .seed = 166},
+    {.P = 4, .M = 12, .v = 2, .steps = 2, .seed = 167, .latency = 1.0},
+};
 
 /* Lab 07: D = 1 (the pipeline alone: a reduce is free), 2 and 4 replicas, small enough that D*P sandboxed ranks
  * grade in a second or two each. */
@@ -167,6 +177,7 @@ static const struct {
     {"zbinterleaved", zbinterleaved_tests, (int)(sizeof zbinterleaved_tests / sizeof zbinterleaved_tests[0])},
     {"zbv", zbv_tests, (int)(sizeof zbv_tests / sizeof zbv_tests[0])},
     {"dualpipev", dualpipev_tests, (int)(sizeof dualpipev_tests / sizeof dualpipev_tests[0])},
+    {"dualpipe", dualpipe_tests, (int)(sizeof dualpipe_tests / sizeof dualpipe_tests[0])},
     {"dp1f1b", dp1f1b_tests, (int)(sizeof dp1f1b_tests / sizeof dp1f1b_tests[0])},
     {"dpinterleaved", dpinterleaved_tests, (int)(sizeof dpinterleaved_tests / sizeof dpinterleaved_tests[0])},
 };

@@ -5,7 +5,7 @@
 
 #include "placement.h"
 
-/* Fills s (P, M, v set) with each rank's order from order(): a row's, or full DualPipe's. */
+/* Fills s (P, M, v set) with each rank's order from its row's order(). */
 static void build_orders(pp_schedule *s, int (*order)(int P, int M, int v, int r, pp_sched_op *ops)) {
     int P = s->P, M = s->M, v = s->v;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
@@ -32,21 +32,8 @@ int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
     const pp_schedule_def *def = pp__schedule_def(name);
     memset(s, 0, sizeof *s);
     if (!def) return -1;
-    s->P = P, s->M = M, s->v = v, s->vshape = def->vshape;
+    s->P = P, s->M = M, s->v = v, s->vshape = def->vshape, s->dual = def->dual;
     build_orders(s, def->order);
-    return 0;
-}
-
-static int dualpipe_order(int P, int M, int v, int r, pp_sched_op *ops) {
-    (void)v;
-    return pp__schedule_dualpipe_order(P, M, r, ops);
-}
-
-int pp__schedule_build_dualpipe(pp_schedule *s, int P, int M) {
-    memset(s, 0, sizeof *s);
-    if (P < 2 || P % 2 || M % 2 || M < 2 * P) return -1;
-    s->P = P, s->M = M, s->v = 2, s->vshape = 1, s->dual = 1;
-    build_orders(s, dualpipe_order);
     return 0;
 }
 
@@ -91,24 +78,24 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 int vs = pp__place_vstage(P, s->vshape, r, op.chunk);
                 if (op.mb < 0 || op.mb >= M || vs >= S) goto stuck;
                 /* the virtual stages a micro-batch runs through: all of them, or its own pipeline's in DualPipe */
-                int first = s->dual ? vs % P == 0 : vs == 0, last = s->dual ? vs % P == P - 1 : vs == S - 1;
-                if (s->dual && vs / P != (op.mb >= M / 2)) goto stuck;
+                int prev = pp__place_prev(P, s->dual, vs), after = pp__place_next(P, s->v, s->dual, vs);
+                if (!pp__place_carries(P, M, s->dual, vs, op.mb)) goto stuck;
                 double ready;
                 if (op.kind == 'W') {
                     /* the weight half needs only its own input half, earlier on this rank */
                     if (bdone[vs * M + op.mb] < 0) goto stuck;
                     ready = 0;
                 } else if (op.kind == 'F') {
-                    if (first) ready = 0;
-                    else if (fdone[(vs - 1) * M + op.mb] < 0) break;
-                    else ready = fdone[(vs - 1) * M + op.mb] + (pp__place_rank(P, s->vshape, vs - 1) != r ? k->latency : 0);
+                    if (prev < 0) ready = 0;
+                    else if (fdone[prev * M + op.mb] < 0) break;
+                    else ready = fdone[prev * M + op.mb] + (pp__place_rank(P, s->vshape, prev) != r ? k->latency : 0);
                 } else {
                     if (fdone[vs * M + op.mb] < 0) break;
                     ready = fdone[vs * M + op.mb];
-                    if (!last) {
-                        double up = bdone[(vs + 1) * M + op.mb];
+                    if (after >= 0) {
+                        double up = bdone[after * M + op.mb];
                         if (up < 0) break;
-                        up += (pp__place_rank(P, s->vshape, vs + 1) != r ? k->latency : 0);
+                        up += (pp__place_rank(P, s->vshape, after) != r ? k->latency : 0);
                         if (up > ready) ready = up;
                     }
                 }

@@ -10,7 +10,7 @@
 typedef struct pp_schedule {
     int P, M, v;
     int vshape;          /* the row's placement (placement.h) */
-    int dual;            /* full DualPipe (pp__schedule_build_dualpipe): two pipelines on the V's virtual stages,
+    int dual;            /* full DualPipe (the row's dual): two pipelines on the V's virtual stages,
                           * micro-batches 0..M/2-1 through 0..P-1, the others through P..2P-1, each entering at
                           * its first */
     pp_sched_op **ops;   /* ops[r] is rank r's list */
@@ -20,9 +20,6 @@ typedef struct pp_schedule {
 /* Builds the canonical order of schedule `name` (its row of the schedule table, lib/schedule/schedules.c) for P ranks, M
  * micro-batches, v chunks. Returns 0, or -1 for an unknown name. */
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v);
-/* Builds full DualPipe's order (pp__schedule_dualpipe_order: P even, M even and at least 2P), not a row yet:
- * the replay and the chapter's comparison use it. Returns 0, or -1 where P or M do not fit it. */
-int pp__schedule_build_dualpipe(pp_schedule *s, int P, int M);
 void pp__schedule_free(pp_schedule *s);
 
 /* Costs for a replay: per virtual stage forward and backward cost, and the latency of a message between ranks. */

@@ -128,25 +128,30 @@ static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, con
 pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
     check_chunk(r, "pp_stage_forward", chunk);
     const pp_run_config *c = r->cfg;
-    int vs = pp__config_vstage(c, r->pipe, chunk), S = c->P * c->v;
+    int vs = pp__config_vstage(c, r->pipe, chunk);
     if (mb < 0 || mb >= c->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1",
                        "pp_stage_forward: micro-batch %d does not exist (M = %d)", mb, c->M);
     if (!stash)
         pp__rank_abort(r, PP_ERR_USAGE, "pass &stash and keep it for the backward", "pp_stage_forward: stash is NULL");
-    if (vs == 0 && x)
-        pp__rank_abort(r, PP_ERR_USAGE, "pass x = NULL on virtual stage 0",
-                       "pp_stage_forward: virtual stage 0 reads its tokens itself, but an input tensor was passed");
-    if (vs > 0 && !x) {
-        int from = pp__config_vstage_rank(c, vs - 1);
+    if (!pp__config_carries(c, vs, mb))
+        pp__rank_abort(r, PP_ERR_USAGE, "DualPipe's chunk 0 carries micro-batches 0..M/2-1 (fed at rank 0), chunk 1 "
+                       "carries M/2..M-1 (fed at rank P-1)", "pp_stage_forward: micro-batch %d travels the other "
+                       "pipeline, not virtual stage %d (chunk %d)", mb, vs, chunk);
+    int prev = pp__config_prev(c, vs);
+    if (prev < 0 && x)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass x = NULL where a micro-batch enters its pipeline",
+                       "pp_stage_forward: virtual stage %d reads its tokens itself, but an input tensor was passed", vs);
+    if (prev >= 0 && !x) {
+        int from = pp__config_vstage_rank(c, prev);
         char hint[160];
         if (from == r->pipe)
             snprintf(hint, sizeof hint, "virtual stage %d is on this rank too: pass the output of its pp_stage_forward "
-                     "straight in, no message", vs - 1);
+                     "straight in, no message", prev);
         else
             snprintf(hint, sizeof hint, "receive it with pp_recv(r, %d, pp_tag(PP_FWD, %d, %d))", from, mb, vs);
         pp__rank_abort(r, PP_ERR_USAGE, hint, "pp_stage_forward: virtual stage %d needs the activation of micro-batch "
-                       "%d from virtual stage %d (rank %d)", vs, mb, vs - 1, from);
+                       "%d from virtual stage %d (rank %d)", vs, mb, prev, from);
     }
     if (x) check_input(r, "pp_stage_forward", x, c->hidden, "x");
     pp__rank_charge(r, PP_CHARGE_FORWARD, "pp_stage_forward");
@@ -177,7 +182,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     r->stashes = s;
     r->live_stashes++;
     stash_account(r, s);
-    if (vs == S - 1) {
+    if (pp__config_next(c, vs) < 0) {
         float loss;
         pp__tensor_to_host(out, &loss);
         r->last_loss_sum += loss;
@@ -213,29 +218,36 @@ static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
     return s;
 }
 
+/* The virtual stage holding the loss of vs's path. */
+static int path_last(const pp_run_config *c, int vs) {
+    for (int next; (next = pp__config_next(c, vs)) >= 0;) vs = next;
+    return vs;
+}
+
 static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
-    int vs = pp__config_vstage(r->cfg, r->pipe, s->chunk), S = r->cfg->P * r->cfg->v;
-    if (vs == S - 1) {
+    int vs = pp__config_vstage(r->cfg, r->pipe, s->chunk), next = pp__config_next(r->cfg, vs);
+    if (next < 0) {
         if (!dy || dy->rows != 1 || dy->cols != 1)
-            pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) on the last virtual stage",
-                           "%s: the last virtual stage's backward starts from the loss gradient", api);
+            pp__rank_abort(r, PP_ERR_USAGE, "pass dy = pp_loss_grad(r, 1.0f / M) where the loss is",
+                           "%s: virtual stage %d holds the loss: its backward starts from the loss gradient", api, vs);
     } else if (!dy) {
-        int from = pp__config_vstage_rank(r->cfg, vs + 1);
+        int from = pp__config_vstage_rank(r->cfg, next);
         char hint[160];
         if (from == r->pipe)
             snprintf(hint, sizeof hint, "virtual stage %d is on this rank too (the turn of a V): pass the dx its input "
-                     "half returned straight in, no message", vs + 1);
+                     "half returned straight in, no message", next);
         else
             snprintf(hint, sizeof hint, "receive it with pp_recv(r, %d, pp_tag(PP_BWD, %d, %d))", from, s->mb, vs);
         pp__rank_abort(r, PP_ERR_USAGE, hint, "%s: virtual stage %d needs the gradient of micro-batch %d from virtual "
-                       "stage %d (rank %d)", api, vs, s->mb, vs + 1, from);
+                       "stage %d (rank %d)", api, vs, s->mb, next, from);
     } else if (dy->rows == 1 && dy->cols == 1 && !dy->received) {
-        pp__rank_abort(r, PP_ERR_USAGE, "only the last virtual stage starts its backward from pp_loss_grad; every "
-                       "other one receives dy from the virtual stage after it",
-                       "%s: dy is 1x1 (a loss or a loss gradient), but virtual stage %d is not the last one: the "
-                       "loss is on virtual stage %d (rank %d)", api, vs, S - 1, pp__config_vstage_rank(r->cfg, S - 1));
+        int last = path_last(r->cfg, vs);
+        pp__rank_abort(r, PP_ERR_USAGE, "only the virtual stage with the loss starts its backward from pp_loss_grad; "
+                       "every other one receives dy from the virtual stage after it",
+                       "%s: dy is 1x1 (a loss or a loss gradient), but virtual stage %d does not hold the loss: "
+                       "virtual stage %d does (rank %d)", api, vs, last, pp__config_vstage_rank(r->cfg, last));
     }
-    check_input(r, api, dy, vs == S - 1 ? 1 : r->cfg->hidden, "dy");
+    check_input(r, api, dy, next < 0 ? 1 : r->cfg->hidden, "dy");
 }
 
 /* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). A half
@@ -296,12 +308,18 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
 
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
     pp__rank_check(r);
-    int S = r->cfg->P * r->cfg->v, last = pp__config_vstage_rank(r->cfg, S - 1);
-    if (last != r->pipe)
-        pp__rank_abort(r, PP_ERR_USAGE, "call pp_loss_grad on the rank that holds the last virtual stage; every other "
-                       "one receives its dy from the virtual stage after it",
-                       "pp_loss_grad: rank %d holds no chunk of virtual stage %d, the one with the loss (rank %d holds "
-                       "it)", r->pipe, S - 1, last);
+    const pp_run_config *c = r->cfg;
+    int holds = 0, S = c->P * c->v;
+    for (int ch = 0; ch < c->v; ch++) holds |= pp__config_next(c, pp__config_vstage(c, r->pipe, ch)) < 0;
+    const char *hint = "call pp_loss_grad on the rank that holds the loss; every other one receives its dy from the "
+                       "virtual stage after it";
+    if (!holds && pp__config_dual(c))
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "pp_loss_grad: rank %d holds no chunk with a loss: DualPipe's two are on "
+                       "virtual stages %d (rank %d) and %d (rank %d)", r->pipe, c->P - 1,
+                       pp__config_vstage_rank(c, c->P - 1), S - 1, pp__config_vstage_rank(c, S - 1));
+    if (!holds)
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "pp_loss_grad: rank %d holds no chunk of virtual stage %d, the one with "
+                       "the loss (rank %d holds it)", r->pipe, S - 1, pp__config_vstage_rank(c, S - 1));
     pp__rank_charge(r, PP_CHARGE_LOSS_GRAD, "pp_loss_grad");
     r->zero_scales += scale == 0;
     pp_tensor *t = pp__tensor_new(r->be, &r->arena, 1, 1, PP_F32, r->id);

@@ -51,7 +51,7 @@ static int layout_count(const char *s, const char **end) {
 }
 
 int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t errlen) {
-    int S = c->P * c->v, named = 0, placed = 0;
+    int S = pp__config_model_stages(c), named = 0, placed = 0;
     for (int s = 0; s < S; s++) blocks[s] = -1;
     const char *l = c->layout && *c->layout ? c->layout : NULL;
     if (l && strlen(l) >= PP_LAYOUT_MAX) return BAD("--layout is longer than %d characters: name the first and last "
@@ -89,8 +89,9 @@ int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t err
             if (*end != ',') return BAD("--layout %s: unexpected '%s' (separate the counts with a comma)", l, end);
             p = end + 1;
         }
-        if (n != S) return BAD("--layout %s names %d virtual stages; this run has %d (stages x chunks): give one count "
-                               "per virtual stage", l, n, S);
+        if (n != S) return BAD("--layout %s names %d virtual stages; this run has %d (%s): give one count per "
+                               "virtual stage", l, n, S, pp__config_dual(c) ? "one per stage: both pipelines hold "
+                               "the same model" : "stages x chunks");
         named = S;
     }
     int L = c->layers ? c->layers : named == S ? placed : S - named + placed, rest = L - placed, free_ = S - named;
@@ -114,33 +115,33 @@ int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t err
 static const int *layout_of(const pp_run_config *c, int *buf) {
     char err[8];
     if (pp__config_layout(c, buf, err, sizeof err))
-        for (int s = 0; s < c->P * c->v; s++) buf[s] = 1;
+        for (int s = 0; s < pp__config_model_stages(c); s++) buf[s] = 1;
     return buf;
 }
 
 int pp__config_blocks(const pp_run_config *c, int vstage) {
     int buf[64 * 16];
-    return layout_of(c, buf)[vstage];
+    return layout_of(c, buf)[pp__config_stage(c, vstage)];
 }
 
 int pp__config_first_block(const pp_run_config *c, int vstage) {
     int buf[64 * 16], first = 0;
     const int *b = layout_of(c, buf);
-    for (int s = 0; s < vstage; s++) first += b[s];
+    for (int s = 0; s < pp__config_stage(c, vstage); s++) first += b[s];
     return first;
 }
 
 int pp__config_layers(const pp_run_config *c) {
     int buf[64 * 16], layers = 0;
     const int *b = layout_of(c, buf);
-    for (int s = 0; s < c->P * c->v; s++) layers += b[s];
+    for (int s = 0; s < pp__config_model_stages(c); s++) layers += b[s];
     return layers;
 }
 
 int pp__config_even(const pp_run_config *c) {
     int buf[64 * 16];
     const int *b = layout_of(c, buf);
-    for (int s = 1; s < c->P * c->v; s++)
+    for (int s = 1; s < pp__config_model_stages(c); s++)
         if (b[s] != b[0]) return 0;
     return 1;
 }
@@ -148,6 +149,23 @@ int pp__config_even(const pp_run_config *c) {
 int pp__config_vshape(const pp_run_config *c) {
     const pp_schedule_def *d = pp__schedule_def(c->schedule);
     return d && d->vshape;
+}
+
+int pp__config_dual(const pp_run_config *c) {
+    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    return d && d->dual;
+}
+
+int pp__config_model_stages(const pp_run_config *c) { return pp__config_dual(c) ? c->P : c->P * c->v; }
+
+int pp__config_stage(const pp_run_config *c, int vs) { return pp__place_stage(c->P, pp__config_dual(c), vs); }
+
+int pp__config_prev(const pp_run_config *c, int vs) { return pp__place_prev(c->P, pp__config_dual(c), vs); }
+
+int pp__config_next(const pp_run_config *c, int vs) { return pp__place_next(c->P, c->v, pp__config_dual(c), vs); }
+
+int pp__config_carries(const pp_run_config *c, int vs, int mb) {
+    return pp__place_carries(c->P, c->M, pp__config_dual(c), vs, mb);
 }
 
 int pp__config_vstage(const pp_run_config *c, int rank, int chunk) {
@@ -159,14 +177,18 @@ int pp__config_vstage_rank(const pp_run_config *c, int vs) { return pp__place_ra
 int pp__config_vstage_chunk(const pp_run_config *c, int vs) { return pp__place_chunk(c->P, pp__config_vshape(c), vs); }
 
 int pp__config_messages(const pp_run_config *c) {
-    int S = c->P * c->v, n = 0, vshape = pp__config_vshape(c);
-    for (int s = 0; s + 1 < S; s++) n += pp__place_rank(c->P, vshape, s) != pp__place_rank(c->P, vshape, s + 1);
-    return 2 * c->M * n;
+    /* a micro-batch crosses the boundaries of its own path: every one of them, or one pipeline's of two */
+    int S = c->P * c->v, n = 0, dual = pp__config_dual(c);
+    for (int s = 0; s < S; s++) {
+        int next = pp__config_next(c, s);
+        n += next >= 0 && pp__config_vstage_rank(c, s) != pp__config_vstage_rank(c, next);
+    }
+    return 2 * (dual ? c->M / 2 : c->M) * n;
 }
 
 double pp__config_forward_cost(const pp_run_config *c, int vstage) {
-    int S = c->P * c->v;
-    return pp__config_blocks(c, vstage) + c->edge_cost * ((vstage == 0) + (vstage == S - 1));
+    return pp__config_blocks(c, vstage) +
+           c->edge_cost * ((pp__config_prev(c, vstage) < 0) + (pp__config_next(c, vstage) < 0));
 }
 
 double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt) {
@@ -174,8 +196,10 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
     return halves * f + (rebuilt ? f : 0);
 }
 
+int pp__config_reduce_members(const pp_run_config *c) { return (c->D > 1 ? c->D : 1) * (pp__config_dual(c) ? 2 : 1); }
+
 double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
-    int D = c->D;
+    int D = pp__config_reduce_members(c);
     if (D <= 1) return 0;
     return 2.0 * (D - 1) * c->reduce_alpha + 2.0 * (D - 1) / D * bytes * c->reduce_beta;
 }
@@ -183,9 +207,8 @@ double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
 double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
     pp_model_dims d;
     pp__config_model_dims(c, &d);
-    int S = c->P * c->v;
-    return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), vstage == 0, vstage == S - 1) *
-           sizeof(float);
+    return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), pp__config_prev(c, vstage) < 0,
+                                         pp__config_next(c, vstage) < 0) * sizeof(float);
 }
 
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
@@ -215,6 +238,10 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("the %s schedule runs the whole batch at once: use --microbatches 1 (got %d)", def->title, c->M);
     if (def->vshape && c->v != 2)
         return BAD("%s places two chunks per rank in a V: use --chunks 2 (got %d)", def->title, c->v);
+    if (def->dual && (c->P % 2 || c->M % 2 || c->M < 2 * c->P))
+        return BAD("%s feeds its two pipelines from both ends, half the micro-batches each, and pairs rank r with "
+                   "rank P-1-r: use an even --stages and an even --microbatches of at least 2P (got P = %d, M = %d)",
+                   def->title, c->P, c->M);
     if (def->microbatches_2v && c->M < 2 * c->P)
         return BAD("%s needs at least as many micro-batches as virtual stages (2P = %d): got --microbatches %d",
                    def->title, 2 * c->P, c->M);

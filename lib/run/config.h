@@ -44,12 +44,13 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
 void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
 /* The most virtual stages a layout may name one by one, and the longest layout text. */
 #define PP_LAYOUT_MAX 256
-/* Blocks on each of the P*v virtual stages, into blocks[] (room for P*v). The layout names stages' counts:
+/* Blocks on each of the model's stages (P*v virtual stages, P for dual), into blocks[] (room for P*v). The layout names stages' counts:
  * "first:K", "last:K", both ("first:K,last:K"), or every stage's ("4,4,4,3"); the blocks of --layers that it
  * does not place go to the other stages as evenly as possible, the earlier stages taking one more where they
  * do not divide. Without a layout every stage is such a stage. Returns 0, or -1 with a one-line reason. */
 int pp__config_layout(const pp_run_config *c, int *blocks, char *err, size_t errlen);
-/* Blocks of virtual stage vstage, and the index of its first block in the model (c must pass the check). */
+/* Blocks of virtual stage vstage, and the index of its first block in the model (c must pass the check); a
+ * layout names the model's stages (pp__config_model_stages), which dual's virtual stages hold twice. */
 int pp__config_blocks(const pp_run_config *c, int vstage);
 int pp__config_first_block(const pp_run_config *c, int vstage);
 /* Blocks in the whole model. */
@@ -59,6 +60,16 @@ int pp__config_even(const pp_run_config *c);
 /* Where c's virtual stages live (placement.h; the schedule's row says which placement): the virtual stage of
  * rank's chunk, and the rank and chunk of virtual stage vs. */
 int pp__config_vshape(const pp_run_config *c);
+/* 1 for full DualPipe's two pipelines (placement.h): the V's numbering, every stage of the model twice. */
+int pp__config_dual(const pp_run_config *c);
+/* The model's stages (what a layout names): P*v, or P when dual, whose 2P virtual stages hold each twice. */
+int pp__config_model_stages(const pp_run_config *c);
+/* The model's stage that virtual stage vs holds; the virtual stages before and after vs on its path (-1 at a
+ * path's first and last: the embedding and the loss); whether micro-batch mb travels through vs (placement.h). */
+int pp__config_stage(const pp_run_config *c, int vs);
+int pp__config_prev(const pp_run_config *c, int vs);
+int pp__config_next(const pp_run_config *c, int vs);
+int pp__config_carries(const pp_run_config *c, int vs, int mb);
 int pp__config_vstage(const pp_run_config *c, int rank, int chunk);
 int pp__config_vstage_rank(const pp_run_config *c, int vs);
 int pp__config_vstage_chunk(const pp_run_config *c, int vs);
@@ -72,8 +83,11 @@ int pp__config_messages(const pp_run_config *c);
  * half of a split one), plus one more when it first rebuilds a checkpointed stash. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage);
 double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt);
-/* The virtual cost of one gradient all-reduce of `bytes` over the D replicas (a ring): 2(D-1)*alpha +
- * 2(D-1)/D * bytes * beta; 0 at D = 1, where there is nothing to reduce. */
+/* The members of a gradient reduce's group: the D replicas of a stage, times the two copies DualPipe holds of it
+ * (transport/reduce.h). */
+int pp__config_reduce_members(const pp_run_config *c);
+/* The virtual cost of one gradient all-reduce of `bytes` over its group's D members (a ring): 2(D-1)*alpha +
+ * 2(D-1)/D * bytes * beta; 0 with one member, where there is nothing to reduce. */
 double pp__config_reduce_cost(const pp_run_config *c, double bytes);
 /* Bytes of the weight gradients of virtual stage vstage (what its chunk's reduce moves). */
 double pp__config_grad_bytes(const pp_run_config *c, int vstage);

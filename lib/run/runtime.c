@@ -39,13 +39,13 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     if (!r->be) return -1;
     pp_model_dims d;
     pp__config_model_dims(c, &d);
-    int S = c->P * c->v;
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
     pp__reduce_rank_init(r);
+    /* parameters are initialised from their names, so DualPipe's two copies of a stage start equal */
     for (int ch = 0; ch < c->v; ch++) {
         int s = pp__config_vstage(c, r->pipe, ch);
-        pp__model_init(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s), s == 0, s == S - 1,
-                       r->be);
+        pp__model_init(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s),
+                       pp__config_prev(c, s) < 0, pp__config_next(c, s) < 0, r->be);
     }
     return 0;
 }
@@ -212,9 +212,11 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->step_time = pp__trace_step_time(res->traces, P);
 }
 
+/* The parameters of the model, stage by stage: DualPipe's first copies (the second ones are compared with them,
+ * compare_replicas). */
 static void collect_params(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
-    int S = c->P * c->v, n = 0;
+    int S = pp__config_model_stages(c), n = 0;
     for (int s = 0; s < S; s++)
         if (rank_is_local(w, pp__config_vstage_rank(c, s)))
             n += w->ranks[pp__config_vstage_rank(c, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
@@ -241,34 +243,41 @@ static void collect_params(pp_world *w, pp_run_result *res) {
     }
 }
 
-/* Replicas 1..D-1 against replica 0: the same summed gradients make the same weights, bit for bit, so the first
- * replica (and parameter) that differs names a reduce that did not happen or did not sum the same. */
+/* 1 when two chunks' weights differ, the first differing parameter's name into param. */
+static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, char *param, size_t len) {
+    for (int i = 0; i < a->nparams; i++) {
+        pp_tensor *wa = a->params[i].w, *wb = b->params[i].w;
+        float *ha = pp__xmalloc(wa->bytes), *hb = pp__xmalloc(wb->bytes);
+        pp__tensor_to_host(wa, ha);
+        pp__tensor_to_host(wb, hb);
+        int differ = memcmp(ha, hb, wa->bytes) != 0;
+        free(ha), free(hb);
+        if (differ) return snprintf(param, len, "%s", a->params[i].name), 1;
+    }
+    return 0;
+}
+
+/* Replicas 1..D-1 against replica 0, and DualPipe's second copy of each stage against its first: the same
+ * summed gradients make the same weights, bit for bit, so the first replica or copy (and parameter) that
+ * differs names a reduce that did not happen or did not sum the same. */
 static void compare_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
-    res->replica_differs = 0;
+    res->replica_differs = res->copy_differs = 0;
     /* under MPI each process holds one rank: the weights are compared by their fingerprints on rank 0 */
     if (w->local_rank >= 0) {
         pp__run_mpi_replicas(w, res);
         return;
     }
+    for (int s = 0; pp__config_dual(c) && s < c->P && !res->copy_differs; s++)
+        if (chunk_weights_differ(&w->ranks[s].chunks[0], &w->ranks[c->P - 1 - s].chunks[1], res->copy_param,
+                                 sizeof res->copy_param))
+            res->copy_differs = 1, res->copy_stage = s;
     for (int d = 1; d < c->D && !res->replica_differs; d++)
-        for (int p = 0; p < c->P && !res->replica_differs; p++) {
-            pp_rank *a = &w->ranks[p], *b = &w->ranks[d * c->P + p];
+        for (int p = 0; p < c->P && !res->replica_differs; p++)
             for (int ch = 0; ch < c->v && !res->replica_differs; ch++)
-                for (int i = 0; i < a->chunks[ch].nparams; i++) {
-                    pp_tensor *wa = a->chunks[ch].params[i].w, *wb = b->chunks[ch].params[i].w;
-                    float *ha = pp__xmalloc(wa->bytes), *hb = pp__xmalloc(wb->bytes);
-                    pp__tensor_to_host(wa, ha);
-                    pp__tensor_to_host(wb, hb);
-                    int differ = memcmp(ha, hb, wa->bytes) != 0;
-                    free(ha), free(hb);
-                    if (!differ) continue;
-                    res->replica_differs = d;
-                    res->replica_rank = p;
-                    snprintf(res->replica_param, sizeof res->replica_param, "%s", a->chunks[ch].params[i].name);
-                    break;
-                }
-        }
+                if (chunk_weights_differ(&w->ranks[p].chunks[ch], &w->ranks[d * c->P + p].chunks[ch],
+                                         res->replica_param, sizeof res->replica_param))
+                    res->replica_differs = d, res->replica_rank = p;
 }
 
 /* One driver per rank this process runs (all of them with threads, its own under MPI), before the transport

@@ -26,6 +26,10 @@ typedef struct pp_run_result {
     int replica_differs;     /* the first replica d >= 1 whose weights after the run differ from replica 0's, else 0 */
     int replica_rank;        /* ... at this pipeline stage */
     char replica_param[32];  /* ... in this parameter */
+    int copy_differs;        /* DualPipe: 1 when a stage's two copies (rank s's chunk 0, rank P-1-s's chunk 1) end
+                                the run with different weights, else 0 */
+    int copy_stage;          /* ... the first such stage */
+    char copy_param[32];     /* ... in this parameter */
     pp_param_result *params;
     int nparams;
     float *loss;             /* per step: mean loss over the step's micro-batches, as the last stage saw it */

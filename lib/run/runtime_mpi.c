@@ -94,6 +94,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
 typedef struct weight_print {
     char name[32];
     uint64_t hash;
+    int64_t chunk;
 } weight_print;
 
 void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
@@ -108,6 +109,7 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
             pp__tensor_to_host(t, h);
             snprintf(mine[k].name, sizeof mine[k].name, "%s", r->chunks[ch].params[i].name);
             mine[k].hash = pp__hash_bytes(PP_HASH_INIT, h, t->bytes);
+            mine[k].chunk = ch;
             free(h);
         }
     size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
@@ -116,7 +118,20 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
     if (w->local_rank == 0 && all) {
         size_t *off = pp__xcalloc((size_t)w->P, sizeof *off);
         for (int q = 1; q < w->P; q++) off[q] = off[q - 1] + lens[q - 1];
-        res->replica_differs = 0;
+        res->replica_differs = res->copy_differs = 0;
+        /* DualPipe: rank s's chunk 0 against rank P-1-s's chunk 1, parameter by parameter */
+        for (int s = 0; pp__config_dual(c) && s < c->P && !res->copy_differs; s++) {
+            const weight_print *a = (const weight_print *)(all + off[s]),
+                               *b = (const weight_print *)(all + off[c->P - 1 - s]);
+            size_t na = lens[s] / sizeof *a, nb = lens[c->P - 1 - s] / sizeof *b, j = 0;
+            while (j < nb && b[j].chunk != 1) j++;
+            for (size_t i = 0; i < na && a[i].chunk == 0 && j < nb; i++, j++)
+                if (a[i].hash != b[j].hash) {
+                    res->copy_differs = 1, res->copy_stage = s;
+                    snprintf(res->copy_param, sizeof res->copy_param, "%s", a[i].name);
+                    break;
+                }
+        }
         /* the same order as with threads: replica, then stage, then the stage's parameters */
         for (int d = 1; d < c->D && !res->replica_differs; d++)
             for (int p = 0; p < c->P && !res->replica_differs; p++) {

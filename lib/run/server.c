@@ -38,7 +38,8 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
                             char *err, size_t len) {
     pp_server *s = pp__xcalloc(1, sizeof *s);
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank % cfg->P, .P = cfg->P, .M = cfg->M, .v = cfg->v,
-                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg), .replica = rank / cfg->P,
+                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
+                       .dual = pp__config_dual(cfg), .replica = rank / cfg->P,
                        .D = cfg->D};
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     snprintf(s->symbol, sizeof s->symbol, "%s", symbol);

@@ -249,6 +249,12 @@ int pp__schedule_dualpipe_order(int P, int M, int r, pp_sched_op *ops) {
 /* The stash peak of DualPipeV, counted as its order runs. */
 static int dualpipev_peak(int P, int M, int v, int r) { return 2 * P + 1; }
 
+static int dualpipe_order(int P, int M, int v, int r, pp_sched_op *ops) { return pp__schedule_dualpipe_order(P, M, r, ops); }
+/* Each half runs DualPipeV's order at half the ranks: its peak, at P/2. */
+static int dualpipe_peak(int P, int M, int v, int r) { return P + 1; }
+/* And its bubble, at half the ranks and half the micro-batches a direction: (P/2-1)/(3M+P/2-1). */
+static double dualpipe_bubble(int P, int M, int v) { return v_bubble(P / 2, M / 2, v); }
+
 /* The zero-bubble schedules' theoretical bubble with F = B = W, in chunk ops (lab 05 asks for the floor and why). */
 static double zb_bubble(int P, int M, int v) { return M >= P ? (double)(P - 1) / (3 * v * M + P - 1) : -1; }
 
@@ -288,6 +294,11 @@ const pp_schedule_def pp__schedules[] = {
     {.name = "dualpipev", .title = "DualPipeV", .folder = "06-vshape", .file = "dualpipev",
      .symbol = "pp_dualpipev_step", .chunked = 1, .weight_halves = 1, .vshape = 1, .microbatches_2v = 1,
      .order = dualpipev_order, .peak = dualpipev_peak, .bubble = v_bubble,
+     .peak_hint = "free each stash right after its last backward op, and compare your warm-up with the canonical "
+                  "timeline (pplab run --canonical ... --timeline)"},
+    {.name = "dualpipe", .title = "DualPipe", .folder = "06-vshape", .file = "dualpipe", .symbol = "pp_dualpipe_step",
+     .chunked = 1, .weight_halves = 1, .vshape = 1, .dual = 1, .order = dualpipe_order, .peak = dualpipe_peak,
+     .bubble = dualpipe_bubble,
      .peak_hint = "free each stash right after its last backward op, and compare your warm-up with the canonical "
                   "timeline (pplab run --canonical ... --timeline)"},
     {.name = "dp1f1b", .title = "1F1B x data parallel", .folder = "07-hybrid", .file = "dp1f1b",

@@ -42,6 +42,8 @@ typedef struct pp_schedule_def {
                                   input half at once */
     int vshape;                /* 1: two chunks per rank placed in a V (placement.h): rank r holds virtual stages
                                   r and 2P-1-r; 0: looped, chunk c of rank r is c*P + r */
+    int dual;                  /* 1 (with vshape): full DualPipe's two pipelines on the V's numbering, each stage
+                                  of the model held twice, its copies' gradients summed (placement.h) */
     pp_reduce_mode reduce;     /* the canonical order's reduces: none for a single pipeline */
     /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
@@ -59,7 +61,7 @@ typedef struct pp_schedule_def {
  * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
     X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbinterleaved_step) X(pp_zbv_step) \
-    X(pp_dualpipev_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step)
+    X(pp_dualpipev_step) X(pp_dualpipe_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))
@@ -75,8 +77,7 @@ int pp__schedule_rounds(int P, int M);
 /* Rank r's order of full DualPipe for P ranks (even) and M micro-batches (even, at least 2P) into ops (room for
  * 3M ops); returns the number of ops. Chunk 0 of rank r is stage r of the pipeline fed at rank 0, which carries
  * micro-batches 0..M/2-1; chunk 1 is stage P-1-r of the pipeline fed at rank P-1, which carries M/2..M-1. An
- * overlapped forward-and-backward pair is its forward, then its whole backward. Not yet a row: the runtime has no
- * placement with two copies of the model (docs/design.md). */
+ * overlapped forward-and-backward pair is its forward, then its whole backward (the dualpipe row's order). */
 int pp__schedule_dualpipe_order(int P, int M, int r, pp_sched_op *ops);
 
 /* The row called name, or NULL. */

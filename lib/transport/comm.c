@@ -39,12 +39,19 @@ const char *pp__tensor_released_why(const pp_tensor *t, char *buf, size_t len) {
 
 static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int peer);
 
+/* The virtual stage that sends a message of direction dir to virtual stage vs along its path (the one before it
+ * for an activation, after it for a gradient), or -1 where vs is no stage or has no such neighbour. */
+static int sender_of(const pp_run_config *c, int dir, int vs) {
+    if (vs < 0 || vs >= c->P * c->v) return -1;
+    return dir == PP_FWD ? pp__config_prev(c, vs) : pp__config_next(c, vs);
+}
+
 /* A peer outside 0..P-1. With a tag made by pp_tag(), the tag says what was meant: a boundary the model lacks
  * (the tag's own mistake, named as such by check_tag), or the rank that holds the other side. */
 static void check_peer(pp_rank *r, const char *api, int peer, int tag, int is_send) {
     pp__rank_check(r);
     if (peer >= 0 && peer < r->cfg->P) return;
-    int dir, mb, vs, S = r->cfg->P * r->cfg->v, P = r->cfg->P;
+    int dir, mb, vs, P = r->cfg->P;
     /* ranks are addressed within the replica, so another replica's rank has no address: a number past P-1 is
      * what a program that counted ranks over the whole grid would pass */
     if (r->cfg->D > 1 && peer >= P && peer < P * r->cfg->D)
@@ -53,8 +60,8 @@ static void check_peer(pp_rank *r, const char *api, int peer, int tag, int is_se
                        "%d (P = %d): it would be rank %d of replica %d, which this rank cannot address",
                        api, peer, r->replica, P, peer % P, peer / P);
     if (tag >= 0 && pp__tag_split(tag, &dir, &mb, &vs)) {
-        int from = dir == PP_FWD ? vs - 1 : vs + 1, other = is_send ? vs : from;
-        if (vs < 0 || vs >= S || from < 0 || from >= S) check_tag(r, api, tag, is_send, peer);
+        int from = sender_of(r->cfg, dir, vs), other = is_send ? vs : from;
+        if (from < 0) check_tag(r, api, tag, is_send, peer);
         pp__rank_abort(r, PP_ERR_USAGE, "ranks are numbered 0..P-1; pp_virtual_stage(r, chunk) says which rank holds "
                        "a stage", "%s: rank %d does not exist (P = %d): virtual stage %d, which %s this %s, is on "
                        "rank %d", api, peer, r->cfg->P, other, is_send ? "receives" : "sends",
@@ -67,8 +74,8 @@ static void check_peer(pp_rank *r, const char *api, int peer, int tag, int is_se
 /* 1 when a message with this direction, micro-batch and receiving virtual stage may travel from rank `from_rank`
  * to rank `to_rank` (the stage exists, its neighbour does, and they live on those two ranks). */
 static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_rank, int to_rank) {
-    int S = r->cfg->P * r->cfg->v, from = dir == PP_FWD ? vs - 1 : vs + 1;
-    return vs >= 0 && vs < S && from >= 0 && from < S && mb < r->cfg->M &&
+    int from = sender_of(r->cfg, dir, vs);
+    return from >= 0 && mb < r->cfg->M && pp__config_carries(r->cfg, vs, mb) &&
            pp__config_vstage_rank(r->cfg, from) == from_rank && pp__config_vstage_rank(r->cfg, vs) == to_rank;
 }
 
@@ -76,8 +83,10 @@ static int boundary_fits(const pp_rank *r, int dir, int mb, int vs, int from_ran
  * mistake the labs warn about: say so, with the tag that was meant, rather than what the wrong tag implies. */
 static void check_tag_intent(pp_rank *r, const char *call, int dir, int mb, int vs, int sender, int receiver) {
     const char *dname = dir == PP_FWD ? "PP_FWD" : "PP_BWD", *oname = dir == PP_FWD ? "PP_BWD" : "PP_FWD";
-    int meant = dir == PP_FWD ? vs + 1 : vs - 1;
-    if (boundary_fits(r, dir, mb, meant, sender, receiver))
+    int meant = vs < 0 || vs >= r->cfg->P * r->cfg->v ? -1
+                : dir == PP_FWD                      ? pp__config_next(r->cfg, vs)
+                                                     : pp__config_prev(r->cfg, vs);
+    if (meant >= 0 && boundary_fits(r, dir, mb, meant, sender, receiver))
         pp__rank_abort(r, PP_ERR_USAGE, "tags name the virtual stage that receives the message",
                        "%s: the tag names virtual stage %d, the sender's; tags name the stage that receives, "
                        "pp_tag(%s, %d, %d)", call, vs, dname, mb, meant);
@@ -103,19 +112,27 @@ static void check_tag(pp_rank *r, const char *api, int tag, int is_send, int pee
     int me = r->pipe, sender = is_send ? me : peer, receiver = is_send ? peer : me;
     if (boundary_fits(r, dir, mb, vs, sender, receiver)) return;
     pp__op_describe(api, is_send, peer, tag, call, sizeof call);
-    int from = dir == PP_FWD ? vs - 1 : vs + 1;
+    int from = sender_of(r->cfg, dir, vs);
     /* a boundary whose two stages share a rank (the turn of a V) never carries a message: that is the mistake to
      * name, before any guess at what the tag meant */
-    int local = vs >= 0 && vs < S && from >= 0 && from < S &&
-                pp__config_vstage_rank(r->cfg, from) == pp__config_vstage_rank(r->cfg, vs);
+    int local = from >= 0 && pp__config_vstage_rank(r->cfg, from) == pp__config_vstage_rank(r->cfg, vs);
     if (!local && peer >= 0 && peer < P && peer != me) check_tag_intent(r, call, dir, mb, vs, sender, receiver);
-    if (vs >= S || from < 0 || from >= S)
+    if (from < 0 && pp__config_dual(r->cfg) && vs >= 0 && vs < S)
+        pp__rank_abort(r, PP_ERR_USAGE, "each of DualPipe's pipelines reads tokens at its first virtual stage (0 and "
+                       "P) and keeps its loss at its last (P-1 and 2P-1): nothing crosses between them",
+                       "%s: tag %s names a boundary the model does not have (virtual stages 0..%d and %d..%d)", api,
+                       tb, P - 1, P, S - 1);
+    if (from < 0)
         pp__rank_abort(r, PP_ERR_USAGE, dir == PP_FWD ? "the last virtual stage keeps its loss; the first one reads tokens"
                                                         : "virtual stage 0 sends no gradient back; the last one starts from pp_loss_grad",
                        "%s: tag %s names a boundary the model does not have (virtual stages 0..%d)", api, tb, S - 1);
     if (mb >= r->cfg->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1", "%s: tag %s names micro-batch %d (M = %d)",
                        api, tb, mb, r->cfg->M);
+    if (!pp__config_carries(r->cfg, vs, mb))
+        pp__rank_abort(r, PP_ERR_USAGE, "DualPipe's micro-batches 0..M/2-1 travel virtual stages 0..P-1, the others "
+                       "P..2P-1", "%s: tag %s sends micro-batch %d through the other pipeline's virtual stage %d", api,
+                       tb, mb, vs);
     int from_rank = pp__config_vstage_rank(r->cfg, from), to_rank = pp__config_vstage_rank(r->cfg, vs);
     const char *what = dir == PP_FWD ? "activation" : "gradient";
     const char *hint = pp__config_vshape(r->cfg)
@@ -168,7 +185,7 @@ static void post(pp_rank *r, pp_request *q) {
 static int message_chunk(const pp_rank *r, const pp_request *q) {
     int dir, mb, vs;
     if (!pp__tag_split(q->tag, &dir, &mb, &vs)) return -1;
-    int mine = q->is_send ? (dir == PP_FWD ? vs - 1 : vs + 1) : vs;
+    int mine = q->is_send ? sender_of(r->cfg, dir, vs) : vs;
     return mine >= 0 && mine < r->cfg->P * r->cfg->v ? pp__config_vstage_chunk(r->cfg, mine) : -1;
 }
 
@@ -204,17 +221,26 @@ static void finish(pp_rank *r, pp_request *q) {
 /* A waited reduce whose group could not complete it: the rank fails with what its verdict names, or, when
  * another member's failure is the cause, stops as a rank that stayed blocked in it (reduce.h's rules). */
 static void reduce_check(pp_rank *r, const pp_request *q) {
+    const pp_run_config *c = r->cfg;
+    int other = q->red.other >= 0 ? pp__reduce_member_rank(c, pp__reduce_group(c, r->id), q->red.other) : -1;
     switch ((pp_reduce_verdict)q->red.verdict) {
     case PP_REDUCE_MISMATCH:
+        if (pp__config_dual(c))
+            pp__rank_abort(r, PP_ERR_USAGE, "rank r's chunk c and rank P-1-r's chunk 1-c hold the two copies of one "
+                           "stage: reduce them in the same order on both (a collective matches by order: NCCL would "
+                           "hang)", "%s: chunk %d is this rank's reduce %d of the step, but replica %d's rank %d's "
+                           "reduce %d is its chunk %d, a copy of another stage", q->api, q->red.chunk, q->red.k,
+                           other / c->P, other % c->P, q->red.k, q->red.other_chunk);
         pp__rank_abort(r, PP_ERR_USAGE, "every replica reduces its chunks in the same order (a collective matches "
                        "by order: NCCL would hang)", "%s: chunk %d is this rank's reduce %d of the step, but replica "
-                       "%d's reduce %d is chunk %d", q->api, q->red.chunk, q->red.k, q->red.other, q->red.k,
+                       "%d's reduce %d is chunk %d", q->api, q->red.chunk, q->red.k, other / c->P, q->red.k,
                        q->red.other_chunk);
     case PP_REDUCE_MISSED:
-        pp__rank_abort(r, PP_ERR_USAGE, "every rank of a stage's data-parallel group reduces each of its chunks "
-                       "once per step, in the same order", "%s(chunk %d): replica %d's rank %d ended its step "
-                       "without joining this reduce (its reduce %d of the step)", q->api, q->red.chunk, q->red.other,
-                       r->pipe, q->red.k);
+        pp__rank_abort(r, PP_ERR_USAGE, pp__config_dual(c) ? "every rank reduces each of its chunks once per step, "
+                       "in the order its partner rank P-1-r reduces the other copies" : "every rank of a stage's "
+                       "data-parallel group reduces each of its chunks once per step, in the same order",
+                       "%s(chunk %d): replica %d's rank %d ended its step without joining this reduce (its reduce %d "
+                       "of the step)", q->api, q->red.chunk, other / c->P, other % c->P, q->red.k);
     case PP_REDUCE_STOPPED:
         pp__rank_bail(r);
     default:
@@ -222,10 +248,10 @@ static void reduce_check(pp_rank *r, const pp_request *q) {
     }
 }
 
-/* A done reduce: its sum lands in the chunk's gradients (at D > 1; at D = 1 there is nothing to sum), its event
+/* A done reduce: its sum lands in the chunk's gradients (with one member there is nothing to sum), its event
  * gets the lane's times and the rank's clock moves to its end. */
 static void reduce_finish(pp_rank *r, pp_request *q) {
-    if (r->cfg->D > 1) pp__reduce_grads_in(r, q->red.chunk, q->red.sum);
+    if (pp__config_reduce_members(r->cfg) > 1) pp__reduce_grads_in(r, q->red.chunk, q->red.sum);
     pp_event *e = &r->trace.ev[q->red.ev];
     e->vstart = q->red.start, e->vend = q->red.end;
     e->wall_end = pp__now() - r->wall0;
@@ -427,9 +453,10 @@ static pp_request *reduce_start(pp_rank *r, int chunk, const char *api) {
                   .vend = r->clock};
     q->red.ev = r->trace.n;
     pp__trace_add(&r->trace, &e);
-    pp_reduce_part part = {.kind = PP_PART_CALL, .k = q->red.k, .chunk = chunk, .floats = n, .clock = r->clock};
+    pp_reduce_part part = {.kind = PP_PART_CALL, .k = q->red.k, .chunk = chunk, .stage = pp__config_stage(c, e.vstage),
+                           .floats = n, .clock = r->clock};
     float *grads = NULL;
-    if (c->D > 1) {
+    if (pp__config_reduce_members(c) > 1) {
         grads = pp__xmalloc(n * sizeof(float) + 1);
         pp__reduce_grads_out(r, chunk, grads);
     }

@@ -123,9 +123,9 @@ typedef struct mp_ctx {
     int stuck_reduces;       /* ... and its reduces called by then */
     /* deadlock confirmation (quiet_round) */
     MPI_Comm quiet;
-    MPI_Comm dp_parts, dp_grads; /* this rank's data-parallel group (the ranks of its stage, ranked by replica),
+    MPI_Comm dp_parts, dp_grads; /* this rank's reduce group (reduce.h: the ranks of its stage, ranked as members),
                               * twice: the reduces' parts, and their gradients */
-    int D, replica;
+    int D, replica;          /* the group's members, and this rank's place among them */
     mp_slot *slots;          /* [v]: the group's reduces of this step */
     int parts_next, grads_next; /* slots whose parts, and whose gradients, are not yet in (each in order) */
     double lane;             /* the group's lane is free from here */
@@ -770,19 +770,22 @@ static int wait_or_abort(pp_world *w, mp_ctx *c, MPI_Request *q, double deadline
  * that state (deadlock.h), from every rank's snapshot. 1 when the snapshots make a deadlock; 0 when they do not
  * (a rank ran on, or left its wait for another reason), and the deadline's report stands. */
 static int deadlock_report(const pp_world *w, const mp_ctx *c, const mp_report *all, char *out, size_t cap) {
-    int N = c->size, P = w->cfg->P, n = 0;
+    int N = c->size, n = 0;
     pp_stuck_rank *ranks = pp__xcalloc((size_t)N, sizeof *ranks);
     pp_stuck_op *posted = pp__xcalloc((size_t)N * MP_POSTED + 1, sizeof *posted);
     for (int q = 0; q < N; q++) {
         ranks[q] = all[q].stuck;
         for (int k = 0; k < all[q].nposted && k < MP_POSTED; k++) posted[n++] = all[q].posted[k];
-        /* whom a stuck reduce waits for: the lowest replica of its group that has not called it yet (threads
+        /* whom a stuck reduce waits for: the lowest member of its group that has not called it yet (threads
          * keep that as the parts come in; an MPI collective cannot tell) */
         pp_stuck_op *f = &ranks[q].first;
         if (ranks[q].state == PP_STUCK_BLOCKED && f->is_reduce) {
             f->peer = -1;
-            for (int d = 0; d * P < N && f->peer < 0; d++)
-                if (all[d * P + q % P].reduces <= f->k) f->peer = d * P + q % P;
+            int g = pp__reduce_group(w->cfg, q);
+            for (int m = 0; m < pp__config_reduce_members(w->cfg) && f->peer < 0; m++) {
+                int member = pp__reduce_member_rank(w->cfg, g, m);
+                if (all[member].reduces <= f->k) f->peer = member;
+            }
         }
     }
     int final = pp__deadlock_final(ranks, N);
@@ -1091,11 +1094,11 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_dup(MPI_COMM_WORLD, &c->data);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->ctl);
     MPI_Comm_dup(MPI_COMM_WORLD, &c->quiet);
-    /* rank d*P + p holds stage p of replica d: its group is color p, ordered by d (the summation order) */
-    MPI_Comm_split(MPI_COMM_WORLD, rank % w->cfg->P, rank / w->cfg->P, &c->dp_parts);
+    /* the reduce group (reduce.h) is the color, its members ranked in the summation order */
+    c->D = pp__config_reduce_members(w->cfg);
+    c->replica = pp__reduce_member(w->cfg, rank);
+    MPI_Comm_split(MPI_COMM_WORLD, pp__reduce_group(w->cfg, rank), c->replica, &c->dp_parts);
     MPI_Comm_dup(c->dp_parts, &c->dp_grads);
-    c->D = w->cfg->D > 1 ? w->cfg->D : 1;
-    c->replica = rank / w->cfg->P;
     c->slots = pp__xcalloc((size_t)w->cfg->v, sizeof *c->slots);
     /* a receive shorter than the message must come back as an error we can report, not abort the job */
     MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);

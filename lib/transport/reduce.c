@@ -9,6 +9,23 @@
 
 #include "request.h"
 
+/* ---- the groups ------------------------------------------------------------------------------------------ */
+
+int pp__reduce_group(const pp_run_config *c, int rank) {
+    int p = rank % c->P;
+    return pp__config_dual(c) && c->P - 1 - p < p ? c->P - 1 - p : p;
+}
+
+int pp__reduce_member(const pp_run_config *c, int rank) {
+    int p = rank % c->P, d = rank / c->P;
+    return pp__config_dual(c) ? 2 * d + (p != pp__reduce_group(c, rank)) : d;
+}
+
+int pp__reduce_member_rank(const pp_run_config *c, int g, int m) {
+    if (!pp__config_dual(c)) return m * c->P + g;
+    return m / 2 * c->P + (m % 2 ? c->P - 1 - g : g);
+}
+
 /* ---- the rules ------------------------------------------------------------------------------------------- */
 
 pp_reduce_verdict pp__reduce_judge(const pp_reduce_part *parts, int D, int me, int *other, int *other_chunk) {
@@ -16,7 +33,7 @@ pp_reduce_verdict pp__reduce_judge(const pp_reduce_part *parts, int D, int me, i
     int left = -1, returned = -1;
     for (int d = 0; d < D; d++) {
         const pp_reduce_part *p = &parts[d];
-        if (p->kind == PP_PART_CALL && (p->chunk != mine->chunk || p->floats != mine->floats)) {
+        if (p->kind == PP_PART_CALL && (p->stage != mine->stage || p->floats != mine->floats)) {
             *other = d, *other_chunk = p->chunk;
             return PP_REDUCE_MISMATCH;
         }
@@ -82,14 +99,14 @@ typedef struct slot {
 
 struct pp_reduce_world {
     pthread_mutex_t lock;
-    int D, P, v;
-    slot *slots;             /* [p * v + k]: group p's reduce k */
+    int D, P, v;             /* D: the members of a group */
+    slot *slots;             /* [g * v + k]: group g's reduce k */
 };
 
 void pp__reduce_world_init(pp_world *w) {
     struct pp_reduce_world *g = pp__xcalloc(1, sizeof *g);
     pthread_mutex_init(&g->lock, NULL);
-    g->D = w->cfg->D > 1 ? w->cfg->D : 1, g->P = w->cfg->P, g->v = w->cfg->v;
+    g->D = pp__config_reduce_members(w->cfg), g->P = w->cfg->P, g->v = w->cfg->v;
     g->slots = pp__xcalloc((size_t)(g->P * g->v), sizeof *g->slots);
     for (int i = 0; i < g->P * g->v; i++) {
         g->slots[i].step = -1;
@@ -124,36 +141,38 @@ void pp__reduce_world_free(pp_world *w) {
     w->reduce = NULL;
 }
 
-/* Under the lock: each waiting member's peer becomes the lowest replica still missing, for deadlock reports. */
-static void slot_point_waiters(const struct pp_reduce_world *g, const slot *s, int pipe) {
+/* Under the lock: each waiting member's peer becomes the lowest member still missing, for deadlock reports. */
+static void slot_point_waiters(const pp_run_config *c, const struct pp_reduce_world *g, const slot *s, int group) {
     int missing = -1;
     for (int d = 0; d < g->D && missing < 0; d++)
         if (!s->parts[d].kind) missing = d;
+    int peer = missing < 0 ? -1 : pp__reduce_member_rank(c, group, missing);
     for (int d = 0; d < g->D; d++)
-        if (s->reqs[d]) __atomic_store_n(&s->reqs[d]->peer, missing < 0 ? -1 : missing * g->P + pipe, __ATOMIC_RELEASE);
+        if (s->reqs[d]) __atomic_store_n(&s->reqs[d]->peer, peer, __ATOMIC_RELEASE);
 }
 
 void pp__reduce_local_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *grads,
                            void (*complete)(pp_world *w, pp_request *q)) {
     struct pp_reduce_world *g = w->reduce;
     const pp_rank *r = &w->ranks[rank];
-    slot *s = &g->slots[r->pipe * g->v + part->k];
+    int group = pp__reduce_group(w->cfg, rank), me = pp__reduce_member(w->cfg, rank);
+    slot *s = &g->slots[group * g->v + part->k];
     pthread_mutex_lock(&g->lock);
     if (s->step != r->step) {
         slot_clear(g, s);
         s->step = r->step;
     }
-    PP_ASSERT(!s->parts[r->replica].kind);
-    s->parts[r->replica] = *part;
-    s->contrib[r->replica] = grads;
-    s->reqs[r->replica] = q;
-    slot_point_waiters(g, s, r->pipe);
+    PP_ASSERT(!s->parts[me].kind);
+    s->parts[me] = *part;
+    s->contrib[me] = grads;
+    s->reqs[me] = q;
+    slot_point_waiters(w->cfg, g, s, group);
     if (++s->known < g->D) {
         pthread_mutex_unlock(&g->lock);
         return;
     }
     /* the last part: every member posts its reduces in order, so the group's reduce k-1 was decided before */
-    double lane = part->k > 0 ? g->slots[r->pipe * g->v + part->k - 1].lane_end : 0;
+    double lane = part->k > 0 ? g->slots[group * g->v + part->k - 1].lane_end : 0;
     int other, other_chunk, done = 0;
     for (int d = 0; d < g->D; d++)
         if (s->parts[d].kind == PP_PART_CALL) {

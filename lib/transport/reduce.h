@@ -1,15 +1,17 @@
-/* reduce.h: the rules of pp.h's gradient all-reduce (pp_grad_reduce, pp_grad_ireduce) over a data-parallel group,
- * the D ranks (0, p) .. (D-1, p) that hold the same stage, and where its parts meet for ranks that share a
- * process (reduce.c).
+/* reduce.h: the rules of pp.h's gradient all-reduce (pp_grad_reduce, pp_grad_ireduce) over a reduce group, and
+ * where its parts meet for ranks that share a process (reduce.c). A group is the ranks whose chunks hold copies of
+ * the same stages: the D ranks (0, p) .. (D-1, p) of a data-parallel group, or, in full DualPipe, the 2D ranks
+ * (d, p) and (d, P-1-p), whose chunk c and 1-c hold the two copies of one stage of the model. Its members are
+ * numbered in the order the sum adds them: replica by replica, and within a replica the lower rank first.
  *
  * The k-th reduce a rank starts in a step is its group's k-th. It is decided from one part per member, in replica
  * order: the member's call (its chunk, the chunk's size, its clock then, and its gradients then), or, for a member
  * that left its step with fewer than k + 1 reduces, how it left. The decision is a function of the parts alone,
  * never of which member came first, so it is the same on every transport and every run:
- *   - every member called it for the same chunk: done. The sum of the members' gradients, added in replica order
- *     0, 1, ..., D-1, lands in each member's gradients when it waits; the reduce starts at the later of the latest
+ *   - every member called it for the same stage (its chunk's copy): done. The sum of the members' gradients,
+ *     added in member order, lands in each member's gradients when it waits; the reduce starts at the later of the latest
  *     call and the end of the group's previous reduce (one lane per group) and lasts pp__config_reduce_cost of the
- *     chunk's bytes; at D = 1 it is free and leaves the gradients alone;
+ *     chunk's bytes; with one member it is free and leaves the gradients alone;
  *   - the members named different chunks (a collective matches by order; NCCL would hang): every member that
  *     called it fails when it waits, naming the lowest replica whose call differs from its own;
  *   - otherwise, a member failed or was stopped before it: the others stop waiting, that failure is the cause;
@@ -31,7 +33,7 @@ typedef struct pp_reduce_part {
     int32_t kind;            /* pp_part_kind: it called it; it returned without it; it failed or stopped first */
     int32_t k;               /* the reduce's place among the group's reduces of the step */
     int32_t chunk;           /* a call's chunk */
-    int32_t pad;
+    int32_t stage;           /* ... and the model's stage that chunk holds (pp__config_stage): what members match */
     uint64_t floats;         /* a call's gradient floats (the chunk's size) */
     double clock;            /* the member's virtual clock at its call */
 } pp_reduce_part;
@@ -41,17 +43,23 @@ typedef enum {
     PP_REDUCE_PENDING = 0,
     PP_REDUCE_DONE,          /* the sum and the lane's times are in the request */
     PP_REDUCE_MISMATCH,      /* red.other named chunk red.other_chunk as its reduce k */
-    PP_REDUCE_MISSED,        /* replica red.other returned from its step without reduce k */
+    PP_REDUCE_MISSED,        /* member red.other returned from its step without reduce k */
     PP_REDUCE_STOPPED        /* a member failed or stopped first: this one stops waiting */
 } pp_reduce_verdict;
 
-/* The verdict for member `me` of a group whose D parts are all known (parts[d]: replica d's), and the replica it
+/* The group of a world rank (a number below P; its members: pp__config_reduce_members), its place among the
+ * group's members, and the world rank of member m of group g. */
+int pp__reduce_group(const pp_run_config *c, int rank);
+int pp__reduce_member(const pp_run_config *c, int rank);
+int pp__reduce_member_rank(const pp_run_config *c, int g, int m);
+
+/* The verdict for member `me` of a group whose D parts are all known (parts[d]: member d's), and the replica it
  * names (*other, and for a mismatch the chunk that replica named). Members that did not call it have no verdict. */
 pp_reduce_verdict pp__reduce_judge(const pp_reduce_part *parts, int D, int me, int *other, int *other_chunk);
 /* A done reduce's place on its group's lane, which is free from `lane` on: [*start, *end). */
 void pp__reduce_place(const pp_run_config *c, const pp_reduce_part *parts, int D, double lane, double *start,
                       double *end);
-/* sum[0..n) = contrib[0] + contrib[1] + ... + contrib[D-1], added in that order whatever the transport, so that
+/* sum[0..n) = contrib[0] + contrib[1] + ... + contrib[D-1] (the members'), added in that order whatever the transport, so that
  * every one gets the same bits. */
 void pp__reduce_sum(const float *const *contrib, int D, size_t n, float *sum);
 /* Floats of rank r's chunk's gradients, and copies between them and a host buffer of that many floats. */

@@ -20,7 +20,7 @@ pp_chan *pp__drv_chan;
 
 struct pp_rank {
     uint32_t magic;
-    int id, P, M, v, recompute, vshape, replica, D;
+    int id, P, M, v, recompute, vshape, dual, replica, D;
 };
 
 #define RANK_MAGIC 0x72616e6bu
@@ -53,19 +53,20 @@ static uint64_t stash_new(int chunk) {
     return handle_new(PP_HANDLE_STASH);
 }
 
-/* dx of a backward on stash h: NULL on virtual stage 0. A handle that is not one of this step's stashes gets an
+/* dx of a backward on stash h: NULL where its virtual stage reads the tokens. A handle that is not one of this step's stashes gets an
  * id: the runtime refuses the call before it compares ids. */
 static uint64_t dx_new(const pp_rank *r, uint64_t h) {
     uint32_t i = pp__handle_index(h);
     if (pp__handle_kind(h) == PP_HANDLE_STASH && pp__handle_rank(h) == handle_rank &&
         pp__handle_step(h) == step_id && i < made[PP_HANDLE_STASH] && i < stash_cap &&
-        pp__place_vstage(r->P, r->vshape, r->id, stash_chunk[i]) == 0)
+        pp__place_prev(r->P, r->dual, pp__place_vstage(r->P, r->vshape, r->id, stash_chunk[i])) < 0)
         return 0;
     return handle_new(PP_HANDLE_TENSOR);
 }
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
-    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->replica, f->D};
+    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->dual, f->replica,
+                                f->D};
     return &the_rank;
 }
 
