@@ -14,7 +14,8 @@ say() { printf '\n== %s\n' "$*"; }
 if [ ! -d solutions ]; then
     say "The schedules on pplab's virtual clock: their canonical orders, drawn without running any code"
     for args in "naive 4 1" "gpipe 4 6" "1f1b 4 8" "interleaved 4 8 --chunks 2" "loopedbfs 4 8 --chunks 2" \
-                "zbh1 4 8" "zbh2 4 8" "zbinterleaved 4 8 --chunks 2" "zbv 2 4 --chunks 2" "dualpipev 2 4 --chunks 2"; do
+                "zbh1 4 8" "zbh2 4 8" "zbinterleaved 4 8 --chunks 2" "zbv 2 4 --chunks 2" "dualpipev 2 4 --chunks 2" \
+                "dualpipe 4 8 --chunks 2"; do
         set -- $args
         printf -- '-- %s, %s stages, %s micro-batches %s\n' "$1" "$2" "$3" "${5:+x $5 chunks}"
         "$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" ${4:+$4 $5} --timeline
@@ -23,7 +24,7 @@ if [ ! -d solutions ]; then
     printf '%-14s %3s %3s %3s  %-8s %s\n' schedule P M v bubble "peak stashes"
     for args in "naive 4 1 1" "gpipe 4 8 1" "gpipe 4 32 1" "1f1b 4 8 1" "1f1b 4 32 1" "interleaved 4 8 2" \
                 "interleaved 4 8 4" "loopedbfs 4 8 2" "zbh1 4 8 1" "zbh2 4 8 1" "zbinterleaved 4 8 2" "zbv 4 8 2" \
-                "dualpipev 4 8 2"; do
+                "dualpipev 4 8 2" "dualpipe 4 8 2"; do
         set -- $args
         out=$("$pplab" run --canonical --schedule "$1" --stages "$2" --microbatches "$3" --chunks "$4")
         printf '%-14s %3s %3s %3s  %-8s %s\n' "$1" "$2" "$3" "$4" "$(sed -n 's/^bubble: \([0-9.]*\).*/\1/p' <<<"$out")" \
