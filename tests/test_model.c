@@ -1,6 +1,7 @@
 /* test_model.c: the model cut into stages. Stages 0..S-1 in sequence equal the whole model; M micro-batches
  * with 1/M loss scaling equal the full batch; the backward agrees with a finite difference of the loss; the
- * split backward (B then W) equals the combined one; recomputation changes nothing but memory.
+ * split backward (B then W) equals the combined one; recomputation changes nothing but memory; tensor-parallel
+ * shards of a stage together compute the stage.
  *
  * Tolerance for accumulation vs full batch: per-tensor relative error norm ||a-b||/||b|| <= 1e-5. The two
  * differ only in summation order (M GEMMs of n rows accumulated, against one GEMM of M*n rows); the noise
@@ -8,6 +9,7 @@
  * below the grader's 1e-4 threshold (grader/grade/checks.h). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "model.h"
@@ -223,4 +225,124 @@ Test(model, split_backward_and_recomputation_change_nothing) {
     }
     free(ref);
     pp__backend_close(be);
+}
+
+/* ---- tensor parallelism inside a stage ------------------------------------------------------------------ */
+
+/* The group's meeting place for the test's shards, which are threads: each one's partial product, summed by
+ * every shard in rank order (the contract of pp_tp_shard.allreduce). */
+typedef struct tp_meet {
+    pthread_barrier_t bar;
+    float *part[4];
+} tp_meet;
+
+typedef struct tp_job {
+    tp_meet *meet;
+    int T, t, layers;
+    pp_stage_model m;
+    float loss;
+    size_t stash_bytes;
+} tp_job;
+
+static void meet_allreduce(void *ctx, float *data, int n) {
+    tp_job *j = ctx;
+    j->meet->part[j->t] = data;
+    pthread_barrier_wait(&j->meet->bar);
+    float *sum = malloc(sizeof(float) * (size_t)n);
+    memcpy(sum, j->meet->part[0], sizeof(float) * (size_t)n);
+    for (int t = 1; t < j->T; t++)
+        for (int i = 0; i < n; i++) sum[i] += j->meet->part[t][i];
+    pthread_barrier_wait(&j->meet->bar); /* every shard has read the parts: each may overwrite its own */
+    memcpy(data, sum, sizeof(float) * (size_t)n);
+    free(sum);
+}
+
+/* One micro-batch through a stage holding the whole model (T = 1) or one shard of it: the loss, the stash's bytes
+ * after the forward, and the gradients in j->m. */
+static void *tp_run(void *arg) {
+    tp_job *j = arg;
+    pp_model_dims d = dims(j->layers);
+    pp_backend *be = cpu();
+    pp_tp_shard tp = {.size = j->T, .rank = j->t, .allreduce = meet_allreduce, .ctx = j};
+    pp__model_init_shard(&j->m, &d, 0, j->layers, 1, 1, be, &tp);
+    int rows = MB * d.seq, tok[64], tgt[64];
+    pp__data_microbatch(&d, MB, 0, 5, tok, tgt);
+    pp_arena a = {0};
+    pp_model_stash *st;
+    pp_tensor *out = pp__model_forward(&j->m, &a, rows, NULL, ints(be, &a, tok, rows), ints(be, &a, tgt, rows), &st);
+    j->stash_bytes = pp__stash_bytes(st);
+    pp__tensor_to_host(out, &j->loss);
+    float one = 1;
+    pp_tensor *dy = pp__tensor_new(be, &a, 1, 1, PP_F32, -1);
+    pp__tensor_from_host(dy, &one);
+    pp__model_backward_input(&j->m, &a, st, dy);
+    pp__model_backward_weight(&j->m, st);
+    pp__stash_release(st);
+    pp__arena_clear(&a);
+    return be;
+}
+
+/* Megatron-LM's MLP split: T shards of a stage, W1 and b1 by columns, W2 by rows, the rest whole, with the two
+ * all-reduces between them, compute what the whole stage computes. Gathered (columns side by side, rows one
+ * after the other), the shards' gradients are the whole model's within 1e-5 (only the order of the sums
+ * differs); the parameters every shard holds whole get the same gradient bits on every shard; the loss is the
+ * whole model's; and each shard stashes exactly 1/T of the FFN activations (h1 and a1), the rest being the same. */
+Test(model, tensor_parallel_shards_equal_the_whole_stage) {
+    enum { L = 2 };
+    tp_job whole = {.T = 1, .layers = L};
+    pp_backend *be0 = tp_run(&whole);
+    pp_model_dims d = dims(L);
+    size_t ffn_acts = (size_t)L * 2 * MB * d.seq * d.ffn * sizeof(float);
+    for (int T = 2; T <= 4; T *= 2) {
+        tp_meet meet;
+        pthread_barrier_init(&meet.bar, NULL, (unsigned)T);
+        tp_job jobs[4];
+        pthread_t th[4];
+        for (int t = 0; t < T; t++) {
+            jobs[t] = (tp_job){.meet = &meet, .T = T, .t = t, .layers = L};
+            cr_assert_eq(pthread_create(&th[t], NULL, tp_run, &jobs[t]), 0);
+        }
+        pp_backend *bes[4];
+        for (int t = 0; t < T; t++) pthread_join(th[t], (void **)&bes[t]);
+        pthread_barrier_destroy(&meet.bar);
+        for (int t = 0; t < T; t++) {
+            cr_expect(fabsf(jobs[t].loss - whole.loss) <= 1e-6f * fabsf(whole.loss), "T=%d shard %d: loss %.9g, the "
+                      "whole stage's %.9g", T, t, jobs[t].loss, whole.loss);
+            cr_expect_eq(whole.stash_bytes - jobs[t].stash_bytes, ffn_acts - ffn_acts / T, "T=%d shard %d stashes %zu "
+                         "bytes, the whole stage %zu: the difference should be (1 - 1/T) of the %zu FFN bytes", T, t,
+                         jobs[t].stash_bytes, whole.stash_bytes, ffn_acts);
+        }
+        cr_assert_eq(jobs[0].m.nparams, whole.m.nparams);
+        for (int i = 0; i < whole.m.nparams; i++) {
+            const pp_param *p = &whole.m.params[i];
+            int rows = p->g->rows, cols = p->g->cols, n = rows * cols;
+            float *want = malloc(sizeof(float) * n), *got = malloc(sizeof(float) * n), *part = malloc(sizeof(float) * n);
+            pp__tensor_to_host(p->g, want);
+            for (int t = 0; t < T; t++) {
+                const pp_param *q = &jobs[t].m.params[i];
+                cr_assert_str_eq(q->name, p->name);
+                pp__tensor_to_host(q->g, part);
+                int nr = q->g->rows, nc = q->g->cols;
+                cr_assert_eq(q->split == PP_SPLIT_COLS ? nc * T : nc, cols, "%s", p->name);
+                cr_assert_eq(q->split == PP_SPLIT_ROWS ? nr * T : nr, rows, "%s", p->name);
+                if (q->split == PP_SPLIT_NONE) {
+                    if (t == 0) memcpy(got, part, sizeof(float) * n);
+                    else cr_expect_eq(memcmp(got, part, sizeof(float) * n), 0, "T=%d: %s differs between shard 0 and "
+                                      "shard %d, which both hold it whole", T, p->name, t);
+                } else {
+                    for (int r = 0; r < nr; r++)
+                        for (int k = 0; k < nc; k++) {
+                            int R = q->split == PP_SPLIT_ROWS ? t * nr + r : r, C = q->split == PP_SPLIT_COLS ? t * nc + k : k;
+                            got[R * cols + C] = part[r * nc + k];
+                        }
+                }
+            }
+            cr_expect(rel(got, want, n) <= 1e-5, "T=%d: %s's gathered gradient is %.2e from the whole stage's", T,
+                      p->name, rel(got, want, n));
+            free(want), free(got), free(part);
+        }
+        for (int t = 0; t < T; t++) pp__model_free(&jobs[t].m), pp__backend_close(bes[t]);
+    }
+    pp__model_free(&whole.m);
+    pp__backend_close(be0);
 }

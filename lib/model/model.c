@@ -32,20 +32,34 @@ static void fill_uniform(float *x, int n, float a, uint64_t s) {
 
 enum { INIT_ZERO, INIT_ONE, INIT_UNIFORM };
 
-static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int cols, int init, float scale) {
+/* Adds parameter `name` (rows x cols in the whole model), or the shard's slice of it when split: the values are
+ * the whole parameter's, drawn in one sequence from its name, so any cut of the model sees the same ones. */
+static pp_param *param_split(pp_stage_model *s, const char *name, int rows, int cols, int init, float scale,
+                             pp_split split) {
     s->params = pp__xrealloc(s->params, (size_t)(s->nparams + 1) * sizeof *s->params);
     pp_param *p = &s->params[s->nparams++];
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
-    p->w = pp__tensor_new(s->be, NULL, rows, cols, PP_F32, -1);
-    p->g = pp__tensor_new(s->be, NULL, rows, cols, PP_F32, -1);
-    int n = rows * cols;
+    int T = s->tp.size, t = s->tp.rank, n = rows * cols;
+    if (T == 1) split = PP_SPLIT_NONE;
+    p->split = split;
+    int r0 = 0, nr = rows, c0 = 0, nc = cols;
+    if (split == PP_SPLIT_COLS) nc = cols / T, c0 = t * nc;
+    if (split == PP_SPLIT_ROWS) nr = rows / T, r0 = t * nr;
+    p->w = pp__tensor_new(s->be, NULL, nr, nc, PP_F32, -1);
+    p->g = pp__tensor_new(s->be, NULL, nr, nc, PP_F32, -1);
     float *host = pp__xmalloc((size_t)n * sizeof *host);
     for (int i = 0; i < n; i++) host[i] = init == INIT_ONE ? 1.0f : 0.0f;
     if (init == INIT_UNIFORM) fill_uniform(host, n, scale, name_seed(s->d.seed, name));
+    /* the slice, packed row by row (the rows' slice is contiguous already) */
+    for (int r = 0; r < nr; r++) memmove(host + (size_t)r * nc, host + (size_t)(r0 + r) * cols + c0, (size_t)nc * sizeof *host);
     pp__tensor_from_host(p->w, host);
     free(host);
     return p;
+}
+
+static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int cols, int init, float scale) {
+    return param_split(s, name, rows, cols, init, scale, PP_SPLIT_NONE);
 }
 
 /* Parameter order inside a block; block_param(s, i, k) finds the k-th tensor of the stage's i-th block. */
@@ -59,7 +73,15 @@ long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, i
 
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be) {
+    pp__model_init_shard(s, d, first_block, nblocks, has_embed, has_head, be, NULL);
+}
+
+void pp__model_init_shard(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
+                          int has_head, pp_backend *be, const pp_tp_shard *tp) {
     memset(s, 0, sizeof *s);
+    s->tp = tp && tp->size > 1 ? *tp : (pp_tp_shard){.size = 1};
+    PP_ASSERT(d->ffn % s->tp.size == 0 && s->tp.rank >= 0 && s->tp.rank < s->tp.size);
+    s->ffn_local = d->ffn / s->tp.size;
     s->d = *d;
     s->first_block = first_block;
     s->nblocks = nblocks;
@@ -75,9 +97,10 @@ void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, 
         float w2scale = 1.0f / sqrtf((float)f) / sqrtf((float)(2 * d->layers));
         snprintf(name, sizeof name, "block%d.ln.g", b), param_add(s, name, 1, h, INIT_ONE, 0);
         snprintf(name, sizeof name, "block%d.ln.b", b), param_add(s, name, 1, h, INIT_ZERO, 0);
-        snprintf(name, sizeof name, "block%d.w1", b), param_add(s, name, h, f, INIT_UNIFORM, 1.0f / sqrtf((float)h));
-        snprintf(name, sizeof name, "block%d.b1", b), param_add(s, name, 1, f, INIT_UNIFORM, 0.1f);
-        snprintf(name, sizeof name, "block%d.w2", b), param_add(s, name, f, h, INIT_UNIFORM, w2scale);
+        snprintf(name, sizeof name, "block%d.w1", b);
+        param_split(s, name, h, f, INIT_UNIFORM, 1.0f / sqrtf((float)h), PP_SPLIT_COLS);
+        snprintf(name, sizeof name, "block%d.b1", b), param_split(s, name, 1, f, INIT_UNIFORM, 0.1f, PP_SPLIT_COLS);
+        snprintf(name, sizeof name, "block%d.w2", b), param_split(s, name, f, h, INIT_UNIFORM, w2scale, PP_SPLIT_ROWS);
         snprintf(name, sizeof name, "block%d.b2", b), param_add(s, name, 1, h, INIT_UNIFORM, 0.1f);
     }
     if (has_head) {
@@ -179,10 +202,18 @@ void pp__stash_release(pp_model_stash *st) {
 /* ---- forward ------------------------------------------------------------------------------------------- */
 
 /* Runs the forward, filling st's activations; returns the output (in `arena`). */
+/* The tensor-parallel group's sum of a partial product (a no-op for a whole stage). The backend's queued work is
+ * finished first, so that the sum reads what the product wrote. */
+static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
+    if (s->tp.size == 1) return;
+    if (s->be->ops->sync) s->be->ops->sync(s->be->ctx);
+    s->tp.allreduce(s->tp.ctx, t->data, t->rows * t->cols);
+}
+
 static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
     pp_tensor *x = st->input;
     if (s->has_embed) {
         /* with blocks after it the embedding output is internal, else it is the stage output */
@@ -204,8 +235,15 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
         o->gelu_fwd(c, a->a1->data, a->h1->data, n * f);
         int last = i == s->nblocks - 1 && !s->has_head;
         pp_tensor *y = last ? pp__tensor_new_output(s->be, arena, n, h, -1) : own(st, s->be, n, h);
-        o->copy(c, y->data, x->data, x->bytes);
-        o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
+        if (s->tp.size == 1) {
+            o->copy(c, y->data, x->data, x->bytes);
+            o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
+        } else {
+            /* g: the shards' partial products summed first, then the residual and b2 once, as one rank would */
+            o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 0.0f, y->data, h);
+            tp_allreduce(s, y);
+            o->axpy(c, y->data, 1.0f, x->data, n * h);
+        }
         o->bias_add(c, y->data, W(block_param(s, i, P_B2)), n, h);
         x = y;
     }
@@ -246,7 +284,7 @@ pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
 pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
     if (!st->has_acts) {
         /* recomputation: the rebuilt activations stay in the stash; the stage output is not needed again */
         pp_arena scratch = {0};
@@ -275,6 +313,7 @@ pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
         o->gelu_bwd(c, a->dh1->data, a->h1->data, da1->data, n * f);
         pp__tensor_free(da1);
         o->gemm(c, 0, 1, n, h, f, 1.0f, a->dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data, h);
+        tp_allreduce(s, a->dln); /* f's conjugate: LayerNorm's input fed every shard, so its gradient sums them */
         int inner = i > 0 || s->has_embed;
         pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
         o->layernorm_bwd(c, dx->data, NULL, NULL, a->dln->data, a->x->data, a->mean->data, a->rstd->data,
@@ -293,7 +332,7 @@ pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
 void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->d.ffn, V = s->d.vocab;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
     PP_ASSERT(st->input_done);
     if (s->has_head) {
         o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, G(head_param(s, H_W)), V);

@@ -16,11 +16,28 @@ typedef struct pp_model_dims {
     unsigned seed;  /* weights and data */
 } pp_model_dims;
 
+/* How a tensor-parallel shard holds a parameter (pp_tp_shard): whole, or its part of the columns or the rows. */
+typedef enum { PP_SPLIT_NONE = 0, PP_SPLIT_COLS, PP_SPLIT_ROWS } pp_split;
+
 typedef struct pp_param {
     char name[32];          /* "block3.w1", global over the whole model, the same on every rank */
     pp_tensor *w, *g;       /* weight and its gradient */
     pp_tensor *m, *v;       /* AdamW moments, NULL until the first AdamW step */
+    pp_split split;         /* a shard's part of the parameter: columns or rows tp_rank of tp (whole: none) */
 } pp_param;
+
+/* Tensor parallelism inside a stage, Megatron-LM's MLP split: each block's W1 and b1 cut by columns and W2 by
+ * rows over `size` ranks, this one being `rank`; LayerNorm, b2, the embedding and the head stay whole on every
+ * rank. The block then makes a partial sum where the whole model has one product: the forward's a1 W2 (Megatron's
+ * g) and the backward's dh1 W1^T (the conjugate of its f). allreduce must replace data[0..n) on every rank of the
+ * group by the sum of the ranks' data, added in rank order 0, 1, ..., size-1, so that every rank (and every
+ * transport) gets the same bits; data is the stage backend's memory (the device's under cuda). A recomputed
+ * forward sums again, so every rank of the group must recompute where the others do. */
+typedef struct pp_tp_shard {
+    int size, rank;
+    void (*allreduce)(void *ctx, float *data, int n);
+    void *ctx;
+} pp_tp_shard;
 
 typedef struct pp_stage_model {
     pp_model_dims d;
@@ -29,6 +46,8 @@ typedef struct pp_stage_model {
     pp_backend *be;
     pp_param *params;
     int nparams;
+    pp_tp_shard tp;         /* size 1: the whole stage on this rank */
+    int ffn_local;          /* the FFN columns this rank holds: ffn / tp.size */
 } pp_stage_model;
 
 /* What one forward keeps for its backward. Bytes are counted in the rank's stash accounting. */
@@ -38,6 +57,11 @@ typedef struct pp_model_stash pp_model_stash;
  * stage holds it (the reference model and any partition agree bit for bit). Gradients start at zero. */
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be);
+/* The same stage as tensor-parallel shard tp->rank of tp->size (d->ffn must divide by the size): each parameter
+ * that is cut holds its slice of the whole model's values, so the shards together are the stage pp__model_init
+ * makes. NULL or size 1: the whole stage. */
+void pp__model_init_shard(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
+                          int has_head, pp_backend *be, const pp_tp_shard *tp);
 /* Parameters (floats) of a stage of nblocks blocks, with the embedding and the head as flagged: what
  * pp__model_init makes, counted without making it (the reduce's cost model needs the bytes). */
 long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head);
