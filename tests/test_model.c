@@ -244,8 +244,10 @@ typedef struct tp_job {
     size_t stash_bytes;
 } tp_job;
 
-static void meet_allreduce(void *ctx, float *data, int n) {
+static void meet_allreduce(void *ctx, pp_tensor *t) {
     tp_job *j = ctx;
+    float *data = t->data; /* the cpu backend's memory is the host's */
+    int n = t->rows * t->cols;
     j->meet->part[j->t] = data;
     pthread_barrier_wait(&j->meet->bar);
     float *sum = malloc(sizeof(float) * (size_t)n);

@@ -59,6 +59,8 @@ static int one_table(one_opts *o, pp_flag *out) {
          .help = "ranks: as many as mpirun started", .dflt = "required"},
         {.name = "--microbatches", .kind = PP_FLAG_INT, .to = &t->M, .lo = 1, .hi = 1024, .arg = "M",
          .help = "micro-batches per step", .dflt = "required"},
+        {.name = "--tp", .kind = PP_FLAG_INT, .to = &t->T, .lo = 1, .hi = 8, .arg = "T",
+         .help = "tensor-parallel shards of each stage"},
         {.name = "--dp", .kind = PP_FLAG_INT, .to = &t->D, .lo = 1, .hi = 64, .arg = "D",
          .help = "replicas of the pipeline: mpirun starts D*P processes"},
         {.name = "--reduce-alpha", .kind = PP_FLAG_NUM, .to = &t->alpha, .arg = "A",

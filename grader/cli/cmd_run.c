@@ -75,6 +75,11 @@ static int run_table(run_opts *r, pp_flag *out) {
          .bit = PP_CLI_GIVEN_CHUNKS, .arg = "v",
          .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
          .dflt = "2 for {chunked}, else 1"},
+        {.name = "--tp", .kind = PP_FLAG_INT, .to = &c->T, .lo = 1, .hi = 8, .arg = "T",
+         .help = "tensor-parallel ranks per stage: each block's W1 and b1 cut by columns and W2 by rows over T ranks "
+                 "(Megatron-LM's MLP split), LayerNorm, b2, embedding and head whole on each, two all-reduces of the "
+                 "shards' partial sums per block in each direction; T x D x P ranks, every shard running the same "
+                 "schedule; threads transport; the all-reduces take no virtual time yet"},
         {.name = "--dp", .kind = PP_FLAG_INT, .to = &c->D, .lo = 1, .hi = 64, .arg = "D",
          .help = "data-parallel replicas of the pipeline: D x P ranks, replica d taking micro-batches d*M..d*M+M-1 "
                  "of the global batch, gradients summed over replicas by pp_grad_reduce (dp1f1b, dpinterleaved)"},

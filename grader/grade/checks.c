@@ -592,6 +592,13 @@ static void check_weights(run_checks *k, double *err) {
                       "1; expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
         return;
     }
+    if (res->shard_differs) {
+        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s shard %d of rank %d (replica %d) "
+                      "holds %s, which every shard holds whole, differently from shard 0: the shards no longer hold "
+                      "one model", c->steps, c->steps == 1 ? "" : "s", res->shard_differs, res->shard_rank % c->P,
+                      res->shard_rank / c->P, res->shard_param);
+        return;
+    }
     if (res->copy_differs) {
         int s = res->copy_stage;
         pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s the two copies of stage %d differ "

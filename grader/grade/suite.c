@@ -89,6 +89,7 @@ static int number_read(pp_test_config *c, const char *k, double x, int whole) {
     INT_KEY("width", c->hidden, 0, 65536)
     INT_KEY("hidden", c->hidden, 0, 65536) /* width's former name: files written for it still load */
     INT_KEY("dp", c->D, 1, 64)
+    INT_KEY("tp", c->T, 1, 8)
 #undef INT_KEY
     if (!strcmp(k, "seed")) return whole && x <= 2147483647.0 ? (c->seed = (unsigned)x, 1) : 0;
     if (!strcmp(k, "latency")) return x <= 1e6 ? (c->latency = x, 1) : 0;

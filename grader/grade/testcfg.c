@@ -16,6 +16,7 @@ void pp__test_name(const pp_test_config *c, char *buf, size_t len) {
     pp__test_knobs(c, knobs, sizeof knobs);
     int n = snprintf(buf, len, "%s%s P=%d M=%d", c->secret ? "hidden: " : "", c->lab, c->P, c->M);
     if (c->D > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " D=%d", c->D);
+    if (c->T > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " T=%d", c->T);
     if (c->v > 1 && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, " v=%d", c->v);
     if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, "%s seed=%u", knobs, c->seed);
 }
@@ -46,6 +47,7 @@ void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config
     rc->layout = t->layout[0] ? t->layout : NULL;
     rc->edge_cost = t->edge;
     rc->D = t->D > 1 ? t->D : 1;
+    rc->T = t->T > 1 ? t->T : 1;
     if (t->D > 1 && t->alpha >= 0) rc->reduce_alpha = t->alpha;
     if (t->D > 1 && t->beta >= 0) rc->reduce_beta = t->beta;
     rc->backend = backend;

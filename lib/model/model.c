@@ -207,7 +207,7 @@ void pp__stash_release(pp_model_stash *st) {
 static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
     if (s->tp.size == 1) return;
     if (s->be->ops->sync) s->be->ops->sync(s->be->ctx);
-    s->tp.allreduce(s->tp.ctx, t->data, t->rows * t->cols);
+    s->tp.allreduce(s->tp.ctx, t);
 }
 
 static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {

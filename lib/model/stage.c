@@ -168,6 +168,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     }
     op_timer t = op_begin(r);
     pp_model_stash *ms;
+    r->tp_api = "pp_stage_forward";
     pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
     out->handed = 1;
@@ -264,6 +265,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     r->backwards++;
     double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), whole ? 2 : 1, rebuilt);
     op_timer t = op_begin(r);
+    r->tp_api = api;
     pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
     if (whole) {
         pp__model_backward_weight(m, s->ms);

@@ -12,6 +12,7 @@ void pp__config_defaults(pp_run_config *c) {
     c->P = 2;
     c->M = 4;
     c->v = 1;
+    c->T = 1;
     c->D = 1;
     c->reduce_alpha = PP_REDUCE_ALPHA_DEFAULT;
     c->reduce_beta = PP_REDUCE_BETA_DEFAULT;
@@ -196,6 +197,16 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, 
     return halves * f + (rebuilt ? f : 0);
 }
 
+int pp__config_world(const pp_run_config *c) { return (c->T > 1 ? c->T : 1) * c->D * c->P; }
+
+int pp__config_rank_of(const pp_run_config *c, int t, int d, int p) { return (t * c->D + d) * c->P + p; }
+
+int pp__config_rank_tp(const pp_run_config *c, int rank) { return rank / (c->D * c->P); }
+
+int pp__config_rank_replica(const pp_run_config *c, int rank) { return rank / c->P % c->D; }
+
+int pp__config_rank_pipe(const pp_run_config *c, int rank) { return rank % c->P; }
+
 int pp__config_reduce_members(const pp_run_config *c) { return (c->D > 1 ? c->D : 1) * (pp__config_dual(c) ? 2 : 1); }
 
 double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
@@ -222,6 +233,16 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
     if (c->D < 1 || c->D > 64) return BAD("--dp %d is out of range: use 1..64", c->D);
     if (c->D * c->P > 256) return BAD("--dp %d x --stages %d = %d ranks: use at most 256", c->D, c->P, c->D * c->P);
+    if (c->T < 1 || c->T > 8) return BAD("--tp %d is out of range: use 1..8 (a tensor-parallel group stays in a node)",
+                                         c->T);
+    if (c->T * c->D * c->P > 256)
+        return BAD("--tp %d x --dp %d x --stages %d = %d ranks: use at most 256", c->T, c->D, c->P, c->T * c->D * c->P);
+    /* the shards' all-reduce meets in memory: ranks that are threads of one process */
+    if (c->T > 1 && c->transport && strcmp(c->transport, "threads"))
+        return BAD("--tp %d runs on the threads transport only, not on %s", c->T, c->transport);
+    if (c->T > 1 && (4 * c->hidden) % c->T)
+        return BAD("--tp %d cuts each block's FFN (4 x --width = %d columns) into equal shards: use a --tp that divides "
+                   "it", c->T, 4 * c->hidden);
     if (c->D > 1 && def->reduce == PP_REDUCE_NONE)
         return BAD("--dp %d needs a data-parallel schedule (dp1f1b or dpinterleaved): the %s schedule is one "
                    "pipeline", c->D, def->title);

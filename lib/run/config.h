@@ -12,6 +12,8 @@ typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 typedef struct pp_run_config {
     const char *schedule;   /* a row of the schedule table (lib/schedule/schedules.c): which order and theory apply */
     int P, M, v;            /* pipeline stages (ranks of one replica), micro-batches per replica, chunks per rank */
+    int T;                  /* tensor-parallel ranks per stage: every stage's blocks cut over T ranks (model.h's
+                               pp_tp_shard), a run being T*D*P ranks (pp__config_rank_of) */
     int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
                                replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
     double reduce_alpha;    /* the gradient all-reduce's cost per message (a ring's step), virtual units */
@@ -36,6 +38,14 @@ typedef struct pp_run_config {
                                purpose in this process, never for a student's schedule */
 } pp_run_config;
 
+/* The ranks of a run, T*D*P, and where rank (t, d, p) sits among them: (t*D + d)*P + p, so that tensor-parallel
+ * shard t of the whole grid is one block of D*P ranks, shard 0's being the ranks of a run without --tp; and the
+ * t, d and p of a rank. */
+int pp__config_world(const pp_run_config *c);
+int pp__config_rank_of(const pp_run_config *c, int t, int d, int p);
+int pp__config_rank_tp(const pp_run_config *c, int rank);
+int pp__config_rank_replica(const pp_run_config *c, int rank);
+int pp__config_rank_pipe(const pp_run_config *c, int rank);
 /* The defaults every run starts from (P=2, M=4, v=1, gpipe, cpu, SGD...). */
 void pp__config_defaults(pp_run_config *c);
 /* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */

@@ -43,9 +43,11 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg) {
 }
 
 const char *pp__rank_label(const pp_world *w, int i, char *buf, size_t len) {
-    int D = w->cfg ? w->cfg->D : 1, P = D > 1 ? w->P / D : w->P;
-    if (D > 1) snprintf(buf, len, "rank %d of replica %d", i % P, i / P);
-    else snprintf(buf, len, "rank %d", i);
+    const pp_run_config *c = w->cfg;
+    if (!c) return snprintf(buf, len, "rank %d", i), buf;
+    int p = pp__config_rank_pipe(c, i), d = pp__config_rank_replica(c, i), t = pp__config_rank_tp(c, i);
+    int n = c->D > 1 ? snprintf(buf, len, "rank %d of replica %d", p, d) : snprintf(buf, len, "rank %d", p);
+    if (c->T > 1 && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, ", shard %d", t);
     return buf;
 }
 

@@ -32,8 +32,9 @@ typedef struct pp_world pp_world;
 typedef struct pp_server pp_server;
 
 struct pp_rank {
-    int id;                  /* the world's index of this rank, d*P + p (what transports address) */
+    int id;                  /* the world's index of this rank, (t*D + d)*P + p (what transports address) */
     int pipe, replica;       /* p: its stage in the pipeline, 0..P-1 (pp_rank_id); d: its replica, 0..D-1 */
+    int tp;                  /* t: its shard of the stage, 0..T-1 (the same program runs on every shard) */
     const pp_run_config *cfg;
     pp_world *world;
     pp_backend *be;
@@ -65,6 +66,8 @@ struct pp_rank {
     /* gradient all-reduce (reduce.c) */
     int reduces;             /* pp_grad_reduce / pp_grad_ireduce calls this step */
     int *reduced;            /* per chunk: reduces of it this step */
+    int tp_sums;             /* the shards' all-reduces this rank's model made this step (T > 1) */
+    const char *tp_api;      /* the pp.h call whose model op is running: what a report says a sum is blocked in */
 
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */
@@ -92,8 +95,9 @@ struct pp_reduce_world;
 
 struct pp_world {
     const pp_run_config *cfg;
-    int P;                   /* ranks in the world: D*P (the replicas' pipelines one after the other) */
-    struct pp_reduce_world *reduce; /* the data-parallel groups' state (reduce.c) */
+    int P;                   /* ranks in the world: T*D*P (the replicas' pipelines one after the other, for each
+                              * tensor-parallel shard) */
+    struct pp_reduce_world *reduce; /* the reduce groups' and tensor-parallel groups' state (reduce.c) */
     int local_rank;          /* -1 with threads (all ranks local); the process's rank under MPI */
     int node_rank, node_size; /* under MPI: the process's rank among those of its node, and their count (which GPU
                                * it takes); -1 with threads */
@@ -115,7 +119,8 @@ struct pp_world {
 };
 
 /* How reports name world rank i: "rank p", or "rank p of replica d" when the run has D > 1 replicas (a student
- * addresses ranks within a replica, so a world index would name a rank they cannot see). Returns buf. */
+ * addresses ranks within a replica, so a world index would name a rank they cannot see), with ", shard t" after
+ * it when stages are cut over T > 1 ranks. Returns buf. */
 const char *pp__rank_label(const pp_world *w, int i, char *buf, size_t len);
 /* pp__rank_label in a buffer of the statement's own, for a report line. */
 #define PP_RANK_LABEL(w, i) pp__rank_label((w), (i), (char[48]){0}, 48)

@@ -30,7 +30,7 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     const pp_run_config *c = w->cfg;
     memset(r, 0, sizeof *r);
     r->id = id;
-    r->pipe = id % c->P, r->replica = id / c->P;
+    r->pipe = pp__config_rank_pipe(c, id), r->replica = pp__config_rank_replica(c, id), r->tp = pp__config_rank_tp(c, id);
     r->cfg = c;
     r->world = w;
     /* a GPU per rank of the node: all of them with threads, this process's under MPI */
@@ -41,11 +41,13 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
     pp__config_model_dims(c, &d);
     r->chunks = pp__xcalloc((size_t)c->v, sizeof *r->chunks);
     pp__reduce_rank_init(r);
-    /* parameters are initialised from their names, so DualPipe's two copies of a stage start equal */
+    /* parameters are initialised from their names, so DualPipe's two copies of a stage start equal, and a
+     * shard's slices are the whole stage's */
+    pp_tp_shard tp = {.size = c->T > 1 ? c->T : 1, .rank = r->tp, .allreduce = pp__comm_tp_allreduce, .ctx = r};
     for (int ch = 0; ch < c->v; ch++) {
         int s = pp__config_vstage(c, r->pipe, ch);
-        pp__model_init(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s),
-                       pp__config_prev(c, s) < 0, pp__config_next(c, s) < 0, r->be);
+        pp__model_init_shard(&r->chunks[ch], &d, pp__config_first_block(c, s), pp__config_blocks(c, s),
+                             pp__config_prev(c, s) < 0, pp__config_next(c, s) < 0, r->be, &tp);
     }
     return 0;
 }
@@ -66,6 +68,7 @@ static void requests_free(pp_rank *r) {
     while (q) {
         pp_request *next = q->all_next;
         free(q->error);
+        if (q->tp_into) free((void *)q->red.sum); /* a sum the rank never took (it was stopped first) */
         free(q);
         q = next;
     }
@@ -187,8 +190,10 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 /* Whether rank i runs in this process: all of them with threads, one under MPI. */
 static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
 
+/* Step 1's figures of the ranks the result describes: shard 0's, the whole grid without --tp (every shard runs
+ * the same ops at the same times). */
 static void collect_step0(pp_world *w, pp_run_result *res) {
-    int P = w->P;
+    int P = res->P;
     pp__result_alloc_ranks(res, P);
     for (int i = 0; i < P; i++) {
         if (!rank_is_local(w, i)) continue;
@@ -212,11 +217,20 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->step_time = pp__trace_step_time(res->traces, P);
 }
 
+/* Shard t's slice (rows x cols of the shard) into the whole parameter `all` (T times as many columns or rows). */
+static void shard_into(float *all, const float *part, int rows, int cols, pp_split split, int T, int t) {
+    if (split == PP_SPLIT_ROWS) {
+        memcpy(all + (size_t)t * rows * cols, part, (size_t)rows * cols * sizeof *part);
+        return;
+    }
+    for (int r = 0; r < rows; r++) memcpy(all + ((size_t)r * T + t) * cols, part + (size_t)r * cols, (size_t)cols * sizeof *part);
+}
+
 /* The parameters of the model, stage by stage: DualPipe's first copies (the second ones are compared with them,
- * compare_replicas). */
+ * compare_replicas), a cut parameter put together from its shards. */
 static void collect_params(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
-    int S = pp__config_model_stages(c), n = 0;
+    int S = pp__config_model_stages(c), n = 0, T = c->T > 1 ? c->T : 1;
     for (int s = 0; s < S; s++)
         if (rank_is_local(w, pp__config_vstage_rank(c, s)))
             n += w->ranks[pp__config_vstage_rank(c, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
@@ -231,21 +245,38 @@ static void collect_params(pp_world *w, pp_run_result *res) {
         pp_stage_model *m = &r->chunks[ch];
         for (int i = 0; i < m->nparams; i++, k++) {
             pp_param_result *p = &res->params[k];
-            snprintf(p->name, sizeof p->name, "%s", m->params[i].name);
+            const pp_param *q = &m->params[i];
+            int rows = q->w->rows, cols = q->w->cols, shards = q->split == PP_SPLIT_NONE ? 1 : T;
+            snprintf(p->name, sizeof p->name, "%s", q->name);
             p->vstage = s;
             p->rank = r->id;
-            p->count = m->params[i].w->rows * m->params[i].w->cols;
+            p->count = rows * cols * shards;
             p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
-            pp__tensor_to_host(m->params[i].w, p->weight);
-            p->grad = r->grad_snapshot[base + i]; /* taken, not copied: at hidden 1024 a copy is 30 MB a block */
-            r->grad_snapshot[base + i] = NULL;
+            if (shards == 1) {
+                pp__tensor_to_host(q->w, p->weight);
+                p->grad = r->grad_snapshot[base + i]; /* taken, not copied: at hidden 1024 a copy is 30 MB a block */
+                r->grad_snapshot[base + i] = NULL;
+                continue;
+            }
+            /* the shards of rank r, one per tensor-parallel rank, hold the slices in shard order */
+            p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
+            float *part = pp__xmalloc((size_t)rows * cols * sizeof(float) + 1);
+            for (int t = 0; t < T; t++) {
+                pp_rank *sh = &w->ranks[pp__config_rank_of(c, t, r->replica, r->pipe)];
+                pp__tensor_to_host(sh->chunks[ch].params[i].w, part);
+                shard_into(p->weight, part, rows, cols, q->split, T, t);
+                shard_into(p->grad, sh->grad_snapshot[base + i], rows, cols, q->split, T, t);
+            }
+            free(part);
         }
     }
 }
 
-/* 1 when two chunks' weights differ, the first differing parameter's name into param. */
-static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, char *param, size_t len) {
+/* 1 when two chunks' weights differ (only in their uncut parameters with uncut_only, for two shards), the first
+ * differing parameter's name into param. */
+static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, int uncut_only, char *param, size_t len) {
     for (int i = 0; i < a->nparams; i++) {
+        if (uncut_only && a->params[i].split != PP_SPLIT_NONE) continue;
         pp_tensor *wa = a->params[i].w, *wb = b->params[i].w;
         float *ha = pp__xmalloc(wa->bytes), *hb = pp__xmalloc(wb->bytes);
         pp__tensor_to_host(wa, ha);
@@ -262,29 +293,37 @@ static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, char *para
  * differs names a reduce that did not happen or did not sum the same. */
 static void compare_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
-    res->replica_differs = res->copy_differs = 0;
+    res->replica_differs = res->copy_differs = res->shard_differs = 0;
     /* under MPI each process holds one rank: the weights are compared by their fingerprints on rank 0 */
     if (w->local_rank >= 0) {
         pp__run_mpi_replicas(w, res);
         return;
     }
     for (int s = 0; pp__config_dual(c) && s < c->P && !res->copy_differs; s++)
-        if (chunk_weights_differ(&w->ranks[s].chunks[0], &w->ranks[c->P - 1 - s].chunks[1], res->copy_param,
+        if (chunk_weights_differ(&w->ranks[s].chunks[0], &w->ranks[c->P - 1 - s].chunks[1], 0, res->copy_param,
                                  sizeof res->copy_param))
             res->copy_differs = 1, res->copy_stage = s;
     for (int d = 1; d < c->D && !res->replica_differs; d++)
         for (int p = 0; p < c->P && !res->replica_differs; p++)
             for (int ch = 0; ch < c->v && !res->replica_differs; ch++)
-                if (chunk_weights_differ(&w->ranks[p].chunks[ch], &w->ranks[d * c->P + p].chunks[ch],
+                if (chunk_weights_differ(&w->ranks[p].chunks[ch], &w->ranks[d * c->P + p].chunks[ch], 0,
                                          res->replica_param, sizeof res->replica_param))
                     res->replica_differs = d, res->replica_rank = p;
+    /* the shards of a stage hold its uncut parameters (LayerNorm, b2, embedding, head) whole: the same sums and
+     * the same steps keep them equal, or the run is not the whole model's */
+    for (int t = 1; t < c->T && !res->shard_differs; t++)
+        for (int i = 0; i < c->D * c->P && !res->shard_differs; i++)
+            for (int ch = 0; ch < c->v && !res->shard_differs; ch++)
+                if (chunk_weights_differ(&w->ranks[i].chunks[ch], &w->ranks[t * c->D * c->P + i].chunks[ch], 1,
+                                         res->shard_param, sizeof res->shard_param))
+                    res->shard_differs = t, res->shard_rank = i;
 }
 
 /* One driver per rank this process runs (all of them with threads, its own under MPI), before the transport
  * starts: MPI forbids fork() after MPI_Init. Returns 0, or -1 with the reason in err. */
 static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_server **srv, char *err, size_t len) {
     int mpi = cfg->transport && !strcmp(cfg->transport, "mpi"), only = mpi ? pp__mpi_env_rank() : -1;
-    for (int i = 0; i < cfg->P * cfg->D; i++) {
+    for (int i = 0; i < pp__config_world(cfg); i++) {
         if (only >= 0 && i != only) continue;
         if (!(srv[i] = pp__server_start(cfg, prog->sandbox, prog->symbol, i, err, len))) return -1;
     }
@@ -293,7 +332,7 @@ static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_se
 
 pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res) {
     memset(res, 0, sizeof *res);
-    res->P = cfg->P * cfg->D;
+    res->P = cfg->P * cfg->D; /* the ranks the result describes: shard 0's under --tp */
     res->D = cfg->D;
     res->v = cfg->v;
     char err[512];
@@ -303,7 +342,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         return res->status;
     }
     pp_step_fn fn = prog->sandbox ? pp__server_step : prog->fn;
-    int N = cfg->P * cfg->D; /* the world's ranks: D replicas of the P-stage pipeline */
+    int N = pp__config_world(cfg); /* the world's ranks: D replicas of the P-stage pipeline, per shard */
     pp_server **srv = pp__xcalloc((size_t)N, sizeof *srv);
     if (prog->sandbox && servers_start(cfg, prog, srv, err, sizeof err)) {
         for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
@@ -386,8 +425,8 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         res->status = w.status;
         snprintf(res->error, sizeof res->error, "%s", w.error);
         /* what each rank ran of the step that failed: a diagnosis compares it with the canonical order */
-        if (!res->traces) pp__result_alloc_ranks(res, N);
-        for (int i = 0; i < N; i++)
+        if (!res->traces) pp__result_alloc_ranks(res, res->P);
+        for (int i = 0; i < res->P; i++)
             if (rank_is_local(&w, i) && w.ranks[i].cfg) {
                 pp__trace_clear(&res->traces[i]);
                 res->traces[i] = w.ranks[i].trace;

@@ -30,6 +30,10 @@ typedef struct pp_run_result {
                                 the run with different weights, else 0 */
     int copy_stage;          /* ... the first such stage */
     char copy_param[32];     /* ... in this parameter */
+    int shard_differs;       /* --tp: the first shard t >= 1 whose uncut parameters (LayerNorm, b2, embedding, head)
+                                end the run different from shard 0's, else 0 */
+    int shard_rank;          /* ... at this rank of shard 0 (d*P + p) */
+    char shard_param[32];    /* ... in this parameter */
     pp_param_result *params;
     int nparams;
     float *loss;             /* per step: mean loss over the step's micro-batches, as the last stage saw it */

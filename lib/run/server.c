@@ -37,15 +37,14 @@ static const char *kind_name[NKINDS] = {"", "tensor", "stash", "request"};
 pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, const char *symbol, int rank,
                             char *err, size_t len) {
     pp_server *s = pp__xcalloc(1, sizeof *s);
-    pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = rank % cfg->P, .P = cfg->P, .M = cfg->M, .v = cfg->v,
-                       .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
-                       .dual = pp__config_dual(cfg), .replica = rank / cfg->P,
-                       .D = cfg->D};
+    pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = pp__config_rank_pipe(cfg, rank), .P = cfg->P, .M = cfg->M,
+                       .v = cfg->v, .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
+                       .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D};
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     snprintf(s->symbol, sizeof s->symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    f.spin_ns = cpus >= 2L * cfg->P * cfg->D ? 20000 : 0;
+    f.spin_ns = cpus >= 2L * pp__config_world(cfg) ? 20000 : 0;
     if (pp__driver_start(&s->drv, sb, &f, err, len)) {
         free(s);
         return NULL;

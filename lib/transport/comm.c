@@ -16,6 +16,10 @@ const char *pp__op_describe(const char *api, int is_send, int peer, int tag, cha
 }
 
 const char *pp__request_describe(const pp_request *q, char *buf, size_t len) {
+    if (q->is_reduce && q->tp_into) {
+        snprintf(buf, len, "%s(the shards' sum %d)", q->api, q->red.k);
+        return buf;
+    }
     if (q->is_reduce) {
         snprintf(buf, len, "%s(chunk %d)", q->api, q->red.chunk);
         return buf;
@@ -159,7 +163,7 @@ static pp_request *request_new(pp_rank *r, int is_send, int peer, int tag, pp_te
     pp_request *q = pp__xcalloc(1, sizeof *q);
     q->is_send = is_send;
     q->rank = r->id;
-    q->peer = r->replica * r->cfg->P + peer; /* the transports address the world's ranks */
+    q->peer = pp__config_rank_of(r->cfg, r->tp, r->replica, peer); /* the transports address the world's ranks */
     q->named_peer = peer;
     q->tag = tag;
     q->t = t;
@@ -222,7 +226,17 @@ static void finish(pp_rank *r, pp_request *q) {
  * another member's failure is the cause, stops as a rank that stayed blocked in it (reduce.h's rules). */
 static void reduce_check(pp_rank *r, const pp_request *q) {
     const pp_run_config *c = r->cfg;
-    int other = q->red.other >= 0 ? pp__reduce_member_rank(c, pp__reduce_group(c, r->id), q->red.other) : -1;
+    int other = q->red.other < 0 ? -1
+                : q->tp_into     ? pp__config_rank_of(c, q->red.other, r->replica, r->pipe)
+                                 : pp__reduce_member_rank(c, pp__reduce_group(c, r->id), q->red.other);
+    /* the shards run one program on the same data: only a program that behaves differently from run to run
+     * (threads of its own, time, uninitialised memory) makes them differ */
+    if (q->tp_into && (q->red.verdict == PP_REDUCE_MISMATCH || q->red.verdict == PP_REDUCE_MISSED))
+        pp__rank_abort(r, PP_ERR_USAGE, "every shard of a stage runs the same program on the same data: make the "
+                       "schedule's choices from pp.h's answers alone", "%s: shard %d of this stage %s where this "
+                       "one made its tensor-parallel sum %d of the step", q->api, q->red.other,
+                       q->red.verdict == PP_REDUCE_MISSED ? "had returned from its step" : "summed another tensor",
+                       q->red.k);
     switch ((pp_reduce_verdict)q->red.verdict) {
     case PP_REDUCE_MISMATCH:
         if (pp__config_dual(c))
@@ -251,6 +265,13 @@ static void reduce_check(pp_rank *r, const pp_request *q) {
 /* A done reduce: its sum lands in the chunk's gradients (with one member there is nothing to sum), its event
  * gets the lane's times and the rank's clock moves to its end. */
 static void reduce_finish(pp_rank *r, pp_request *q) {
+    if (q->tp_into) { /* a tensor-parallel sum: on the model's tensor; its time is the op's (stage.c) */
+        pp__tensor_from_host(q->tp_into, q->red.sum);
+        free((void *)q->red.sum);
+        q->red.sum = NULL;
+        q->waited = 1;
+        return;
+    }
     if (pp__config_reduce_members(r->cfg) > 1) pp__reduce_grads_in(r, q->red.chunk, q->red.sum);
     pp_event *e = &r->trace.ev[q->red.ev];
     e->vstart = q->red.start, e->vend = q->red.end;
@@ -472,6 +493,29 @@ void pp__comm_rank_left(pp_rank *r, int returned) {
         r->world->tp->reduce_post(r->world, r->id, NULL, &part, NULL);
     }
     r->reduces = r->cfg->v;
+    /* a shard waiting in the next sum learns that this one will not make it */
+    if (r->cfg->T > 1) {
+        pp_reduce_part part = {.kind = returned ? PP_PART_RETURNED : PP_PART_LEFT, .k = r->tp_sums, .chunk = -1,
+                               .clock = r->clock};
+        r->world->tp->tp_post(r->world, r->id, NULL, &part, NULL);
+        r->tp_sums++;
+    }
+}
+
+void pp__comm_tp_allreduce(void *ctx, pp_tensor *t) {
+    pp_rank *r = ctx;
+    size_t n = (size_t)t->rows * t->cols;
+    pp_request *q = pp__xcalloc(1, sizeof *q);
+    q->is_reduce = 1, q->tp_into = t, q->red.chunk = -1, q->red.k = r->tp_sums, q->red.ev = -1;
+    q->rank = r->id, q->peer = -1, q->tag = -1, q->api = r->tp_api ? r->tp_api : "pp_stage_forward";
+    q->wall_post = pp__now() - r->wall0;
+    q->all_next = r->requests;
+    r->requests = q;
+    float *data = pp__xmalloc(n * sizeof(float) + 1);
+    pp__tensor_to_host(t, data);
+    pp_reduce_part part = {.kind = PP_PART_CALL, .k = r->tp_sums++, .floats = n, .clock = r->clock};
+    r->world->tp->tp_post(r->world, r->id, q, &part, data);
+    wait_all(r, &q, 1, q->api);
 }
 
 pp_request *pp_grad_ireduce(pp_rank *r, int chunk) { return reduce_start(r, chunk, "pp_grad_ireduce"); }

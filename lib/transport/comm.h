@@ -55,12 +55,20 @@ typedef struct pp_transport_ops {
      * transport frees. Once the group decided the reduce, the transport sets q->red and completes q; it holds
      * the sum until step_end. */
     void (*reduce_post)(pp_world *w, int rank, pp_request *q, const struct pp_reduce_part *part, float *grads);
+    /* Rank's part of its tensor-parallel group's sum part->k (reduce.h's pp__reduce_tp_post): data is a malloc'd
+     * copy of its partial product (NULL for a part that says how it left), which the transport frees. NULL: the
+     * transport has no tensor parallelism (the configuration check refuses --tp there). */
+    void (*tp_post)(pp_world *w, int rank, pp_request *q, const struct pp_reduce_part *part, float *data);
 } pp_transport_ops;
 
 struct pp_rank;
 /* Rank r's step function ended (returned: it returned; else it failed or was stopped): each reduce of its group
  * that it never started gets its part saying so (comm.c), so that no member waits on it any more. */
 void pp__comm_rank_left(struct pp_rank *r, int returned);
+/* model.h's tensor-parallel all-reduce hook for a rank (ctx): the rank's partial product t joins its shards' next
+ * sum, and the rank waits for it as for a message (a shard that failed stops it; one that returned without the
+ * sum fails it), then t holds the sum. */
+void pp__comm_tp_allreduce(void *ctx, pp_tensor *t);
 
 
 #endif /* PP_COMM_H */

@@ -1175,6 +1175,7 @@ const pp_transport_ops pp__transport_mpi = {
     .fini = mpi_fini,
     .rank_failed = mpi_rank_failed,
     .reduce_post = mpi_reduce_post,
+    .tp_post = NULL, /* no tensor parallelism yet: the configuration check refuses --tp here */
 };
 
 /* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */

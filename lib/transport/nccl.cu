@@ -360,6 +360,7 @@ const pp_transport_ops pp__transport_nccl = {
     /* fini */ nccl_fini,
     /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
     /* reduce_post */ nccl_reduce_post,
+    /* tp_post: no tensor parallelism yet (the configuration check refuses --tp here) */ nullptr,
 };
 
 /* ---- NCCL across processes: the table the mpi transport uses with the cuda backend (nccl_api.h) ------------ */

@@ -11,19 +11,21 @@
 
 /* ---- the groups ------------------------------------------------------------------------------------------ */
 
+/* A group is numbered t*P + q, q being its stage (or the lower of DualPipe's two): each shard's groups apart. */
 int pp__reduce_group(const pp_run_config *c, int rank) {
-    int p = rank % c->P;
-    return pp__config_dual(c) && c->P - 1 - p < p ? c->P - 1 - p : p;
+    int p = pp__config_rank_pipe(c, rank), t = pp__config_rank_tp(c, rank);
+    return t * c->P + (pp__config_dual(c) && c->P - 1 - p < p ? c->P - 1 - p : p);
 }
 
 int pp__reduce_member(const pp_run_config *c, int rank) {
-    int p = rank % c->P, d = rank / c->P;
-    return pp__config_dual(c) ? 2 * d + (p != pp__reduce_group(c, rank)) : d;
+    int d = pp__config_rank_replica(c, rank);
+    return pp__config_dual(c) ? 2 * d + (pp__config_rank_pipe(c, rank) != pp__reduce_group(c, rank) % c->P) : d;
 }
 
 int pp__reduce_member_rank(const pp_run_config *c, int g, int m) {
-    if (!pp__config_dual(c)) return m * c->P + g;
-    return m / 2 * c->P + (m % 2 ? c->P - 1 - g : g);
+    int t = g / c->P, q = g % c->P;
+    if (!pp__config_dual(c)) return pp__config_rank_of(c, t, m, q);
+    return pp__config_rank_of(c, t, m / 2, m % 2 ? c->P - 1 - q : q);
 }
 
 /* ---- the rules ------------------------------------------------------------------------------------------- */
@@ -101,12 +103,18 @@ struct pp_reduce_world {
     pthread_mutex_t lock;
     int D, P, v;             /* D: the members of a group */
     slot *slots;             /* [g * v + k]: group g's reduce k */
+    /* the tensor-parallel groups (T > 1): the T shards of stage p of replica d, group d*P + p; their k-th sums of
+     * the step, as many as the model makes, each slot allocated on its own (a slot's address outlives the lock) */
+    int T, ntp;
+    slot ***tp_slots;        /* [group][k] */
+    int *tp_cap;             /* [group]: slots made */
 };
 
 void pp__reduce_world_init(pp_world *w) {
     struct pp_reduce_world *g = pp__xcalloc(1, sizeof *g);
     pthread_mutex_init(&g->lock, NULL);
-    g->D = pp__config_reduce_members(w->cfg), g->P = w->cfg->P, g->v = w->cfg->v;
+    /* one group per stage (and shard): P*T of them, each with v reduces a step */
+    g->D = pp__config_reduce_members(w->cfg), g->P = w->cfg->P * (w->cfg->T > 1 ? w->cfg->T : 1), g->v = w->cfg->v;
     g->slots = pp__xcalloc((size_t)(g->P * g->v), sizeof *g->slots);
     for (int i = 0; i < g->P * g->v; i++) {
         g->slots[i].step = -1;
@@ -114,12 +122,16 @@ void pp__reduce_world_init(pp_world *w) {
         g->slots[i].contrib = pp__xcalloc((size_t)g->D, sizeof *g->slots[i].contrib);
         g->slots[i].reqs = pp__xcalloc((size_t)g->D, sizeof *g->slots[i].reqs);
     }
+    g->T = w->cfg->T > 1 ? w->cfg->T : 1;
+    g->ntp = g->T > 1 ? w->cfg->D * w->cfg->P : 0;
+    g->tp_slots = pp__xcalloc((size_t)g->ntp + 1, sizeof *g->tp_slots);
+    g->tp_cap = pp__xcalloc((size_t)g->ntp + 1, sizeof *g->tp_cap);
     w->reduce = g;
 }
 
-static void slot_clear(struct pp_reduce_world *g, slot *s) {
-    for (int d = 0; d < g->D; d++) free(s->contrib[d]), s->contrib[d] = NULL, s->reqs[d] = NULL;
-    memset(s->parts, 0, (size_t)g->D * sizeof *s->parts);
+static void slot_clear(int D, slot *s) {
+    for (int d = 0; d < D; d++) free(s->contrib[d]), s->contrib[d] = NULL, s->reqs[d] = NULL;
+    memset(s->parts, 0, (size_t)D * sizeof *s->parts);
     free(s->sum);
     s->sum = NULL;
     s->known = 0;
@@ -130,12 +142,22 @@ void pp__reduce_world_free(pp_world *w) {
     struct pp_reduce_world *g = w->reduce;
     if (!g) return;
     for (int i = 0; i < g->P * g->v; i++) {
-        slot_clear(g, &g->slots[i]);
+        slot_clear(g->D, &g->slots[i]);
         free(g->slots[i].parts);
         free(g->slots[i].contrib);
         free(g->slots[i].reqs);
     }
     free(g->slots);
+    for (int i = 0; i < g->ntp; i++) {
+        for (int k = 0; k < g->tp_cap[i]; k++) {
+            slot *s = g->tp_slots[i][k];
+            slot_clear(g->T, s);
+            free(s->parts), free(s->contrib), free(s->reqs), free(s);
+        }
+        free(g->tp_slots[i]);
+    }
+    free(g->tp_slots);
+    free(g->tp_cap);
     pthread_mutex_destroy(&g->lock);
     free(g);
     w->reduce = NULL;
@@ -159,7 +181,7 @@ void pp__reduce_local_post(pp_world *w, int rank, pp_request *q, const pp_reduce
     slot *s = &g->slots[group * g->v + part->k];
     pthread_mutex_lock(&g->lock);
     if (s->step != r->step) {
-        slot_clear(g, s);
+        slot_clear(g->D, s);
         s->step = r->step;
     }
     PP_ASSERT(!s->parts[me].kind);
@@ -198,6 +220,72 @@ void pp__reduce_local_post(pp_world *w, int rank, pp_request *q, const pp_reduce
     }
 }
 
+/* Under the lock: tensor-parallel group tg's slot k, made on first use, cleared when it holds an earlier step. */
+static slot *tp_slot(struct pp_reduce_world *g, int tg, int k, int step) {
+    if (k >= g->tp_cap[tg]) {
+        int cap = k + 1 > 2 * g->tp_cap[tg] ? k + 1 : 2 * g->tp_cap[tg];
+        g->tp_slots[tg] = pp__xrealloc(g->tp_slots[tg], (size_t)cap * sizeof *g->tp_slots[tg]);
+        for (int i = g->tp_cap[tg]; i < cap; i++) {
+            slot *s = g->tp_slots[tg][i] = pp__xcalloc(1, sizeof *s);
+            s->step = -1;
+            s->parts = pp__xcalloc((size_t)g->T, sizeof *s->parts);
+            s->contrib = pp__xcalloc((size_t)g->T, sizeof *s->contrib);
+            s->reqs = pp__xcalloc((size_t)g->T, sizeof *s->reqs);
+        }
+        g->tp_cap[tg] = cap;
+    }
+    slot *s = g->tp_slots[tg][k];
+    if (s->step != step) slot_clear(g->T, s), s->step = step;
+    return s;
+}
+
+void pp__reduce_tp_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *data,
+                        void (*complete)(pp_world *w, pp_request *q)) {
+    struct pp_reduce_world *g = w->reduce;
+    const pp_run_config *c = w->cfg;
+    const pp_rank *r = &w->ranks[rank];
+    int t = pp__config_rank_tp(c, rank), tg = pp__config_rank_replica(c, rank) * c->P + pp__config_rank_pipe(c, rank);
+    pthread_mutex_lock(&g->lock);
+    slot *s = tp_slot(g, tg, part->k, r->step);
+    PP_ASSERT(!s->parts[t].kind);
+    s->parts[t] = *part;
+    s->contrib[t] = data;
+    s->reqs[t] = q;
+    int missing = -1;
+    for (int m = 0; m < g->T && missing < 0; m++)
+        if (!s->parts[m].kind) missing = m;
+    int peer = missing < 0 ? -1 : pp__config_rank_of(c, missing, r->replica, r->pipe);
+    for (int m = 0; m < g->T; m++)
+        if (s->reqs[m]) __atomic_store_n(&s->reqs[m]->peer, peer, __ATOMIC_RELEASE);
+    if (++s->known < g->T) {
+        pthread_mutex_unlock(&g->lock);
+        return;
+    }
+    pthread_mutex_unlock(&g->lock);
+    /* whole, and nobody writes it any more; each member gets a sum of its own, which it frees once it has it */
+    int other, other_chunk, done = 0;
+    for (int m = 0; m < g->T; m++)
+        if (s->parts[m].kind == PP_PART_CALL) {
+            done = pp__reduce_judge(s->parts, g->T, m, &other, &other_chunk) == PP_REDUCE_DONE;
+            break;
+        }
+    size_t n = done ? (size_t)s->parts[0].floats : 0;
+    float *sum = done ? pp__xmalloc(n * sizeof(float) + 1) : NULL;
+    if (done) pp__reduce_sum((const float *const *)s->contrib, g->T, n, sum);
+    for (int m = 0; m < g->T; m++) {
+        pp_request *mq = s->reqs[m];
+        free(s->contrib[m]), s->contrib[m] = NULL;
+        if (!mq) continue;
+        mq->red.verdict = (int)pp__reduce_judge(s->parts, g->T, m, &mq->red.other, &mq->red.other_chunk);
+        mq->red.start = mq->red.end = 0;
+        float *own = done ? pp__xmalloc(n * sizeof(float) + 1) : NULL;
+        if (own) memcpy(own, sum, n * sizeof(float));
+        mq->red.sum = own;
+        complete(w, mq);
+    }
+    free(sum);
+}
+
 /* ---- a rank's reduces -------------------------------------------------------------------------------------- */
 
 void pp__reduce_rank_init(pp_rank *r) {
@@ -205,7 +293,7 @@ void pp__reduce_rank_init(pp_rank *r) {
 }
 
 void pp__reduce_rank_reset(pp_rank *r) {
-    r->reduces = 0;
+    r->reduces = r->tp_sums = 0;
     for (int c = 0; r->reduced && c < r->cfg->v; c++) r->reduced[c] = 0;
 }
 

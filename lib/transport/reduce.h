@@ -47,8 +47,9 @@ typedef enum {
     PP_REDUCE_STOPPED        /* a member failed or stopped first: this one stops waiting */
 } pp_reduce_verdict;
 
-/* The group of a world rank (a number below P; its members: pp__config_reduce_members), its place among the
- * group's members, and the world rank of member m of group g. */
+/* The group of a world rank (a number below T*P; its members: pp__config_reduce_members), its place among the
+ * group's members, and the world rank of member m of group g. Each tensor-parallel shard's groups are apart:
+ * shard t of a stage sums with shard t of its replicas and copies. */
 int pp__reduce_group(const pp_run_config *c, int rank);
 int pp__reduce_member(const pp_run_config *c, int rank);
 int pp__reduce_member_rank(const pp_run_config *c, int g, int m);
@@ -78,6 +79,14 @@ void pp__reduce_world_free(pp_world *w);
  * chunk's gradients at the call (NULL at D = 1), is this function's to free. */
 void pp__reduce_local_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *grads,
                            void (*complete)(pp_world *w, pp_request *q));
+
+/* The same meeting for a tensor-parallel group's sums (the T shards of one stage of one replica, model.h's
+ * pp_tp_shard): part->k is the sum's place among the rank's sums of the step, data (malloc'd, this function's to
+ * free) its partial product, and the verdict the same rules' with the shards as members in shard order. A done
+ * sum is added in shard order and handed to each member's request as a buffer of its own (red.sum, which the
+ * member frees once it has copied it). */
+void pp__reduce_tp_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *data,
+                        void (*complete)(pp_world *w, pp_request *q));
 
 /* Rank r's per-step reduce state: made at setup, reset at each step, freed at teardown. */
 void pp__reduce_rank_init(pp_rank *r);

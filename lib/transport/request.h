@@ -31,12 +31,14 @@ struct pp_request {
      * pp_waitall like a message, and completed by the transport once its group decided it. Its peer is the
      * member it waits for (the lowest replica whose part is missing), read atomically, for deadlock reports. */
     int is_reduce;
+    pp_tensor *tp_into;      /* a tensor-parallel sum (is_reduce too): the partial product its sum replaces */
     struct {
         int chunk, k, ev;    /* its chunk, its place among the rank's reduces of the step, its event in the trace */
         int verdict;         /* pp_reduce_verdict, set before done */
         int other, other_chunk; /* the replica a failed verdict names, and the chunk it named */
         double start, end;   /* a done reduce's time on its group's lane */
-        const float *sum;    /* ... and its sum (D > 1), kept by the transport until the step ends */
+        const float *sum;    /* ... and its sum (D > 1), kept by the transport until the step ends; a
+                              * tensor-parallel sum's is the request's own (malloc'd), freed once copied */
     } red;
 };
 

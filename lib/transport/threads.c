@@ -468,6 +468,10 @@ static void threads_reduce_post(pp_world *w, int rank, pp_request *q, const pp_r
     pp__reduce_local_post(w, rank, q, part, grads, threads_complete);
 }
 
+static void threads_tp_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *data) {
+    pp__reduce_tp_post(w, rank, q, part, data, threads_complete);
+}
+
 static void threads_fini(pp_world *w) {
     tp_ctx *c = ctx_of(w);
     if (!c) return;
@@ -492,4 +496,5 @@ const pp_transport_ops pp__transport_threads = {
     .fini = threads_fini,
     .rank_failed = threads_rank_failed,
     .reduce_post = threads_reduce_post,
+    .tp_post = threads_tp_post,
 };

@@ -1,0 +1,117 @@
+/* test_tensor.c: stages cut over tensor-parallel shards (--tp T, Megatron-LM's MLP split inside every stage). Every
+ * schedule's reference solution keeps full marks with its stages cut over 2 and 4 shards: the shards' gradients,
+ * put together, are full-batch training's, and the uncut parameters stay equal on every shard. A shard that fails
+ * stops the partners waiting for it in a sum, and the run reports that shard's failure; shards whose programs part
+ * ways are named; the configurations --tp cannot run are refused with the reason. (The model's split itself is
+ * held to the whole stage in test_model.c.) */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "impl.h"
+#include "pp.h"
+#include "rank.h"
+#include "runner.h"
+#include "schedules.h"
+#include "testset.h"
+#include "testutil.h"
+
+TestSuite(tensor, .timeout = 240);
+
+/* Every schedule of the table, on the first configuration of its default tests, with each stage cut over T
+ * shards: full marks, as without shards. */
+Test(tensor, every_schedule_keeps_full_marks_with_its_stages_cut_over_shards) {
+    int graded = 0;
+    for (int i = 0; i < pp__nschedules; i++)
+        for (int T = 2; T <= 4; T *= 2) {
+            const pp_schedule_def *d = &pp__schedules[i];
+            int n;
+            const pp_test_config *set = pp__testset(d->name, &n);
+            cr_assert_gt(n, 0);
+            pp_test_config c = set[0];
+            snprintf(c.lab, sizeof c.lab, "%s", d->name);
+            c.T = T, c.time_limit_s = 30, c.alpha = c.beta = -1;
+            pp_test_result r;
+            test_grade_config("solutions", &c, &r);
+            cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+            for (int k = 0; k < r.nchecks; k++)
+                cr_expect(r.checks[k].passed, "%s: %s: %s", r.name, r.checks[k].name, r.checks[k].msg);
+            graded++;
+        }
+    cr_expect_geq(graded, 2 * 12, "only %d configurations", graded);
+}
+
+static pp_run_config config(const char *schedule, int T, int P, int M) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = schedule, c.T = T, c.P = P, c.M = M;
+    return c;
+}
+
+/* GPipe on P ranks, whole backwards; shard 1 of rank 0 stops after `stop_after` forwards, by pp_fail or by
+ * returning. */
+static int g_stop_after, g_stop_by_returning;
+
+static void step_gpipe_shard_stops(pp_rank *r) {
+    int P = pp_rank_stages(r), M = pp_rank_microbatches(r), me = pp_rank_id(r);
+    pp_stash *st[8];
+    for (int mb = 0; mb < M; mb++) {
+        if (r->tp == 1 && me == 0 && mb == g_stop_after) {
+            if (g_stop_by_returning) return;
+            pp_fail(r, "shard 1 gives up at micro-batch %d", mb);
+        }
+        pp_tensor *x = me == 0 ? NULL : pp_recv(r, me - 1, pp_tag(PP_FWD, mb, me));
+        pp_tensor *y = pp_stage_forward(r, 0, mb, x, &st[mb]);
+        if (me < P - 1) pp_send(r, y, me + 1, pp_tag(PP_FWD, mb, me + 1));
+    }
+    for (int mb = 0; mb < M; mb++) {
+        pp_tensor *dy = me == P - 1 ? pp_loss_grad(r, 1.0f / (float)M) : pp_recv(r, me + 1, pp_tag(PP_BWD, mb, me));
+        pp_tensor *dx = pp_stage_backward(r, st[mb], dy);
+        pp_stash_free(r, st[mb]);
+        if (me > 0) pp_send(r, dx, me - 1, pp_tag(PP_BWD, mb, me - 1));
+    }
+    pp_optimizer_step(r);
+}
+
+/* A shard that fails mid-step: its partner, waiting in the sum of the forward the failed one never ran, stops
+ * instead of hanging, and the run reports the failure, naming the shard. The same every time. */
+Test(tensor, a_shard_that_fails_stops_its_partners_and_is_named) {
+    for (int run = 0; run < 5; run++) {
+        pp_run_config c = config("gpipe", 2, 2, 4);
+        g_stop_after = 1, g_stop_by_returning = 0;
+        pp_run_result res;
+        cr_expect_eq(pp__run(&c, step_gpipe_shard_stops, &res), PP_ERR_STUDENT, "%s", res.error);
+        const char *want = "rank 0, shard 1: the schedule stopped the run with pp_fail, saying:\n| shard 1 gives up at "
+                           "micro-batch 1";
+        cr_expect(strncmp(res.error, want, strlen(want)) == 0, "%s", res.error);
+        pp__result_free(&res);
+    }
+}
+
+/* Shards whose programs part ways (here one returns early, as a program that reads the time or races its own
+ * threads might): the shard left waiting in a sum the other never joins fails, naming it. */
+Test(tensor, shards_whose_programs_part_ways_are_named) {
+    pp_run_config c = config("gpipe", 2, 2, 4);
+    g_stop_after = 2, g_stop_by_returning = 1;
+    pp_run_result res;
+    cr_expect_eq(pp__run(&c, step_gpipe_shard_stops, &res), PP_ERR_USAGE, "%s", res.error);
+    cr_expect(strstr(res.error, "rank 0, shard 0: pp_stage_forward: shard 1 of this stage had returned from its step "
+                                "where this one made its tensor-parallel sum 2 of the step") != NULL, "%s", res.error);
+    cr_expect(strstr(res.error, "HINT: every shard of a stage runs the same program on the same data") != NULL, "%s",
+              res.error);
+    pp__result_free(&res);
+}
+
+/* What --tp cannot run is refused before anything starts, with what to do. */
+Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
+    char err[512];
+    pp_run_config c = config("1f1b", 3, 2, 4);
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
+    cr_expect(strstr(err, "--tp 3 cuts each block's FFN (4 x --width = 256 columns) into equal shards"), "%s", err);
+    c = config("1f1b", 2, 2, 4);
+    c.transport = "mpi";
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
+    cr_expect(strstr(err, "--tp 2 runs on the threads transport only, not on mpi"), "%s", err);
+    c = config("1f1b", 9, 2, 4);
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
+    cr_expect(strstr(err, "--tp 9 is out of range"), "%s", err);
+}
