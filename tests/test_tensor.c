@@ -2,9 +2,11 @@
  * schedule's reference solution keeps full marks with its stages cut over 2 and 4 shards: the shards' gradients,
  * put together, are full-batch training's, and the uncut parameters stay equal on every shard. A shard that fails
  * stops the partners waiting for it in a sum, and the run reports that shard's failure; shards whose programs part
- * ways are named; the configurations --tp cannot run are refused with the reason. (The model's split itself is
+ * ways are named; a shards' sum costs its ring inside the op that makes it; the configurations --tp cannot run
+ * are refused with the reason. (The model's split itself is
  * held to the whole stage in test_model.c.) */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <string.h>
 
 #include "impl.h"
@@ -49,7 +51,7 @@ static pp_run_config config(const char *schedule, int T, int P, int M) {
 
 /* GPipe on P ranks, whole backwards; shard 1 of rank 0 stops after `stop_after` forwards, by pp_fail or by
  * returning. */
-static int g_stop_after, g_stop_by_returning;
+static int g_stop_after = -1, g_stop_by_returning;
 
 static void step_gpipe_shard_stops(pp_rank *r) {
     int P = pp_rank_stages(r), M = pp_rank_microbatches(r), me = pp_rank_id(r);
@@ -114,4 +116,45 @@ Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     c = config("1f1b", 9, 2, 4);
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
     cr_expect(strstr(err, "--tp 9 is out of range"), "%s", err);
+}
+
+/* GPipe's canonical step, whole backwards, as a reference solution would run it. */
+static void step_gpipe(pp_rank *r) {
+    g_stop_after = -1;
+    step_gpipe_shard_stops(r);
+}
+
+/* A shards' sum is a ring on the shards' link, 2(T-1) alpha + 2(T-1)/T bytes beta for the bytes of a block's
+ * activation, made once per block in a forward and once per block in a backward's input half, and charged inside
+ * the op that makes it: a forward of k blocks lasts k (1 + sum), a whole backward k (2 + sum). Free links make the
+ * run's clock the one without shards. */
+Test(tensor, a_shards_sum_is_charged_in_the_op_that_makes_it) {
+    for (int T = 2; T <= 4; T *= 2) {
+        pp_run_config c = config("gpipe", T, 2, 2);
+        c.layers = 4, c.tp_alpha = 0.25, c.tp_beta = 1e-5;
+        double bytes = (double)c.mb_size * c.seq * c.hidden * 4, sum = 2.0 * (T - 1) * 0.25 + 2.0 * (T - 1) / T * bytes * 1e-5;
+        pp_run_result res;
+        cr_assert_eq(pp__run(&c, step_gpipe, &res), PP_OK, "%s", res.error);
+        int seen = 0;
+        for (int q = 0; q < res.P; q++)
+            for (int i = 0; i < res.traces[q].n; i++) {
+                const pp_event *e = &res.traces[q].ev[i];
+                if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
+                double want = e->op == PP_OP_F ? 2 * (1 + sum) : 2 * (2 + sum);
+                cr_expect(fabs(e->vend - e->vstart - want) < 1e-9, "T=%d rank %d %s mb%d lasts %.6f, expected %.6f",
+                          T, q, e->op == PP_OP_F ? "F" : "B", e->mb, e->vend - e->vstart, want);
+                seen++;
+            }
+        cr_expect_eq(seen, 2 * 2 * 2, "T=%d: %d compute ops", T, seen);
+        pp__result_free(&res);
+        c.tp_alpha = c.tp_beta = 0;
+        pp_run_result free_links, plain;
+        cr_assert_eq(pp__run(&c, step_gpipe, &free_links), PP_OK, "%s", free_links.error);
+        c.T = 1;
+        cr_assert_eq(pp__run(&c, step_gpipe, &plain), PP_OK, "%s", plain.error);
+        cr_expect_eq(free_links.makespan, plain.makespan, "T=%d over free links: %g, without shards %g", T,
+                     free_links.makespan, plain.makespan);
+        pp__result_free(&free_links);
+        pp__result_free(&plain);
+    }
 }

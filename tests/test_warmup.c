@@ -363,7 +363,7 @@ Test(warmup, answer_keys_match_canonical_orders) {
         c.comm_latency = 0, c.edge_cost = 0;
         pp_schedule s;
         cr_assert_eq(pp__schedule_build(&s, c.schedule, c.P, c.M, c.v), 0);
-        pp_costs k;
+        pp_costs k = {0};
         double f[64], b[64];
         for (int j = 0; j < c.P * c.v; j++) f[j] = 1, b[j] = 2;
         k.f = f, k.b = b, k.latency = 0;

@@ -78,8 +78,17 @@ static int run_table(run_opts *r, pp_flag *out) {
         {.name = "--tp", .kind = PP_FLAG_INT, .to = &c->T, .lo = 1, .hi = 8, .arg = "T",
          .help = "tensor-parallel ranks per stage: each block's W1 and b1 cut by columns and W2 by rows over T ranks "
                  "(Megatron-LM's MLP split), LayerNorm, b2, embedding and head whole on each, two all-reduces of the "
-                 "shards' partial sums per block in each direction; T x D x P ranks, every shard running the same "
-                 "schedule; threads transport; the all-reduces take no virtual time yet"},
+                 "shards' partial sums per block in each direction, each a ring on the shards' link (--tp-alpha, "
+                 "--tp-beta) inside the op that makes it; T x D x P ranks, every shard running the same schedule; "
+                 "threads transport"},
+        {.name = "--tp-alpha", .kind = PP_FLAG_NUM, .to = &c->tp_alpha, .arg = "A",
+         .help = "virtual cost of each of the 2(T-1) steps of a shards' sum's ring, in units of one block's forward: "
+                 "the shards share a server (NVLink), a fifth of --reduce-alpha's per-message cost by default",
+         .dflt = "0.01"},
+        {.name = "--tp-beta", .kind = PP_FLAG_NUM, .to = &c->tp_beta, .arg = "B",
+         .help = "... and per byte: a sum of the block's activation costs 2(T-1)/T x bytes x B; by default a ninth "
+                 "of --reduce-beta (NVLink's 450 GB/s a direction against a 400 Gb/s port)",
+         .dflt = "1.67e-06"},
         {.name = "--dp", .kind = PP_FLAG_INT, .to = &c->D, .lo = 1, .hi = 64, .arg = "D",
          .help = "data-parallel replicas of the pipeline: D x P ranks, replica d taking micro-batches d*M..d*M+M-1 "
                  "of the global batch, gradients summed over replicas by pp_grad_reduce (dp1f1b, dpinterleaved)"},

@@ -63,11 +63,11 @@ double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *f
 
 double pp__theory_exposed_formula(const pp_run_config *c) {
     const pp_schedule_def *d = pp__schedule_def(c->schedule);
-    if (!d || d->reduce == PP_REDUCE_NONE || d->vshape || c->comm_latency != 0 || c->edge_cost != 0 ||
+    if (!d || d->reduce == PP_REDUCE_NONE || d->vshape || c->comm_latency != 0 || c->edge_cost != 0 || c->T > 1 ||
         !pp__config_even(c) || (d->reduce == PP_REDUCE_AT_END && c->v != 1))
         return -1;
     int P = c->P, v = c->v;
-    double b = pp__config_backward_cost(c, 0, 2, 0), exposed = 0;
+    double b = pp__config_backward_cost(c, 0, PP_BWD_WHOLE, 0), exposed = 0;
     for (int r = 0; r < P; r++) {
         double queued = 0;
         for (int ch = 0; ch < v; ch++) {
@@ -87,7 +87,7 @@ double pp__theory_exposed(const pp_run_config *c, int *formula) {
 
 double pp__run_free_span(const pp_run_config *c, const pp_trace *traces) {
     int P = c->P, M = c->M, v = c->v;
-    pp_schedule s = {.P = P, .M = M, .v = v, .vshape = pp__config_vshape(c)};
+    pp_schedule s = {.P = P, .M = M, .v = v, .vshape = pp__config_vshape(c), .dual = pp__config_dual(c)};
     s.ops = pp__xcalloc((size_t)P, sizeof *s.ops);
     s.n = pp__xcalloc((size_t)P, sizeof *s.n);
     int ok = 1;

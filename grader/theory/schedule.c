@@ -48,9 +48,11 @@ void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
     int S = c->P * c->v;
     k->f = pp__xcalloc((size_t)S, sizeof *k->f);
     k->b = pp__xcalloc((size_t)S, sizeof *k->b);
+    k->bi = pp__xcalloc((size_t)S, sizeof *k->bi);
     for (int s = 0; s < S; s++) {
         k->f[s] = pp__config_forward_cost(c, s);
-        k->b[s] = pp__config_backward_cost(c, s, 2, 0);
+        k->b[s] = pp__config_backward_cost(c, s, PP_BWD_WHOLE, 0);
+        k->bi[s] = pp__config_backward_cost(c, s, PP_BWD_INPUT, 0);
     }
     k->latency = c->comm_latency;
 }
@@ -58,7 +60,8 @@ void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
 void pp__costs_free(pp_costs *k) {
     free(k->f);
     free(k->b);
-    k->f = k->b = NULL;
+    free(k->bi);
+    k->f = k->b = k->bi = NULL;
 }
 
 /* The replay behind pp__schedule_replay and pp__schedule_trace; traces (P of them) may be NULL. */
@@ -99,11 +102,13 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                         if (up > ready) ready = up;
                     }
                 }
-                /* a half of a backward costs half of it */
-                double cost = op.cost > 0        ? op.cost
-                              : op.kind == 'F'   ? k->f[vs]
-                              : op.kind == 'W' || op.split ? k->b[vs] / 2
-                                                           : k->b[vs];
+                /* a half of a backward costs its part of it: half, or as the costs say */
+                double half_in = k->bi ? k->bi[vs] : k->b[vs] / 2;
+                double cost = op.cost > 0      ? op.cost
+                              : op.kind == 'F' ? k->f[vs]
+                              : op.kind == 'W' ? k->b[vs] - half_in
+                              : op.split       ? half_in
+                                               : k->b[vs];
                 double start = clock[r] > ready ? clock[r] : ready;
                 clock[r] = start + cost;
                 if (busy) busy[r] += cost;
@@ -163,6 +168,8 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
     pp__costs_from_config(k, c);
     int *nf = pp__xcalloc((size_t)S, sizeof *nf), *nb = pp__xcalloc((size_t)S, sizeof *nb);
     for (int s = 0; s < S; s++) k->f[s] = k->b[s] = 0;
+    free(k->bi);
+    k->bi = NULL; /* measured: the halves of a backward are taken as equal */
     for (int r = 0; r < c->P; r++)
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
@@ -182,7 +189,7 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && pp__config_even(c)
+    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 && pp__config_even(c)
                         ? def->bubble(c->P, c->M, c->v)
                         : -1;
     if (closed >= 0) {
@@ -224,22 +231,22 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
             int again = (h & PP_EV_RECOMPUTED) && c->recompute;
             *rebuilt += again;
             if (op.kind == 'W') {
-                op.cost = pp__config_backward_cost(c, vs, 1, 0);
+                op.cost = pp__config_backward_cost(c, vs, PP_BWD_WEIGHT, 0);
                 ops[n++] = op;
             } else if (op.split) {
                 /* the order splits it: the theory keeps the order's halves whatever the run did (a whole backward
                  * where the order holds its weight half back costs the run time, which the order check names) */
-                op.cost = pp__config_backward_cost(c, vs, 1, again);
+                op.cost = pp__config_backward_cost(c, vs, PP_BWD_INPUT, again);
                 ops[n++] = op;
             } else if (h & PP_EV_SPLIT) {
-                op.cost = pp__config_backward_cost(c, vs, 1, again);
+                op.cost = pp__config_backward_cost(c, vs, PP_BWD_INPUT, again);
                 op.split = 1;
                 ops[n++] = op;
                 ops[n++] = (pp_sched_op){.kind = 'W', .mb = op.mb, .chunk = op.chunk,
-                                         .cost = pp__config_backward_cost(c, vs, 1, 0)};
+                                         .cost = pp__config_backward_cost(c, vs, PP_BWD_WEIGHT, 0)};
                 (*split)++;
             } else {
-                if (op.kind == 'B') op.cost = pp__config_backward_cost(c, vs, 2, again);
+                if (op.kind == 'B') op.cost = pp__config_backward_cost(c, vs, PP_BWD_WHOLE, again);
                 ops[n++] = op;
             }
         }

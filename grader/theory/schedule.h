@@ -24,11 +24,13 @@ void pp__schedule_free(pp_schedule *s);
 
 /* Costs for a replay: per virtual stage forward and backward cost, and the latency of a message between ranks. */
 typedef struct pp_costs {
-    double *f, *b;       /* indexed by virtual stage */
+    double *f, *b;       /* indexed by virtual stage: a forward, a whole backward */
     double latency;
+    double *bi;          /* ... and a backward's input half (its weight half is the rest of b); NULL: half of b */
 } pp_costs;
 
-/* The costs of a run configuration: F = blocks + edge cost on the first and last virtual stage, B = 2F. */
+/* The costs of a run configuration (config.h's one cost rule): F = blocks + edge cost on the first and last
+ * virtual stage, B = 2F, each half F; with --tp the shards' sums join F and the input half. */
 void pp__costs_from_config(pp_costs *k, const pp_run_config *c);
 void pp__costs_free(pp_costs *k);
 

@@ -263,7 +263,8 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     pp_stage_model *m = &r->chunks[s->chunk];
     int rebuilt = pp__stash_needs_recompute(s->ms);
     r->backwards++;
-    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), whole ? 2 : 1, rebuilt);
+    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk),
+                                           whole ? PP_BWD_WHOLE : PP_BWD_INPUT, rebuilt);
     op_timer t = op_begin(r);
     r->tp_api = api;
     pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
@@ -303,7 +304,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), 1, 0), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

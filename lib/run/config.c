@@ -16,6 +16,8 @@ void pp__config_defaults(pp_run_config *c) {
     c->D = 1;
     c->reduce_alpha = PP_REDUCE_ALPHA_DEFAULT;
     c->reduce_beta = PP_REDUCE_BETA_DEFAULT;
+    c->tp_alpha = PP_TP_ALPHA_DEFAULT;
+    c->tp_beta = PP_TP_BETA_DEFAULT;
     c->layers = 0; /* 0: one block per virtual stage */
     c->mb_size = 4;
     c->seq = 16;
@@ -187,14 +189,27 @@ int pp__config_messages(const pp_run_config *c) {
     return 2 * (dual ? c->M / 2 : c->M) * n;
 }
 
-double pp__config_forward_cost(const pp_run_config *c, int vstage) {
+double pp__config_tp_sum_cost(const pp_run_config *c) {
+    int T = c->T;
+    if (T <= 1) return 0;
+    double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
+    return 2.0 * (T - 1) * c->tp_alpha + 2.0 * (T - 1) / T * bytes * c->tp_beta;
+}
+
+/* A forward's own work: its blocks, and the embedding's and the head's edge cost. */
+static double compute_cost(const pp_run_config *c, int vstage) {
     return pp__config_blocks(c, vstage) +
            c->edge_cost * ((pp__config_prev(c, vstage) < 0) + (pp__config_next(c, vstage) < 0));
 }
 
-double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt) {
-    double f = pp__config_forward_cost(c, vstage);
-    return halves * f + (rebuilt ? f : 0);
+double pp__config_forward_cost(const pp_run_config *c, int vstage) {
+    return compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost(c);
+}
+
+double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part part, int rebuilt) {
+    double f = compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost(c);
+    double cost = part == PP_BWD_WHOLE ? 2 * f + sums : part == PP_BWD_INPUT ? f + sums : f;
+    return cost + (rebuilt ? pp__config_forward_cost(c, vstage) : 0);
 }
 
 int pp__config_world(const pp_run_config *c) { return (c->T > 1 ? c->T : 1) * c->D * c->P; }
@@ -250,6 +265,8 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (c->D > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
         strcmp(c->transport, "nccl"))
         return BAD("--dp %d runs on the threads, mpi and nccl transports, not on %s", c->D, c->transport);
+    if (c->tp_alpha < 0 || c->tp_beta < 0)
+        return BAD("--tp-alpha %g and --tp-beta %g must be >= 0", c->tp_alpha, c->tp_beta);
     if (c->reduce_alpha < 0 || c->reduce_beta < 0)
         return BAD("--reduce-alpha %g and --reduce-beta %g must be >= 0", c->reduce_alpha, c->reduce_beta);
     if (c->v > 1 && !def->chunked)

@@ -14,6 +14,8 @@ typedef struct pp_run_config {
     int P, M, v;            /* pipeline stages (ranks of one replica), micro-batches per replica, chunks per rank */
     int T;                  /* tensor-parallel ranks per stage: every stage's blocks cut over T ranks (model.h's
                                pp_tp_shard), a run being T*D*P ranks (pp__config_rank_of) */
+    double tp_alpha;        /* a shards' sum's cost per message (a ring's step), virtual units */
+    double tp_beta;         /* ... and per byte (pp__config_tp_sum_cost) */
     int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
                                replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
     double reduce_alpha;    /* the gradient all-reduce's cost per message (a ring's step), virtual units */
@@ -87,12 +89,19 @@ int pp__config_vstage_chunk(const pp_run_config *c, int vs);
  * for each pair of neighbouring virtual stages on different ranks (the warm-up's traffic part asks for the sum). */
 int pp__config_messages(const pp_run_config *c);
 
+/* Which part of a backward a cost is asked for: the whole, its input half (B, which makes dx), its weight half (W). */
+typedef enum { PP_BWD_WHOLE, PP_BWD_INPUT, PP_BWD_WEIGHT } pp_bwd_part;
 /* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/schedule.c): a
  * forward of a virtual stage costs its blocks (pp__config_blocks), plus edge_cost for the embedding (stage 0) and for the head and
- * loss (the last stage); a backward costs one forward per half it runs (2 whole, 1 for the input or the weight
- * half of a split one), plus one more when it first rebuilds a checkpointed stash. */
+ * loss (the last stage), plus, with --tp, one shards' sum per block (pp__config_tp_sum_cost); a backward costs that
+ * compute once per half it runs (both for a whole one, one for its input or its weight half) and the blocks' sums
+ * once, in the input half, which makes the gradient they sum; plus one more forward when it first rebuilds a
+ * checkpointed stash. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage);
-double pp__config_backward_cost(const pp_run_config *c, int vstage, int halves, int rebuilt);
+double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part part, int rebuilt);
+/* One tensor-parallel sum of a block's activation (micro-batch x seq x width floats) over the T shards, a ring on
+ * the shards' link: 2(T-1)*tp_alpha + 2(T-1)/T * bytes * tp_beta; 0 without --tp. */
+double pp__config_tp_sum_cost(const pp_run_config *c);
 /* The members of a gradient reduce's group: the D replicas of a stage, times the two copies DualPipe holds of it
  * (transport/reduce.h). */
 int pp__config_reduce_members(const pp_run_config *c);
@@ -105,5 +114,10 @@ double pp__config_grad_bytes(const pp_run_config *c, int vstage);
  * about two block forwards, almost all of it bandwidth (a bandwidth-bound grid). */
 #define PP_REDUCE_ALPHA_DEFAULT 0.05
 #define PP_REDUCE_BETA_DEFAULT 1.5e-5
+/* The defaults of --tp-alpha and --tp-beta: the shards of a stage share a server, whose NVLink gives each GPU about
+ * 450 GB/s a direction, nine times the 50 GB/s of a 400 Gb/s network port (the reduce's link above), at a fifth of
+ * its per-message cost. At the default width a block's sum over two shards costs about 0.05 block forwards. */
+#define PP_TP_ALPHA_DEFAULT 0.01
+#define PP_TP_BETA_DEFAULT (PP_REDUCE_BETA_DEFAULT / 9)
 
 #endif /* PP_CONFIG_H */
