@@ -116,6 +116,15 @@ Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     c = config("1f1b", 9, 2, 4);
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
     cr_expect(strstr(err, "--tp 9 is out of range"), "%s", err);
+    c = config("1f1b", 2, 2, 4);
+    c.node_size = 4, c.comm_latency = 1;
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
+    cr_expect(strstr(err, "--comm-latency 1 and --node-size 4 both price a message"), "%s", err);
+    c.comm_latency = 0, c.placement = "tpd";
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), 0, "%s", err);
+    c.placement = "tdd";
+    cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
+    cr_expect(strstr(err, "--placement tdd: name the axes t (shard), d (replica) and p (stage) once each"), "%s", err);
 }
 
 /* GPipe's canonical step, whole backwards, as a reference solution would run it. */
@@ -157,4 +166,31 @@ Test(tensor, a_shards_sum_is_charged_in_the_op_that_makes_it) {
         pp__result_free(&free_links);
         pp__result_free(&plain);
     }
+}
+
+/* Nodes of two ranks, a stage's two shards and two stages: Megatron-LM's placement (tdp) keeps each stage's shards
+ * in a node and sends the activations between nodes; pdt's reverse (ptd) keeps the pipeline in a node and spreads
+ * the shards. GPipe on two stages of one block and two micro-batches ends at 3F + 2m + 3B: F = 1 + s and B = 2 + s
+ * with s a shards' sum, m a message. Both placements measure their formula, on each one's links, and the shards'
+ * sums crossing the network make the longer step, though a message crosses it in the other. */
+Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network) {
+    double bytes = 4.0 * 16 * 64 * 4; /* the default micro-batch: 4 samples x 16 tokens x width 64, floats */
+    double nvlink = 2 * PP_TP_ALPHA_DEFAULT + bytes * PP_TP_BETA_DEFAULT, port_ring = 2 * PP_REDUCE_ALPHA_DEFAULT +
+                    bytes * PP_REDUCE_BETA_DEFAULT; /* a ring of two: 2(T-1) alpha + 2(T-1)/T bytes beta */
+    double step[2];
+    const char *placements[] = {"tdp", "ptd"};
+    for (int i = 0; i < 2; i++) {
+        pp_run_config c = config("gpipe", 2, 2, 2);
+        c.node_size = 2, c.placement = placements[i];
+        double s = i == 0 ? nvlink : port_ring,
+               m = i == 0 ? PP_REDUCE_ALPHA_DEFAULT + bytes * PP_REDUCE_BETA_DEFAULT
+                          : PP_TP_ALPHA_DEFAULT + bytes * PP_TP_BETA_DEFAULT;
+        pp_run_result res;
+        cr_assert_eq(pp__run(&c, step_gpipe, &res), PP_OK, "%s", res.error);
+        step[i] = res.step_time;
+        cr_expect(fabs(res.step_time - (3 * (1 + s) + 2 * m + 3 * (2 + s))) < 1e-9, "%s: a step of %.6f, the formula "
+                  "%.6f", placements[i], res.step_time, 3 * (1 + s) + 2 * m + 3 * (2 + s));
+        pp__result_free(&res);
+    }
+    cr_expect_gt(step[1], step[0], "the shards spread over nodes: %.4f, kept in one: %.4f", step[1], step[0]);
 }

@@ -31,6 +31,8 @@ static const char usage[] =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "  virtual step: S (...)     with --tp or --node-size: the step's length on the virtual clock, against the\n"
+    "                            canonical order's on the same shards and links\n"
     "  exposed communication: E (theory T)  with --dp (dp1f1b, dpinterleaved): how much longer the step is than\n"
     "                            the same order with a free gradient reduce, against the canonical order's\n"
     "  time: X ms/step (...)     the step's wall time: the median of the steps after the first\n"
@@ -89,6 +91,16 @@ static int run_table(run_opts *r, pp_flag *out) {
          .help = "... and per byte: a sum of the block's activation costs 2(T-1)/T x bytes x B; by default a ninth "
                  "of --reduce-beta (NVLink's 450 GB/s a direction against a 400 Gb/s port)",
          .dflt = "1.67e-06"},
+        {.name = "--node-size", .kind = PP_FLAG_INT, .to = &c->node_size, .lo = 1, .hi = 256, .arg = "G",
+         .help = "a topology of nodes of G ranks, each message priced by the link it crosses: inside a node "
+                 "--tp-alpha + bytes x --tp-beta (a server's NVLink), between nodes --reduce-alpha + bytes x "
+                 "--reduce-beta (a 400 Gb/s port); point-to-point messages, the replicas' reduces and the shards' "
+                 "sums alike, a ring taking its slowest link; replaces --comm-latency",
+         .dflt = "none: --comm-latency prices a message, the reduce and the sums their own links"},
+        {.name = "--placement", .kind = PP_FLAG_STR, .to = &c->placement, .arg = "ORDER",
+         .help = "how the ranks fill the nodes of --node-size: the axes t (shard), d (replica) and p (stage), "
+                 "fastest first; tdp is Megatron-LM's (a stage's shards in one node), pdt puts a pipeline's stages "
+                 "side by side and spreads the shards", .dflt = "tdp"},
         {.name = "--dp", .kind = PP_FLAG_INT, .to = &c->D, .lo = 1, .hi = 64, .arg = "D",
          .help = "data-parallel replicas of the pipeline: D x P ranks, replica d taking micro-batches d*M..d*M+M-1 "
                  "of the global batch, gradients summed over replicas by pp_grad_reduce (dp1f1b, dpinterleaved)"},
@@ -466,6 +478,12 @@ static int run_main(int argc, char **argv) {
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
+    /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
+    if (o.cfg.T > 1 || o.cfg.node_size > 0) {
+        double canonical = pp__theory_step(&o.cfg);
+        if (pp__checks_dp_applies(&o.cfg)) pp__theory_exposed_replay(&o.cfg, &canonical, NULL); /* and its reduces */
+        printf("virtual step: %.4f (the canonical order's %.4f)\n", res.step_time, canonical);
+    }
     if (pp__checks_dp_applies(&o.cfg)) {
         int formula;
         double free_span = pp__run_free_span(&o.cfg, res.traces), theory = pp__theory_exposed(&o.cfg, &formula);

@@ -6,6 +6,14 @@
 
 #include "placement.h"
 
+/* A reduce of rank r's (replica 0's stage r, in shard 0) over its replicas: the ring its group runs, on the
+ * reduce's link, or with a topology on the slowest link it crosses. */
+static double group_reduce_cost(const pp_run_config *c, int r, double bytes) {
+    int members[64];
+    for (int d = 0; d < c->D && d < 64; d++) members[d] = pp__config_rank_of(c, 0, d, r % c->P);
+    return pp__config_ring_cost(c, members, c->D, bytes);
+}
+
 double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int P) {
     int v = c->v;
     double step = pp__trace_makespan(traces, P);
@@ -33,7 +41,7 @@ double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp
         for (int k = 0; k < v; k++) {
             int ch = order[k], vs = pp__config_vstage(c, r, ch);
             double start = call[ch] > lane ? call[ch] : lane;
-            lane = start + pp__config_reduce_cost(c, pp__config_grad_bytes(c, vs));
+            lane = start + group_reduce_cost(c, r, pp__config_grad_bytes(c, vs));
         }
         if (lane > step) step = lane;
     }
@@ -63,7 +71,7 @@ double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *f
 
 double pp__theory_exposed_formula(const pp_run_config *c) {
     const pp_schedule_def *d = pp__schedule_def(c->schedule);
-    if (!d || d->reduce == PP_REDUCE_NONE || d->vshape || c->comm_latency != 0 || c->edge_cost != 0 || c->T > 1 ||
+    if (!d || d->reduce == PP_REDUCE_NONE || d->vshape || c->comm_latency != 0 || c->edge_cost != 0 || c->T > 1 || c->node_size > 0 ||
         !pp__config_even(c) || (d->reduce == PP_REDUCE_AT_END && c->v != 1))
         return -1;
     int P = c->P, v = c->v;

@@ -55,13 +55,27 @@ void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
         k->bi[s] = pp__config_backward_cost(c, s, PP_BWD_INPUT, 0);
     }
     k->latency = c->comm_latency;
+    k->lat = NULL;
+    if (c->node_size > 0) { /* replica 0's pipeline in shard 0, one activation a message */
+        double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
+        k->lat = pp__xcalloc((size_t)(c->P * c->P), sizeof *k->lat);
+        for (int a = 0; a < c->P; a++)
+            for (int b = 0; b < c->P; b++) k->lat[a * c->P + b] = pp__config_message_cost(c, a, b, bytes);
+    }
 }
 
 void pp__costs_free(pp_costs *k) {
     free(k->f);
     free(k->b);
     free(k->bi);
-    k->f = k->b = k->bi = NULL;
+    free(k->lat);
+    k->f = k->b = k->bi = k->lat = NULL;
+}
+
+/* What a message from rank a to rank b adds to its data's ready time. */
+static double link_cost(const pp_costs *k, int P, int a, int b) {
+    if (a == b) return 0;
+    return k->lat ? k->lat[a * P + b] : k->latency;
 }
 
 /* The replay behind pp__schedule_replay and pp__schedule_trace; traces (P of them) may be NULL. */
@@ -91,14 +105,14 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                 } else if (op.kind == 'F') {
                     if (prev < 0) ready = 0;
                     else if (fdone[prev * M + op.mb] < 0) break;
-                    else ready = fdone[prev * M + op.mb] + (pp__place_rank(P, s->vshape, prev) != r ? k->latency : 0);
+                    else ready = fdone[prev * M + op.mb] + link_cost(k, P, pp__place_rank(P, s->vshape, prev), r);
                 } else {
                     if (fdone[vs * M + op.mb] < 0) break;
                     ready = fdone[vs * M + op.mb];
                     if (after >= 0) {
                         double up = bdone[after * M + op.mb];
                         if (up < 0) break;
-                        up += (pp__place_rank(P, s->vshape, after) != r ? k->latency : 0);
+                        up += link_cost(k, P, pp__place_rank(P, s->vshape, after), r);
                         if (up > ready) ready = up;
                     }
                 }
@@ -183,13 +197,16 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
         k->b[s] = nb[s] ? k->b[s] / nb[s] : 0;
     }
     k->latency = 0;
+    free(k->lat);
+    k->lat = NULL;
     free(nf);
     free(nb);
 }
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 && pp__config_even(c)
+    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 &&
+                            c->node_size <= 0 && pp__config_even(c)
                         ? def->bubble(c->P, c->M, c->v)
                         : -1;
     if (closed >= 0) {
@@ -205,6 +222,17 @@ double pp__theory_bubble(const pp_run_config *c, int *formula) {
     pp__costs_free(&k);
     pp__schedule_free(&s);
     return b;
+}
+
+double pp__theory_step(const pp_run_config *c) {
+    pp_schedule s;
+    pp_costs k;
+    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
+    pp__costs_from_config(&k, c);
+    double span = pp__schedule_replay(&s, &k, NULL);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
+    return span;
 }
 
 int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt) {

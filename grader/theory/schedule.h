@@ -27,6 +27,8 @@ typedef struct pp_costs {
     double *f, *b;       /* indexed by virtual stage: a forward, a whole backward */
     double latency;
     double *bi;          /* ... and a backward's input half (its weight half is the rest of b); NULL: half of b */
+    double *lat;         /* a message's cost from rank a to rank b at [a * P + b] (a topology's links); NULL: latency
+                          * between any two ranks */
 } pp_costs;
 
 /* The costs of a run configuration (config.h's one cost rule): F = blocks + edge cost on the first and last
@@ -56,6 +58,9 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
  * zero and the row has one for this configuration, else the replay of the canonical schedule. *formula is set
  * to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
+/* The canonical order's step on c's virtual clock (its shards' sums and its links included): the replay's end of
+ * the last op; -1 where there is no canonical order. */
+double pp__theory_step(const pp_run_config *c);
 
 /* The canonical order of c's schedule as a finished run executed its backwards, which pp.h leaves free: a
  * backward the run split into its halves (pp_stage_backward_input, then pp_stage_backward_weight) becomes B then

@@ -172,7 +172,7 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
     out->owner = r->id;
     out->handed = 1;
-    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost(c, vs), 0);
+    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost_of(c, r->id, vs), 0);
     pp_stash *s = pp__xcalloc(1, sizeof *s);
     s->chunk = chunk;
     s->mb = mb;
@@ -263,8 +263,8 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     pp_stage_model *m = &r->chunks[s->chunk];
     int rebuilt = pp__stash_needs_recompute(s->ms);
     r->backwards++;
-    double cost = pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk),
-                                           whole ? PP_BWD_WHOLE : PP_BWD_INPUT, rebuilt);
+    double cost = pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk),
+                                              whole ? PP_BWD_WHOLE : PP_BWD_INPUT, rebuilt);
     op_timer t = op_begin(r);
     r->tp_api = api;
     pp_tensor *dx = pp__model_backward_input(m, &r->arena, s->ms, dy);
@@ -304,7 +304,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost(r->cfg, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

@@ -189,12 +189,50 @@ int pp__config_messages(const pp_run_config *c) {
     return 2 * (dual ? c->M / 2 : c->M) * n;
 }
 
-double pp__config_tp_sum_cost(const pp_run_config *c) {
+/* ---- topology ---- */
+
+static const char *placement_of(const pp_run_config *c) { return c->placement && *c->placement ? c->placement : "tdp"; }
+
+int pp__config_node(const pp_run_config *c, int rank) {
+    if (c->node_size <= 0) return 0;
+    int coord[3] = {pp__config_rank_tp(c, rank), pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank)};
+    int size[3] = {c->T > 1 ? c->T : 1, c->D, c->P}, pos = 0, stride = 1;
+    for (const char *a = placement_of(c); *a; a++) {
+        int k = *a == 't' ? 0 : *a == 'd' ? 1 : 2;
+        pos += coord[k] * stride, stride *= size[k];
+    }
+    return pos / c->node_size;
+}
+
+/* The link between world ranks a and b: 1 between nodes, 0 inside one. */
+static int crosses(const pp_run_config *c, int a, int b) { return pp__config_node(c, a) != pp__config_node(c, b); }
+
+double pp__config_message_cost(const pp_run_config *c, int a, int b, double bytes) {
+    if (a == b) return 0;
+    if (c->node_size <= 0) return c->comm_latency;
+    return crosses(c, a, b) ? c->reduce_alpha + bytes * c->reduce_beta : c->tp_alpha + bytes * c->tp_beta;
+}
+
+double pp__config_ring_cost(const pp_run_config *c, const int *members, int n, double bytes) {
+    if (n <= 1) return 0;
+    int across = c->node_size <= 0;
+    for (int i = 0; i < n && !across; i++) across = crosses(c, members[i], members[(i + 1) % n]);
+    double alpha = across ? c->reduce_alpha : c->tp_alpha, beta = across ? c->reduce_beta : c->tp_beta;
+    return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes * beta;
+}
+
+double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank) {
     int T = c->T;
     if (T <= 1) return 0;
     double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
-    return 2.0 * (T - 1) * c->tp_alpha + 2.0 * (T - 1) / T * bytes * c->tp_beta;
+    if (c->node_size <= 0) return 2.0 * (T - 1) * c->tp_alpha + 2.0 * (T - 1) / T * bytes * c->tp_beta;
+    int shards[8];
+    for (int t = 0; t < T && t < 8; t++)
+        shards[t] = pp__config_rank_of(c, t, pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank));
+    return pp__config_ring_cost(c, shards, T, bytes);
 }
+
+double pp__config_tp_sum_cost(const pp_run_config *c) { return pp__config_tp_sum_cost_of(c, 0); }
 
 /* A forward's own work: its blocks, and the embedding's and the head's edge cost. */
 static double compute_cost(const pp_run_config *c, int vstage) {
@@ -202,14 +240,23 @@ static double compute_cost(const pp_run_config *c, int vstage) {
            c->edge_cost * ((pp__config_prev(c, vstage) < 0) + (pp__config_next(c, vstage) < 0));
 }
 
+double pp__config_forward_cost_of(const pp_run_config *c, int rank, int vstage) {
+    return compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+}
+
+double pp__config_backward_cost_of(const pp_run_config *c, int rank, int vstage, pp_bwd_part part, int rebuilt) {
+    double f = compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+    double cost = part == PP_BWD_WHOLE ? 2 * f + sums : part == PP_BWD_INPUT ? f + sums : f;
+    return cost + (rebuilt ? pp__config_forward_cost_of(c, rank, vstage) : 0);
+}
+
+/* Replica 0's stages in shard 0: the ranks a replay prices. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage) {
-    return compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost(c);
+    return pp__config_forward_cost_of(c, pp__config_vstage_rank(c, vstage), vstage);
 }
 
 double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part part, int rebuilt) {
-    double f = compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost(c);
-    double cost = part == PP_BWD_WHOLE ? 2 * f + sums : part == PP_BWD_INPUT ? f + sums : f;
-    return cost + (rebuilt ? pp__config_forward_cost(c, vstage) : 0);
+    return pp__config_backward_cost_of(c, pp__config_vstage_rank(c, vstage), vstage, part, rebuilt);
 }
 
 int pp__config_world(const pp_run_config *c) { return (c->T > 1 ? c->T : 1) * c->D * c->P; }
@@ -309,6 +356,15 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
                    "--microbatch-size, --seq, --width or --vocab", rows, widest);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
     if (c->comm_latency < 0) return BAD("--comm-latency %g must be >= 0", c->comm_latency);
+    if (c->node_size < 0 || c->node_size > 256) return BAD("--node-size %d is out of range: use 1..256", c->node_size);
+    if (c->node_size > 0 && c->comm_latency > 0)
+        return BAD("--comm-latency %g and --node-size %d both price a message: with a topology each one costs its "
+                   "link (--tp-alpha/--tp-beta inside a node, --reduce-alpha/--reduce-beta between nodes); drop "
+                   "--comm-latency", c->comm_latency, c->node_size);
+    const char *order = placement_of(c);
+    if (strlen(order) != 3 || !strchr(order, 't') || !strchr(order, 'd') || !strchr(order, 'p'))
+        return BAD("--placement %s: name the axes t (shard), d (replica) and p (stage) once each, fastest first "
+                   "(tdp: a stage's shards side by side in a node, then its replicas, then the stages)", order);
     if (c->edge_cost < 0) return BAD("--edge-cost %g must be >= 0", c->edge_cost);
     return 0;
 }

@@ -16,6 +16,12 @@ typedef struct pp_run_config {
                                pp_tp_shard), a run being T*D*P ranks (pp__config_rank_of) */
     double tp_alpha;        /* a shards' sum's cost per message (a ring's step), virtual units */
     double tp_beta;         /* ... and per byte (pp__config_tp_sum_cost) */
+    int node_size;          /* G ranks per node (0: no topology): every message is then priced by the link it
+                               crosses, inside a node (tp_alpha, tp_beta) or between nodes (reduce_alpha,
+                               reduce_beta), the point-to-point ones, the reduces' and the shards' sums alike */
+    const char *placement;  /* how ranks fill the nodes: the axes t, d, p, fastest first ("tdp", Megatron-LM's
+                               order, by default: a stage's shards side by side, then its replicas, then the
+                               stages); NULL or "": "tdp" */
     int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
                                replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
     double reduce_alpha;    /* the gradient all-reduce's cost per message (a ring's step), virtual units */
@@ -100,8 +106,26 @@ typedef enum { PP_BWD_WHOLE, PP_BWD_INPUT, PP_BWD_WEIGHT } pp_bwd_part;
 double pp__config_forward_cost(const pp_run_config *c, int vstage);
 double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part part, int rebuilt);
 /* One tensor-parallel sum of a block's activation (micro-batch x seq x width floats) over the T shards, a ring on
- * the shards' link: 2(T-1)*tp_alpha + 2(T-1)/T * bytes * tp_beta; 0 without --tp. */
+ * the shards' link: 2(T-1)*tp_alpha + 2(T-1)/T * bytes * tp_beta; 0 without --tp. With a topology, the ring's
+ * slowest link prices it: pp__config_tp_sum_cost_of for the shards of world rank `rank`, and
+ * pp__config_tp_sum_cost for those of replica 0's stages in shard 0 (what a replay prices every stage by). */
 double pp__config_tp_sum_cost(const pp_run_config *c);
+double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank);
+/* The cost rule for world rank `rank`'s own ops: as above, its shards' sums priced by their ring. */
+double pp__config_forward_cost_of(const pp_run_config *c, int rank, int vstage);
+double pp__config_backward_cost_of(const pp_run_config *c, int rank, int vstage, pp_bwd_part part, int rebuilt);
+
+/* ---- topology ---- */
+/* The node of world rank `rank` (0 without a topology): its position when the ranks fill the nodes in the
+ * placement's order, divided by the node size. */
+int pp__config_node(const pp_run_config *c, int rank);
+/* A point-to-point message of `bytes` from world rank a to world rank b: nothing to itself; --comm-latency
+ * without a topology; with one, the link's alpha + bytes * beta. */
+double pp__config_message_cost(const pp_run_config *c, int a, int b, double bytes);
+/* A ring all-reduce of `bytes` over n world ranks (members, in ring order): 2(n-1)*alpha + 2(n-1)/n * bytes *
+ * beta, alpha and beta the slowest link's the ring crosses (inside a node, or between nodes). With no topology,
+ * between nodes: the reduce's link. */
+double pp__config_ring_cost(const pp_run_config *c, const int *members, int n, double bytes);
 /* The members of a gradient reduce's group: the D replicas of a stage, times the two copies DualPipe holds of it
  * (transport/reduce.h). */
 int pp__config_reduce_members(const pp_run_config *c);

@@ -195,7 +195,9 @@ static int message_chunk(const pp_rank *r, const pp_request *q) {
 
 /* Completion bookkeeping: virtual time, trace. */
 static void finish(pp_rank *r, pp_request *q) {
-    double lat = q->peer == r->id ? 0 : r->cfg->comm_latency; /* a message to itself crosses no link */
+    /* the link the message crosses, from the sender to the receiver (none to itself) */
+    double lat = q->is_send ? pp__config_message_cost(r->cfg, r->id, q->peer, (double)q->t->bytes)
+                            : pp__config_message_cost(r->cfg, q->peer, r->id, (double)q->t->bytes);
     int dir, mb = -1, vs = -1;
     if (!pp__tag_split(q->tag, &dir, &mb, &vs)) mb = -1;
     pp_event e = {.rank = r->id,

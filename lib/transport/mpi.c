@@ -376,7 +376,8 @@ static void reduce_progress(pp_world *w, mp_ctx *c) {
             int done = first_call >= 0 &&
                        pp__reduce_judge(s->parts, c->D, first_call, &other, &other_chunk) == PP_REDUCE_DONE;
             s->start = s->end = c->lane;
-            if (done) pp__reduce_place(w->cfg, s->parts, c->D, c->lane, &s->start, &s->end);
+            if (done) pp__reduce_place(w->cfg, pp__reduce_group(w->cfg, c->rank), s->parts, c->D, c->lane, &s->start,
+                                       &s->end);
             c->lane = s->end;
             if (done && c->D > 1 && c->nccl_dp) {
                 char err[512];

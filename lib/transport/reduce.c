@@ -48,13 +48,16 @@ pp_reduce_verdict pp__reduce_judge(const pp_reduce_part *parts, int D, int me, i
     return PP_REDUCE_DONE;
 }
 
-void pp__reduce_place(const pp_run_config *c, const pp_reduce_part *parts, int D, double lane, double *start,
-                      double *end) {
+void pp__reduce_place(const pp_run_config *c, int group, const pp_reduce_part *parts, int D, double lane,
+                      double *start, double *end) {
     double latest = parts[0].clock;
     for (int d = 1; d < D; d++)
         if (parts[d].clock > latest) latest = parts[d].clock;
     *start = latest > lane ? latest : lane;
-    *end = *start + pp__config_reduce_cost(c, (double)parts[0].floats * sizeof(float));
+    int *members = pp__xcalloc((size_t)D, sizeof *members);
+    for (int m = 0; m < D; m++) members[m] = pp__reduce_member_rank(c, group, m);
+    *end = *start + pp__config_ring_cost(c, members, D, (double)parts[0].floats * sizeof(float));
+    free(members);
 }
 
 void pp__reduce_sum(const float *const *contrib, int D, size_t n, float *sum) {
@@ -202,7 +205,7 @@ void pp__reduce_local_post(pp_world *w, int rank, pp_request *q, const pp_reduce
             break;
         }
     double start = lane, end = lane;
-    if (done) pp__reduce_place(w->cfg, s->parts, g->D, lane, &start, &end);
+    if (done) pp__reduce_place(w->cfg, group, s->parts, g->D, lane, &start, &end);
     s->lane_end = end;
     pthread_mutex_unlock(&g->lock);
     /* the slot is whole and nobody writes it any more: the sum needs no lock */

@@ -57,9 +57,10 @@ int pp__reduce_member_rank(const pp_run_config *c, int g, int m);
 /* The verdict for member `me` of a group whose D parts are all known (parts[d]: member d's), and the replica it
  * names (*other, and for a mismatch the chunk that replica named). Members that did not call it have no verdict. */
 pp_reduce_verdict pp__reduce_judge(const pp_reduce_part *parts, int D, int me, int *other, int *other_chunk);
-/* A done reduce's place on its group's lane, which is free from `lane` on: [*start, *end). */
-void pp__reduce_place(const pp_run_config *c, const pp_reduce_part *parts, int D, double lane, double *start,
-                      double *end);
+/* A done reduce's place on group's lane, which is free from `lane` on: [*start, *end), its length the ring over the
+ * group's members (pp__config_ring_cost: the reduce's link, or with a topology the slowest link it crosses). */
+void pp__reduce_place(const pp_run_config *c, int group, const pp_reduce_part *parts, int D, double lane,
+                      double *start, double *end);
 /* sum[0..n) = contrib[0] + contrib[1] + ... + contrib[D-1] (the members'), added in that order whatever the transport, so that
  * every one gets the same bits. */
 void pp__reduce_sum(const float *const *contrib, int D, size_t n, float *sum);
