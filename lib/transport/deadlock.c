@@ -37,10 +37,13 @@ void pp__deadlock_op(const pp_request *q, pp_stuck_op *op) {
     snprintf(op->api, sizeof op->api, "%s", q->api ? q->api : q->is_send ? "pp_send" : "pp_recv");
 }
 
-/* The op as the program wrote it: "pp_send(dst=1, tag F mb2 vs1)", "pp_grad_reduce(chunk 0)". */
+/* The op as the program wrote it: "pp_send(dst=1, tag F mb2 vs1)", "pp_grad_reduce(chunk 0)",
+ * "pp_stage_forward(the shards' sum 3)". */
 static const char *op_describe(const pp_stuck_op *op, char *buf, size_t len) {
     if (op->is_reduce) {
-        snprintf(buf, len, "%s(chunk %d)", op->api, op->chunk);
+        /* a gradient reduce names its chunk; a shards' sum (no chunk of its own) its place among the rank's sums */
+        if (op->chunk < 0) snprintf(buf, len, "%s(the shards' sum %d)", op->api, op->k);
+        else snprintf(buf, len, "%s(chunk %d)", op->api, op->chunk);
         return buf;
     }
     return pp__op_describe(op->api, op->is_send, op->named_peer, op->tag, buf, len);
