@@ -301,6 +301,8 @@ static int run_canonical(const pp_cli_run *o) {
     printf("peak stashes:");
     for (int r = 0; r < c->P; r++) printf(" %d", pp__schedule_peak(&s, r));
     printf("\n");
+    if ((c->T > 1 || c->node_size > 0) && !pp__checks_dp_applies(c))
+        printf("virtual step: %.4f\n", pp__trace_step_time(tr, c->P));
     if (pp__checks_dp_applies(c)) {
         int formula;
         double step, span, exposed = pp__theory_exposed_replay(c, &step, &span), theory = pp__theory_exposed(c, &formula);
