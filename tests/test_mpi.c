@@ -280,6 +280,17 @@ Test(mpi_grade, dualpipes_copies_grade_as_with_threads, .timeout = 240) {
     tmp_remove();
 }
 
+/* A topology under mpirun: every message priced by its link (nodes of two, the pipeline's stages spread or side by
+ * side) grades as with threads, reduces included. */
+Test(mpi_grade, a_topology_grades_as_with_threads, .timeout = 240) {
+    need_mpi();
+    grade_configs = "dp1f1b P=2 M=4 dp=2 node-size=2 seed=74\n1f1b P=4 M=8 node-size=2 placement=pdt seed=75\n";
+    cJSON *m = compare_grades("solutions", "all", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the references lost points under mpi");
+    cJSON_Delete(m);
+    tmp_remove();
+}
+
 /* NCCL across processes, the CPU half, on one machine: eight processes, two GPUs (a stand-in for NCCL): GPU = node
  * rank % 2, one communicator per stage's group of four replicas. A member that cannot join fails its whole
  * group, which names it. */

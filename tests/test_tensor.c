@@ -103,6 +103,24 @@ Test(tensor, shards_whose_programs_part_ways_are_named) {
     pp__result_free(&res);
 }
 
+/* A topology in a test configuration: the references keep full marks, each bubble held to the canonical order
+ * replayed on the same links (shards kept in a node or spread, a pipeline across nodes or in one). */
+Test(tensor, a_topology_keeps_full_marks_on_its_own_links) {
+    static const struct { const char *lab; int P, M, v, T, D, G; const char *placement; } cases[] = {
+        {"gpipe", 2, 4, 1, 2, 1, 2, "ptd"}, {"1f1b", 4, 8, 1, 2, 1, 4, ""},    {"dp1f1b", 2, 4, 1, 1, 2, 2, ""},
+        {"zbh1", 4, 8, 1, 1, 1, 2, "pdt"},   {"interleaved", 2, 4, 2, 2, 1, 2, "pdt"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_config c = {.P = cases[i].P, .M = cases[i].M, .v = cases[i].v, .T = cases[i].T, .D = cases[i].D,
+                            .node_size = cases[i].G, .steps = 2, .seed = 17, .time_limit_s = 30, .alpha = -1,
+                            .beta = -1};
+        snprintf(c.lab, sizeof c.lab, "%s", cases[i].lab);
+        snprintf(c.placement, sizeof c.placement, "%s", cases[i].placement);
+        pp_test_result r;
+        test_grade_config("solutions", &c, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+    }
+}
+
 /* What --tp cannot run is refused before anything starts, with what to do. */
 Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     char err[512];

@@ -32,7 +32,7 @@ static const char usage[] =
 
 typedef struct one_opts {
     pp_test_config tc;
-    const char *driver, *object, *backend, *out, *capture, *lab, *layout;
+    const char *driver, *object, *backend, *out, *capture, *lab, *layout, *placement;
     unsigned uid;
     double deadline, memory;
     int plain, unsafe;
@@ -61,6 +61,10 @@ static int one_table(one_opts *o, pp_flag *out) {
          .help = "micro-batches per step", .dflt = "required"},
         {.name = "--tp", .kind = PP_FLAG_INT, .to = &t->T, .lo = 1, .hi = 8, .arg = "T",
          .help = "tensor-parallel shards of each stage"},
+        {.name = "--node-size", .kind = PP_FLAG_INT, .to = &t->node_size, .lo = 1, .hi = 256, .arg = "G",
+         .help = "ranks per node of a topology"},
+        {.name = "--placement", .kind = PP_FLAG_STR, .to = &o->placement, .arg = "ORDER",
+         .help = "how the ranks fill the nodes (t, d, p, fastest first)"},
         {.name = "--dp", .kind = PP_FLAG_INT, .to = &t->D, .lo = 1, .hi = 64, .arg = "D",
          .help = "replicas of the pipeline: mpirun starts D*P processes"},
         {.name = "--reduce-alpha", .kind = PP_FLAG_NUM, .to = &t->alpha, .arg = "A",
@@ -122,6 +126,7 @@ static void parse(one_opts *o, int argc, char **argv) {
     pp__cli_parse(&pp__cli_grade_one, flags, one_table(o, flags), argc, argv, NULL, NULL);
     snprintf(t->lab, sizeof t->lab, "%s", o->lab);
     snprintf(t->layout, sizeof t->layout, "%s", o->layout ? o->layout : "");
+    snprintf(t->placement, sizeof t->placement, "%s", o->placement ? o->placement : "");
     if (o->memory > 0) o->sb.memory_limit = (size_t)o->memory;
     if (o->unsafe) o->sb.lockdown = 0, o->sb.drop_uid = 0;
     if (o->uid) o->sb.uid = (uid_t)o->uid, o->sb.gid = (gid_t)o->uid; /* the test's, shared by all its ranks */

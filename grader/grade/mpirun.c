@@ -63,7 +63,7 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     mpi_arg(c, "--mca"), mpi_arg(c, "orte_tmpdir_base"), mpi_arg(c, "%s", dir);
     mpi_arg(c, "--mca"), mpi_arg(c, "btl_vader_backing_directory"), mpi_arg(c, "%s", dir);
     mpi_arg(c, "-x"), mpi_arg(c, "PPLAB_TOKEN"); /* the token travels in the environment, not on a command line */
-    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P * (t->D > 1 ? t->D : 1));
+    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P * (t->D > 1 ? t->D : 1) * (t->T > 1 ? t->T : 1));
     mpi_arg(c, "%s", pp__runopts_mpi_exe()), mpi_arg(c, "grade-one");
     mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
     mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
@@ -80,6 +80,9 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     mpi_arg(c, "--recompute"), mpi_arg(c, "%d", t->recompute);
     mpi_arg(c, "--layers"), mpi_arg(c, "%d", t->layers);
     if (t->layout[0]) mpi_arg(c, "--layout"), mpi_arg(c, "%s", t->layout);
+    if (t->T > 1) mpi_arg(c, "--tp"), mpi_arg(c, "%d", t->T);
+    if (t->node_size > 0) mpi_arg(c, "--node-size"), mpi_arg(c, "%d", t->node_size);
+    if (t->placement[0]) mpi_arg(c, "--placement"), mpi_arg(c, "%s", t->placement);
     mpi_arg(c, "--edge-cost"), mpi_arg(c, "%.17g", t->edge);
     mpi_arg(c, "--hidden"), mpi_arg(c, "%d", t->hidden);
     mpi_arg(c, "--time"), mpi_arg(c, "%.17g", t->time_limit_s);

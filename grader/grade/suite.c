@@ -90,6 +90,7 @@ static int number_read(pp_test_config *c, const char *k, double x, int whole) {
     INT_KEY("hidden", c->hidden, 0, 65536) /* width's former name: files written for it still load */
     INT_KEY("dp", c->D, 1, 64)
     INT_KEY("tp", c->T, 1, 8)
+    INT_KEY("node-size", c->node_size, 1, 256)
 #undef INT_KEY
     if (!strcmp(k, "seed")) return whole && x <= 2147483647.0 ? (c->seed = (unsigned)x, 1) : 0;
     if (!strcmp(k, "latency")) return x <= 1e6 ? (c->latency = x, 1) : 0;
@@ -117,6 +118,9 @@ static int item_read(char *tok, pp_test_config *c, const char *path, int lineno,
     } else if (!strcmp(k, "part")) {
         for (int i = 0; i < pp__warmup_nparts(); i++) ok |= !strcmp(val, pp__warmup_part(i));
         if (ok) snprintf(c->part, sizeof c->part, "%s", val);
+    } else if (!strcmp(k, "placement")) { /* checked with the whole configuration later */
+        ok = *val && strlen(val) < sizeof c->placement;
+        if (ok) snprintf(c->placement, sizeof c->placement, "%s", val);
     } else if (!strcmp(k, "layout")) { /* checked with the whole configuration later */
         ok = *val && strlen(val) < sizeof c->layout;
         if (ok) snprintf(c->layout, sizeof c->layout, "%s", val);
@@ -135,7 +139,8 @@ static int item_read(char *tok, pp_test_config *c, const char *path, int lineno,
     if (ok) return 0;
     snprintf(err, errlen, "%s:%d: cannot use '%s' (keys: P 1..64, M 1..1024, v 1..16, steps 1..1000, "
              "seed 0..2^31-1, latency 0..1e6, recompute 0|1, layers 0..4096, layout first:K,last:K or "
-             "K,K,..., edge 0..1e6, width 0..65536, dp 1..64, reduce-alpha and reduce-beta 0..1e6, time over 0 up to 600 s, part "
+             "K,K,..., edge 0..1e6, width 0..65536, dp 1..64, tp 1..8, node-size 1..256, placement tdp|..., reduce-alpha and "
+             "reduce-beta 0..1e6, time over 0 up to 600 s, part "
              "bubble|peaks|orders|partition|chunk-orders|idle|uneven|chunks|traffic|memory)", path, lineno, item);
     return -1;
 }

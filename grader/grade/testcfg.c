@@ -32,6 +32,8 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
     KNOB(c->recompute, " recompute");
     KNOB(c->layers, " layers=%d", c->layers);
     KNOB(c->layout[0], " layout=%s", c->layout);
+    KNOB(c->node_size > 0, " node-size=%d", c->node_size);
+    KNOB(c->placement[0], " placement=%s", c->placement);
     KNOB(c->edge > 0, " edge=%g", c->edge);
     KNOB(c->hidden, " width=%d", c->hidden);
     KNOB(c->steps && c->steps != 2, " steps=%d", c->steps);
@@ -48,6 +50,8 @@ void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config
     rc->edge_cost = t->edge;
     rc->D = t->D > 1 ? t->D : 1;
     rc->T = t->T > 1 ? t->T : 1;
+    rc->node_size = t->node_size;
+    rc->placement = t->placement[0] ? t->placement : NULL;
     if (t->D > 1 && t->alpha >= 0) rc->reduce_alpha = t->alpha;
     if (t->D > 1 && t->beta >= 0) rc->reduce_beta = t->beta;
     rc->backend = backend;
