@@ -274,9 +274,10 @@ pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
     st->tokens = tokens;
     st->targets = targets;
     st->blocks = pp__xcalloc((size_t)(s->nblocks ? s->nblocks : 1), sizeof *st->blocks);
-    pp_tensor *out = forward_acts(s, arena, st);
+    /* handed over first: a shard's sum may leave the forward by a jump (its partner failed), and the caller must
+     * still be able to free what the forward made */
     *stash = st;
-    return out;
+    return forward_acts(s, arena, st);
 }
 
 /* ---- backward ------------------------------------------------------------------------------------------ */

@@ -76,7 +76,8 @@ void pp__model_update(pp_stage_model *s, int adamw, float lr, float weight_decay
 
 /* Forward over n = rows tokens. Input: x (n x h) for an inner stage, or tokens (n x 1 i32) for a first
  * stage; targets (n x 1 i32) for a last stage (both on the stage's backend). Returns the output (n x h, or 1x1 mean loss) from arena and
- * fills *stash (malloc'd; free with pp__stash_release). */
+ * fills *stash (malloc'd; free with pp__stash_release), before the forward runs, so that a caller whose shards'
+ * sum leaves the forward early still holds it. */
 pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
                              pp_tensor *targets, pp_model_stash **stash);
 /* Input half of the backward: returns dx (n x h; NULL on a first stage), keeps what the weight half needs. */

@@ -167,9 +167,10 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
         free(tgt);
     }
     op_timer t = op_begin(r);
-    pp_model_stash *ms;
     r->tp_api = "pp_stage_forward";
-    pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &ms);
+    pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &r->forming);
+    pp_model_stash *ms = r->forming;
+    r->forming = NULL;
     out->owner = r->id;
     out->handed = 1;
     out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost_of(c, r->id, vs), 0);

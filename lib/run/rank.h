@@ -68,6 +68,8 @@ struct pp_rank {
     int *reduced;            /* per chunk: reduces of it this step */
     int tp_sums;             /* the shards' all-reduces this rank's model made this step (T > 1) */
     const char *tp_api;      /* the pp.h call whose model op is running: what a report says a sum is blocked in */
+    pp_model_stash *forming; /* the stash of a forward still running: a shards' sum that stops the rank leaves it
+                              * here, freed with the step */
 
     int opt_t;               /* AdamW step counter */
     float **grad_snapshot;   /* per chunk per param: host copy of gradients at the first optimizer call */

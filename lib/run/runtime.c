@@ -53,6 +53,8 @@ static int rank_setup(pp_world *w, pp_rank *r, int id, char *err, size_t errlen)
 }
 
 static void stash_list_free(pp_rank *r) {
+    pp__stash_release(r->forming);
+    r->forming = NULL;
     pp_stash *s = r->stashes;
     while (s) {
         pp_stash *next = s->next;
