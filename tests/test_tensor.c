@@ -206,6 +206,15 @@ Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network)
         pp_run_result res;
         cr_assert_eq(pp__run(&c, step_gpipe, &res), PP_OK, "%s", res.error);
         step[i] = res.step_time;
+        /* each op records its sums' share and the link they took, for the trace and the timeline */
+        for (int q = 0; q < res.P; q++)
+            for (int k = 0; k < res.traces[q].n; k++) {
+                const pp_event *e = &res.traces[q].ev[k];
+                if (!pp__op_is_compute(e->op)) continue;
+                cr_expect(fabs(e->tp_time - s) < 1e-12 && e->tp_across == i, "%s rank %d op %d: sums %.6f over %s, "
+                          "expected %.6f over %s", placements[i], q, k, e->tp_time, e->tp_across ? "nodes" : "a node",
+                          s, i ? "nodes" : "a node");
+            }
         cr_expect(fabs(res.step_time - (3 * (1 + s) + 2 * m + 3 * (2 + s))) < 1e-9, "%s: a step of %.6f, the formula "
                   "%.6f", placements[i], res.step_time, 3 * (1 + s) + 2 * m + 3 * (2 + s));
         pp__result_free(&res);

@@ -15,6 +15,8 @@ typedef struct {
     int mb, chunk, vstage;
     double s, e;
     int split;       /* a B that is only its input half (its W is an op of its own) */
+    double tp;       /* the shards' sums inside it (--tp) */
+    int tp_across;   /* ... over a ring that crossed nodes */
 } tl_op;
 
 /* Cells are found with floor(t / unit + TL_EPS) so that 2.9999999 lands on cell 3, not 2. */
@@ -119,13 +121,20 @@ static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_ou
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (!pp__op_is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
-            ops[n++] = (tl_op){r, e->op, e->mb, e->chunk, e->vstage, e->vstart, e->vend, (e->flags & PP_EV_SPLIT) != 0};
+            ops[n++] = (tl_op){r,        e->op,   e->mb,      e->chunk,    e->vstage,
+                               e->vstart, e->vend, (e->flags & PP_EV_SPLIT) != 0, e->tp_time, e->tp_across};
         }
         qsort(ops + from, (size_t)(n - from), sizeof *ops, cmp_start);
     }
     if (forward_only) replay_forward(ops, n, P);
     *n_out = n;
     return ops;
+}
+
+static double busy_of(const tl_op *ops, int n) {
+    double busy = 0;
+    for (int i = 0; i < n; i++) busy += ops[i].e - ops[i].s;
+    return busy;
 }
 
 static double idle_of(const tl_op *ops, int n, int P) {
@@ -219,7 +228,7 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (e->op != PP_OP_REDUCE) continue;
-            rops[nr++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0};
+            rops[nr++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0, 0, 0};
             int end = cell_of(e->vend, unit), beg = cell_of(e->vstart, unit);
             if (end <= beg) end = beg + 1;
             if (end > ncells) ncells = end;
@@ -293,6 +302,12 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
                 "cells", sep, unit, unit);
     fprintf(out, "%s%s\n", off_grid ? " (times between cells rounded down)" : "",
             forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
+    double tp = 0, tp_across = 0;
+    for (int i = 0; i < n; i++) tp += ops[i].tp, tp_across += ops[i].tp_across ? ops[i].tp : 0;
+    if (tp > 0)
+        fprintf(out, "Each F, and each B's input half, holds the shards' sums of its blocks (--tp): %.1f of the %.1f "
+                "busy units, %s (--trace gives each op's share and link)\n", tp, busy_of(ops, n),
+                tp_across == 0 ? "all inside a node" : tp_across < tp ? "some of them between nodes" : "all between nodes");
     if (nr)
         fprintf(out, "AR = the rank's reduce lane: Rc = the gradient all-reduce of local chunk c over its data-parallel "
                 "group, from its start to its end\n");

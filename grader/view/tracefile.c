@@ -70,6 +70,10 @@ static cJSON *args_of(const pp_event *e) {
         cJSON_AddBoolToObject(args, "input_half_only", (e->flags & PP_EV_SPLIT) != 0);
         cJSON_AddBoolToObject(args, "rebuilt_stash", (e->flags & PP_EV_RECOMPUTED) != 0);
     }
+    if (e->tp_time > 0) { /* --tp: the shards' sums inside the op, and the link their ring took */
+        cJSON_AddNumberToObject(args, "shards_sums_virtual_time", e->tp_time);
+        cJSON_AddStringToObject(args, "shards_link", e->tp_across ? "between nodes" : "inside a node");
+    }
     cJSON_AddNumberToObject(args, "virtual_start", e->vstart);
     cJSON_AddNumberToObject(args, "virtual_end", e->vend);
     cJSON_AddNumberToObject(args, "wall_start_us", e->wall_start * 1e6);

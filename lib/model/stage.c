@@ -66,7 +66,7 @@ static op_timer op_begin(pp_rank *r) {
 
 /* Charges cost to the rank's virtual clock from `ready` on, records the event, returns its virtual end. */
 static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, double ready, double cost,
-                     int flags) {
+                     int flags, double tp) {
     if (t.handle >= 0) r->be->ops->timer_end(r->be->ctx, t.handle);
     double start = r->clock > ready ? r->clock : ready;
     pp_event e = {.rank = r->id,
@@ -81,12 +81,20 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .wall_start = t.wall_start,
                   .wall_end = wall(r),
                   .vstart = start,
-                  .vend = start + cost};
+                  .vend = start + cost,
+                  .tp_time = tp,
+                  .tp_across = tp > 0 && pp__config_tp_crosses(r->cfg, r->id)};
     pp__trace_add(&r->trace, &e);
     r->clock = start + cost;
     return r->clock;
 }
 
+
+/* The virtual time of the shards' sums in an op that runs `passes` forward-like passes over vstage's blocks (a
+ * forward, an input half, and once more for a rebuilt stash): one sum per block and pass. */
+static double tp_sums(const pp_rank *r, int vstage, int passes) {
+    return passes * pp__config_blocks(r->cfg, vstage) * pp__config_tp_sum_cost_of(r->cfg, r->id);
+}
 
 static void stash_account(pp_rank *r, pp_stash *s) {
     size_t now = s->state == STASH_FREED ? 0 : pp__stash_bytes(s->ms);
@@ -173,7 +181,8 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     r->forming = NULL;
     out->owner = r->id;
     out->handed = 1;
-    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost_of(c, r->id, vs), 0);
+    out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost_of(c, r->id, vs), 0,
+                        tp_sums(r, vs, 1));
     pp_stash *s = pp__xcalloc(1, sizeof *s);
     s->chunk = chunk;
     s->mb = mb;
@@ -275,7 +284,8 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
         stash_inputs_done(s);
     }
     double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost,
-                        (whole ? 0 : PP_EV_SPLIT) | (rebuilt ? PP_EV_RECOMPUTED : 0));
+                        (whole ? 0 : PP_EV_SPLIT) | (rebuilt ? PP_EV_RECOMPUTED : 0),
+                        tp_sums(r, pp__config_vstage(r->cfg, r->pipe, s->chunk), 1 + rebuilt));
     s->state = whole ? STASH_DONE : STASH_INPUT_DONE;
     stash_account(r, s);
     if (dx) {
@@ -305,7 +315,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__model_backward_weight(m, s->ms);
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
-    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0);
+    op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0, 0);
     s->state = STASH_DONE;
     stash_account(r, s);
 }

@@ -234,6 +234,13 @@ double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank) {
 
 double pp__config_tp_sum_cost(const pp_run_config *c) { return pp__config_tp_sum_cost_of(c, 0); }
 
+int pp__config_tp_crosses(const pp_run_config *c, int rank) {
+    int d = pp__config_rank_replica(c, rank), p = pp__config_rank_pipe(c, rank), across = 0;
+    for (int t = 1; t < c->T && c->node_size > 0; t++)
+        across |= pp__config_node(c, pp__config_rank_of(c, t, d, p)) != pp__config_node(c, pp__config_rank_of(c, 0, d, p));
+    return across;
+}
+
 /* A forward's own work: its blocks, and the embedding's and the head's edge cost. */
 static double compute_cost(const pp_run_config *c, int vstage) {
     return pp__config_blocks(c, vstage) +

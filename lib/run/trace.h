@@ -34,6 +34,8 @@ typedef struct pp_event {
     size_t bytes;     /* bytes moved by a message */
     double wall_start, wall_end;   /* seconds since the step began */
     double vstart, vend;           /* virtual time */
+    double tp_time;   /* of a compute op under --tp: the virtual time of the shards' sums it made (in its span) */
+    int tp_across;    /* ... 1 when their ring crossed nodes, 0 when it stayed inside one */
 } pp_event;
 
 typedef struct pp_trace {
