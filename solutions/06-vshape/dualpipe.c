@@ -7,10 +7,11 @@
  * stage of the model now lives twice, once in each pipeline: the two copies must step with one gradient, the sum
  * of both pipelines', or they drift apart.
  *
- * Each half of the ranks runs your part 2's order for P/2 ranks on M/2 micro-batches a direction: rank r runs
- * DualPipeV's order for rank min(r, P-1-r), its "chunk 0" being the direction that runs towards the middle.
- * Read it off `build/pplab run --canonical --schedule dualpipe --stages 4 --microbatches 8 --timeline` and
- * docs/06-vshape.md ("Full DualPipe"); the grader holds your bubble and stash peaks to the canonical order's.
+ * Each half of the ranks runs your part 2's order for P/2 ranks on M/2 micro-batches a direction, rank r as its
+ * mirror min(r, P-1-r) would. Which of rank r's chunks plays part 2's chunk 0, and what replaces part 2's turn on
+ * its last rank? Read it off `build/pplab run --canonical --schedule dualpipe --stages 4 --microbatches 8
+ * --timeline` and docs/06-vshape.md ("Full DualPipe"); the grader holds your bubble and stash peaks to the
+ * canonical order's.
  *
  * Start from your part 2. Grade with `make grade LAB=dualpipe`. */
 #include <stdlib.h>
