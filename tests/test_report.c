@@ -606,7 +606,8 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     test_build_dir(bin, sizeof bin);
     snprintf(cmd, sizeof cmd,
              "cp -r tests/hostile/warmup-exit/00-warmup solutions/01-naive tests/broken/compile-error/02-gpipe "
-             "tests/broken/blocking-1f1b/03-1f1b tests/broken/chunk-order/04-interleaved solutions/05-zerobubble solutions/06-vshape solutions/07-hybrid '%s'/ && cp solutions/04-interleaved/loopedbfs.c '%s'/04-interleaved/ && chmod -R a+rX '%s' && "
+             "tests/broken/blocking-1f1b/03-1f1b tests/broken/chunk-order/04-interleaved solutions/05-zerobubble solutions/06-vshape solutions/07-hybrid "
+             "solutions/08-tensor '%s'/ && cp solutions/04-interleaved/loopedbfs.c '%s'/04-interleaved/ && chmod -R a+rX '%s' && "
              "printf 'naive P=2 seed=5\\nnaive P=2 seed=5 time=20\\ngpipe P=2 M=2\\n' > '%s/hidden.cfg'",
              dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0);

@@ -46,6 +46,9 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s) {
         pp__cli_fail("run", "--order reads PyTorch's schedule CSV, where a stage index lives on one rank; %s holds "
                      "every stage twice, on two pipelines, which that format cannot say: measure a dualpipev order "
                      "instead", d->title);
+    if (d->own_blocks)
+        pp__cli_fail("run", "--order runs each action as the library's whole stage, and %s's blocks are the "
+                     "schedule's own: measure the order under --schedule 1f1b, with the same --tp", d->title);
     if (o->cfg.recompute) pp__cli_fail("run", "--order runs the file's actions as they are: drop --recompute");
     if (pp__orderfile_read(o->order, d->vshape, s, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (s->vshape != d->vshape)

@@ -2,6 +2,7 @@
  * diagnoses that say what probably went wrong. Every point is gated on the gradients being right. */
 #include "checks.h"
 #include "checks_dp.h"
+#include "checks_tp.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -397,7 +398,7 @@ static int first_deferred_weight(const pp_run_result *res, int r) {
 
 /* Why a run's ops cost what the theory does not, in msg ("" when every op costs and sits as the theory
  * assumes), and which cause it found. */
-typedef enum { COST_SAME, COST_REBUILT, COST_DEFERRED_W } cost_cause;
+typedef enum { COST_SAME, COST_REBUILT, COST_DEFERRED_W, COST_TP_SUMS } cost_cause;
 
 static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, int prefer, char *msg, size_t len) {
     msg[0] = 0;
@@ -413,6 +414,20 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
                      "forward the canonical schedule does not pay; checkpoint only when pp_rank_recompute(r) is 1",
                      r, e->mb, e->chunk);
             return COST_REBUILT;
+        }
+        /* a schedule's own blocks pay for every shards' sum they make: more than Megatron's one per block and pass
+         * lengthens the op */
+        for (int i = 0; i < t->n && pp__checks_tp_applies(c); i++) {
+            const pp_event *e = &t->ev[i];
+            if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
+            int world = pp__config_rank_of(c, 0, r / c->P, r % c->P), blocks = pp__config_blocks(c, e->vstage);
+            double want = blocks * pp__config_tp_sum_cost_of(c, world);
+            if (e->tp_time <= want + 1e-9) continue;
+            snprintf(msg, len, "rank %d's %s of micro-batch %d spent %g of virtual time in shards' sums, where its %d "
+                     "block%s sums take %g: each sum beyond one per block costs the op its time", r,
+                     e->op == PP_OP_F ? "forward" : "backward", e->mb, e->tp_time, blocks, blocks == 1 ? "'s" : "s'",
+                     want);
+            return COST_TP_SUMS;
         }
         /* where the order places the weight halves itself, the order check compares them */
         int d = free_inside_phases(c) || pp__schedule_def(c->schedule)->weight_halves ? -1 : first_deferred_weight(res, r);
@@ -475,6 +490,7 @@ static void add_gated(const pp_run_config *c, pp_test_result *out, const char *w
         pp__check_add(out, gate_names[i], gate_pts[i], 0, "not graded: %s", why);
     if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: %s", why);
     pp__checks_dp_gated(c, out, why);
+    pp__checks_tp_gated(c, out, why);
 }
 
 int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
@@ -512,6 +528,8 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
                       "function run %s for every micro-batch%s?)", ran ? "some backwards never ran" : "no backward ran",
                       pp__schedule_def(c->schedule)->weight_halves
                           ? "pp_stage_backward_input, then pp_stage_backward_weight,"
+                          : pp__schedule_def(c->schedule)->own_blocks
+                          ? "pp_stage_backward_begin, the blocks' backwards and pp_stage_backward_end"
                           : "pp_stage_backward",
                       c->v > 1 ? " and chunk" : "");
     add_gated(c, out, "the gradients must be right first");
@@ -557,6 +575,8 @@ static int check_gradients(run_checks *k, double *err) {
     if (opt_many >= 0)
         snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
                  "the last backward", opt_many, res->opt_calls[opt_many]);
+    else if (pp__checks_tp_diagnose(k->c, res, msg, sizeof msg))
+        ; /* a block call given the wrong kind of tensor: the first one, named */
     else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))
         ; /* the reduce's mistake, named as such */
     else if (ref->mb_grad)
@@ -809,6 +829,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     check_peak(&k);
     check_messages(&k);
     pp__checks_dp(c, res, out);
+    pp__checks_tp(c, res, out);
     if (c->recompute) check_recompute(&k, plain);
 }
 

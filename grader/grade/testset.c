@@ -162,6 +162,17 @@ static const pp_test_config dpinterleaved_tests[] = {
     {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 125, .D = 2, .latency = 0.5},
 };
 
+/* Lab 08, part 1: T = 2 and 4 shards of each stage, one to four stages, a deeper model on two of them so that a
+ * stage holds several blocks; T*P sandboxed ranks, at most 8. */
+static const pp_test_config tpblock_tests[] = {
+    {.P = 1, .M = 2, .v = 1, .steps = 2, .seed = 171, .T = 2},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 172, .T = 2, .on_gpu = 1},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 173, .T = 4},
+    {.P = 2, .M = 3, .v = 1, .steps = 2, .seed = 174, .T = 2, .layers = 6},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 175, .T = 2},
+    {.P = 1, .M = 3, .v = 1, .steps = 3, .seed = 176, .T = 4, .layers = 3},
+};
+
 static const struct {
     const char *name;
     const pp_test_config *tests;
@@ -180,6 +191,7 @@ static const struct {
     {"dualpipe", dualpipe_tests, (int)(sizeof dualpipe_tests / sizeof dualpipe_tests[0])},
     {"dp1f1b", dp1f1b_tests, (int)(sizeof dp1f1b_tests / sizeof dp1f1b_tests[0])},
     {"dpinterleaved", dpinterleaved_tests, (int)(sizeof dpinterleaved_tests / sizeof dpinterleaved_tests[0])},
+    {"tpblock", tpblock_tests, (int)(sizeof tpblock_tests / sizeof tpblock_tests[0])},
 };
 
 const pp_test_config *pp__testset(const char *name, int *n) {

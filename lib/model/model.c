@@ -1,6 +1,7 @@
 /* model.c: parameters, forward and backward of one stage (a contiguous range of blocks, plus the embedding on
  * the first stage and the head + loss on the last), with the backward split into an input half (B) and a
- * weight half (W). Every op goes through the stage's backend, so the same code runs on cpu and cuda. */
+ * weight half (W); and the same stage layer by layer, for a schedule that writes its own blocks (lab 08). Every op
+ * goes through the stage's backend, so the same code runs on cpu and cuda. */
 #include "model.h"
 
 #include <math.h>
@@ -10,6 +11,53 @@
 
 #include "error.h"
 #include "hash.h"
+
+/* ---- layout of a stage and its stash -------------------------------------------------------------------- */
+
+/* Parameter order inside a block; block_param(s, i, k) finds the k-th tensor of the stage's i-th block. */
+enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
+enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
+
+static pp_param *block_param(pp_stage_model *s, int i, int k) {
+    return &s->params[s->has_embed + i * P_PER_BLOCK + k];
+}
+static pp_param *head_param(pp_stage_model *s, int k) {
+    return &s->params[s->has_embed + s->nblocks * P_PER_BLOCK + k];
+}
+static float *W(pp_param *p) { return p->w->data; }
+static float *G(pp_param *p) { return p->g->data; }
+
+typedef struct block_acts {
+    pp_tensor *x;                   /* block input (n x h): the stage input or the previous block's output */
+    pp_tensor *mean, *rstd, *ln;    /* LayerNorm statistics and output */
+    pp_tensor *h1, *a1;             /* pre- and post-GELU (n x f) */
+    pp_tensor *dy, *dh1, *dln;      /* kept by the input half for the weight half */
+} block_acts;
+
+struct pp_model_stash {
+    int rows;
+    pp_tensor *input;               /* the stage input (not owned: it lives in the rank's step arena) */
+    pp_tensor *tokens, *targets;    /* first / last stage data (not owned) */
+    pp_arena own;                   /* everything else, freed by checkpoint or release */
+    block_acts *blocks;
+    pp_tensor *emb_dy;              /* embedding: gradient kept for the weight half */
+    pp_tensor *hx, *hmean, *hrstd, *hln, *probs, *dloss, *dlogits, *dhln; /* head */
+    int has_acts;                   /* 0 after a checkpoint: the backward recomputes first */
+    int input_done;                 /* the input half ran */
+};
+
+/* A tensor the stash owns. Every one is the output of the op right after it, which writes it whole. */
+static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) {
+    return pp__tensor_new_output(be, &st->own, rows, cols, -1);
+}
+
+/* The stage's edges and a new stash, shared by the whole-stage passes and the layered ones (below). */
+static pp_model_stash *stash_open(const pp_stage_model *s, int rows, pp_tensor *x, pp_tensor *tokens,
+                                  pp_tensor *targets);
+static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st);
+static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x);
+static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy, int inner);
+static void head_weight(pp_stage_model *s, pp_model_stash *st);
 
 /* ---- parameters ---------------------------------------------------------------------------------------- */
 
@@ -62,9 +110,6 @@ static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int co
     return param_split(s, name, rows, cols, init, scale, PP_SPLIT_NONE);
 }
 
-/* Parameter order inside a block; block_param(s, i, k) finds the k-th tensor of the stage's i-th block. */
-enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
-enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
 
 long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head) {
     long h = d->hidden, f = d->ffn, V = d->vocab;
@@ -143,38 +188,6 @@ void pp__model_update(pp_stage_model *s, int adamw, float lr, float weight_decay
     }
 }
 
-static pp_param *block_param(pp_stage_model *s, int i, int k) { return &s->params[s->has_embed + i * P_PER_BLOCK + k]; }
-static pp_param *head_param(pp_stage_model *s, int k) {
-    return &s->params[s->has_embed + s->nblocks * P_PER_BLOCK + k];
-}
-static float *W(pp_param *p) { return p->w->data; }
-static float *G(pp_param *p) { return p->g->data; }
-
-/* ---- stash --------------------------------------------------------------------------------------------- */
-
-typedef struct block_acts {
-    pp_tensor *x;                   /* block input (n x h): the stage input or the previous block's output */
-    pp_tensor *mean, *rstd, *ln;    /* LayerNorm statistics and output */
-    pp_tensor *h1, *a1;             /* pre- and post-GELU (n x f) */
-    pp_tensor *dy, *dh1, *dln;      /* kept by the input half for the weight half */
-} block_acts;
-
-struct pp_model_stash {
-    int rows;
-    pp_tensor *input;               /* the stage input (not owned: it lives in the rank's step arena) */
-    pp_tensor *tokens, *targets;    /* first / last stage data (not owned) */
-    pp_arena own;                   /* everything else, freed by checkpoint or release */
-    block_acts *blocks;
-    pp_tensor *emb_dy;              /* embedding: gradient kept for the weight half */
-    pp_tensor *hx, *hmean, *hrstd, *hln, *probs, *dloss, *dlogits, *dhln; /* head */
-    int has_acts;                   /* 0 after a checkpoint: the backward recomputes first */
-    int input_done;                 /* the input half ran */
-};
-
-/* A tensor the stash owns. Every one is the output of the op right after it, which writes it whole. */
-static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) {
-    return pp__tensor_new_output(be, &st->own, rows, cols, -1);
-}
 
 size_t pp__stash_bytes(const pp_model_stash *st) { return (st->input ? st->input->bytes : 0) + st->own.live_bytes; }
 
@@ -213,13 +226,8 @@ static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
 static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
-    pp_tensor *x = st->input;
-    if (s->has_embed) {
-        /* with blocks after it the embedding output is internal, else it is the stage output */
-        x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
-        o->embedding_fwd(c, x->data, W(&s->params[0]), st->tokens->data, n, h);
-    }
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    pp_tensor *x = s->has_embed ? embed_forward(s, arena, st) : st->input;
     for (int i = 0; i < s->nblocks; i++) {
         block_acts *a = &st->blocks[i];
         a->x = x;
@@ -247,33 +255,51 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
         o->bias_add(c, y->data, W(block_param(s, i, P_B2)), n, h);
         x = y;
     }
-    if (s->has_head) {
-        st->hx = x;
-        st->hmean = own(st, s->be, n, 1);
-        st->hrstd = own(st, s->be, n, 1);
-        st->hln = own(st, s->be, n, h);
-        pp_tensor *logits = own(st, s->be, n, V);
-        st->probs = own(st, s->be, n, V);
-        o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, W(head_param(s, H_LN_G)),
-                         W(head_param(s, H_LN_B)), n, h);
-        o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, W(head_param(s, H_W)), V, 0.0f, logits->data, V);
-        o->bias_add(c, logits->data, W(head_param(s, H_B)), n, V);
-        pp_tensor *loss = pp__tensor_new_output(s->be, arena, 1, 1, -1);
-        o->xent_fwd(c, loss->data, st->probs->data, logits->data, st->targets->data, n, V);
-        x = loss;
-    }
+    if (s->has_head) x = head_forward(s, arena, st, x);
     st->has_acts = 1;
     return x;
 }
 
-pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
-                             pp_tensor *targets, pp_model_stash **stash) {
+static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
+    int n = st->rows, h = s->d.hidden;
+    /* with blocks after it the embedding output is internal, else it is the stage output */
+    pp_tensor *x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
+    s->be->ops->embedding_fwd(s->be->ctx, x->data, W(&s->params[0]), st->tokens->data, n, h);
+    return x;
+}
+
+static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, V = s->d.vocab;
+    st->hx = x;
+    st->hmean = own(st, s->be, n, 1);
+    st->hrstd = own(st, s->be, n, 1);
+    st->hln = own(st, s->be, n, h);
+    pp_tensor *logits = own(st, s->be, n, V);
+    st->probs = own(st, s->be, n, V);
+    o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, W(head_param(s, H_LN_G)),
+                     W(head_param(s, H_LN_B)), n, h);
+    o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, W(head_param(s, H_W)), V, 0.0f, logits->data, V);
+    o->bias_add(c, logits->data, W(head_param(s, H_B)), n, V);
+    pp_tensor *loss = pp__tensor_new_output(s->be, arena, 1, 1, -1);
+    o->xent_fwd(c, loss->data, st->probs->data, logits->data, st->targets->data, n, V);
+    return loss;
+}
+
+static pp_model_stash *stash_open(const pp_stage_model *s, int rows, pp_tensor *x, pp_tensor *tokens, pp_tensor *targets) {
     pp_model_stash *st = pp__xcalloc(1, sizeof *st);
     st->rows = rows;
     st->input = x;
     st->tokens = tokens;
     st->targets = targets;
     st->blocks = pp__xcalloc((size_t)(s->nblocks ? s->nblocks : 1), sizeof *st->blocks);
+    return st;
+}
+
+pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+                             pp_tensor *targets, pp_model_stash **stash) {
+    pp_model_stash *st = stash_open(s, rows, x, tokens, targets);
     /* handed over first: a shard's sum may leave the forward by a jump (its partner failed), and the caller must
      * still be able to free what the forward made */
     *stash = st;
@@ -285,25 +311,14 @@ pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
 pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
     if (!st->has_acts) {
         /* recomputation: the rebuilt activations stay in the stash; the stage output is not needed again */
         pp_arena scratch = {0};
         (void)forward_acts(s, &scratch, st);
         pp__arena_clear(&scratch);
     }
-    if (s->has_head) {
-        st->dloss = dy;
-        st->dlogits = own(st, s->be, n, V);
-        st->dhln = own(st, s->be, n, h);
-        o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
-        o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, W(head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
-        int inner = s->nblocks || s->has_embed;
-        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
-        o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
-                         W(head_param(s, H_LN_G)), n, h);
-        dy = dx;
-    }
+    if (s->has_head) dy = head_backward(s, arena, st, dy, s->nblocks || s->has_embed);
     for (int i = s->nblocks - 1; i >= 0; i--) {
         block_acts *a = &st->blocks[i];
         a->dy = dy;
@@ -333,14 +348,9 @@ pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
 void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local, V = s->d.vocab;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
     PP_ASSERT(st->input_done);
-    if (s->has_head) {
-        o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, G(head_param(s, H_W)), V);
-        o->bias_grad(c, G(head_param(s, H_B)), st->dlogits->data, n, V);
-        o->layernorm_bwd(c, NULL, G(head_param(s, H_LN_G)), G(head_param(s, H_LN_B)), st->dhln->data,
-                         st->hx->data, st->hmean->data, st->hrstd->data, W(head_param(s, H_LN_G)), n, h);
-    }
+    if (s->has_head) head_weight(s, st);
     for (int i = s->nblocks - 1; i >= 0; i--) {
         block_acts *a = &st->blocks[i];
         o->gemm(c, 1, 0, f, h, n, 1.0f, a->a1->data, f, a->dy->data, h, 1.0f, G(block_param(s, i, P_W2)), h);
@@ -351,6 +361,159 @@ void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st) {
                          a->x->data, a->mean->data, a->rstd->data, W(block_param(s, i, P_LN_G)), n, h);
     }
     if (s->has_embed) o->embedding_bwd(c, G(&s->params[0]), st->emb_dy->data, st->tokens->data, n, h);
+}
+
+static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy, int inner) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, V = s->d.vocab;
+    st->dloss = dy;
+    st->dlogits = own(st, s->be, n, V);
+    st->dhln = own(st, s->be, n, h);
+    o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
+    o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, W(head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
+    pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
+    o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
+                     W(head_param(s, H_LN_G)), n, h);
+    return dx;
+}
+
+static void head_weight(pp_stage_model *s, pp_model_stash *st) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, V = s->d.vocab;
+    o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, G(head_param(s, H_W)), V);
+    o->bias_grad(c, G(head_param(s, H_B)), st->dlogits->data, n, V);
+    o->layernorm_bwd(c, NULL, G(head_param(s, H_LN_G)), G(head_param(s, H_LN_B)), st->dhln->data, st->hx->data,
+                     st->hmean->data, st->hrstd->data, W(head_param(s, H_LN_G)), n, h);
+}
+
+/* ---- the stage layer by layer: a schedule that writes its own blocks (lab 08) --------------------------- */
+
+pp_tensor *pp__model_open(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+                          pp_tensor *targets, pp_model_stash **stash) {
+    pp_model_stash *st = stash_open(s, rows, x, tokens, targets);
+    *stash = st;
+    st->has_acts = 1;
+    return s->has_embed ? embed_forward(s, arena, st) : x;
+}
+
+pp_tensor *pp__model_layer_forward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *in) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    block_acts *a = &st->blocks[i];
+    pp_tensor *out = NULL;
+    switch (layer) {
+    case PP_LAYER_LN:
+        a->x = in;
+        a->mean = own(st, s->be, n, 1);
+        a->rstd = own(st, s->be, n, 1);
+        out = a->ln = own(st, s->be, n, h);
+        o->layernorm_fwd(c, out->data, a->mean->data, a->rstd->data, in->data, W(block_param(s, i, P_LN_G)),
+                         W(block_param(s, i, P_LN_B)), n, h);
+        break;
+    case PP_LAYER_W1:
+        a->ln = in;
+        out = own(st, s->be, n, f);
+        o->gemm(c, 0, 0, n, f, h, 1.0f, in->data, h, W(block_param(s, i, P_W1)), f, 0.0f, out->data, f);
+        o->bias_add(c, out->data, W(block_param(s, i, P_B1)), n, f);
+        break;
+    case PP_LAYER_GELU:
+        a->h1 = in;
+        out = own(st, s->be, n, f);
+        o->gelu_fwd(c, out->data, in->data, n * f);
+        break;
+    case PP_LAYER_W2:
+        a->a1 = in;
+        out = own(st, s->be, n, h);
+        o->gemm(c, 0, 0, n, h, f, 1.0f, in->data, f, W(block_param(s, i, P_W2)), h, 0.0f, out->data, h);
+        break;
+    default:
+        PP_ASSERT(0);
+    }
+    return out;
+}
+
+void pp__model_bias2_forward(pp_stage_model *s, int i, pp_tensor *y) {
+    s->be->ops->bias_add(s->be->ctx, y->data, W(block_param(s, i, P_B2)), y->rows, y->cols);
+}
+
+pp_tensor *pp__model_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x) {
+    if (s->has_head) return head_forward(s, arena, st, x);
+    pp_tensor *out = pp__tensor_new_output(s->be, arena, x->rows, x->cols, -1);
+    s->be->ops->copy(s->be->ctx, out->data, x->data, x->bytes);
+    return out;
+}
+
+int pp__model_layer_kept(const pp_model_stash *st, int i, pp_layer layer) {
+    const block_acts *a = &st->blocks[i];
+    return layer == PP_LAYER_LN ? a->x != NULL : layer == PP_LAYER_W1 ? a->ln != NULL
+         : layer == PP_LAYER_GELU ? a->h1 != NULL : a->a1 != NULL;
+}
+
+pp_tensor *pp__model_back_open(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
+    if (!s->has_head) return dy;
+    pp_tensor *dx = head_backward(s, arena, st, dy, 1);
+    head_weight(s, st);
+    return dx;
+}
+
+pp_tensor *pp__model_layer_backward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *dout) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    block_acts *a = &st->blocks[i];
+    pp_tensor *din = NULL;
+    switch (layer) {
+    case PP_LAYER_W2:
+        din = own(st, s->be, n, f);
+        o->gemm(c, 0, 1, n, f, h, 1.0f, dout->data, h, W(block_param(s, i, P_W2)), h, 0.0f, din->data, f);
+        o->gemm(c, 1, 0, f, h, n, 1.0f, a->a1->data, f, dout->data, h, 1.0f, G(block_param(s, i, P_W2)), h);
+        break;
+    case PP_LAYER_GELU:
+        din = own(st, s->be, n, f);
+        o->gelu_bwd(c, din->data, a->h1->data, dout->data, n * f);
+        break;
+    case PP_LAYER_W1:
+        din = own(st, s->be, n, h);
+        o->gemm(c, 0, 1, n, h, f, 1.0f, dout->data, f, W(block_param(s, i, P_W1)), f, 0.0f, din->data, h);
+        o->gemm(c, 1, 0, h, f, n, 1.0f, a->ln->data, h, dout->data, f, 1.0f, G(block_param(s, i, P_W1)), f);
+        o->bias_grad(c, G(block_param(s, i, P_B1)), dout->data, n, f);
+        break;
+    case PP_LAYER_LN:
+        din = own(st, s->be, n, h);
+        o->layernorm_bwd(c, din->data, G(block_param(s, i, P_LN_G)), G(block_param(s, i, P_LN_B)), dout->data,
+                         a->x->data, a->mean->data, a->rstd->data, W(block_param(s, i, P_LN_G)), n, h);
+        break;
+    default:
+        PP_ASSERT(0);
+    }
+    return din;
+}
+
+void pp__model_bias2_backward(pp_stage_model *s, int i, pp_tensor *dy) {
+    s->be->ops->bias_grad(s->be->ctx, G(block_param(s, i, P_B2)), dy->data, dy->rows, dy->cols);
+}
+
+pp_tensor *pp__model_back_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
+    st->input_done = 1;
+    if (s->has_embed) {
+        s->be->ops->embedding_bwd(s->be->ctx, G(&s->params[0]), dy->data, st->tokens->data, st->rows, s->d.hidden);
+        return NULL;
+    }
+    pp_tensor *dx = pp__tensor_new_output(s->be, arena, dy->rows, dy->cols, -1);
+    s->be->ops->copy(s->be->ctx, dx->data, dy->data, dy->bytes);
+    return dx;
+}
+
+size_t pp__model_layered_bytes(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int ffn_local,
+                               int rows) {
+    size_t n = (size_t)rows, h = (size_t)d->hidden, f = (size_t)ffn_local, V = (size_t)d->vocab;
+    size_t floats = has_embed ? (nblocks || has_head ? n * h : 0) : n * h; /* the embedding's output, or x */
+    floats += (size_t)nblocks * (2 * n + n * h + 2 * n * f + n * h);
+    if (has_head) floats += 2 * n + n * h + 2 * n * V;
+    return floats * sizeof(float);
 }
 
 /* ---- data ---------------------------------------------------------------------------------------------- */

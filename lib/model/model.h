@@ -95,6 +95,44 @@ size_t pp__stash_bytes(const pp_model_stash *st);
 /* Frees a stash and all it owns (not the stage input it refers to). NULL is fine. */
 void pp__stash_release(pp_model_stash *st);
 
+/* ---- the stage layer by layer: a schedule that runs its own blocks (lab 08) ------------------- */
+
+/* A block's layers, in forward order: LayerNorm; W1 with b1 (cut by columns under tensor parallelism); GELU; W2
+ * without b2 (cut by rows: its output is then this shard's partial product). b2 and the residual are apart. */
+typedef enum { PP_LAYER_LN = 0, PP_LAYER_W1, PP_LAYER_GELU, PP_LAYER_W2, PP_LAYERS } pp_layer;
+
+/* Opens the stash of a forward over `rows` tokens (*stash; release with pp__stash_release) and runs the embedding
+ * on a first stage. Returns block 0's input: x, or the embedding's output. */
+pp_tensor *pp__model_open(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
+                          pp_tensor *targets, pp_model_stash **stash);
+/* Runs `layer` of block i (0..nblocks-1) forward on in (n x h, or n x ffn_local for GELU and W2), keeping in as
+ * the input its backward reads (a later call of the same layer replaces it); returns its output, a new tensor of
+ * the stash. The caller checks shapes. */
+pp_tensor *pp__model_layer_forward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *in);
+/* y += block i's b2 (y: n x h). */
+void pp__model_bias2_forward(pp_stage_model *s, int i, pp_tensor *y);
+/* Ends the forward on x (the last block's output): the head and the loss on a last stage (the 1x1 mean loss),
+ * else a copy of x; either way in arena, the stage's output. */
+pp_tensor *pp__model_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x);
+/* 1 when block i's forward ran `layer`, so that its backward has the input it reads. */
+int pp__model_layer_kept(const pp_model_stash *st, int i, pp_layer layer);
+/* Starts the backward from dy: on a last stage the head's whole backward (its weight gradients added), returning
+ * the gradient of the last block's output; else dy. */
+pp_tensor *pp__model_back_open(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
+/* Runs `layer` of block i backward on dout, the gradient of its output: adds its weight gradients and returns the
+ * gradient of its input, a new tensor of the stash. Its forward must have run (pp__model_layer_kept). */
+pp_tensor *pp__model_layer_backward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *dout);
+/* Block i's b2 gradient += the column sums of dy. */
+void pp__model_bias2_backward(pp_stage_model *s, int i, pp_tensor *dy);
+/* Ends the backward on dy (block 0's input gradient): the embedding's gradient on a first stage (returns NULL),
+ * else a copy of dy in arena, the stage's dx. */
+pp_tensor *pp__model_back_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
+/* The bytes a stash of the layered forward holds once it ends, each layer run once: the stage input (x), the
+ * embedding's output, per block LayerNorm's statistics and output, the shard's two FFN activations and W2's
+ * output, and the head's; `rows` tokens, the FFN cut over d->ffn / ffn_local shards. What lab 08 holds a run to. */
+size_t pp__model_layered_bytes(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int ffn_local,
+                               int rows);
+
 /* The tokens and next-token targets of micro-batch mb (global index) of step `step`: rows = mb_size * seq
  * ints each. Deterministic in (seed, step, mb). The task is learnable: target = (a * token + c) mod V. */
 void pp__data_microbatch(const pp_model_dims *d, int mb_size, int step, int mb, int *tokens, int *targets);

@@ -9,9 +9,8 @@
 #include "comm.h"
 #include "rank.h"
 #include "reduce.h"
+#include "schedules.h"
 #include "text.h"
-
-enum { STASH_LIVE, STASH_INPUT_DONE, STASH_DONE, STASH_FREED };
 
 /* ---- who am I ------------------------------------------------------------------------------------------ */
 
@@ -29,6 +28,17 @@ static void check_chunk(pp_rank *r, const char *api, int chunk) {
     if (chunk < 0 || chunk >= r->cfg->v)
         pp__rank_abort(r, PP_ERR_USAGE, "chunks are numbered 0..v-1 on every rank",
                        "%s: chunk %d does not exist (v = %d)", api, chunk, r->cfg->v);
+}
+
+int pp_rank_shard(const pp_rank *r) { return r->tp; }
+int pp_rank_shards(const pp_rank *r) { return r->cfg->T > 1 ? r->cfg->T : 1; }
+
+int pp_stage_blocks(const pp_rank *r, int chunk) {
+    /* a question, asked inside an open op too (the loop over its blocks): only the chunk is checked */
+    if (chunk < 0 || chunk >= r->cfg->v)
+        pp__rank_abort((pp_rank *)r, PP_ERR_USAGE, "chunks are numbered 0..v-1 on every rank",
+                       "pp_stage_blocks: chunk %d does not exist (v = %d)", chunk, r->cfg->v);
+    return r->chunks[chunk].nblocks;
 }
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
@@ -97,7 +107,7 @@ static double tp_sums(const pp_rank *r, int vstage, int passes) {
 }
 
 static void stash_account(pp_rank *r, pp_stash *s) {
-    size_t now = s->state == STASH_FREED ? 0 : pp__stash_bytes(s->ms);
+    size_t now = s->state == PP__STASH_FREED ? 0 : pp__stash_bytes(s->ms);
     r->live_bytes = r->live_bytes - s->bytes + now;
     s->bytes = now;
     if (r->live_bytes > r->peak_bytes) r->peak_bytes = r->live_bytes;
@@ -133,47 +143,96 @@ static void check_input(pp_rank *r, const char *api, pp_tensor *x, int cols, con
 
 /* ---- forward ------------------------------------------------------------------------------------------- */
 
-pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
-    check_chunk(r, "pp_stage_forward", chunk);
+/* The checks every forward makes (api: the call that runs it); then the data of the stage's edges, made. */
+static pp_stage_model *forward_checks(pp_rank *r, const char *api, int chunk, int mb, pp_tensor *x, pp_stash **stash,
+                                      pp_tensor **tokens, pp_tensor **targets) {
+    check_chunk(r, api, chunk);
     const pp_run_config *c = r->cfg;
     int vs = pp__config_vstage(c, r->pipe, chunk);
     if (mb < 0 || mb >= c->M)
         pp__rank_abort(r, PP_ERR_USAGE, "micro-batches are numbered 0..M-1",
-                       "pp_stage_forward: micro-batch %d does not exist (M = %d)", mb, c->M);
+                       "%s: micro-batch %d does not exist (M = %d)", api, mb, c->M);
     if (!stash)
-        pp__rank_abort(r, PP_ERR_USAGE, "pass &stash and keep it for the backward", "pp_stage_forward: stash is NULL");
+        pp__rank_abort(r, PP_ERR_USAGE, "pass &stash and keep it for the backward", "%s: stash is NULL", api);
     if (!pp__config_carries(c, vs, mb))
         pp__rank_abort(r, PP_ERR_USAGE, "DualPipe's chunk 0 carries micro-batches 0..M/2-1 (fed at rank 0), chunk 1 "
-                       "carries M/2..M-1 (fed at rank P-1)", "pp_stage_forward: micro-batch %d travels the other "
-                       "pipeline, not virtual stage %d (chunk %d)", mb, vs, chunk);
+                       "carries M/2..M-1 (fed at rank P-1)", "%s: micro-batch %d travels the other pipeline, not "
+                       "virtual stage %d (chunk %d)", api, mb, vs, chunk);
     int prev = pp__config_prev(c, vs);
     if (prev < 0 && x)
         pp__rank_abort(r, PP_ERR_USAGE, "pass x = NULL where a micro-batch enters its pipeline",
-                       "pp_stage_forward: virtual stage %d reads its tokens itself, but an input tensor was passed", vs);
+                       "%s: virtual stage %d reads its tokens itself, but an input tensor was passed", api, vs);
     if (prev >= 0 && !x) {
         int from = pp__config_vstage_rank(c, prev);
         char hint[160];
         if (from == r->pipe)
-            snprintf(hint, sizeof hint, "virtual stage %d is on this rank too: pass the output of its pp_stage_forward "
+            snprintf(hint, sizeof hint, "virtual stage %d is on this rank too: pass the output of its forward "
                      "straight in, no message", prev);
         else
             snprintf(hint, sizeof hint, "receive it with pp_recv(r, %d, pp_tag(PP_FWD, %d, %d))", from, mb, vs);
-        pp__rank_abort(r, PP_ERR_USAGE, hint, "pp_stage_forward: virtual stage %d needs the activation of micro-batch "
-                       "%d from virtual stage %d (rank %d)", vs, mb, prev, from);
+        pp__rank_abort(r, PP_ERR_USAGE, hint, "%s: virtual stage %d needs the activation of micro-batch %d from "
+                       "virtual stage %d (rank %d)", api, vs, mb, prev, from);
     }
-    if (x) check_input(r, "pp_stage_forward", x, c->hidden, "x");
-    pp__rank_charge(r, PP_CHARGE_FORWARD, "pp_stage_forward");
+    if (x) check_input(r, api, x, c->hidden, "x");
+    pp__rank_charge(r, PP_CHARGE_FORWARD, api);
     pp_stage_model *m = &r->chunks[chunk];
-    pp_tensor *tokens = NULL, *targets = NULL;
+    *tokens = *targets = NULL;
     if (m->has_embed || m->has_head) {
         int *tok = pp__xmalloc((size_t)rows(r) * sizeof(int)), *tgt = pp__xmalloc((size_t)rows(r) * sizeof(int));
         /* replica d's micro-batch mb is micro-batch d*M + mb of the global batch */
         pp__data_microbatch(&m->d, c->mb_size, r->step, r->replica * c->M + mb, tok, tgt);
-        if (m->has_embed) tokens = data_tensor(r, tok);
-        if (m->has_head) targets = data_tensor(r, tgt);
+        if (m->has_embed) *tokens = data_tensor(r, tok);
+        if (m->has_head) *targets = data_tensor(r, tgt);
         free(tok);
         free(tgt);
     }
+    return m;
+}
+
+/* The stash of a forward of (chunk, mb) on input x, holding the model's stash ms, in `state`. */
+static pp_stash *stash_new(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_model_stash *ms, int state) {
+    pp_stash *s = pp__xcalloc(1, sizeof *s);
+    s->chunk = chunk;
+    s->mb = mb;
+    if (x) x->uses++, s->x = x;
+    s->state = state;
+    s->ms = ms;
+    s->timer = -1;
+    s->next = r->stashes;
+    r->stashes = s;
+    r->live_stashes++;
+    return s;
+}
+
+/* A forward's output out: the loss, where it is one, counted for the step's report. */
+static void forward_done(pp_rank *r, int vs, pp_tensor *out) {
+    if (pp__config_next(r->cfg, vs) >= 0) return;
+    float loss;
+    pp__tensor_to_host(out, &loss);
+    r->last_loss_sum += loss;
+    r->loss_count++;
+}
+
+/* Refuses a whole-stage call in a lab whose schedule runs the blocks itself, and the layer-by-layer calls
+ * everywhere else. */
+static void check_layered(pp_rank *r, const char *api, int layered) {
+    int own = pp__schedule_def(r->cfg->schedule)->own_blocks;
+    if (own && !layered)
+        pp__rank_abort(r, PP_ERR_USAGE, "run a forward as pp_stage_forward_begin, your blocks, pp_stage_forward_end, "
+                       "and a backward as pp_stage_backward_begin, your blocks backwards, pp_stage_backward_end",
+                       "%s: in the %s lab the stage's blocks are the schedule's own", api, r->cfg->schedule);
+    if (!own && layered)
+        pp__rank_abort(r, PP_ERR_USAGE, "use pp_stage_forward and pp_stage_backward", "%s: only the tpblock lab runs "
+                       "a stage's blocks itself; the %s schedule runs whole stages", api, r->cfg->schedule);
+}
+
+pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    pp__rank_check(r);
+    check_layered(r, "pp_stage_forward", 0);
+    pp_tensor *tokens, *targets;
+    pp_stage_model *m = forward_checks(r, "pp_stage_forward", chunk, mb, x, stash, &tokens, &targets);
+    const pp_run_config *c = r->cfg;
+    int vs = pp__config_vstage(c, r->pipe, chunk);
     op_timer t = op_begin(r);
     r->tp_api = "pp_stage_forward";
     pp_tensor *out = pp__model_forward(m, &r->arena, rows(r), x, tokens, targets, &r->forming);
@@ -183,23 +242,62 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     out->handed = 1;
     out->ready = op_end(r, t, PP_OP_F, chunk, mb, x ? x->ready : 0, pp__config_forward_cost_of(c, r->id, vs), 0,
                         tp_sums(r, vs, 1));
-    pp_stash *s = pp__xcalloc(1, sizeof *s);
-    s->chunk = chunk;
-    s->mb = mb;
-    if (x) x->uses++, s->x = x;
-    s->state = STASH_LIVE;
-    s->ms = ms;
-    s->next = r->stashes;
-    r->stashes = s;
-    r->live_stashes++;
+    pp_stash *s = stash_new(r, chunk, mb, x, ms, PP__STASH_LIVE);
     stash_account(r, s);
-    if (pp__config_next(c, vs) < 0) {
-        float loss;
-        pp__tensor_to_host(out, &loss);
-        r->last_loss_sum += loss;
-        r->loss_count++;
-    }
+    forward_done(r, vs, out);
     *stash = s;
+    return out;
+}
+
+pp_tensor *pp_stage_forward_begin(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    pp__rank_check(r);
+    check_layered(r, "pp_stage_forward_begin", 1);
+    pp_tensor *tokens, *targets;
+    pp_stage_model *m = forward_checks(r, "pp_stage_forward_begin", chunk, mb, x, stash, &tokens, &targets);
+    op_timer t = op_begin(r);
+    pp_model_stash *ms;
+    pp_tensor *in = pp__model_open(m, &r->arena, rows(r), x, tokens, targets, &ms);
+    pp_stash *s = stash_new(r, chunk, mb, x, ms, PP__STASH_FWD_OPEN);
+    s->timer = t.handle, s->wall_start = t.wall_start, s->ready = x ? x->ready : 0, s->tp_before = r->tp_time;
+    s->nblocks = m->nblocks;
+    s->blocks = pp__xcalloc((size_t)(m->nblocks ? m->nblocks : 1), sizeof *s->blocks);
+    for (int i = 0; i < m->nblocks; i++) s->blocks[i] = (pp_block){.r = r, .s = s, .i = i};
+    in->owner = r->id;
+    r->open_op = s;
+    *stash = s;
+    return in;
+}
+
+/* The stash of an open op of this rank (state), and its argument t checked as the op's n x h tensor. */
+static void check_open(pp_rank *r, const char *api, pp_stash *s, int state, pp_tensor *t, const char *what) {
+    pp__rank_alive(r);
+    if (!s || r->open_op != s || s->state != state)
+        pp__rank_abort(r, PP_ERR_USAGE, state == PP__STASH_FWD_OPEN ? "end the forward that pp_stage_forward_begin "
+                       "opened, on its stash" : "end the backward that pp_stage_backward_begin opened, on its stash",
+                       "%s: no %s is open on this stash", api, state == PP__STASH_FWD_OPEN ? "forward" : "backward");
+    if (!t)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass the last block's result", "%s: %s is NULL", api, what);
+    check_input(r, api, t, r->cfg->hidden, what);
+}
+
+/* The virtual time the open op's shards' sums took so far. */
+static double sums_since(const pp_rank *r, const pp_stash *s) { return r->tp_time - s->tp_before; }
+
+pp_tensor *pp_stage_forward_end(pp_rank *r, pp_stash *s, pp_tensor *x) {
+    check_open(r, "pp_stage_forward_end", s, PP__STASH_FWD_OPEN, x, "x");
+    pp__block_note_whole(r, s, -1, PP_BAPI_FORWARD_END, x);
+    const pp_run_config *c = r->cfg;
+    int vs = pp__config_vstage(c, r->pipe, s->chunk);
+    pp_tensor *out = pp__model_close(&r->chunks[s->chunk], &r->arena, s->ms, x);
+    out->owner = r->id;
+    out->handed = 1;
+    double tp = sums_since(r, s);
+    out->ready = op_end(r, (op_timer){s->wall_start, s->timer}, PP_OP_F, s->chunk, s->mb, s->ready,
+                        pp__config_compute_cost(c, vs) + tp, 0, tp);
+    s->state = PP__STASH_LIVE;
+    r->open_op = NULL;
+    stash_account(r, s);
+    forward_done(r, vs, out);
     return out;
 }
 
@@ -222,7 +320,7 @@ static pp_stash *check_stash(pp_rank *r, const char *api, pp_stash *s) {
     if (!it)
         pp__rank_abort(r, PP_ERR_USAGE, "pass the stash pp_stage_forward gave you, on the same rank and step",
                        "%s: not a stash of this rank", api);
-    if (s->state == STASH_FREED)
+    if (s->state == PP__STASH_FREED)
         pp__rank_abort(r, PP_ERR_USAGE, "free each stash once, after its backward (both halves when split); it cannot "
                        "be used afterwards", "%s: the stash of micro-batch %d, chunk %d was already released by "
                        "pp_stash_free", api, s->mb, s->chunk);
@@ -263,16 +361,23 @@ static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
 
 /* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). A half
  * costs one forward of the stage; a stash dropped to its input first pays one more forward to rebuild it. */
-static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy, int whole) {
+/* The checks every backward makes on its stash and dy, which the stash then holds. */
+static void backward_checks(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
     check_stash(r, api, s);
-    if (s->state != STASH_LIVE)
+    if (s->state != PP__STASH_LIVE)
         pp__rank_abort(r, PP_ERR_USAGE, "run one backward per forward",
                        "%s: the backward of micro-batch %d, chunk %d already ran", api, s->mb, s->chunk);
     check_dy(r, api, s, dy);
     dy->uses++, s->dy = dy;
+    r->backwards++;
+}
+
+static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy, int whole) {
+    pp__rank_check(r);
+    check_layered(r, api, 0);
+    backward_checks(r, api, s, dy);
     pp_stage_model *m = &r->chunks[s->chunk];
     int rebuilt = pp__stash_needs_recompute(s->ms);
-    r->backwards++;
     double cost = pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk),
                                               whole ? PP_BWD_WHOLE : PP_BWD_INPUT, rebuilt);
     op_timer t = op_begin(r);
@@ -286,7 +391,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
     double end = op_end(r, t, PP_OP_B, s->chunk, s->mb, dy->ready, cost,
                         (whole ? 0 : PP_EV_SPLIT) | (rebuilt ? PP_EV_RECOMPUTED : 0),
                         tp_sums(r, pp__config_vstage(r->cfg, r->pipe, s->chunk), 1 + rebuilt));
-    s->state = whole ? STASH_DONE : STASH_INPUT_DONE;
+    s->state = whole ? PP__STASH_DONE : PP__STASH_INPUT_DONE;
     stash_account(r, s);
     if (dx) {
         dx->owner = r->id;
@@ -304,9 +409,47 @@ pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
     return backward_input(r, "pp_stage_backward_input", stash, dy, 0);
 }
 
+pp_tensor *pp_stage_backward_begin(pp_rank *r, pp_stash *s, pp_tensor *dy) {
+    pp__rank_check(r);
+    check_layered(r, "pp_stage_backward_begin", 1);
+    backward_checks(r, "pp_stage_backward_begin", s, dy);
+    op_timer t = op_begin(r);
+    pp_tensor *g = pp__model_back_open(&r->chunks[s->chunk], &r->arena, s->ms, dy);
+    s->timer = t.handle, s->wall_start = t.wall_start, s->ready = dy->ready, s->tp_before = r->tp_time;
+    s->state = PP__STASH_BWD_OPEN;
+    s->block_calls = 0;
+    g->owner = r->id;
+    r->open_op = s;
+    return g;
+}
+
+pp_tensor *pp_stage_backward_end(pp_rank *r, pp_stash *s, pp_tensor *dy) {
+    check_open(r, "pp_stage_backward_end", s, PP__STASH_BWD_OPEN, dy, "dy");
+    pp__block_note_whole(r, s, -1, PP_BAPI_BACKWARD_END, dy);
+    const pp_run_config *c = r->cfg;
+    int vs = pp__config_vstage(c, r->pipe, s->chunk);
+    pp_tensor *dx = pp__model_back_close(&r->chunks[s->chunk], &r->arena, s->ms, dy);
+    pp__stash_drop(s->ms);
+    stash_inputs_done(s);
+    double tp = sums_since(r, s);
+    double end = op_end(r, (op_timer){s->wall_start, s->timer}, PP_OP_B, s->chunk, s->mb, s->ready,
+                        2 * pp__config_compute_cost(c, vs) + tp, 0, tp);
+    s->state = PP__STASH_DONE;
+    r->open_op = NULL;
+    stash_account(r, s);
+    if (dx) {
+        dx->owner = r->id;
+        dx->handed = 1;
+        dx->ready = end;
+    }
+    return dx;
+}
+
 void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
+    pp__rank_check(r);
+    check_layered(r, "pp_stage_backward_weight", 0);
     check_stash(r, "pp_stage_backward_weight", s);
-    if (s->state != STASH_INPUT_DONE)
+    if (s->state != PP__STASH_INPUT_DONE)
         pp__rank_abort(r, PP_ERR_USAGE, "run pp_stage_backward_input on this stash first, and W once",
                        "pp_stage_backward_weight: micro-batch %d, chunk %d is not waiting for its weight half", s->mb,
                        s->chunk);
@@ -316,7 +459,7 @@ void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {
     pp__stash_drop(s->ms);
     stash_inputs_done(s);
     op_end(r, t, PP_OP_W, s->chunk, s->mb, 0, pp__config_backward_cost_of(r->cfg, r->id, pp__config_vstage(r->cfg, r->pipe, s->chunk), PP_BWD_WEIGHT, 0), 0, 0);
-    s->state = STASH_DONE;
+    s->state = PP__STASH_DONE;
     stash_account(r, s);
 }
 
@@ -345,8 +488,10 @@ pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
 /* ---- stashes ------------------------------------------------------------------------------------------- */
 
 void pp_stash_checkpoint(pp_rank *r, pp_stash *s) {
+    pp__rank_check(r);
+    check_layered(r, "pp_stash_checkpoint", 0);
     check_stash(r, "pp_stash_checkpoint", s);
-    if (s->state != STASH_LIVE)
+    if (s->state != PP__STASH_LIVE)
         pp__rank_abort(r, PP_ERR_USAGE, "checkpoint a stash right after its forward",
                        "pp_stash_checkpoint: the backward of micro-batch %d, chunk %d already started", s->mb, s->chunk);
     pp__stash_checkpoint(s->ms);
@@ -356,13 +501,13 @@ void pp_stash_checkpoint(pp_rank *r, pp_stash *s) {
 
 void pp_stash_free(pp_rank *r, pp_stash *s) {
     check_stash(r, "pp_stash_free", s);
-    if (s->state != STASH_DONE)
+    if (s->state != PP__STASH_DONE)
         pp__rank_abort(r, PP_ERR_USAGE, "free a stash only after its backward (pp_stage_backward, or both halves)",
                        "pp_stash_free: the stash of micro-batch %d, chunk %d is freed before its %s", s->mb, s->chunk,
-                       s->state == STASH_LIVE ? "backward ran" : "weight half (pp_stage_backward_weight) ran");
+                       s->state == PP__STASH_LIVE ? "backward ran" : "weight half (pp_stage_backward_weight) ran");
     pp__stash_release(s->ms);
     s->ms = NULL;
-    s->state = STASH_FREED;
+    s->state = PP__STASH_FREED;
     r->live_stashes--;
     r->live_bytes -= s->bytes;
     s->bytes = 0;

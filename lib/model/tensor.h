@@ -9,6 +9,10 @@
 
 typedef enum { PP_F32 = 0, PP_I32 = 1 } pp_dtype;
 
+/* What the T shards' copies of a tensor are together (pp.h, tensor parallelism): the same values on each, each
+ * shard's own columns, or parts whose sum is the value. Every tensor is whole unless a block call made it else. */
+typedef enum { PP_KIND_WHOLE = 0, PP_KIND_SPLIT, PP_KIND_PARTIAL } pp_kind;
+
 struct pp_tensor {
     int rows, cols;          /* shape (rows, cols), row-major */
     pp_dtype dtype;
@@ -17,6 +21,7 @@ struct pp_tensor {
     pp_backend *be;          /* who owns data */
     double ready;            /* virtual time at which the contents are valid */
     int pending;             /* 1 while a nonblocking receive has not been waited */
+    pp_kind kind;            /* under tensor parallelism: whole, split or partial over the shards */
     int owner;               /* rank that made it */
     struct pp_tensor *next;  /* the arena list it lives on (freed at the end of the step) */
     /* early release (pp.h, "Ownership"): a received or sent tensor's memory goes once nothing needs it, not at

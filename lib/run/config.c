@@ -213,46 +213,60 @@ double pp__config_message_cost(const pp_run_config *c, int a, int b, double byte
     return crosses(c, a, b) ? c->reduce_alpha + bytes * c->reduce_beta : c->tp_alpha + bytes * c->tp_beta;
 }
 
-double pp__config_ring_cost(const pp_run_config *c, const int *members, int n, double bytes) {
-    if (n <= 1) return 0;
-    int across = c->node_size <= 0;
+/* A ring all-reduce over n members: 2(n-1) steps of alpha, and 2(n-1)/n of the bytes at beta. */
+static double ring(double alpha, double beta, int n, double bytes) {
+    return n <= 1 ? 0 : 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes * beta;
+}
+
+/* 1 when a ring through members[0..n) crosses nodes. */
+static int ring_crosses(const pp_run_config *c, const int *members, int n) {
+    int across = 0;
     for (int i = 0; i < n && !across; i++) across = crosses(c, members[i], members[(i + 1) % n]);
-    double alpha = across ? c->reduce_alpha : c->tp_alpha, beta = across ? c->reduce_beta : c->tp_beta;
-    return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes * beta;
+    return across;
+}
+
+double pp__config_ring_cost(const pp_run_config *c, const int *members, int n, double bytes) {
+    int across = c->node_size <= 0 || ring_crosses(c, members, n);
+    return ring(across ? c->reduce_alpha : c->tp_alpha, across ? c->reduce_beta : c->tp_beta, n, bytes);
+}
+
+/* The world ranks of rank's stage shards, in shard order (T of them, at most 8). */
+static int shards_of(const pp_run_config *c, int rank, int *out) {
+    int T = c->T > 1 ? c->T : 1;
+    for (int t = 0; t < T && t < 8; t++)
+        out[t] = pp__config_rank_of(c, t, pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank));
+    return T;
+}
+
+double pp__config_tp_sum_cost_bytes(const pp_run_config *c, int rank, double bytes) {
+    if (c->T <= 1) return 0;
+    if (c->node_size <= 0) return ring(c->tp_alpha, c->tp_beta, c->T, bytes);
+    int shards[8], T = shards_of(c, rank, shards);
+    return pp__config_ring_cost(c, shards, T, bytes);
 }
 
 double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank) {
-    int T = c->T;
-    if (T <= 1) return 0;
-    double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
-    if (c->node_size <= 0) return 2.0 * (T - 1) * c->tp_alpha + 2.0 * (T - 1) / T * bytes * c->tp_beta;
-    int shards[8];
-    for (int t = 0; t < T && t < 8; t++)
-        shards[t] = pp__config_rank_of(c, t, pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank));
-    return pp__config_ring_cost(c, shards, T, bytes);
+    return pp__config_tp_sum_cost_bytes(c, rank, (double)c->mb_size * c->seq * c->hidden * sizeof(float));
 }
 
 double pp__config_tp_sum_cost(const pp_run_config *c) { return pp__config_tp_sum_cost_of(c, 0); }
 
 int pp__config_tp_crosses(const pp_run_config *c, int rank) {
-    int d = pp__config_rank_replica(c, rank), p = pp__config_rank_pipe(c, rank), across = 0;
-    for (int t = 1; t < c->T && c->node_size > 0; t++)
-        across |= pp__config_node(c, pp__config_rank_of(c, t, d, p)) != pp__config_node(c, pp__config_rank_of(c, 0, d, p));
-    return across;
+    int shards[8], T = shards_of(c, rank, shards);
+    return c->node_size > 0 && T > 1 && ring_crosses(c, shards, T);
 }
 
-/* A forward's own work: its blocks, and the embedding's and the head's edge cost. */
-static double compute_cost(const pp_run_config *c, int vstage) {
+double pp__config_compute_cost(const pp_run_config *c, int vstage) {
     return pp__config_blocks(c, vstage) +
            c->edge_cost * ((pp__config_prev(c, vstage) < 0) + (pp__config_next(c, vstage) < 0));
 }
 
 double pp__config_forward_cost_of(const pp_run_config *c, int rank, int vstage) {
-    return compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+    return pp__config_compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
 }
 
 double pp__config_backward_cost_of(const pp_run_config *c, int rank, int vstage, pp_bwd_part part, int rebuilt) {
-    double f = compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+    double f = pp__config_compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
     double cost = part == PP_BWD_WHOLE ? 2 * f + sums : part == PP_BWD_INPUT ? f + sums : f;
     return cost + (rebuilt ? pp__config_forward_cost_of(c, rank, vstage) : 0);
 }
@@ -279,9 +293,7 @@ int pp__config_rank_pipe(const pp_run_config *c, int rank) { return rank % c->P;
 int pp__config_reduce_members(const pp_run_config *c) { return (c->D > 1 ? c->D : 1) * (pp__config_dual(c) ? 2 : 1); }
 
 double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
-    int D = pp__config_reduce_members(c);
-    if (D <= 1) return 0;
-    return 2.0 * (D - 1) * c->reduce_alpha + 2.0 * (D - 1) / D * bytes * c->reduce_beta;
+    return ring(c->reduce_alpha, c->reduce_beta, pp__config_reduce_members(c), bytes);
 }
 
 double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
@@ -345,6 +357,9 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("%s runs the micro-batches in max(1, M div P) equal rounds: %d micro-batches make %d rounds, "
                    "which do not divide them; use a multiple of the stage count (%d) or fewer than %d micro-batches",
                    def->title, c->M, rounds, c->P, 2 * c->P);
+    if (def->own_blocks && c->recompute)
+        return BAD("--recompute is not offered with %s: its blocks are the schedule's own calls, which a recomputed "
+                   "forward would have to run again inside the backward; drop --recompute", def->title);
     if (def->weight_halves && c->recompute)
         return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
                    "until they run, which the recomputation memory bound does not cover; drop --recompute",

@@ -111,6 +111,10 @@ double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part 
  * pp__config_tp_sum_cost for those of replica 0's stages in shard 0 (what a replay prices every stage by). */
 double pp__config_tp_sum_cost(const pp_run_config *c);
 double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank);
+/* The same ring for a sum of `bytes` (a schedule's own block may sum other tensors than the activation). */
+double pp__config_tp_sum_cost_bytes(const pp_run_config *c, int rank, double bytes);
+/* A forward's own work, without sums: its blocks, and edge_cost for the embedding and for the head and loss. */
+double pp__config_compute_cost(const pp_run_config *c, int vstage);
 /* 1 when the ring of world rank `rank`'s shards crosses nodes (a topology's placement put them apart). */
 int pp__config_tp_crosses(const pp_run_config *c, int rank);
 /* The cost rule for world rank `rank`'s own ops: as above, its shards' sums priced by their ring. */

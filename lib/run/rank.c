@@ -139,8 +139,22 @@ void pp__world_settle(pp_world *w) {
 
 void pp__rank_bail(pp_rank *r) { longjmp(r->abort_jmp, 1); }
 
-void pp__rank_check(pp_rank *r) {
+void pp__rank_alive(pp_rank *r) {
     if (pp__world_failed(r->world)) pp__rank_bail(r);
+}
+
+void pp__rank_check(pp_rank *r) {
+    pp__rank_alive(r);
+    const pp_stash *s = r->open_op;
+    if (s) {
+        int fwd = s->state == PP__STASH_FWD_OPEN;
+        r->open_op = NULL; /* the report names it once */
+        pp__rank_abort(r, PP_ERR_USAGE, fwd ? "run the stage's blocks, then end the forward with pp_stage_forward_end "
+                       "before anything else" : "run the stage's blocks backwards, then end the backward with "
+                       "pp_stage_backward_end before anything else", "the %s of micro-batch %d, chunk %d is open "
+                       "(pp_stage_%s_begin): only its blocks' calls may run until it ends", fwd ? "forward"
+                       : "backward", s->mb, s->chunk, fwd ? "forward" : "backward");
+    }
 }
 
 void pp__rank_abort(pp_rank *r, pp_status st, const char *hint, const char *fmt, ...) {

@@ -13,20 +13,70 @@
 #include "config.h"
 #include "error.h"
 #include "model.h"
+#include "rpc.h"
 #include "trace.h"
 
 struct pp_transport_ops;
+
+/* A stash's life: forward done (live), input half done, backward done, freed; and, for a stage run layer by layer
+ * (lab 08), its forward or its backward open. */
+enum { PP__STASH_LIVE, PP__STASH_INPUT_DONE, PP__STASH_DONE, PP__STASH_FREED, PP__STASH_FWD_OPEN, PP__STASH_BWD_OPEN };
 
 /* Stash as handed to the student: the model's stash plus the bookkeeping that catches misuse. */
 struct pp_stash {
     int chunk, mb;
     pp_tensor *x, *dy;       /* the forward's input and the backward's gradient, held until the backward ends */
-    int state;               /* PP__STASH_LIVE, _INPUT_DONE (B done, W pending), _DONE, _FREED */
+    int state;               /* PP__STASH_* */
     int checkpointed;
     size_t bytes;            /* counted now */
     pp_model_stash *ms;
     struct pp_stash *next;
+    /* a stage run layer by layer (pp_stage_forward_begin ... _end, lab 08): its blocks, and the op's start */
+    struct pp_block *blocks;
+    int nblocks;
+    int timer;               /* the backend's timer of the open op (-1: none) */
+    double wall_start, ready; /* ... its wall start and the virtual time its input was ready */
+    double tp_before;        /* the rank's shards' sums time when the op began */
+    long block_calls;        /* block calls in the open op (capped) */
 };
+
+/* Block i of a stash's stage, as pp.h's block calls take it. */
+struct pp_block {
+    pp_rank *r;
+    pp_stash *s;
+    int i;
+};
+
+/* The block calls: pp_block_api (rpc.h, which numbers them on the wire too). */
+/* The pp.h name of block call i ("pp_block_linear1"), or "?" out of range. */
+const char *pp__block_api(int i);
+typedef struct pp_tp_note pp_tp_note;
+
+/* A block call given a tensor of a kind that does not fit it (pp.h, lab 08). The run goes on, as real shards
+ * would, with the numbers that follow; the grader names the first note where they go wrong. */
+typedef enum {
+    PP_TPN_NONE = 0,
+    PP_TPN_SUM_SPLIT,        /* pp_block_allreduce of a split tensor: its columns are the shard's own, not parts */
+    PP_TPN_SUM_WHOLE,        /* ... of a whole one: every shard holds it, so the sum is T times it */
+    PP_TPN_ADD_PARTIAL,      /* b2 or the residual added to a partial tensor: once per shard that did, in the sum */
+    PP_TPN_READ_PARTIAL,     /* a call that reads a whole tensor got a partial one: a sum is missing before it */
+    PP_TPN_READ_SPLIT,       /* ... got a split one */
+    PP_TPN_NOT_SPLIT,        /* a call that reads a split tensor got a whole or a partial one */
+    PP_TPN_COUNT
+} pp_tp_note_code;
+
+struct pp_tp_note {
+    int code;                /* pp_tp_note_code; PP_TPN_NONE: no note */
+    int api;                 /* the call (pp_block_api) */
+    int rank, shard;         /* where: world rank, and its shard */
+    int mb, chunk, block;
+    int backward;            /* 1 in a backward */
+    int shards;              /* PP_TPN_ADD_PARTIAL: how many of the stage's T shards did it */
+    int order;               /* the rank's notes in the order they came (not carried in a result) */
+    double clock;            /* the virtual start of the op it came in (not carried) */
+};
+/* Notes t, an argument of block call api (block: -1 for the op's end) that must be whole, when it is not. */
+void pp__block_note_whole(pp_rank *r, const pp_stash *s, int block, int api, const pp_tensor *t);
 
 typedef struct pp_world pp_world;
 typedef struct pp_server pp_server;
@@ -67,6 +117,11 @@ struct pp_rank {
     int reduces;             /* pp_grad_reduce / pp_grad_ireduce calls this step */
     int *reduced;            /* per chunk: reduces of it this step */
     int tp_sums;             /* the shards' all-reduces this rank's model made this step (T > 1) */
+    int tp_calls;            /* the shards' all-reduces the rank itself called this step */
+    double tp_bytes;         /* ... their bytes */
+    double tp_time;          /* ... and their virtual time (each charged inside the op that made it) */
+    pp_tp_note tp_notes[PP_TPN_COUNT]; /* the first note of each code this step (lab 08's block calls) */
+    pp_stash *open_op;       /* the stash whose forward or backward runs layer by layer now (lab 08), else NULL */
     const char *tp_api;      /* the pp.h call whose model op is running: what a report says a sum is blocked in */
     pp_model_stash *forming; /* the stash of a forward still running: a shards' sum that stops the rank leaves it
                               * here, freed with the step */
@@ -162,8 +217,11 @@ int pp__world_fail(pp_world *w, pp_status st, const char *msg);
 int pp__world_failed(const pp_world *w);
 /* Leaves rank r's step function because the run already failed elsewhere. */
 void pp__rank_bail(pp_rank *r) __attribute__((noreturn));
-/* Bails out if the run failed; called at the entry of every pp.h function. */
+/* Bails out if the run failed; called at the entry of every pp.h function. Stops the rank when a forward or a
+ * backward run layer by layer is open (only its block calls and its end may run then). */
 void pp__rank_check(pp_rank *r);
+/* Bails out if the run failed, and nothing else (the block calls, and the server between requests). */
+void pp__rank_alive(pp_rank *r);
 /* Copies rank r's gradients to the host once in step 1 (at its first optimizer step, or when its step
  * function returns without one), so the grader compares what the optimizer saw. */
 void pp__rank_snapshot_grads(pp_rank *r);

@@ -17,6 +17,8 @@ void pp__result_alloc_ranks(pp_run_result *res, int P) {
     res->unfreed_stashes = pp__xcalloc((size_t)P, sizeof(int));
     res->zero_scales = pp__xcalloc((size_t)P, sizeof(int));
     res->late_grad_zero = pp__xcalloc((size_t)P, sizeof(int));
+    res->tp_sums = pp__xcalloc((size_t)P, sizeof(int));
+    res->tp_bytes = pp__xcalloc((size_t)P, sizeof(double));
     res->waiting_tag = pp__xcalloc((size_t)P, sizeof(int));
     for (int i = 0; i < P; i++) res->waiting_tag[i] = -1;
 }
@@ -38,6 +40,8 @@ void pp__result_free(pp_run_result *res) {
     free(res->waiting_tag);
     free(res->zero_scales);
     free(res->late_grad_zero);
+    free(res->tp_sums);
+    free(res->tp_bytes);
     memset(res, 0, sizeof *res);
 }
 
@@ -72,6 +76,9 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_i64(w, (int64_t)res->act_bytes);
     pp__wire_f64(w, res->wall_s);
     pp__wire_i64(w, res->dloss_calls_total), pp__wire_i64(w, res->loss_count);
+    const pp_tp_note *t = &res->tp_note;
+    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards};
+    for (size_t i = 0; i < sizeof note / sizeof *note; i++) pp__wire_i64(w, note[i]);
     int ok = res->status == PP_OK;
     pp__wire_u32(w, (uint32_t)ok);
     if (!ok) {
@@ -95,6 +102,7 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
         pp__wire_i64(w, (int64_t)res->peak_bytes[q]), pp__wire_i64(w, (int64_t)res->peak_single[q]);
         pp__wire_i64(w, res->sent_msgs[q]), pp__wire_i64(w, res->unfreed_stashes[q]);
         pp__wire_i64(w, res->zero_scales[q]), pp__wire_i64(w, res->late_grad_zero[q]);
+        pp__wire_i64(w, res->tp_sums[q]), pp__wire_f64(w, res->tp_bytes[q]);
         pp__wire_i64(w, res->traces[q].n);
         pp__wire_put(w, res->traces[q].ev, (size_t)res->traces[q].n * sizeof(pp_event));
     }
@@ -123,6 +131,17 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->wall_s = pp__wire_get_f64(r);
     res->dloss_calls_total = (int)pp__wire_get_i64(r, 0, INT32_MAX);
     res->loss_count = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+    /* a note names a call, a place and a kind the grader's sentences know: each field within its range */
+    pp_tp_note *t = &res->tp_note;
+    t->code = (int)pp__wire_get_i64(r, 0, PP_TPN_COUNT - 1);
+    t->api = (int)pp__wire_get_i64(r, 0, PP_BAPI_COUNT - 1);
+    t->rank = (int)pp__wire_get_i64(r, 0, 8 * (int64_t)P);
+    t->shard = (int)pp__wire_get_i64(r, 0, 8);
+    t->mb = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+    t->chunk = (int)pp__wire_get_i64(r, 0, v);
+    t->block = (int)pp__wire_get_i64(r, -1, INT32_MAX);
+    t->backward = (int)pp__wire_get_i64(r, 0, 1);
+    t->shards = (int)pp__wire_get_i64(r, 0, 8);
     int ok = (int)pp__wire_get_u32(r, 0, 1);
     if (r->bad || (!ok && res->status == PP_OK)) {
         memset(res, 0, sizeof *res);
@@ -168,6 +187,8 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
         res->unfreed_stashes[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->zero_scales[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->late_grad_zero[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->tp_sums[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+        res->tp_bytes[q] = pp__wire_get_f64(r);
         int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
         if (r->bad) break;
         res->traces[q].n = res->traces[q].cap = n;

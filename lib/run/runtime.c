@@ -59,6 +59,7 @@ static void stash_list_free(pp_rank *r) {
     while (s) {
         pp_stash *next = s->next;
         pp__stash_release(s->ms);
+        free(s->blocks);
         free(s);
         s = next;
     }
@@ -100,6 +101,8 @@ static void rank_step_reset(pp_rank *r, int step, double wall0) {
     pp__reduce_rank_reset(r);
     memset(r->made, 0, sizeof r->made);
     r->dloss_calls = r->zero_scales = r->backwards = r->late_grad_zero = 0;
+    r->open_op = NULL;
+    memset(r->tp_notes, 0, sizeof r->tp_notes);
     r->last_loss_sum = 0;
     r->loss_count = 0;
     for (int ch = 0; ch < r->cfg->v; ch++) pp__model_zero_grad(&r->chunks[ch]);
@@ -139,6 +142,14 @@ static void rank_run_step(pp_rank *r, pp_step_fn fn) {
         if (r->in_group)
             pp__rank_abort(r, PP_ERR_USAGE, "close every pp_group_start() with pp_group_end()",
                            "step returned inside a group (pp_group_start without pp_group_end)");
+        if (r->open_op) {
+            const pp_stash *s = r->open_op;
+            r->open_op = NULL;
+            pp__rank_abort(r, PP_ERR_USAGE, "end each pp_stage_forward_begin with pp_stage_forward_end and each "
+                           "pp_stage_backward_begin with pp_stage_backward_end", "step returned with the %s of "
+                           "micro-batch %d, chunk %d open", s->state == PP__STASH_FWD_OPEN ? "forward" : "backward",
+                           s->mb, s->chunk);
+        }
         int unwaited = 0;
         for (pp_request *q = r->requests; q; q = q->all_next) unwaited += !q->waited;
         if (unwaited)
@@ -192,6 +203,32 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 /* Whether rank i runs in this process: all of them with threads, one under MPI. */
 static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
 
+/* The first note of the block calls (lab 08) over the world's ranks: the earliest on the virtual clock, ties to the
+ * lowest rank, then to the rank's first note. b2 or the residual added to a partial tensor is right on one shard
+ * (the sum then holds it once), so that note counts only where more of a stage's shards did it. */
+static pp_tp_note first_tp_note(const pp_world *w) {
+    const pp_run_config *c = w->cfg;
+    pp_tp_note best = {0};
+    for (int i = 0; i < w->P; i++)
+        for (int k = 1; k < PP_TPN_COUNT; k++) {
+            pp_tp_note n = w->ranks[i].tp_notes[k];
+            if (!n.code) continue;
+            if (k == PP_TPN_ADD_PARTIAL) {
+                n.shards = 0;
+                for (int t = 0; t < c->T; t++) {
+                    const pp_tp_note *m = &w->ranks[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
+                                                                    pp__config_rank_pipe(c, i))].tp_notes[k];
+                    n.shards += m->code && m->api == n.api;
+                }
+                if (n.shards < 2) continue;
+            }
+            if (!best.code || n.clock < best.clock || (n.clock == best.clock && n.rank == best.rank &&
+                                                       n.order < best.order))
+                best = n;
+        }
+    return best;
+}
+
 /* Step 1's figures of the ranks the result describes: shard 0's, the whole grid without --tp (every shard runs
  * the same ops at the same times). */
 static void collect_step0(pp_world *w, pp_run_result *res) {
@@ -211,12 +248,15 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
         res->unfreed_stashes[i] = r->live_stashes;
         res->zero_scales[i] = r->zero_scales;
         res->late_grad_zero[i] = r->late_grad_zero;
+        res->tp_sums[i] = r->tp_calls;
+        res->tp_bytes[i] = r->tp_bytes;
         res->dloss_calls_total += r->dloss_calls;
         res->loss_count += r->loss_count;
     }
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
     res->step_time = pp__trace_step_time(res->traces, P);
+    if (w->local_rank < 0) res->tp_note = first_tp_note(w);
 }
 
 /* Shard t's slice (rows x cols of the shard) into the whole parameter `all` (T times as many columns or rows). */

@@ -45,6 +45,10 @@ typedef struct pp_run_result {
     int *unfreed_stashes;    /* per rank, step 1: stashes never passed to pp_stash_free */
     int *zero_scales;        /* per rank, step 1: pp_loss_grad calls with a scale of 0 */
     int *late_grad_zero;     /* per rank, step 1: pp_grad_zero calls after a backward */
+    int *tp_sums;            /* per rank, step 1: the shards' all-reduces it called (under --tp) */
+    double *tp_bytes;        /* per rank, step 1: ... their bytes */
+    pp_tp_note tp_note;      /* step 1: the first note of a block call given a tensor of the wrong kind, over every
+                                shard (lab 08; code PP_TPN_NONE: none) */
     int *waiting_tag;        /* per rank, of a failed run: the receive it was waiting for (-1: none), which names
                                 the op it was about to run */
     size_t act_bytes;        /* bytes of one boundary activation */

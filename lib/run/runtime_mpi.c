@@ -60,6 +60,8 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
         res->unfreed_stashes[q] = part[q].unfreed_stashes[q];
         res->zero_scales[q] = part[q].zero_scales[q];
         res->late_grad_zero[q] = part[q].late_grad_zero[q];
+        res->tp_sums[q] = part[q].tp_sums[q];
+        res->tp_bytes[q] = part[q].tp_bytes[q];
         res->peak_bytes[q] = part[q].peak_bytes[q];
         res->peak_single[q] = part[q].peak_single[q];
         res->dloss_calls_total += part[q].dloss_calls_total;

@@ -39,7 +39,10 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
     pp_server *s = pp__xcalloc(1, sizeof *s);
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = pp__config_rank_pipe(cfg, rank), .P = cfg->P, .M = cfg->M,
                        .v = cfg->v, .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
-                       .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D};
+                       .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
+                       .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1};
+    for (int ch = 0; ch < cfg->v && ch < 16; ch++)
+        f.blocks[ch] = pp__config_blocks(cfg, pp__config_vstage(cfg, f.rank, ch));
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     snprintf(s->symbol, sizeof s->symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */
@@ -357,6 +360,91 @@ static int serve_reduce(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     }
 }
 
+/* The block behind handle h (pp__block_handle): its stash's, checked as any stash is, at its index. */
+static pp_block *block_get(pp_server *s, pp_rank *r, uint64_t h, const char *api) {
+    uint32_t idx = pp__handle_index(h);
+    if (pp__handle_kind(h) != PP_HANDLE_BLOCK)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass what pp_stash_block returned",
+                       "%s: the block (%#llx) is not one pp_stash_block handed out", api, (unsigned long long)h);
+    uint64_t sh = pp__handle_make(PP_HANDLE_STASH, pp__handle_rank(h), pp__handle_step(h), idx >> PP_BLOCK_SHIFT);
+    pp_stash *st = handle_get(s, r, PP_HANDLE_STASH, sh, api, "the block's stash");
+    int i = (int)(idx & ((1u << PP_BLOCK_SHIFT) - 1));
+    if (!st || !st->blocks || i >= st->nblocks)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass what pp_stash_block returned, while its forward or backward is open",
+                       "%s: block %d of that stash is not open", api, i);
+    return &st->blocks[i];
+}
+
+/* A stage run layer by layer and its blocks' calls (lab 08). 1 when op is one of them. */
+static int serve_blocks(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
+    switch (op) {
+    case PP_RPC_FORWARD_BEGIN: {
+        int chunk = get_int(in), mb = get_int(in);
+        uint64_t a = pp__wire_get_u64(in);
+        int want = (int)pp__wire_get_u32(in, 0, 1);
+        uint64_t want_y = pp__wire_get_u64(in), want_stash = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        pp_stash *st = NULL;
+        pp_tensor *y = pp_stage_forward_begin(r, chunk, mb, handle_get(s, r, PP_HANDLE_TENSOR, a,
+                                              "pp_stage_forward_begin", "x"), want ? &st : NULL);
+        handle_expect(s, r, PP_HANDLE_TENSOR, y, want_y, "pp_stage_forward_begin");
+        handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward_begin");
+        return 1;
+    }
+    case PP_RPC_FORWARD_END:
+    case PP_RPC_BACKWARD_BEGIN:
+    case PP_RPC_BACKWARD_END: {
+        const char *api = op == PP_RPC_FORWARD_END ? "pp_stage_forward_end" : op == PP_RPC_BACKWARD_BEGIN
+                          ? "pp_stage_backward_begin" : "pp_stage_backward_end";
+        uint64_t a = pp__wire_get_u64(in), b = pp__wire_get_u64(in), want = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        pp_stash *st = handle_get(s, r, PP_HANDLE_STASH, a, api, "stash");
+        pp_tensor *t = handle_get(s, r, PP_HANDLE_TENSOR, b, api, op == PP_RPC_FORWARD_END ? "x" : "dy");
+        pp_tensor *out = op == PP_RPC_FORWARD_END ? pp_stage_forward_end(r, st, t)
+                       : op == PP_RPC_BACKWARD_BEGIN ? pp_stage_backward_begin(r, st, t)
+                                                     : pp_stage_backward_end(r, st, t);
+        handle_expect(s, r, PP_HANDLE_TENSOR, out, want, api);
+        return 1;
+    }
+    case PP_RPC_STASH_BLOCK: {
+        uint64_t a = pp__wire_get_u64(in);
+        int i = get_int(in);
+        if (in->bad) malformed(r, op);
+        (void)pp_stash_block(r, handle_get(s, r, PP_HANDLE_STASH, a, "pp_stash_block", "stash"), i);
+        return 1;
+    }
+    case PP_RPC_BLOCK: {
+        int api = (int)pp__wire_get_u32(in, 0, PP_BAPI_LAYERNORM_BACKWARD);
+        uint64_t bh = pp__wire_get_u64(in), a = pp__wire_get_u64(in), c = pp__wire_get_u64(in);
+        uint64_t want = pp__wire_get_u64(in);
+        if (in->bad) malformed(r, op);
+        const char *name = pp__block_api(api);
+        pp_block *b = block_get(s, r, bh, name);
+        pp_tensor *t1 = handle_get(s, r, PP_HANDLE_TENSOR, a, name, "its tensor");
+        pp_tensor *t2 = handle_get(s, r, PP_HANDLE_TENSOR, c, name, "x");
+        pp_tensor *out = NULL;
+        switch (api) {
+        case PP_BAPI_LAYERNORM: out = pp_block_layernorm(b, t1); break;
+        case PP_BAPI_LINEAR1: out = pp_block_linear1(b, t1); break;
+        case PP_BAPI_GELU: out = pp_block_gelu(b, t1); break;
+        case PP_BAPI_LINEAR2: out = pp_block_linear2(b, t1); break;
+        case PP_BAPI_BIAS2: pp_block_bias2(b, t1); break;
+        case PP_BAPI_RESIDUAL: pp_block_residual(b, t1, t2); break;
+        case PP_BAPI_ALLREDUCE: pp_block_allreduce(b, t1); break;
+        case PP_BAPI_LINEAR2_BACKWARD: out = pp_block_linear2_backward(b, t1); break;
+        case PP_BAPI_BIAS2_BACKWARD: pp_block_bias2_backward(b, t1); break;
+        case PP_BAPI_GELU_BACKWARD: out = pp_block_gelu_backward(b, t1); break;
+        case PP_BAPI_LINEAR1_BACKWARD: out = pp_block_linear1_backward(b, t1); break;
+        default: out = pp_block_layernorm_backward(b, t1); break;
+        }
+        handle_expect(s, r, PP_HANDLE_TENSOR, out, want, name);
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
 /* What is left: the rank's own calls (pp_virtual_stage, pp_fail) and the driver's word that it stopped; anything
  * else is no request at all. */
 static void serve_rank(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
@@ -382,7 +470,8 @@ static void serve_rank(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
 }
 
 static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
-    if (!serve_compute(r, s, op, in) && !serve_message(r, s, op, in) && !serve_reduce(r, s, op, in))
+    if (!serve_compute(r, s, op, in) && !serve_message(r, s, op, in) && !serve_reduce(r, s, op, in) &&
+        !serve_blocks(r, s, op, in))
         serve_rank(r, s, op, in);
     if (s->drv.posted) {
         pp__driver_reply(&s->drv, 0);
@@ -395,7 +484,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
 
 /* Waits for the driver's next request; returns its op with the reader over its arguments. */
 static unsigned next_request(pp_rank *r, pp_server *s, pp_wire_in *in) {
-    pp__rank_check(r);
+    pp__rank_alive(r);
     if (!pp__driver_next(&s->drv)) driver_ended(r, s);
     pp__wire_in_init(in, s->drv.req, s->drv.req_len);
     unsigned op = pp__wire_get_u32(in, 0, 0xffffffffu);

@@ -310,6 +310,11 @@ const pp_schedule_def pp__schedules[] = {
      .file = "dpinterleaved", .symbol = "pp_dpinterleaved_step", .chunked = 1, .microbatches_per_rank = 1,
      .reduce = PP_REDUCE_OVERLAP, .order = interleaved_order, .peak = interleaved_peak, .bubble = classic_bubble,
      .peak_hint = "keep lab 04's warm-up, and free each stash right after its backward"},
+    {.name = "tpblock", .title = "1F1B with tensor-parallel blocks", .folder = "08-tensor", .file = "tpblock",
+     .symbol = "pp_tpblock_step", .own_blocks = 1, .order = onef1b_order, .peak = onef1b_peak,
+     .bubble = classic_bubble,
+     .peak_hint = "keep lab 03's warm-up: only as many forwards as the first gradient needs, and free each stash "
+                  "right after its backward"},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

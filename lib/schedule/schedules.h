@@ -44,6 +44,8 @@ typedef struct pp_schedule_def {
                                   r and 2P-1-r; 0: looped, chunk c of rank r is c*P + r */
     int dual;                  /* 1 (with vshape): full DualPipe's two pipelines on the V's numbering, each stage
                                   of the model held twice, its copies' gradients summed (placement.h) */
+    int own_blocks;            /* 1: the schedule runs each stage's blocks itself, layer by layer, tensor parallel
+                                  (pp_stage_forward_begin ... _end: lab 08's tpblock); 0: whole-stage ops */
     pp_reduce_mode reduce;     /* the canonical order's reduces: none for a single pipeline */
     /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
@@ -61,7 +63,8 @@ typedef struct pp_schedule_def {
  * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
     X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbinterleaved_step) X(pp_zbv_step) \
-    X(pp_dualpipev_step) X(pp_dualpipe_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step)
+    X(pp_dualpipev_step) X(pp_dualpipe_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step) \
+    X(pp_tpblock_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))

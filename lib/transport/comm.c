@@ -516,6 +516,9 @@ void pp__comm_tp_allreduce(void *ctx, pp_tensor *t) {
     float *data = pp__xmalloc(n * sizeof(float) + 1);
     pp__tensor_to_host(t, data);
     pp_reduce_part part = {.kind = PP_PART_CALL, .k = r->tp_sums++, .floats = n, .clock = r->clock};
+    r->tp_calls++;
+    r->tp_bytes += (double)n * sizeof(float);
+    r->tp_time += pp__config_tp_sum_cost_bytes(r->cfg, r->id, (double)n * sizeof(float));
     r->world->tp->tp_post(r->world, r->id, q, &part, data);
     wait_all(r, &q, 1, q->api);
 }

@@ -296,7 +296,8 @@ void pp__reduce_rank_init(pp_rank *r) {
 }
 
 void pp__reduce_rank_reset(pp_rank *r) {
-    r->reduces = r->tp_sums = 0;
+    r->reduces = r->tp_sums = r->tp_calls = 0;
+    r->tp_bytes = r->tp_time = 0;
     for (int c = 0; r->reduced && c < r->cfg->v; c++) r->reduced[c] = 0;
 }
 

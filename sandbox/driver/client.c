@@ -20,7 +20,8 @@ pp_chan *pp__drv_chan;
 
 struct pp_rank {
     uint32_t magic;
-    int id, P, M, v, recompute, vshape, dual, replica, D;
+    int id, P, M, v, recompute, vshape, dual, replica, D, tp, T;
+    int blocks[16];
 };
 
 #define RANK_MAGIC 0x72616e6bu
@@ -66,7 +67,8 @@ static uint64_t dx_new(const pp_rank *r, uint64_t h) {
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
     the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->dual, f->replica,
-                                f->D};
+                                f->D, f->tp, f->T, {0}};
+    memcpy(the_rank.blocks, f->blocks, sizeof the_rank.blocks);
     return &the_rank;
 }
 
@@ -180,6 +182,15 @@ int pp_rank_recompute(const pp_rank *r) { return check_rank(r, "pp_rank_recomput
 int pp_rank_replica(const pp_rank *r) { return check_rank(r, "pp_rank_replica"), r->replica; }
 int pp_rank_replicas(const pp_rank *r) { return check_rank(r, "pp_rank_replicas"), r->D; }
 int pp_virtual_stages(const pp_rank *r) { return check_rank(r, "pp_virtual_stages"), r->P * r->v; }
+int pp_rank_shard(const pp_rank *r) { return check_rank(r, "pp_rank_shard"), r->tp; }
+int pp_rank_shards(const pp_rank *r) { return check_rank(r, "pp_rank_shards"), r->T; }
+
+int pp_stage_blocks(const pp_rank *r, int chunk) {
+    check_rank(r, "pp_stage_blocks");
+    if (chunk >= 0 && chunk < r->v && chunk < 16) return r->blocks[chunk];
+    simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
+    stall(); /* the runtime refuses it: the chunk does not exist */
+}
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_rank(r, "pp_virtual_stage");
@@ -204,6 +215,90 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     post(&w);
     if (stash) *stash = ptr_of(st);
     return ptr_of(y);
+}
+
+pp_tensor *pp_stage_forward_begin(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    check_rank(r, "pp_stage_forward_begin");
+    pp_wire w;
+    begin_post(&w, PP_RPC_FORWARD_BEGIN);
+    uint64_t y = handle_new(PP_HANDLE_TENSOR), st = stash ? stash_new(chunk) : 0;
+    pp__wire_i64(&w, chunk);
+    pp__wire_i64(&w, mb);
+    pp__wire_u64(&w, id_of(x));
+    pp__wire_u32(&w, stash != NULL);
+    pp__wire_u64(&w, y);
+    pp__wire_u64(&w, st);
+    post(&w);
+    if (stash) *stash = ptr_of(st);
+    return ptr_of(y);
+}
+
+/* A call on a stash and a tensor that returns a tensor: y, or dx (NULL where the stash's stage reads tokens). */
+static pp_tensor *stash_call(pp_rank *r, const char *api, int op, pp_stash *stash, pp_tensor *t, int dx) {
+    check_rank(r, api);
+    pp_wire w;
+    begin_post(&w, op);
+    uint64_t out = dx ? dx_new(r, id_of(stash)) : handle_new(PP_HANDLE_TENSOR);
+    pp__wire_u64(&w, id_of(stash));
+    pp__wire_u64(&w, id_of(t));
+    pp__wire_u64(&w, out);
+    post(&w);
+    return ptr_of(out);
+}
+
+pp_tensor *pp_stage_forward_end(pp_rank *r, pp_stash *stash, pp_tensor *x) {
+    return stash_call(r, "pp_stage_forward_end", PP_RPC_FORWARD_END, stash, x, 0);
+}
+pp_tensor *pp_stage_backward_begin(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    return stash_call(r, "pp_stage_backward_begin", PP_RPC_BACKWARD_BEGIN, stash, dy, 0);
+}
+pp_tensor *pp_stage_backward_end(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    return stash_call(r, "pp_stage_backward_end", PP_RPC_BACKWARD_END, stash, dy, 1);
+}
+
+pp_block *pp_stash_block(pp_rank *r, pp_stash *stash, int i) {
+    check_rank(r, "pp_stash_block");
+    pp_wire w;
+    begin_post(&w, PP_RPC_STASH_BLOCK); /* the runtime checks the block exists before any call uses it */
+    pp__wire_u64(&w, id_of(stash));
+    pp__wire_i64(&w, i);
+    post(&w);
+    return ptr_of(pp__block_handle(id_of(stash), i));
+}
+
+/* A block call (pp_block_api): its block and up to two tensors; a new tensor when `returns`. */
+static pp_tensor *block_call(int api, pp_block *b, pp_tensor *t1, pp_tensor *t2, int returns) {
+    pp_wire w;
+    begin_post(&w, PP_RPC_BLOCK);
+    uint64_t out = returns ? handle_new(PP_HANDLE_TENSOR) : 0;
+    pp__wire_u32(&w, (uint32_t)api);
+    pp__wire_u64(&w, id_of(b));
+    pp__wire_u64(&w, id_of(t1));
+    pp__wire_u64(&w, id_of(t2));
+    pp__wire_u64(&w, out);
+    post(&w);
+    return ptr_of(out);
+}
+
+pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x) { return block_call(PP_BAPI_LAYERNORM, b, x, NULL, 1); }
+pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln) { return block_call(PP_BAPI_LINEAR1, b, ln, NULL, 1); }
+pp_tensor *pp_block_gelu(pp_block *b, pp_tensor *h1) { return block_call(PP_BAPI_GELU, b, h1, NULL, 1); }
+pp_tensor *pp_block_linear2(pp_block *b, pp_tensor *a1) { return block_call(PP_BAPI_LINEAR2, b, a1, NULL, 1); }
+void pp_block_bias2(pp_block *b, pp_tensor *y) { block_call(PP_BAPI_BIAS2, b, y, NULL, 0); }
+void pp_block_residual(pp_block *b, pp_tensor *y, pp_tensor *x) { block_call(PP_BAPI_RESIDUAL, b, y, x, 0); }
+void pp_block_allreduce(pp_block *b, pp_tensor *t) { block_call(PP_BAPI_ALLREDUCE, b, t, NULL, 0); }
+pp_tensor *pp_block_linear2_backward(pp_block *b, pp_tensor *dy) {
+    return block_call(PP_BAPI_LINEAR2_BACKWARD, b, dy, NULL, 1);
+}
+void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) { block_call(PP_BAPI_BIAS2_BACKWARD, b, dy, NULL, 0); }
+pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1) {
+    return block_call(PP_BAPI_GELU_BACKWARD, b, da1, NULL, 1);
+}
+pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1) {
+    return block_call(PP_BAPI_LINEAR1_BACKWARD, b, dh1, NULL, 1);
+}
+pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln) {
+    return block_call(PP_BAPI_LAYERNORM_BACKWARD, b, dln, NULL, 1);
 }
 
 static pp_tensor *backward(pp_rank *r, const char *api, int op, pp_stash *stash, pp_tensor *dy) {

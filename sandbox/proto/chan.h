@@ -37,6 +37,8 @@ typedef struct pp_chan_facts {
     int32_t replica, D;      /* its replica d, 0..D-1, of D */
     int32_t vshape;          /* 1: virtual stages placed in a V (placement.h) */
     int32_t dual;            /* 1: ... as full DualPipe's two pipelines (placement.h) */
+    int32_t tp, T;           /* its shard t, 0..T-1, of T (--tp) */
+    int32_t blocks[16];      /* the blocks of each of its v chunks (pp_stage_blocks) */
     int32_t sandbox;         /* 1: lock down (seccomp) before any student code; 0: --unsafe-no-sandbox */
     int64_t spin_ns;         /* how long the driver spins for a reply before it sleeps */
     char symbol[48];         /* the step function to call ("pp_gpipe_step"); unused for the warm-up */

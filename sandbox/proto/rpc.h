@@ -41,6 +41,12 @@ typedef enum {
     PP_RPC_GROUP_END,
     PP_RPC_GRAD_REDUCE,   /* chunk */
     PP_RPC_GRAD_IREDUCE,  /* chunk -> req */
+    PP_RPC_FORWARD_BEGIN, /* chunk, mb, x, want stash -> y, stash */
+    PP_RPC_FORWARD_END,   /* stash, x -> y */
+    PP_RPC_BACKWARD_BEGIN, /* stash, dy -> t */
+    PP_RPC_BACKWARD_END,  /* stash, dy -> dx */
+    PP_RPC_STASH_BLOCK,   /* stash, i: pp_stash_block, whose block handle the driver makes itself (pp__block_handle) */
+    PP_RPC_BLOCK,         /* u32 call (pp_block_api), block, tensor, tensor -> tensor (0 for the calls without one) */
     PP_RPC_VIRTUAL_STAGE, /* chunk: only for a chunk the driver found out of range, so the runtime says why */
     PP_RPC_FAIL,          /* message: pp_fail */
     PP_RPC_MISUSE,        /* code, arg, detail (pp_stop_code): a misuse the driver saw itself */
@@ -96,7 +102,9 @@ static inline const char *pp__rpc_api(int i) {
         "pp_rank_id", "pp_rank_stages", "pp_rank_microbatches", "pp_rank_chunks", "pp_rank_recompute",
         "pp_rank_replica", "pp_rank_replicas", "pp_virtual_stage", "pp_virtual_stages", "pp_stage_forward",
         "pp_loss_grad", "pp_send", "pp_recv", "pp_isend", "pp_irecv", "pp_waitall", "pp_grad_reduce",
-        "pp_grad_ireduce", "pp_fail",
+        "pp_grad_ireduce", "pp_fail", "pp_rank_shard", "pp_rank_shards", "pp_stage_blocks",
+        "pp_stage_forward_begin", "pp_stage_forward_end", "pp_stage_backward_begin", "pp_stage_backward_end",
+        "pp_stash_block",
     };
     return i >= 0 && i < (int)(sizeof apis / sizeof *apis) ? apis[i] : NULL;
 }
@@ -115,7 +123,15 @@ static inline int pp__rpc_api_index(const char *name) {
 /* The longest pp_fail message that crosses. */
 #define PP_RPC_TEXT_MAX 1000
 
-typedef enum { PP_HANDLE_TENSOR = 1, PP_HANDLE_STASH = 2, PP_HANDLE_REQUEST = 3 } pp_handle_kind;
+/* The block calls (pp.h, lab 08) as PP_RPC_BLOCK numbers them, and as the runtime's notes and the grader's
+ * reports name them (pp__block_api); the last two are the op's ends, named only in notes. */
+typedef enum {
+    PP_BAPI_LAYERNORM, PP_BAPI_LINEAR1, PP_BAPI_GELU, PP_BAPI_LINEAR2, PP_BAPI_BIAS2, PP_BAPI_RESIDUAL,
+    PP_BAPI_ALLREDUCE, PP_BAPI_LINEAR2_BACKWARD, PP_BAPI_BIAS2_BACKWARD, PP_BAPI_GELU_BACKWARD,
+    PP_BAPI_LINEAR1_BACKWARD, PP_BAPI_LAYERNORM_BACKWARD, PP_BAPI_FORWARD_END, PP_BAPI_BACKWARD_END, PP_BAPI_COUNT
+} pp_block_api;
+
+typedef enum { PP_HANDLE_TENSOR = 1, PP_HANDLE_STASH = 2, PP_HANDLE_REQUEST = 3, PP_HANDLE_BLOCK = 4 } pp_handle_kind;
 
 static inline uint64_t pp__handle_make(pp_handle_kind kind, int rank, int step, uint32_t index) {
     return ((uint64_t)kind << 60) | ((uint64_t)(rank & 0xfff) << 48) | ((uint64_t)(step & 0xffff) << 32) |
@@ -126,5 +142,14 @@ static inline int pp__handle_rank(uint64_t h) { return (int)((h >> 48) & 0xfff);
 static inline int pp__handle_step(uint64_t h) { return (int)((h >> 32) & 0xffff); }
 /* The index, or UINT32_MAX for an id with index field 0 (never handed out). */
 static inline uint32_t pp__handle_index(uint64_t h) { return (uint32_t)h - 1u; }
+
+/* A block (pp_stash_block) is named by its stash and its index, which both ends compute: a block handle's index is
+ * the stash's index times 4096 plus the block's (a stage has fewer than 4096 blocks; a step fewer than 2^20
+ * stashes). */
+#define PP_BLOCK_SHIFT 12
+static inline uint64_t pp__block_handle(uint64_t stash, int i) {
+    return pp__handle_make(PP_HANDLE_BLOCK, pp__handle_rank(stash), pp__handle_step(stash),
+                           (pp__handle_index(stash) << PP_BLOCK_SHIFT) | ((uint32_t)i & ((1u << PP_BLOCK_SHIFT) - 1)));
+}
 
 #endif /* PP_RPC_H */

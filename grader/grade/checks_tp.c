@@ -1,0 +1,134 @@
+/* checks_tp.c: the tensor-parallel block lab's checks (checks_tp.h). Megatron-LM's MLP block makes one all-reduce
+ * of the block's activation (micro-batch x seq x width values) in its forward, g's after the row-split W2, and one
+ * in its backward, the conjugate of f before the column-split W1; anything else either sums what is not a sum or
+ * leaves a partial value unsummed, and the notes the library kept (rank.h) say which call did. */
+#include "checks_tp.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+#include "schedules.h"
+
+int pp__checks_tp_applies(const pp_run_config *c) { return pp__schedule_def(c->schedule)->own_blocks && c->T > 1; }
+
+static const char *kind_said(int code) {
+    return code == PP_TPN_SUM_SPLIT ? "split" : code == PP_TPN_SUM_WHOLE ? "whole" : "partial";
+}
+
+int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    const pp_tp_note *n = &res->tp_note;
+    if (n->code == PP_TPN_NONE) return 0;
+    const char *api = pp__block_api(n->api), *pass = n->backward ? "backward" : "forward";
+    char where[160];
+    int P = c->P, p = n->rank % P, d = n->rank / P % (c->D > 0 ? c->D : 1);
+    if (n->block >= 0)
+        snprintf(where, sizeof where, "block %d's %s of micro-batch %d on rank %d%s, shard %d", n->block, pass, n->mb,
+                 p, c->D > 1 ? " of a replica" : "", n->shard);
+    else
+        snprintf(where, sizeof where, "the %s of micro-batch %d on rank %d, shard %d", pass, n->mb, p, n->shard);
+    (void)d;
+    switch (n->code) {
+    case PP_TPN_SUM_SPLIT:
+        snprintf(msg, len, "an all-reduce of a split tensor in %s: after W1 (and GELU) each shard holds its own "
+                 "columns, not parts of a sum, so adding them up mixes different columns; the sums belong on W2's "
+                 "output and on W1's input gradient", where);
+        break;
+    case PP_TPN_SUM_WHOLE:
+        snprintf(msg, len, "an all-reduce of a whole tensor in %s: every shard already holds the same values, so the "
+                 "sum is %d times them", where, c->T);
+        break;
+    case PP_TPN_ADD_PARTIAL:
+        snprintf(msg, len, "%s added on %d of the %d shards to W2's partial output, before the sum (%s): the sum "
+                 "then holds it %d times; add it once, after the sum (or on one shard only)",
+                 n->api == PP_BAPI_BIAS2 ? "b2" : "the residual", n->shards, c->T, where, n->shards);
+        break;
+    case PP_TPN_READ_PARTIAL:
+        if (n->api == PP_BAPI_LAYERNORM_BACKWARD)
+            snprintf(msg, len, "LayerNorm's backward read a partial gradient in %s: every shard's W1 read the same "
+                     "LayerNorm output, so its gradient is the sum of the shards' dh1 W1^T (f's conjugate), which "
+                     "must be summed first", where);
+        else if (n->api == PP_BAPI_LAYERNORM || n->api == PP_BAPI_FORWARD_END)
+            snprintf(msg, len, "%s read a partial tensor in %s: W2's row shards make partial products, which must be "
+                     "summed (g) before anything reads the block's output", api, where);
+        else
+            snprintf(msg, len, "%s read a partial tensor in %s: a shards' sum is missing before it", api, where);
+        break;
+    case PP_TPN_READ_SPLIT:
+        snprintf(msg, len, "%s read a split tensor (each shard's own columns) in %s, where it needs the whole one",
+                 api, where);
+        break;
+    default:
+        snprintf(msg, len, "%s read a %s tensor in %s, where it takes this shard's columns (split)", api,
+                 kind_said(n->code), where);
+        break;
+    }
+    return 1;
+}
+
+void pp__checks_tp_gated(const pp_run_config *c, pp_test_result *out, const char *why) {
+    if (!pp__checks_tp_applies(c)) return;
+    pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 0, "not graded: %s", why);
+    pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 0, "not graded: %s", why);
+}
+
+/* Megatron's count: one sum per block in each forward and each backward, every micro-batch. */
+static int megatron_sums(const pp_run_config *c, int p) {
+    int n = 0;
+    for (int ch = 0; ch < c->v; ch++) n += 2 * c->M * pp__config_blocks(c, pp__config_vstage(c, p, ch));
+    return n;
+}
+
+static void check_sums(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
+    double floats = (double)c->mb_size * c->seq * c->hidden;
+    int bad = -1, total = 0;
+    for (int i = 0; i < res->P; i++) {
+        int want = megatron_sums(c, i % c->P);
+        total += res->tp_sums[i];
+        if (bad < 0 && (res->tp_sums[i] != want || res->tp_bytes[i] != want * floats * sizeof(float))) bad = i;
+    }
+    char why[600];
+    if (bad < 0) {
+        pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 1, "%d all-reduces of %.0f values over shard 0's "
+                      "ranks, as Megatron's blocks make them: one per block in each forward (g, after W2) and one in "
+                      "each backward (f's conjugate, before W1's input gradient leaves)", total, floats);
+        return;
+    }
+    int p = bad % c->P, want = megatron_sums(c, p);
+    if (!pp__checks_tp_diagnose(c, res, why, sizeof why)) why[0] = 0;
+    pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 0, "%s%srank %d's shards summed %d times, %.0f bytes in "
+                  "step 1; Megatron's blocks sum %d times, %.0f bytes: one activation (%.0f values) per block in each "
+                  "forward and each backward", why, why[0] ? "; so " : "", p, res->tp_sums[bad], res->tp_bytes[bad],
+                  want, want * floats * sizeof(float), floats);
+}
+
+static void check_memory(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
+    pp_model_dims d;
+    pp__config_model_dims(c, &d);
+    int rows = c->mb_size * c->seq, bad = -1;
+    size_t limit = 0, whole = 0;
+    for (int i = 0; i < res->P && bad < 0; i++) {
+        int vs = pp__config_vstage(c, i % c->P, 0), nb = pp__config_blocks(c, vs);
+        int first = pp__config_prev(c, vs) < 0, last = pp__config_next(c, vs) < 0;
+        limit = pp__model_layered_bytes(&d, nb, first, last, d.ffn / c->T, rows);
+        whole = pp__model_layered_bytes(&d, nb, first, last, d.ffn, rows);
+        if (res->peak_single[i] > limit) bad = i;
+    }
+    if (bad < 0) {
+        pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 1, "every stash within what its layers "
+                      "keep once each, the FFN's activations cut %d ways: rank %d's largest %zu bytes, against %zu "
+                      "for the whole stage", c->T, res->P - 1, res->peak_single[res->P - 1], whole);
+        return;
+    }
+    pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 0, "rank %d's largest stash held %zu bytes, "
+                  "more than the %zu its layers keep when each runs once per block (the whole stage's would be %zu): "
+                  "a layer called twice in one forward keeps both outputs", bad % c->P, res->peak_single[bad], limit,
+                  whole);
+}
+
+void pp__checks_tp(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
+    if (!pp__checks_tp_applies(c)) return;
+    check_sums(c, res, out);
+    check_memory(c, res, out);
+}

@@ -1,0 +1,51 @@
+/* Lab 08, part 1: a tensor-parallel block. With --tp T each stage is cut over T ranks, its shards, which run this
+ * same step function, each on its part of every block: shard t holds columns t*F/T .. (t+1)*F/T-1 of W1 and b1
+ * and the same rows of W2 (F: the FFN width), and LayerNorm and b2 whole (Megatron-LM's MLP split). You write one
+ * block's forward and backward from pp.h's block calls. Each call says what kind of tensor it takes and makes:
+ * whole (every shard holds the same values), split (every shard its own columns) or partial (the value is the
+ * sum of the shards' parts); pp_block_allreduce is the one way from partial to whole. Where the sums go, and what
+ * they sum, is yours: docs/08-tensor.md asks the questions. The pipeline around the blocks is your 1F1B of lab 03.
+ * Grade with `make grade LAB=tpblock`. */
+#include <stdlib.h>
+
+#include "pp.h"
+
+/* One block's forward on this shard: y = x + W2 gelu(W1 LN(x) + b1) + b2, x whole, y whole. */
+static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
+    pp_tensor *y = x;
+    /* TODO 1: the four layers in order; then what must happen to W2's output before the next block can read it,
+     * and where do b2 and the residual go so that the sum holds each of them once? */
+    (void)b;
+    return y;
+}
+
+/* One block's backward on this shard, from dy (whole, the gradient of its output): returns dx (whole). */
+static pp_tensor *block_backward(pp_block *b, pp_tensor *dy) {
+    pp_tensor *dx = dy;
+    /* TODO 2: the layers' backwards in reverse order, b2's gradient, and the residual's share. One of the
+     * layers' input gradients comes out partial: whose, and where must it be summed? */
+    (void)b;
+    return dx;
+}
+
+/* The stage's forward: the embedding or the input, each block in turn, the head. */
+static pp_tensor *stage_forward(pp_rank *r, int mb, pp_tensor *x, pp_stash **stash) {
+    pp_tensor *h = pp_stage_forward_begin(r, 0, mb, x, stash);
+    for (int i = 0; i < pp_stage_blocks(r, 0); i++) h = block_forward(pp_stash_block(r, *stash, i), h);
+    return pp_stage_forward_end(r, *stash, h);
+}
+
+/* The stage's backward: the head's, each block from the last, then dx for the previous stage. */
+static pp_tensor *stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    pp_tensor *g = pp_stage_backward_begin(r, stash, dy);
+    for (int i = pp_stage_blocks(r, 0) - 1; i >= 0; i--) g = block_backward(pp_stash_block(r, stash, i), g);
+    return pp_stage_backward_end(r, stash, g);
+}
+
+void pp_tpblock_step(pp_rank *r) {
+    int P = pp_rank_stages(r), M = pp_rank_microbatches(r), me = pp_rank_id(r);
+    int first = me == 0, last = me == P - 1;
+    /* TODO 3: your 1F1B of lab 03, with stage_forward and stage_backward in place of pp_stage_forward and
+     * pp_stage_backward. Every shard runs it: messages stay among the ranks of one shard. */
+    (void)P, (void)M, (void)first, (void)last, (void)stage_forward, (void)stage_backward;
+}

@@ -1,0 +1,190 @@
+/* blocks.c: pp.h's block calls (lab 08), by which a schedule writes each block of its stage itself, on its
+ * tensor-parallel shard. Each runs one layer through model.c's layered passes inside the forward or backward that
+ * pp_stage_forward_begin or pp_stage_backward_begin opened, and follows what the T shards' copies of each tensor
+ * are together (pp_kind): a call given a kind that does not fit it leaves a note, and the run goes on with the
+ * numbers that follow, as real shards would. The grader names the note where the numbers go wrong. */
+#include <stdio.h>
+
+#include "comm.h"
+#include "rank.h"
+
+static const char *const api_names[PP_BAPI_COUNT] = {
+    "pp_block_layernorm", "pp_block_linear1", "pp_block_gelu", "pp_block_linear2", "pp_block_bias2",
+    "pp_block_residual", "pp_block_allreduce", "pp_block_linear2_backward", "pp_block_bias2_backward",
+    "pp_block_gelu_backward", "pp_block_linear1_backward", "pp_block_layernorm_backward", "pp_stage_forward_end",
+    "pp_stage_backward_end",
+};
+
+const char *pp__block_api(int i) { return i >= 0 && i < PP_BAPI_COUNT ? api_names[i] : "?"; }
+
+static int shards(const pp_rank *r) { return r->cfg->T > 1 ? r->cfg->T : 1; }
+
+/* Records the first note of its code this step; nothing on an uncut stage, where every tensor is whole. */
+static void note(pp_rank *r, const pp_stash *s, int block, int api, pp_tp_note_code code) {
+    if (shards(r) == 1 || r->tp_notes[code].code) return;
+    int order = 0;
+    for (int k = 0; k < PP_TPN_COUNT; k++) order += r->tp_notes[k].code != 0;
+    r->tp_notes[code] = (pp_tp_note){.code = code, .api = api, .rank = r->id, .shard = r->tp, .mb = s->mb,
+                                     .chunk = s->chunk, .block = block, .backward = s->state == PP__STASH_BWD_OPEN,
+                                     .order = order, .clock = r->clock > s->ready ? r->clock : s->ready};
+}
+
+void pp__block_note_whole(pp_rank *r, const pp_stash *s, int block, int api, const pp_tensor *t) {
+    if (t->kind == PP_KIND_PARTIAL) note(r, s, block, api, PP_TPN_READ_PARTIAL);
+    if (t->kind == PP_KIND_SPLIT) note(r, s, block, api, PP_TPN_READ_SPLIT);
+}
+
+static void note_split(pp_rank *r, const pp_stash *s, int block, int api, const pp_tensor *t) {
+    if (t->kind != PP_KIND_SPLIT) note(r, s, block, api, PP_TPN_NOT_SPLIT);
+}
+
+/* The block's rank, once b is a block of the op open on it in the phase the call belongs to (fwd: the forward),
+ * and the call is within the cap that keeps a runaway loop from exhausting memory. */
+static pp_rank *check_block(pp_block *b, int api, int fwd) {
+    pp_rank *r = b->r; /* a block is pp_stash_block's (in a sandboxed run the server's, from a checked handle) */
+    pp__rank_alive(r);
+    pp_stash *s = b->s;
+    int want = fwd ? PP__STASH_FWD_OPEN : PP__STASH_BWD_OPEN;
+    if (r->open_op != s || s->state != want)
+        pp__rank_abort(r, PP_ERR_USAGE, fwd ? "call the forward layers between pp_stage_forward_begin and "
+                       "pp_stage_forward_end, on a block of that stash" : "call the backward layers between "
+                       "pp_stage_backward_begin and pp_stage_backward_end, on a block of that stash",
+                       "%s: block %d of micro-batch %d, chunk %d has no %s open", pp__block_api(api), b->i, s->mb,
+                       s->chunk, fwd ? "forward" : "backward");
+    long cap = 64L * (s->nblocks + 1);
+    if (++s->block_calls > cap)
+        pp__rank_abort(r, PP_ERR_LIMIT, "each block runs each of its layers once per forward and once per backward",
+                       "%s: %ld block calls in one %s of a %d-block stage", pp__block_api(api), cap,
+                       fwd ? "forward" : "backward", s->nblocks);
+    return r;
+}
+
+/* t checked as an input of the block's calls: this rank's, complete, n x cols (h, or the shard's FFN columns). */
+static void check_tensor(pp_rank *r, int api, const pp_tensor *t, int cols, const char *what) {
+    const char *name = pp__block_api(api);
+    int n = r->cfg->mb_size * r->cfg->seq;
+    if (!t) pp__rank_abort(r, PP_ERR_USAGE, "pass the tensor the block's previous call returned", "%s: %s is NULL",
+                           name, what);
+    if (t->owner != r->id)
+        pp__rank_abort(r, PP_ERR_USAGE, "a block works on this rank's tensors", "%s: %s belongs to rank %d", name,
+                       what, t->owner);
+    if (t->pending || !t->data)
+        pp__rank_abort(r, PP_ERR_USAGE, "pass a tensor whose contents are there", "%s: %s %s", name, what,
+                       t->pending ? "comes from a receive that has not completed" : "was released");
+    if (t->rows != n || t->cols != cols || t->dtype != PP_F32) {
+        char b1[48];
+        pp__rank_abort(r, PP_ERR_SHAPE, "the block's activations are n x h (tokens x width) and its FFN's n x F/T "
+                       "(the shard's columns)", "%s: %s is %s, expected %dx%d f32", name, what,
+                       pp__tensor_describe(t, b1, sizeof b1), n, cols);
+    }
+}
+
+static int width(const pp_rank *r) { return r->cfg->hidden; }
+static int ffn_cols(const pp_block *b) { return b->r->chunks[b->s->chunk].ffn_local; }
+
+static pp_tensor *made(pp_rank *r, pp_tensor *t, pp_kind kind) {
+    t->owner = r->id;
+    t->kind = shards(r) > 1 ? kind : PP_KIND_WHOLE;
+    return t;
+}
+
+static pp_tensor *forward_layer(pp_block *b, int api, pp_layer layer, pp_tensor *in, pp_kind out_kind) {
+    pp_rank *r = check_block(b, api, 1);
+    int split_in = layer == PP_LAYER_GELU || layer == PP_LAYER_W2;
+    check_tensor(r, api, in, split_in ? ffn_cols(b) : width(r), "its input");
+    if (split_in) note_split(r, b->s, b->i, api, in);
+    else pp__block_note_whole(r, b->s, b->i, api, in);
+    return made(r, pp__model_layer_forward(&r->chunks[b->s->chunk], b->s->ms, b->i, layer, in), out_kind);
+}
+
+pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x) {
+    return forward_layer(b, PP_BAPI_LAYERNORM, PP_LAYER_LN, x, PP_KIND_WHOLE);
+}
+pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln) {
+    return forward_layer(b, PP_BAPI_LINEAR1, PP_LAYER_W1, ln, PP_KIND_SPLIT);
+}
+pp_tensor *pp_block_gelu(pp_block *b, pp_tensor *h1) {
+    return forward_layer(b, PP_BAPI_GELU, PP_LAYER_GELU, h1, PP_KIND_SPLIT);
+}
+pp_tensor *pp_block_linear2(pp_block *b, pp_tensor *a1) {
+    return forward_layer(b, PP_BAPI_LINEAR2, PP_LAYER_W2, a1, PP_KIND_PARTIAL);
+}
+
+void pp_block_bias2(pp_block *b, pp_tensor *y) {
+    pp_rank *r = check_block(b, PP_BAPI_BIAS2, 1);
+    check_tensor(r, PP_BAPI_BIAS2, y, width(r), "y");
+    if (y->kind == PP_KIND_PARTIAL) note(r, b->s, b->i, PP_BAPI_BIAS2, PP_TPN_ADD_PARTIAL);
+    if (y->kind == PP_KIND_SPLIT) note(r, b->s, b->i, PP_BAPI_BIAS2, PP_TPN_READ_SPLIT);
+    pp__model_bias2_forward(&r->chunks[b->s->chunk], b->i, y);
+}
+
+void pp_block_residual(pp_block *b, pp_tensor *y, pp_tensor *x) {
+    pp_rank *r = check_block(b, PP_BAPI_RESIDUAL, b->s->state == PP__STASH_FWD_OPEN);
+    check_tensor(r, PP_BAPI_RESIDUAL, y, width(r), "y");
+    check_tensor(r, PP_BAPI_RESIDUAL, x, width(r), "x");
+    if (y->kind == PP_KIND_SPLIT || x->kind == PP_KIND_SPLIT) note(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_READ_SPLIT);
+    /* a partial plus a whole holds the whole once per shard that added it; two partials add up as partials */
+    if (y->kind == PP_KIND_PARTIAL && x->kind == PP_KIND_WHOLE) note(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_ADD_PARTIAL);
+    if (y->kind == PP_KIND_WHOLE && x->kind == PP_KIND_PARTIAL) note(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_READ_PARTIAL);
+    r->be->ops->axpy(r->be->ctx, y->data, 1.0f, x->data, y->rows * y->cols);
+    if (x->kind == PP_KIND_PARTIAL) y->kind = PP_KIND_PARTIAL;
+}
+
+void pp_block_allreduce(pp_block *b, pp_tensor *t) {
+    pp_rank *r = check_block(b, PP_BAPI_ALLREDUCE, b->s->state == PP__STASH_FWD_OPEN);
+    if (t && t->cols != width(r)) check_tensor(r, PP_BAPI_ALLREDUCE, t, ffn_cols(b), "t");
+    else check_tensor(r, PP_BAPI_ALLREDUCE, t, width(r), "t");
+    if (t->kind == PP_KIND_SPLIT) note(r, b->s, b->i, PP_BAPI_ALLREDUCE, PP_TPN_SUM_SPLIT);
+    if (t->kind == PP_KIND_WHOLE) note(r, b->s, b->i, PP_BAPI_ALLREDUCE, PP_TPN_SUM_WHOLE);
+    if (shards(r) == 1) return;
+    if (r->be->ops->sync) r->be->ops->sync(r->be->ctx); /* the sum reads what the queued ops wrote */
+    r->tp_api = "pp_block_allreduce";
+    pp__comm_tp_allreduce(r, t);
+    t->kind = PP_KIND_WHOLE;
+}
+
+static pp_tensor *backward_layer(pp_block *b, int api, pp_layer layer, pp_tensor *dout, pp_kind out_kind) {
+    static const char *const fwd_of[PP_LAYERS] = {"pp_block_layernorm", "pp_block_linear1", "pp_block_gelu",
+                                                  "pp_block_linear2"};
+    pp_rank *r = check_block(b, api, 0);
+    int split_in = layer == PP_LAYER_GELU || layer == PP_LAYER_W1;
+    check_tensor(r, api, dout, split_in ? ffn_cols(b) : width(r), "its gradient");
+    if (!pp__model_layer_kept(b->s->ms, b->i, layer))
+        pp__rank_abort(r, PP_ERR_USAGE, "a layer's backward reads what its forward kept: run the forward's layers in "
+                       "reverse", "%s: block %d's forward never ran %s (micro-batch %d, chunk %d)",
+                       pp__block_api(api), b->i, fwd_of[layer], b->s->mb, b->s->chunk);
+    if (split_in) note_split(r, b->s, b->i, api, dout);
+    else pp__block_note_whole(r, b->s, b->i, api, dout);
+    return made(r, pp__model_layer_backward(&r->chunks[b->s->chunk], b->s->ms, b->i, layer, dout), out_kind);
+}
+
+pp_tensor *pp_block_linear2_backward(pp_block *b, pp_tensor *dy) {
+    return backward_layer(b, PP_BAPI_LINEAR2_BACKWARD, PP_LAYER_W2, dy, PP_KIND_SPLIT);
+}
+pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1) {
+    return backward_layer(b, PP_BAPI_GELU_BACKWARD, PP_LAYER_GELU, da1, PP_KIND_SPLIT);
+}
+pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1) {
+    return backward_layer(b, PP_BAPI_LINEAR1_BACKWARD, PP_LAYER_W1, dh1, PP_KIND_PARTIAL);
+}
+pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln) {
+    return backward_layer(b, PP_BAPI_LAYERNORM_BACKWARD, PP_LAYER_LN, dln, PP_KIND_WHOLE);
+}
+
+void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) {
+    pp_rank *r = check_block(b, PP_BAPI_BIAS2_BACKWARD, 0);
+    check_tensor(r, PP_BAPI_BIAS2_BACKWARD, dy, width(r), "dy");
+    pp__block_note_whole(r, b->s, b->i, PP_BAPI_BIAS2_BACKWARD, dy);
+    pp__model_bias2_backward(&r->chunks[b->s->chunk], b->i, dy);
+}
+
+pp_block *pp_stash_block(pp_rank *r, pp_stash *s, int i) {
+    pp__rank_alive(r);
+    if (!s || r->open_op != s)
+        pp__rank_abort(r, PP_ERR_USAGE, "ask for a block between pp_stage_forward_begin (or pp_stage_backward_begin) "
+                       "and its end, of that stash", "pp_stash_block: no forward or backward is open on this stash");
+    if (i < 0 || i >= s->nblocks)
+        pp__rank_abort(r, PP_ERR_USAGE, "the blocks of a chunk are 0..pp_stage_blocks(r, chunk)-1",
+                       "pp_stash_block: block %d does not exist (chunk %d has %d)", i, s->chunk, s->nblocks);
+    return &s->blocks[i];
+}
