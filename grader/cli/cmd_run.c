@@ -375,6 +375,9 @@ static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *la
             if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
             return 1;
         }
+        /* the grid lab's mapping too: it places the run */
+        *(void **)&prog->grid_place = pp__impl_symbol(built.shared, "pp_tpgrid_place", err, sizeof err);
+        *(void **)&prog->grid_group = pp__impl_symbol(built.shared, "pp_tpgrid_group", err, sizeof err);
         if (me == 0)
             fprintf(stderr, "pplab run: --in-process: %s runs inside pplab, unsandboxed (for gdb, ASan and printf "
                             "debugging; grading always sandboxes it)\n", lab->symbol);
@@ -472,6 +475,10 @@ static int run_main(int argc, char **argv) {
         int color = isatty(1) && !getenv("NO_COLOR");
         pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
     }
+    /* the grid lab's run sat where its mapping put it: its theory prices the same links; its step is held to the
+     * canonical placement's */
+    pp_run_config canon = o.cfg;
+    if (res.place && res.nplace == pp__config_world(&o.cfg)) o.cfg.place = res.place;
     int formula;
     char note[64];
     double theory = pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note);
@@ -482,9 +489,10 @@ static int run_main(int argc, char **argv) {
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
     /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
     if (o.cfg.T > 1 || o.cfg.node_size > 0) {
-        double canonical = pp__theory_step(&o.cfg);
-        if (pp__checks_dp_applies(&o.cfg)) pp__theory_exposed_replay(&o.cfg, &canonical, NULL); /* and its reduces */
-        printf("virtual step: %.4f (the canonical order's %.4f)\n", res.step_time, canonical);
+        double canonical = pp__theory_step(&canon);
+        if (pp__checks_dp_applies(&canon)) pp__theory_exposed_replay(&canon, &canonical, NULL); /* and its reduces */
+        printf("virtual step: %.4f (the canonical order's %.4f%s)\n", res.step_time, canonical,
+               o.cfg.place ? ", placed by tdp" : "");
     }
     if (pp__checks_dp_applies(&o.cfg)) {
         int formula;

@@ -491,6 +491,7 @@ static void add_gated(const pp_run_config *c, pp_test_result *out, const char *w
     if (c->recompute) pp__check_add(out, "recomputation memory", PP_PTS_RECOMPUTE, 0, "not graded: %s", why);
     pp__checks_dp_gated(c, out, why);
     pp__checks_tp_gated(c, out, why);
+    pp__checks_grid_gated(c, out, why);
 }
 
 int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
@@ -830,6 +831,7 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
     check_messages(&k);
     pp__checks_dp(c, res, out);
     pp__checks_tp(c, res, out);
+    pp__checks_grid(c, res, out);
     if (c->recompute) check_recompute(&k, plain);
 }
 

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "checks_dp.h"
 #include "config.h"
+#include "exposed.h"
 #include "model.h"
+#include "schedule.h"
 #include "schedules.h"
 
 int pp__checks_tp_applies(const pp_run_config *c) { return pp__schedule_def(c->schedule)->own_blocks && c->T > 1; }
@@ -131,4 +134,68 @@ void pp__checks_tp(const pp_run_config *c, const pp_run_result *res, pp_test_res
     if (!pp__checks_tp_applies(c)) return;
     check_sums(c, res, out);
     check_memory(c, res, out);
+}
+
+/* ---- the grid (tpgrid) ---------------------------------------------------------------------------------- */
+
+static int grid_applies(const pp_run_config *c) { return pp__schedule_def(c->schedule)->grid; }
+
+void pp__checks_grid_gated(const pp_run_config *c, pp_test_result *out, const char *why) {
+    if (grid_applies(c)) pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 0, "not graded: %s", why);
+}
+
+/* The canonical order's step, reduces included, on c's costs and links. */
+static double canonical_step(const pp_run_config *c) {
+    double step = pp__theory_step(c);
+    if (pp__checks_dp_applies(c)) pp__theory_exposed_replay(c, &step, NULL);
+    return step;
+}
+
+/* Why a placement's step is longer, into msg: a tensor-parallel group across nodes first (its sums are on every
+ * op's critical path), then pipeline neighbours apart where the canonical placement keeps them together. */
+static void placement_cause(const pp_run_config *c, const pp_run_config *canon, char *msg, size_t len) {
+    msg[0] = 0;
+    int T = c->T > 1 ? c->T : 1;
+    for (int d = 0; d < c->D; d++)
+        for (int p = 0; p < c->P; p++) {
+            int w0 = pp__config_rank_of(c, 0, d, p);
+            if (!pp__config_tp_crosses(c, w0) || pp__config_tp_crosses(canon, w0)) continue;
+            int a = pp__config_node(c, w0), b = a;
+            for (int t = 1; t < T && b == a; t++) b = pp__config_node(c, pp__config_rank_of(c, t, d, p));
+            int L = pp__config_blocks(c, pp__config_vstage(c, p, 0));
+            char rep[32] = "";
+            if (c->D > 1) snprintf(rep, sizeof rep, " in replica %d", d);
+            snprintf(msg, len, "the tensor-parallel group of stage %d%s spans nodes %d and %d: its 2 x %d all-reduces "
+                     "per micro-batch (one per block each way) cross the network (--reduce-alpha, --reduce-beta) "
+                     "instead of the node's link (--tp-alpha, --tp-beta), inside every op", p, rep, a, b, L);
+            return;
+        }
+    for (int d = 0; d < c->D; d++)
+        for (int p = 0; p + 1 < c->P; p++) {
+            int x = pp__config_rank_of(c, 0, d, p), y = pp__config_rank_of(c, 0, d, p + 1);
+            int apart = pp__config_node(c, x) != pp__config_node(c, y);
+            if (!apart || pp__config_node(canon, x) != pp__config_node(canon, y)) continue;
+            snprintf(msg, len, "stages %d and %d sit on nodes %d and %d, where the canonical placement keeps them in "
+                     "one: each boundary message crosses the network", p, p + 1, pp__config_node(c, x),
+                     pp__config_node(c, y));
+            return;
+        }
+}
+
+void pp__checks_grid(const pp_run_config *c, const pp_run_result *res, pp_test_result *out) {
+    if (!grid_applies(c)) return;
+    pp_run_config canon = *c;
+    canon.place = NULL, canon.placement = NULL;
+    double want = canonical_step(&canon), got = res->step_time;
+    if (got <= want + 1e-9) {
+        pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 1, "%.4f on %d ranks per node, the canonical "
+                      "placement's %.4f (a stage's shards in one node, the pipeline across nodes)%s", got,
+                      c->node_size, want, got < want - 1e-9 ? ": shorter" : "");
+        return;
+    }
+    char why[600];
+    placement_cause(c, &canon, why, sizeof why);
+    pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 0, "%s%sthe step takes %.4f on %d ranks per node, "
+                  "the canonical placement's %.4f (a stage's shards in one node, the pipeline across nodes)", why,
+                  why[0] ? "; so " : "", got, c->node_size, want);
 }

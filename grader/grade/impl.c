@@ -167,8 +167,12 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
     char *text;
     pp_status rd = pp__compile_read(dir, rel, &text, &nsrc, err, errlen);
     if (rd != PP_OK) return rd;
-    const char *const *keep = lab->symbol ? &lab->symbol : warmup_fns;
-    int nkeep = lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
+    /* the grid lab's file also says how the ranks map onto the grid (grid.h) */
+    static const char *const grid_fns[] = {"pp_tpgrid_step", "pp_tpgrid_place", "pp_tpgrid_group"};
+    const pp_schedule_def *def = lab->symbol ? pp__schedule_def(lab->name) : NULL;
+    int grid = def && def->grid && !strcmp(lab->symbol, grid_fns[0]);
+    const char *const *keep = grid ? grid_fns : lab->symbol ? &lab->symbol : warmup_fns;
+    int nkeep = grid ? 3 : lab->symbol ? 1 : (int)(sizeof warmup_fns / sizeof *warmup_fns);
     crypto_hash_sha256(out->sha256, (const unsigned char *)text, nsrc);
     char *key = build_key(text, nsrc, pp_h, keep, nkeep, &klen);
     if (!key || access(out->driver, X_OK)) {

@@ -173,6 +173,16 @@ static const pp_test_config tpblock_tests[] = {
     {.P = 1, .M = 3, .v = 1, .steps = 3, .seed = 176, .T = 4, .layers = 3},
 };
 
+/* Lab 08, part 2: grids of up to 8 ranks on nodes of 2 to 4, the canonical placement's step the bar. */
+static const pp_test_config tpgrid_tests[] = {
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 181, .T = 2, .D = 2, .node_size = 4, .on_gpu = 1},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 182, .T = 2, .D = 1, .node_size = 2},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 183, .T = 4, .D = 1, .node_size = 4},
+    {.P = 1, .M = 3, .v = 1, .steps = 2, .seed = 184, .T = 2, .D = 2, .node_size = 2},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 185, .T = 2, .D = 1, .node_size = 4},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 186, .T = 2, .D = 2, .node_size = 2},
+};
+
 static const struct {
     const char *name;
     const pp_test_config *tests;
@@ -192,6 +202,7 @@ static const struct {
     {"dp1f1b", dp1f1b_tests, (int)(sizeof dp1f1b_tests / sizeof dp1f1b_tests[0])},
     {"dpinterleaved", dpinterleaved_tests, (int)(sizeof dpinterleaved_tests / sizeof dpinterleaved_tests[0])},
     {"tpblock", tpblock_tests, (int)(sizeof tpblock_tests / sizeof tpblock_tests[0])},
+    {"tpgrid", tpgrid_tests, (int)(sizeof tpgrid_tests / sizeof tpgrid_tests[0])},
 };
 
 const pp_test_config *pp__testset(const char *name, int *n) {

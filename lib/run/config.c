@@ -195,6 +195,7 @@ static const char *placement_of(const pp_run_config *c) { return c->placement &&
 
 int pp__config_node(const pp_run_config *c, int rank) {
     if (c->node_size <= 0) return 0;
+    if (c->place) return c->place[rank] / c->node_size;
     int coord[3] = {pp__config_rank_tp(c, rank), pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank)};
     int size[3] = {c->T > 1 ? c->T : 1, c->D, c->P}, pos = 0, stride = 1;
     for (const char *a = placement_of(c); *a; a++) {
@@ -299,6 +300,7 @@ double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
 double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
     pp_model_dims d;
     pp__config_model_dims(c, &d);
+    d.ffn /= c->T > 1 ? c->T : 1; /* a shard reduces its own slice of W1, b1 and W2 */
     return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), pp__config_prev(c, vstage) < 0,
                                          pp__config_next(c, vstage) < 0) * sizeof(float);
 }
@@ -357,6 +359,12 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("%s runs the micro-batches in max(1, M div P) equal rounds: %d micro-batches make %d rounds, "
                    "which do not divide them; use a multiple of the stage count (%d) or fewer than %d micro-batches",
                    def->title, c->M, rounds, c->P, 2 * c->P);
+    if (def->grid && c->transport && strcmp(c->transport, "threads"))
+        return BAD("%s runs on the threads transport, not on %s: its placement is read from the submission before "
+                   "the run", def->title, c->transport);
+    if (def->grid && pp__config_world(c) > 64)
+        return BAD("%s runs at most 64 ranks: --tp %d x --stages %d x --dp %d is %d", def->title, c->T, c->P, c->D,
+                   pp__config_world(c));
     if (def->own_blocks && c->recompute)
         return BAD("--recompute is not offered with %s: its blocks are the schedule's own calls, which a recomputed "
                    "forward would have to run again inside the backward; drop --recompute", def->title);

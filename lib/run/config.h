@@ -22,6 +22,8 @@ typedef struct pp_run_config {
     const char *placement;  /* how ranks fill the nodes: the axes t, d, p, fastest first ("tdp", Megatron-LM's
                                order, by default: a stage's shards side by side, then its replicas, then the
                                stages); NULL or "": "tdp" */
+    const int *place;       /* lab 08's grid: the global rank (node slot) that plays world rank id, from the
+                               submission's mapping (grid.h); NULL: the placement's axes decide */
     int D;                  /* data-parallel replicas of the pipeline: D*P ranks, rank (d, p) holds stage p of
                                replica d, which takes micro-batches d*M..d*M+M-1 of the global batch */
     double reduce_alpha;    /* the gradient all-reduce's cost per message (a ring's step), virtual units */
@@ -138,7 +140,7 @@ int pp__config_reduce_members(const pp_run_config *c);
 /* The virtual cost of one gradient all-reduce of `bytes` over its group's D members (a ring): 2(D-1)*alpha +
  * 2(D-1)/D * bytes * beta; 0 with one member, where there is nothing to reduce. */
 double pp__config_reduce_cost(const pp_run_config *c, double bytes);
-/* Bytes of the weight gradients of virtual stage vstage (what its chunk's reduce moves). */
+/* Bytes of the weight gradients of virtual stage vstage on one shard (what its chunk's reduce moves). */
 double pp__config_grad_bytes(const pp_run_config *c, int vstage);
 /* The defaults of --reduce-alpha and --reduce-beta: at the default width a chunk's reduce over two replicas costs
  * about two block forwards, almost all of it bandwidth (a bandwidth-bound grid). */

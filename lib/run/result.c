@@ -42,6 +42,7 @@ void pp__result_free(pp_run_result *res) {
     free(res->late_grad_zero);
     free(res->tp_sums);
     free(res->tp_bytes);
+    free(res->place);
     memset(res, 0, sizeof *res);
 }
 
@@ -76,6 +77,8 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_i64(w, (int64_t)res->act_bytes);
     pp__wire_f64(w, res->wall_s);
     pp__wire_i64(w, res->dloss_calls_total), pp__wire_i64(w, res->loss_count);
+    pp__wire_i64(w, res->nplace);
+    for (int i = 0; i < res->nplace; i++) pp__wire_i64(w, res->place[i]);
     const pp_tp_note *t = &res->tp_note;
     int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards};
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) pp__wire_i64(w, note[i]);
@@ -131,6 +134,16 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->wall_s = pp__wire_get_f64(r);
     res->dloss_calls_total = (int)pp__wire_get_i64(r, 0, INT32_MAX);
     res->loss_count = (int)pp__wire_get_i64(r, 0, INT32_MAX);
+    /* a grid's places: a permutation of the world's ranks (at most 8 shards of P ranks) */
+    res->nplace = (int)pp__wire_get_i64(r, 0, 8 * (int64_t)P);
+    if (res->nplace && !r->bad) {
+        res->place = pp__xcalloc((size_t)res->nplace, sizeof *res->place);
+        unsigned char seen[8 * 1024] = {0};
+        for (int i = 0; i < res->nplace && !r->bad; i++) {
+            res->place[i] = (int)pp__wire_get_i64(r, 0, res->nplace - 1);
+            if (!r->bad && seen[res->place[i]]++) r->bad = 1;
+        }
+    }
     /* a note names a call, a place and a kind the grader's sentences know: each field within its range */
     pp_tp_note *t = &res->tp_note;
     t->code = (int)pp__wire_get_i64(r, 0, PP_TPN_COUNT - 1);
@@ -144,6 +157,7 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     t->shards = (int)pp__wire_get_i64(r, 0, 8);
     int ok = (int)pp__wire_get_u32(r, 0, 1);
     if (r->bad || (!ok && res->status == PP_OK)) {
+        free(res->place);
         memset(res, 0, sizeof *res);
         return -1;
     }

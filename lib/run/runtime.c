@@ -7,7 +7,9 @@
 
 #include <string.h>
 
+#include "grid.h"
 #include "reduce.h"
+#include "schedules.h"
 #include "server.h"
 #include "host.h"
 #include "transport.h"
@@ -372,6 +374,37 @@ static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_se
     return 0;
 }
 
+/* The grid lab's mapping (grid.h) into place: asked of rank 0's driver, or of the in-process functions. 0, or -1
+ * with the run's failure in res. */
+static int grid_place(const pp_run_config *cfg, const pp_program *prog, pp_server **srv, int *place,
+                      pp_run_result *res) {
+    static unsigned char answer[64 * 1024];
+    long n = -1;
+    if (srv[0]) {
+        n = pp__server_hello(srv[0], answer, sizeof answer, &res->status, res->error, sizeof res->error);
+    } else if (prog->grid_place && prog->grid_group) {
+        pp_wire w;
+        pp__wire_init_fixed(&w, answer, sizeof answer);
+        pp__grid_ask(cfg->T > 1 ? cfg->T : 1, cfg->P, cfg->D, prog->grid_place, prog->grid_group, &w);
+        n = w.bad ? -1 : (long)w.len;
+        if (n < 0) res->status = PP_ERR_USAGE, snprintf(res->error, sizeof res->error, "the grid's answer is too long");
+    } else {
+        res->status = PP_ERR_USAGE;
+        snprintf(res->error, sizeof res->error, "the %s schedule places its ranks by pp_tpgrid_place and "
+                 "pp_tpgrid_group, which this program does not give", cfg->schedule);
+    }
+    if (n < 0) return -1;
+    pp_wire_in in;
+    pp__wire_in_init(&in, answer, (size_t)n);
+    char err[1024];
+    if (pp__grid_read(cfg, &in, place, err, sizeof err)) {
+        res->status = PP_ERR_USAGE;
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res) {
     memset(res, 0, sizeof *res);
     res->P = cfg->P * cfg->D; /* the ranks the result describes: shard 0's under --tp */
@@ -392,6 +425,22 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         res->status = PP_ERR_SANDBOX;
         snprintf(res->error, sizeof res->error, "%s", err);
         return res->status;
+    }
+    /* the grid lab's run sits on the nodes where its mapping puts each rank */
+    int place[PP_GRID_MAX];
+    pp_run_config placed;
+    if (pp__schedule_def(cfg->schedule)->grid) {
+        if (grid_place(cfg, prog, srv, place, res)) {
+            for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
+            free(srv);
+            return res->status;
+        }
+        placed = *cfg;
+        placed.place = place;
+        cfg = &placed;
+        res->nplace = N;
+        res->place = pp__xmalloc((size_t)N * sizeof *res->place);
+        memcpy(res->place, place, (size_t)N * sizeof *place);
     }
     pp_world w;
     memset(&w, 0, sizeof w);

@@ -5,6 +5,7 @@
 #define PP_RUNTIME_H
 
 #include "config.h"
+#include "grid_call.h"
 #include "rank.h"
 #include "trace.h"
 
@@ -47,6 +48,9 @@ typedef struct pp_run_result {
     int *late_grad_zero;     /* per rank, step 1: pp_grad_zero calls after a backward */
     int *tp_sums;            /* per rank, step 1: the shards' all-reduces it called (under --tp) */
     double *tp_bytes;        /* per rank, step 1: ... their bytes */
+    int *place;              /* lab 08's grid: the global rank that played each world rank (pp_run_config.place),
+                                nplace of them; NULL otherwise */
+    int nplace;
     pp_tp_note tp_note;      /* step 1: the first note of a block call given a tensor of the wrong kind, over every
                                 shard (lab 08; code PP_TPN_NONE: none) */
     int *waiting_tag;        /* per rank, of a failed run: the receive it was waiting for (-1: none), which names
@@ -77,6 +81,9 @@ typedef struct pp_program {
      * what the run's own time is measured from (start-up is the launcher's) */
     void (*on_ready)(void *arg);
     void *ready_arg;
+    /* in-process, the grid lab's mapping (grid_call.h); a sandboxed run asks its driver instead */
+    pp_grid_place_fn *grid_place;
+    pp_grid_group_fn *grid_group;
 } pp_program;
 
 /* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.

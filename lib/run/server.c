@@ -11,6 +11,7 @@
 #include "comm.h"
 #include "rank.h"
 #include "rpc.h"
+#include "schedules.h"
 #include "text.h"
 #include "wire.h"
 #include "host.h"
@@ -40,7 +41,8 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = pp__config_rank_pipe(cfg, rank), .P = cfg->P, .M = cfg->M,
                        .v = cfg->v, .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
                        .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
-                       .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1};
+                       .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1,
+                       .grid = pp__schedule_def(cfg->schedule)->grid};
     for (int ch = 0; ch < cfg->v && ch < 16; ch++)
         f.blocks[ch] = pp__config_blocks(cfg, pp__config_vstage(cfg, f.rank, ch));
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
@@ -80,6 +82,31 @@ int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len) {
     *st = pp__driver_death_of(&s->drv, status, line, sizeof line, &hint);
     snprintf(msg, len, hint ? "%s\nHINT: %s" : "%s", line, hint);
     return 1;
+}
+
+long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *st, char *msg, size_t len) {
+    if (!pp__driver_next(&s->drv)) {
+        if (!pp__server_ended(s, st, msg, len)) *st = PP_ERR_CRASH, snprintf(msg, len, "the driver ended");
+        return -1;
+    }
+    pp_wire_in in;
+    pp__wire_in_init(&in, s->drv.req, s->drv.req_len);
+    unsigned op = pp__wire_get_u32(&in, 0, 0xffffffffu);
+    const char *hint = NULL;
+    char line[1200];
+    if (op != PP_RPC_NEXT) {
+        if (in.bad || pp__server_stop_reason(op, &in, "the schedule's", s->symbol, st, &hint, line, sizeof line)) {
+            *st = PP_ERR_SANDBOX;
+            snprintf(line, sizeof line, "the schedule's driver sent request %u before its first step", op);
+        }
+        snprintf(msg, len, hint ? "%s\nHINT: %s" : "%s", line, hint);
+        return -1;
+    }
+    size_t n = pp__wire_left(&in);
+    if (n > cap) n = cap;
+    memcpy(buf, pp__wire_view(&in, n), n);
+    s->next_pending = s->ready = 1;
+    return (long)n;
 }
 
 /* ---- handles ------------------------------------------------------------------------------------------- */
@@ -187,8 +214,8 @@ int pp__server_stop_reason(unsigned op, pp_wire_in *in, const char *who, const c
                  detail);
     } else if (op == PP_RPC_MISUSE && code == PP_STOP_NO_STEP) {
         *st = PP_ERR_USAGE;
-        snprintf(msg, len, "the lab's file does not define %s(): keep the function name the lab gives%s", symbol,
-                 detail);
+        snprintf(msg, len, "the lab's file does not define %s(): keep the function name the lab gives%s",
+                 arg == 1 ? "pp_tpgrid_place" : arg == 2 ? "pp_tpgrid_group" : symbol, detail);
     } else if (op == PP_RPC_LOAD_FAILED && code == PP_STOP_OBJECT) {
         *st = PP_ERR_SANDBOX;
         snprintf(msg, len, "%s driver refused the lab's object%s", who, detail);

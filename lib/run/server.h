@@ -24,6 +24,11 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
  * returns. A failure (a refused request, the driver's death) stops the run through pp__rank_abort. */
 void pp__server_step(pp_rank *r);
 
+/* Waits for the driver's first request, its ready (PP_RPC_NEXT), before the run's first step, and copies what it
+ * carries into buf (the grid lab's answer, grid_call.h); the first step then starts at once. Returns its length,
+ * or -1 with *st and why in msg (the driver ended, stopped, or sent something else first). */
+long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *st, char *msg, size_t len);
+
 /* 1 when the driver has ended (without reaping it: any thread may ask), with how in *st and msg (a line and its
  * HINT); 0 while it runs. */
 int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len);

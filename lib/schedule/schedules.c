@@ -315,6 +315,11 @@ const pp_schedule_def pp__schedules[] = {
      .bubble = classic_bubble,
      .peak_hint = "keep lab 03's warm-up: only as many forwards as the first gradient needs, and free each stash "
                   "right after its backward"},
+    {.name = "tpgrid", .title = "1F1B on a TP x PP x DP grid", .folder = "08-tensor", .file = "tpgrid",
+     .symbol = "pp_tpgrid_step", .grid = 1, .reduce = PP_REDUCE_AT_END, .order = onef1b_order, .peak = onef1b_peak,
+     .bubble = classic_bubble,
+     .peak_hint = "keep lab 03's warm-up: only as many forwards as the first gradient needs, and free each stash "
+                  "right after its backward"},
 };
 #undef TESTS
 const int pp__nschedules = (int)(sizeof pp__schedules / sizeof pp__schedules[0]);

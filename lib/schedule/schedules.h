@@ -46,6 +46,8 @@ typedef struct pp_schedule_def {
                                   of the model held twice, its copies' gradients summed (placement.h) */
     int own_blocks;            /* 1: the schedule runs each stage's blocks itself, layer by layer, tensor parallel
                                   (pp_stage_forward_begin ... _end: lab 08's tpblock); 0: whole-stage ops */
+    int grid;                  /* 1: the submission maps global ranks to (t, p, d) and builds the groups (lab 08's
+                                  tpgrid, grid.h): the run is placed on the nodes by its mapping */
     pp_reduce_mode reduce;     /* the canonical order's reduces: none for a single pipeline */
     /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
     int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
@@ -64,7 +66,7 @@ typedef struct pp_schedule_def {
 #define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
     X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbinterleaved_step) X(pp_zbv_step) \
     X(pp_dualpipev_step) X(pp_dualpipe_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step) \
-    X(pp_tpblock_step)
+    X(pp_tpblock_step) X(pp_tpgrid_step)
 
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "driver.h"
+#include "grid_call.h"
 #include "loader.h"
 #include "rpc.h"
 #include "symbols.h"
@@ -96,6 +97,18 @@ int main(void) {
     }
     static unsigned char answer[PP_CHAN_MSG - 64], args[PP_CHAN_MSG];
     size_t answer_len = 0;
+    /* the grid lab's mapping, asked once, before the first step: the runtime places the run by it */
+    if (f.mode == PP_CHAN_SCHEDULE && f.grid) {
+        pp_grid_place_fn *place;
+        pp_grid_group_fn *group;
+        *(void **)&place = pp__loader_symbol(&img, "pp_tpgrid_place");
+        *(void **)&group = pp__loader_symbol(&img, "pp_tpgrid_group");
+        if (!place || !group) pp__drv_stop(PP_RPC_MISUSE, PP_STOP_NO_STEP, place ? 2 : 1, NULL);
+        pp_wire out;
+        pp__wire_init_fixed(&out, answer, sizeof answer);
+        pp__grid_ask(f.T, f.P, f.D, place, group, &out);
+        answer_len = out.bad ? 0 : out.len;
+    }
     for (;;) {
         pp_wire w;
         unsigned st;

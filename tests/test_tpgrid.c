@@ -1,0 +1,112 @@
+/* test_tpgrid.c: lab 08, part 2 (tpgrid): the submission maps global ranks to (t, p, d) and builds the groups, and
+ * the run sits on the nodes where its mapping puts each rank. The reference gets full marks on every default
+ * configuration; a mapping whose shards of a stage land on different nodes keeps every other point and loses the
+ * step on the topology, the report naming the group and the link; groups listed out of order, and two ranks on
+ * one place, stop the run naming the rank; another mapping that keeps the same nodes keeps full marks. A mapping
+ * placed by the submission measures the step that the same placement named by --placement measures. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checks.h"
+#include "checks_dp.h"
+#include "checks_tp.h"
+#include "pp.h"
+#include "runner.h"
+#include "testset.h"
+#include "testutil.h"
+
+TestSuite(tpgrid, .timeout = 240);
+
+static const pp_check *check_named(const pp_test_result *r, const char *name) {
+    for (int i = 0; i < r->nchecks; i++)
+        if (!strcmp(r->checks[i].name, name)) return &r->checks[i];
+    cr_assert_fail("no check named '%s' in %s", name, r->name);
+    return NULL;
+}
+
+static void grade(const char *impl, int T, int P, int D, int G, pp_test_result *out) {
+    pp_test_config c = {.P = P, .M = 4, .v = 1, .T = T, .D = D, .node_size = G, .steps = 2, .seed = 11,
+                        .time_limit_s = 30, .alpha = -1, .beta = -1};
+    snprintf(c.lab, sizeof c.lab, "tpgrid");
+    test_grade_config(impl, &c, out);
+}
+
+Test(tpgrid, the_reference_gets_full_marks_on_every_default_configuration) {
+    int n;
+    const pp_test_config *set = pp__testset("tpgrid", &n);
+    cr_assert_geq(n, 4);
+    for (int i = 0; i < n; i++) {
+        pp_test_config c = set[i];
+        snprintf(c.lab, sizeof c.lab, "tpgrid");
+        c.time_limit_s = 30, c.alpha = c.beta = -1;
+        pp_test_result r;
+        test_grade_config("solutions", &c, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+        cr_expect(check_named(&r, "step on the topology")->passed, "%s", r.name);
+    }
+    /* the grids: (T, P, D) = (2, 1, 1), (2, 2, 1), (2, 2, 2), (4, 2, 1) */
+    static const int grid[][4] = {{2, 1, 1, 2}, {2, 2, 1, 2}, {2, 2, 2, 4}, {4, 2, 1, 4}};
+    for (size_t i = 0; i < sizeof grid / sizeof *grid; i++) {
+        pp_test_result r;
+        grade("solutions", grid[i][0], grid[i][1], grid[i][2], grid[i][3], &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+        cr_expect_eq(r.max, PP_PTS_GRADS + PP_PTS_WEIGHTS + PP_PTS_ONE_F_ONE_B + PP_PTS_BUBBLE + PP_PTS_PEAK +
+                     PP_PTS_MESSAGES + PP_PTS_REDUCE + PP_PTS_EXPOSED + PP_PTS_GRID_STEP, "%s", r.name);
+    }
+}
+
+Test(tpgrid, the_untouched_stub_is_refused_at_its_mapping) {
+    char dir[256];
+    cr_assert_eq(test_pristine_labs(dir, sizeof dir), 0);
+    pp_test_result r;
+    grade(dir, 2, 2, 1, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_place(0): t = -1 is out of range: t is 0..1, p 0..1, d 0..0");
+    test_rm_tree(dir);
+}
+
+/* Shards spread over nodes: the same numbers, bubble and reduces, a longer step, the group and the link named. */
+Test(tpgrid, a_stage_whose_shards_span_nodes_loses_the_step_and_is_named) {
+    pp_test_result r;
+    grade("tests/broken/tpgrid-stages-fastest", 2, 2, 2, 4, &r);
+    const pp_check *s = check_named(&r, "step on the topology");
+    cr_expect(!s->passed && strstr(s->msg, "the tensor-parallel group of stage 0 in replica 0 spans nodes 0 and 1: "
+                                           "its 2 x 1 all-reduces per micro-batch"), "%s", s->msg);
+    cr_expect_eq(r.score, r.max - PP_PTS_GRID_STEP, "%s: %g/%g", r.name, r.score, r.max);
+    grade("tests/broken/tpgrid-stages-fastest", 2, 2, 1, 2, &r);
+    cr_expect(!check_named(&r, "step on the topology")->passed, "%s", r.name);
+}
+
+Test(tpgrid, a_mapping_that_is_not_one_grid_is_refused_naming_the_rank) {
+    pp_test_result r;
+    grade("tests/broken/tpgrid-group-unordered", 2, 2, 2, 4, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_group('t', 0) returned 2 ranks {1, 0}; by pp_tpgrid_place, "
+                                             "rank 0's tensor-parallel group is {0, 1}");
+    grade("tests/broken/tpgrid-place-twice", 2, 2, 2, 4, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_place: ranks 0 and 4 both play (t 0, p 0, d 0)");
+}
+
+Test(tpgrid, another_mapping_on_the_same_nodes_keeps_full_marks) {
+    static const int grid[][4] = {{2, 2, 2, 4}, {2, 2, 2, 2}, {4, 2, 1, 4}};
+    for (size_t i = 0; i < sizeof grid / sizeof *grid; i++) {
+        pp_test_result r;
+        grade("tests/valid/tpgrid-shards-reversed", grid[i][0], grid[i][1], grid[i][2], grid[i][3], &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+    }
+}
+
+/* The mapping "stages fastest, then replicas, then shards" is --placement pdt: the same links, the same step. */
+Test(tpgrid, a_mapping_measures_what_the_same_placement_named_by_flag_measures) {
+    char bin[PATH_MAX], cmd[2 * PATH_MAX + 256], a[8192], b[8192];
+    test_build_dir(bin, sizeof bin);
+    const char *args = "--tp 2 --stages 2 --dp 2 --microbatches 4 --node-size 2";
+    snprintf(cmd, sizeof cmd, "'%s/pplab' run --schedule tpgrid --impl tests/broken/tpgrid-stages-fastest %s 2>&1",
+             bin, args);
+    cr_assert_eq(test_capture(cmd, a, sizeof a), 0, "%s", a);
+    snprintf(cmd, sizeof cmd, "'%s/pplab' run --schedule dp1f1b --impl solutions --placement pdt %s 2>&1", bin, args);
+    cr_assert_eq(test_capture(cmd, b, sizeof b), 0, "%s", b);
+    const char *sa = strstr(a, "virtual step: "), *sb = strstr(b, "virtual step: ");
+    cr_assert(sa && sb, "%s\n%s", a, b);
+    cr_expect_eq(strcspn(sa, " ("), strcspn(sb, " ("));
+    cr_expect(!strncmp(sa, sb, strcspn(sa, "(")), "the grid's step %.40s, --placement pdt's %.40s", sa, sb);
+}
