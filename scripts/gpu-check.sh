@@ -66,7 +66,8 @@ if command -v mpirun >/dev/null; then
     MPIRUN="mpirun --allow-run-as-root --oversubscribe"
     for run in "1f1b:2:--schedule 1f1b --stages 2 --microbatches 4" \
                "dp1f1b:2:--schedule dp1f1b --stages 1 --microbatches 4 --dp 2" \
-               "dpinterleaved:4:--schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2"; do
+               "dpinterleaved:4:--schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2" \
+               "tpblock:4:--schedule tpblock --tp 2 --stages 2 --microbatches 4"; do
         name=${run%%:*} rest=${run#*:}
         np=${rest%%:*} args=${rest#*:}
         step "mpi-cuda-$name" 300 bash -c "set -e

@@ -105,6 +105,34 @@ Test(mpi, dualpipe_p4_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule dualpipe --stages 4 --microbatches 8 --steps 2");
 }
 
+/* A stage's shards as processes (--tp): their sums meet on a communicator per stage, added in shard order as the
+ * threads add them, so gradients and traces are the threads run's bit for bit: the grids (T, P, D) = (2, 1, 1),
+ * (2, 2, 1), (2, 2, 2) and (4, 2, 1), the lab's own blocks and the library's, a recomputed forward's sums too. */
+Test(mpi, shards_t2_p1_match_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(2, "--impl solutions --schedule tpblock --tp 2 --stages 1 --microbatches 2");
+}
+
+Test(mpi, shards_t2_p2_match_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule tpblock --tp 2 --stages 2 --microbatches 4 --steps 2");
+}
+
+Test(mpi, shards_t2_p2_d2_match_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(8, "--impl solutions --schedule dp1f1b --tp 2 --stages 2 --dp 2 --microbatches 4");
+}
+
+Test(mpi, shards_t4_p2_match_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(8, "--impl solutions --schedule tpblock --tp 4 --stages 2 --microbatches 4");
+}
+
+Test(mpi, shards_recomputed_match_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule 1f1b --tp 2 --stages 2 --microbatches 4 --recompute");
+}
+
 /* Rank 1 sends its first gradient back while rank 0 sends the next forward: both block in a rendezvous send.
  * The run must end at the 1 s deadline (plus start-up) with the report threads give, not hang. */
 Test(mpi, deadlock_reported_at_deadline, .timeout = 90) {
@@ -288,6 +316,27 @@ Test(mpi_grade, a_topology_grades_as_with_threads, .timeout = 240) {
     cJSON *m = compare_grades("solutions", "all", 0);
     cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the references lost points under mpi");
     cJSON_Delete(m);
+    tmp_remove();
+}
+
+/* Lab 08's blocks under mpirun -np T*P: the reference keeps full marks, and every broken block loses the same
+ * points with the same diagnosis (the notes gathered from every shard's process), a shard that fails or returns
+ * early is reported as with threads, and shards whose whole parameters part ways are named from their weights'
+ * fingerprints. */
+Test(mpi_grade, shards_grade_as_with_threads, .timeout = 900) {
+    need_mpi();
+    grade_configs = "tpblock P=2 M=4 tp=2 seed=76\ntpblock P=4 M=8 tp=2 seed=77\n";
+    cJSON *m = compare_grades("solutions", "tpblock", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the reference lost points under mpi");
+    cJSON_Delete(m);
+    static const char *const broken[] = {"tp-sum-after-w1", "tp-bias-before-sum", "tp-no-backward-sum",
+                                         "tp-forward-twice", "tp-b2-grad-one-shard", "tp-shard-fails",
+                                         "tp-shard-returns"};
+    for (size_t i = 0; i < sizeof broken / sizeof *broken; i++) {
+        char impl[96];
+        snprintf(impl, sizeof impl, "tests/broken/%s", broken[i]);
+        cJSON_Delete(compare_grades(impl, "tpblock", 1));
+    }
     tmp_remove();
 }
 

@@ -1,9 +1,9 @@
 /* test_tpblock.c: lab 08, part 1 (tpblock): a schedule that writes its own tensor-parallel blocks from pp.h's block
  * calls. The reference gets full marks on every default configuration; each broken submission loses the points
  * its mistake costs, with the diagnosis naming the call (an all-reduce after W1, b2 before the sum, the backward's
- * sum missing, a whole tensor summed, a block run twice, a block kept past its op); b2 and the residual added
- * before the sum on one shard only keep full marks. In-process steps hold the calls' refusals, and the layered
- * model to the whole stage it must equal. */
+ * sum missing, a whole tensor summed, a block run twice, a block kept past its op, shards that step different
+ * weights); b2 and the residual added before the sum on one shard only keep full marks. In-process steps hold
+ * the calls' refusals, and the layered model to the whole stage it must equal. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -319,4 +319,15 @@ Test(tpblock, a_stage_run_layer_by_layer_is_the_whole_stage) {
         pp__model_free(&a), pp__model_free(&b);
     }
     pp__backend_close(be);
+}
+
+/* b2's gradient added on shard 0 alone: shard 0's gradients are full-batch training's, but every shard steps its
+ * own whole b2, and after the step the shards differ in what they all hold: the weights check names the shard. */
+Test(tpblock, shards_that_step_different_weights_are_named) {
+    pp_test_result r;
+    grade("tests/broken/tp-b2-grad-one-shard", 2, 2, 4, &r);
+    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
+    const pp_check *w = check_named(&r, "weights and loss after K steps");
+    cr_expect(!w->passed && strstr(w->msg, "after 2 steps shard 1 of rank 0 (replica 0) holds ") &&
+              strstr(w->msg, "which every shard holds whole, differently from shard 0"), "%s", w->msg);
 }

@@ -145,10 +145,11 @@ static int grade_one_main(int argc, char **argv) {
     parse(&o, argc, argv);
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
     const char *tok = getenv("PPLAB_TOKEN");
-    if (!pp__mpi_built() || !pp__mpi_env_launcher() || (np > 0 && np != o.tc.P * o.tc.D) || !tok) {
+    int world = o.tc.P * o.tc.D * (o.tc.T > 1 ? o.tc.T : 1); /* every shard of every stage of every replica */
+    if (!pp__mpi_built() || !pp__mpi_env_launcher() || (np > 0 && np != world) || !tok) {
         if (me == 0)
             fprintf(stderr, "pplab grade-one: needs mpirun -np %d, PPLAB_TOKEN in the environment and a pplab built "
-                            "with MPI (it is started by pplab grade --transport mpi)\n", o.tc.P * o.tc.D);
+                            "with MPI (it is started by pplab grade --transport mpi)\n", world);
         return me == 0 ? 2 : 0;
     }
     uint64_t token = strtoull(tok, NULL, 16);

@@ -232,18 +232,19 @@ static int grads_write(const pp_run_result *res, const char *path) {
 static int mpi_launch(pp_cli_run *o) {
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
     const char *launcher = pp__mpi_env_launcher();
-    if (!launcher || strcmp(o->cfg.transport, "threads")) return 0;
+    if (!launcher || (strcmp(o->cfg.transport, "threads") && strcmp(o->cfg.transport, "mpi"))) return 0;
     if (!pp__mpi_built()) {
         if (me == 0)
             fprintf(stderr, "pplab run: started by %s but this pplab was built without MPI: install libopenmpi-dev "
                             "and rebuild, or run pplab without %s\n", launcher, launcher);
         return -1;
     }
-    if (np > 0 && np != o->cfg.P * o->cfg.D) {
+    int world = pp__config_world(&o->cfg);
+    if (np > 0 && np != world) {
         if (me == 0)
-            fprintf(stderr, "pplab run: %s started %d processes but --stages %sis %d: use %s %d\n", launcher, np,
-                    o->cfg.D > 1 ? "x --dp " : "", o->cfg.P * o->cfg.D, strcmp(launcher, "srun") ? "mpirun -np" : "srun -n",
-                    o->cfg.P * o->cfg.D);
+            fprintf(stderr, "pplab run: %s started %d processes but --stages %s%sis %d: use %s %d\n", launcher, np,
+                    o->cfg.D > 1 ? "x --dp " : "", o->cfg.T > 1 ? "x --tp " : "", world,
+                    strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", world);
         return -1;
     }
     o->cfg.transport = "mpi";
@@ -460,7 +461,7 @@ static int run_main(int argc, char **argv) {
         return 1;
     }
     int P = res.P; /* every rank of the run: D replicas of the pipeline */
-    if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", P);
+    if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", pp__config_world(&o.cfg));
     int ops = 0;
     for (int r = 0; r < P; r++) ops += res.traces[r].n;
     if (!ops) {

@@ -49,6 +49,7 @@ void pp__result_free(pp_run_result *res) {
 void pp__param_encode(pp_wire *w, const pp_param_result *p) {
     pp__wire_str(w, p->name, sizeof p->name - 1);
     pp__wire_i64(w, p->count);
+    pp__wire_i64(w, p->rows), pp__wire_i64(w, p->cols), pp__wire_i64(w, p->split);
     pp__wire_put(w, p->grad, (size_t)p->count * sizeof(float));
     pp__wire_put(w, p->weight, (size_t)p->count * sizeof(float));
 }
@@ -56,6 +57,8 @@ void pp__param_encode(pp_wire *w, const pp_param_result *p) {
 int pp__param_decode(pp_wire_in *r, pp_param_result *p) {
     pp__wire_get_str(r, p->name, sizeof p->name);
     p->count = (int)pp__wire_get_i64(r, 1, (int64_t)pp__wire_left(r) / (2 * (int64_t)sizeof(float)));
+    p->rows = (int)pp__wire_get_i64(r, 0, p->count), p->cols = (int)pp__wire_get_i64(r, 0, p->count);
+    p->split = (int)pp__wire_get_i64(r, PP_SPLIT_NONE, PP_SPLIT_ROWS);
     if (r->bad) return -1;
     p->grad = pp__xmalloc((size_t)p->count * sizeof(float));
     p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
@@ -219,4 +222,13 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->makespan = pp__trace_makespan(res->traces, P);
     res->step_time = pp__trace_step_time(res->traces, P);
     return 0;
+}
+
+void pp__shard_into(float *all, const float *part, int rows, int cols, pp_split split, int T, int t) {
+    if (split == PP_SPLIT_ROWS) {
+        memcpy(all + (size_t)t * rows * cols, part, (size_t)rows * cols * sizeof *part);
+        return;
+    }
+    for (int r = 0; r < rows; r++)
+        memcpy(all + ((size_t)r * T + t) * cols, part + (size_t)r * cols, (size_t)cols * sizeof *part);
 }

@@ -208,18 +208,17 @@ static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 ||
 /* The first note of the block calls (lab 08) over the world's ranks: the earliest on the virtual clock, ties to the
  * lowest rank, then to the rank's first note. b2 or the residual added to a partial tensor is right on one shard
  * (the sum then holds it once), so that note counts only where more of a stage's shards did it. */
-static pp_tp_note first_tp_note(const pp_world *w) {
-    const pp_run_config *c = w->cfg;
+static pp_tp_note first_tp_note(const pp_run_config *c, const pp_tp_note *notes, int N) {
     pp_tp_note best = {0};
-    for (int i = 0; i < w->P; i++)
+    for (int i = 0; i < N; i++)
         for (int k = 1; k < PP_TPN_COUNT; k++) {
-            pp_tp_note n = w->ranks[i].tp_notes[k];
+            pp_tp_note n = notes[i * PP_TPN_COUNT + k];
             if (!n.code) continue;
             if (k == PP_TPN_ADD_PARTIAL) {
                 n.shards = 0;
                 for (int t = 0; t < c->T; t++) {
-                    const pp_tp_note *m = &w->ranks[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
-                                                                    pp__config_rank_pipe(c, i))].tp_notes[k];
+                    const pp_tp_note *m = &notes[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
+                                                                   pp__config_rank_pipe(c, i)) * PP_TPN_COUNT + k];
                     n.shards += m->code && m->api == n.api;
                 }
                 if (n.shards < 2) continue;
@@ -258,32 +257,43 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
     res->step_time = pp__trace_step_time(res->traces, P);
-    if (w->local_rank < 0) res->tp_note = first_tp_note(w);
+    /* the notes of every rank, gathered on rank 0 under MPI (each process holds its own) */
+    pp_tp_note *notes = NULL;
+    if (w->local_rank < 0) {
+        notes = pp__xcalloc((size_t)w->P * PP_TPN_COUNT, sizeof *notes);
+        for (int i = 0; i < w->P; i++)
+            memcpy(&notes[i * PP_TPN_COUNT], w->ranks[i].tp_notes, sizeof w->ranks[i].tp_notes);
+    } else {
+        size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
+        notes = pp__mpi_gather(w, w->ranks[w->local_rank].tp_notes, sizeof w->ranks[w->local_rank].tp_notes, lens);
+        free(lens);
+    }
+    if (notes) res->tp_note = first_tp_note(w->cfg, notes, w->P);
+    free(notes);
 }
 
-/* Shard t's slice (rows x cols of the shard) into the whole parameter `all` (T times as many columns or rows). */
-static void shard_into(float *all, const float *part, int rows, int cols, pp_split split, int T, int t) {
-    if (split == PP_SPLIT_ROWS) {
-        memcpy(all + (size_t)t * rows * cols, part, (size_t)rows * cols * sizeof *part);
-        return;
-    }
-    for (int r = 0; r < rows; r++) memcpy(all + ((size_t)r * T + t) * cols, part + (size_t)r * cols, (size_t)cols * sizeof *part);
+/* The world rank whose chunk's parameters a result carries for stage s: replica 0's, in shard 0, or under MPI with
+ * shards the shard this process runs (each process sends its own slices; rank 0 puts them together). */
+static int params_rank(const pp_world *w, int s) {
+    const pp_run_config *c = w->cfg;
+    int t = w->local_rank >= 0 && c->T > 1 ? pp__config_rank_tp(c, w->local_rank) : 0;
+    return pp__config_rank_of(c, t, 0, pp__config_vstage_rank(c, s));
 }
 
 /* The parameters of the model, stage by stage: DualPipe's first copies (the second ones are compared with them,
- * compare_replicas), a cut parameter put together from its shards. */
+ * compare_replicas), a cut parameter put together from its shards (under MPI, its slice alone). */
 static void collect_params(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
-    int S = pp__config_model_stages(c), n = 0, T = c->T > 1 ? c->T : 1;
+    int S = pp__config_model_stages(c), n = 0, T = c->T > 1 && w->local_rank < 0 ? c->T : 1;
     for (int s = 0; s < S; s++)
-        if (rank_is_local(w, pp__config_vstage_rank(c, s)))
-            n += w->ranks[pp__config_vstage_rank(c, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
+        if (rank_is_local(w, params_rank(w, s)))
+            n += w->ranks[params_rank(w, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
     res->params = pp__xcalloc((size_t)n, sizeof *res->params);
     res->nparams = n;
     int k = 0;
     for (int s = 0; s < S; s++) {
-        if (!rank_is_local(w, pp__config_vstage_rank(c, s))) continue;
-        pp_rank *r = &w->ranks[pp__config_vstage_rank(c, s)];
+        if (!rank_is_local(w, params_rank(w, s))) continue;
+        pp_rank *r = &w->ranks[params_rank(w, s)];
         int ch = pp__config_vstage_chunk(c, s), base = 0;
         for (int j = 0; j < ch; j++) base += r->chunks[j].nparams;
         pp_stage_model *m = &r->chunks[ch];
@@ -293,8 +303,9 @@ static void collect_params(pp_world *w, pp_run_result *res) {
             int rows = q->w->rows, cols = q->w->cols, shards = q->split == PP_SPLIT_NONE ? 1 : T;
             snprintf(p->name, sizeof p->name, "%s", q->name);
             p->vstage = s;
-            p->rank = r->id;
+            p->rank = pp__config_rank_of(c, 0, r->replica, r->pipe); /* the rank the result describes */
             p->count = rows * cols * shards;
+            p->rows = rows, p->cols = cols, p->split = q->split;
             p->weight = pp__xmalloc((size_t)p->count * sizeof(float));
             if (shards == 1) {
                 pp__tensor_to_host(q->w, p->weight);
@@ -308,8 +319,8 @@ static void collect_params(pp_world *w, pp_run_result *res) {
             for (int t = 0; t < T; t++) {
                 pp_rank *sh = &w->ranks[pp__config_rank_of(c, t, r->replica, r->pipe)];
                 pp__tensor_to_host(sh->chunks[ch].params[i].w, part);
-                shard_into(p->weight, part, rows, cols, q->split, T, t);
-                shard_into(p->grad, sh->grad_snapshot[base + i], rows, cols, q->split, T, t);
+                pp__shard_into(p->weight, part, rows, cols, q->split, T, t);
+                pp__shard_into(p->grad, sh->grad_snapshot[base + i], rows, cols, q->split, T, t);
             }
             free(part);
         }

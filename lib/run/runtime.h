@@ -15,6 +15,9 @@ typedef struct pp_param_result {
     char name[32];
     int vstage, rank;
     int count;
+    int rows, cols;          /* as the rank holds it: under --tp, a cut parameter's slice (count is the whole's once
+                                the shards are put together) */
+    int split;               /* pp_split: how the shards cut it */
     float *grad;             /* gradient of step 1 as the optimizer saw it */
     float *weight;           /* weight after the last step */
 } pp_param_result;
@@ -95,6 +98,9 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
 
 void pp__result_free(pp_run_result *res);
+/* Shard t's slice of a cut parameter (rows x cols, as pp_split cuts it) into the whole parameter `all`, which has
+ * T times as many columns or rows. */
+void pp__shard_into(float *all, const float *part, int rows, int cols, pp_split split, int T, int t);
 /* Allocates res's per-rank arrays (traces, counters, peaks) for P ranks, zeroed; freed by pp__result_free. */
 void pp__result_alloc_ranks(pp_run_result *res, int P);
 

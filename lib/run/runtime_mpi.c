@@ -25,7 +25,9 @@ void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count) {
 }
 
 void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
-    int me = w->local_rank, P = w->P;
+    /* every process sends its part; a result describes shard 0's R ranks, the other shards' processes adding the
+     * slices of the parameters they cut */
+    int me = w->local_rank, P = w->P, R = res->P, T = w->cfg->T > 1 ? w->cfg->T : 1;
     pp_wire b;
     pp__wire_init(&b);
     pp__result_encode(&b, res, 0); /* the losses were summed over the processes already */
@@ -47,13 +49,13 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
         pp_wire_in in;
         pp__wire_in_init(&in, all + off, lens[q]);
         off += lens[q];
-        PP_ASSERT(pp__result_decode(&in, P, w->cfg->v, 0, &part[q]) == 0);
-        total += part[q].nparams;
+        PP_ASSERT(pp__result_decode(&in, R, w->cfg->v, 0, &part[q]) == 0);
+        if (q < R) total += part[q].nparams;
     }
     for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
     free(res->params);
     res->dloss_calls_total = res->loss_count = 0;
-    for (int q = 0; q < P; q++) {
+    for (int q = 0; q < R; q++) {
         res->opt_calls[q] = part[q].opt_calls[q];
         res->peak_stashes[q] = part[q].peak_stashes[q];
         res->sent_msgs[q] = part[q].sent_msgs[q];
@@ -77,15 +79,29 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
         pp_run_result *pq = &part[pp__config_vstage_rank(w->cfg, s)];
         for (int i = 0; i < pq->nparams; i++)
             if (pq->params[i].vstage == s) {
-                res->params[k++] = pq->params[i];
+                pp_param_result *p = &res->params[k++];
+                *p = pq->params[i];
                 pq->params[i].grad = pq->params[i].weight = NULL;
+                if (T == 1 || p->split == PP_SPLIT_NONE) continue;
+                /* a cut parameter: shard t's slice comes from the process of shard t of the same rank */
+                int n = p->count;
+                size_t whole = (size_t)n * T * sizeof(float);
+                float *weight = pp__xmalloc(whole), *grad = pp__xmalloc(whole);
+                for (int t = 0; t < T; t++) {
+                    const pp_param_result *sl = t ? &part[t * R + pp__config_vstage_rank(w->cfg, s)].params[i] : p;
+                    PP_ASSERT(sl->count == n && !strcmp(sl->name, p->name));
+                    pp__shard_into(weight, sl->weight, p->rows, p->cols, (pp_split)p->split, T, t);
+                    pp__shard_into(grad, sl->grad, p->rows, p->cols, (pp_split)p->split, T, t);
+                }
+                free(p->weight), free(p->grad);
+                p->weight = weight, p->grad = grad, p->count = n * T;
             }
     }
     PP_ASSERT(k == total);
     res->nparams = total;
-    res->bubble = pp__trace_bubble(res->traces, P);
-    res->makespan = pp__trace_makespan(res->traces, P);
-    res->step_time = pp__trace_step_time(res->traces, P);
+    res->bubble = pp__trace_bubble(res->traces, R);
+    res->makespan = pp__trace_makespan(res->traces, R);
+    res->step_time = pp__trace_step_time(res->traces, R);
     for (int q = 0; q < P; q++) pp__result_free(&part[q]);
     free(part);
     free(lens);
@@ -97,6 +113,7 @@ typedef struct weight_print {
     char name[32];
     uint64_t hash;
     int64_t chunk;
+    int64_t split;           /* pp_split: a cut parameter differs across shards by design */
 } weight_print;
 
 void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
@@ -112,6 +129,7 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
             snprintf(mine[k].name, sizeof mine[k].name, "%s", r->chunks[ch].params[i].name);
             mine[k].hash = pp__hash_bytes(PP_HASH_INIT, h, t->bytes);
             mine[k].chunk = ch;
+            mine[k].split = r->chunks[ch].params[i].split;
             free(h);
         }
     size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
@@ -145,6 +163,21 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
                         res->replica_differs = d;
                         res->replica_rank = p;
                         snprintf(res->replica_param, sizeof res->replica_param, "%s", a[i].name);
+                        break;
+                    }
+            }
+        /* under --tp: each shard's uncut parameters against shard 0's, as with threads */
+        int R = c->D * c->P;
+        res->shard_differs = 0;
+        for (int t = 1; t < c->T && !res->shard_differs; t++)
+            for (int i = 0; i < R && !res->shard_differs; i++) {
+                const weight_print *a = (const weight_print *)(all + off[i]),
+                                   *b = (const weight_print *)(all + off[t * R + i]);
+                size_t na = lens[i] / sizeof *a, nb = lens[t * R + i] / sizeof *b;
+                for (size_t j = 0; j < na && j < nb; j++)
+                    if (a[j].split == PP_SPLIT_NONE && a[j].hash != b[j].hash) {
+                        res->shard_differs = t, res->shard_rank = i;
+                        snprintf(res->shard_param, sizeof res->shard_param, "%s", a[j].name);
                         break;
                     }
             }

@@ -103,6 +103,17 @@ typedef struct mp_slot {
     void *nccl_op;           /* ... or, with the cuda backend, the gradients' gather and sum on NCCL */
 } mp_slot;
 
+/* This rank's part in its tensor-parallel group's sum k of the step (the shards of its stage, ranked by shard): as
+ * a reduce's, the parts meet by an allgather, then a done sum's tensors by another; the slots grow with the step's
+ * sums, whose number no rank knows in advance. */
+typedef struct mp_tslot {
+    int state;               /* MP_SLOT_* */
+    pp_reduce_part mine, *parts; /* parts: [T], once gathered */
+    pp_request *req;         /* this rank's request, when it called the sum */
+    float *data, *all;       /* its tensor at the call; everyone's, [T][floats] */
+    MPI_Request pq, gq;
+} mp_tslot;
+
 typedef struct mp_ctx {
     MPI_Comm data;           /* boundary messages */
     MPI_Comm ctl;            /* failure notices and the runtime's collectives */
@@ -129,6 +140,11 @@ typedef struct mp_ctx {
     mp_slot *slots;          /* [v]: the group's reduces of this step */
     int parts_next, grads_next; /* slots whose parts, and whose gradients, are not yet in (each in order) */
     double lane;             /* the group's lane is free from here */
+    MPI_Comm tp_parts, tp_data, tp_ctl; /* this rank's tensor-parallel group (--tp): its sums' parts, their tensors,
+                              * and the step end's agreement on how many sums there were */
+    int T, shard;            /* the group's members, and this rank's place among them */
+    mp_tslot *ts;            /* [ts_cap]: the group's sums of this step, ts_n of them posted by this rank */
+    int ts_n, ts_cap, ts_parts_next, ts_data_next;
     const pp_nccl_api *nccl; /* with the cuda backend (and the plugin built with NCCL): the reduce's gradients */
     void *nccl_dp;           /* ... go over this communicator of the group's GPUs */
     /* the watch (watch_run): a thread of its own, beats from every process to rank 0 */
@@ -436,6 +452,107 @@ static void mpi_reduce_post(pp_world *w, int rank, pp_request *q, const pp_reduc
     reduce_progress(w, c);
 }
 
+/* ---- the shards' sums (--tp) ------------------------------------------------------------------------------ */
+
+static void tp_decide(mp_ctx *c, mp_tslot *s, float *sum) {
+    s->state = MP_SLOT_DECIDED;
+    c->progress++;
+    if (!s->req) {
+        free(sum);
+        return;
+    }
+    s->req->red.verdict = (int)pp__reduce_judge(s->parts, c->T, c->shard, &s->req->red.other,
+                                                &s->req->red.other_chunk);
+    s->req->red.start = s->req->red.end = 0; /* a sum's time is the op's (stage.c) */
+    s->req->red.sum = sum;
+    s->req->done = 1;
+}
+
+/* Moves the step's sums as far as they go without waiting, in order: the parts, then a done sum's tensors, added
+ * in shard order as the threads transport adds them (reduce.c), so every transport gives the same bits. */
+static void tp_progress(mp_ctx *c) {
+    for (int moved = 1; moved;) {
+        moved = 0;
+        int flag = 0;
+        mp_tslot *s = c->ts_parts_next < c->ts_n ? &c->ts[c->ts_parts_next] : NULL;
+        if (s && s->state == MP_SLOT_PARTS && (MPI_Test(&s->pq, &flag, MPI_STATUS_IGNORE), flag)) {
+            moved = 1;
+            c->ts_parts_next++;
+            int first_call = -1, other, other_chunk;
+            for (int m = 0; m < c->T && first_call < 0; m++)
+                if (s->parts[m].kind == PP_PART_CALL) first_call = m;
+            int done = first_call >= 0 &&
+                       pp__reduce_judge(s->parts, c->T, first_call, &other, &other_chunk) == PP_REDUCE_DONE;
+            if (done) {
+                size_t n = (size_t)s->mine.floats;
+                PP_ASSERT(n < (size_t)1 << 28);
+                s->all = pp__xmalloc((size_t)c->T * n * sizeof(float) + 1);
+                MPI_Iallgather(s->data, (int)n, MPI_FLOAT, s->all, (int)n, MPI_FLOAT, c->tp_data, &s->gq);
+                s->state = MP_SLOT_GRADS;
+                c->progress++;
+            } else {
+                tp_decide(c, s, NULL);
+            }
+        }
+        mp_tslot *g = c->ts_data_next < c->ts_parts_next ? &c->ts[c->ts_data_next] : NULL;
+        if (g && g->state == MP_SLOT_DECIDED) {
+            c->ts_data_next++, moved = 1;
+        } else if (g && g->state == MP_SLOT_GRADS && (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
+            size_t n = (size_t)g->mine.floats;
+            const float **contrib = pp__xcalloc((size_t)c->T, sizeof *contrib);
+            for (int m = 0; m < c->T; m++) contrib[m] = g->all + (size_t)m * n;
+            float *sum = pp__xmalloc(n * sizeof(float) + 1);
+            pp__reduce_sum(contrib, c->T, n, sum);
+            free(contrib);
+            tp_decide(c, g, sum);
+            c->ts_data_next++, moved = 1;
+        }
+    }
+}
+
+/* The part with which this rank joins its group's sum part->k: a call, or, when it leaves its step, that it will
+ * make no more. Every member posts its parts in order, so every member's collectives come in the same order; the
+ * step end pads the members that stopped early (tp_step_end). */
+static void mpi_tp_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *data) {
+    (void)rank;
+    mp_ctx *c = ctx_of(w);
+    PP_ASSERT(part->k == c->ts_n);
+    if (c->ts_n == c->ts_cap) {
+        c->ts_cap = c->ts_cap ? 2 * c->ts_cap : 64;
+        c->ts = pp__xrealloc(c->ts, (size_t)c->ts_cap * sizeof *c->ts);
+    }
+    mp_tslot *s = &c->ts[c->ts_n++];
+    memset(s, 0, sizeof *s);
+    s->mine = *part, s->req = q, s->data = data;
+    s->parts = pp__xcalloc((size_t)c->T, sizeof *s->parts);
+    MPI_Iallgather(&s->mine, (int)sizeof s->mine, MPI_BYTE, s->parts, (int)sizeof s->mine, MPI_BYTE, c->tp_parts,
+                   &s->pq);
+    s->state = MP_SLOT_PARTS;
+    c->progress++;
+    tp_progress(c);
+}
+
+/* At step end: the members agree on how many sums the step had (one that stopped early posted fewer), the short
+ * ones pad with parts that say they returned, and every sum still moving finishes; the slots are cleared. */
+static void tp_step_end(pp_world *w, mp_ctx *c) {
+    if (c->T <= 1) return;
+    int most = c->ts_n;
+    MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, c->tp_ctl);
+    while (c->ts_n < most) {
+        pp_reduce_part pad = {.kind = PP_PART_RETURNED, .k = c->ts_n, .chunk = -1};
+        mpi_tp_post(w, c->rank, NULL, &pad, NULL);
+    }
+    while (c->ts_data_next < c->ts_n && !watch_lost(c)) {
+        tp_progress(c);
+        if (c->ts_data_next < c->ts_n) sched_yield();
+    }
+    for (int k = 0; k < c->ts_n; k++) {
+        mp_tslot *s = &c->ts[k];
+        free(s->parts), free(s->data), free(s->all);
+    }
+    c->ts_n = c->ts_parts_next = c->ts_data_next = 0;
+}
+
 /* At step end every member has posted all its parts: the reduces still moving finish (a done one's gradients are
  * still gathered, though nobody may wait for it), and the slots are cleared for the next step. */
 static void reduce_step_end(pp_world *w, mp_ctx *c) {
@@ -662,6 +779,7 @@ static void mpi_wait(pp_world *w, int r, pp_request **reqs, int n) {
     for (unsigned it = 0;; it++) {
         int left = 0;
         reduce_progress(w, c);
+        if (c->T > 1) tp_progress(c);
         for (int k = 0; k < n; k++) {
             if (!reqs[k]->done && !reqs[k]->is_reduce) req_test(w, c, reqs[k]);
             left += !reqs[k]->done;
@@ -871,6 +989,7 @@ static int mpi_step_end(pp_world *w) {
     MPI_Ibarrier(c->ctl, &bar);
     if (wait_or_abort(w, c, &bar, deadline, 2 * deadline + 5, "the end of the step") < 0 || quiet_end(c)) goto lost;
     reduce_step_end(w, c);
+    tp_step_end(w, c);
     if (watch_lost(c)) goto lost;
 
     /* the messages nothing matched, in post order (the list is newest first), for a deadlock report; a request
@@ -1079,8 +1198,9 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size != w->P) {
         const char *launcher = pp__mpi_env_launcher();
-        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages %sis %d: use %s %d",
-                 launcher ? launcher : "mpirun", size, w->cfg->D > 1 ? "x --dp " : "", w->P,
+        snprintf(w->error, sizeof w->error, "%s started %d processes but --stages %s%sis %d: use %s %d",
+                 launcher ? launcher : "mpirun", size, w->cfg->D > 1 ? "x --dp " : "", w->cfg->T > 1 ? "x --tp " : "",
+                 w->P,
                  launcher && !strcmp(launcher, "srun") ? "srun -n" : "mpirun -np", w->P);
         if (owns) MPI_Finalize();
         return -1;
@@ -1101,6 +1221,15 @@ static int mpi_init(pp_world *w) {
     MPI_Comm_split(MPI_COMM_WORLD, pp__reduce_group(w->cfg, rank), c->replica, &c->dp_parts);
     MPI_Comm_dup(c->dp_parts, &c->dp_grads);
     c->slots = pp__xcalloc((size_t)w->cfg->v, sizeof *c->slots);
+    /* the tensor-parallel group: the shards of this rank's stage, ranked by shard (the sums' order) */
+    c->T = w->cfg->T > 1 ? w->cfg->T : 1;
+    c->shard = pp__config_rank_tp(w->cfg, rank);
+    if (c->T > 1) {
+        int tg = pp__config_rank_replica(w->cfg, rank) * w->cfg->P + pp__config_rank_pipe(w->cfg, rank);
+        MPI_Comm_split(MPI_COMM_WORLD, tg, c->shard, &c->tp_parts);
+        MPI_Comm_dup(c->tp_parts, &c->tp_data);
+        MPI_Comm_dup(c->tp_parts, &c->tp_ctl);
+    }
     /* a receive shorter than the message must come back as an error we can report, not abort the job */
     MPI_Comm_set_errhandler(c->data, MPI_ERRORS_RETURN);
     c->sent_to = pp__xcalloc((size_t)size, sizeof *c->sent_to);
@@ -1140,7 +1269,7 @@ static void mpi_fini(pp_world *w) {
     if (lost) {
         /* MPI cannot end without the lost ranks: this process leaves it unfinished, and the launcher ends the
          * job once the node is given up (see linger) */
-        free(c->slots), free(c->sent_to), free(c->recv_from), free(c->notice_from), free(c);
+        free(c->slots), free(c->ts), free(c->sent_to), free(c->recv_from), free(c->notice_from), free(c);
         w->tp_ctx = NULL;
         linger_s = 3 * (w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0);
         atexit(linger);
@@ -1152,6 +1281,8 @@ static void mpi_fini(pp_world *w) {
     MPI_Comm_free(&c->quiet);
     MPI_Comm_free(&c->dp_parts);
     MPI_Comm_free(&c->dp_grads);
+    if (c->T > 1) MPI_Comm_free(&c->tp_parts), MPI_Comm_free(&c->tp_data), MPI_Comm_free(&c->tp_ctl);
+    free(c->ts);
     free(c->slots);
     free(c->sent_to);
     free(c->recv_from);
@@ -1176,7 +1307,7 @@ const pp_transport_ops pp__transport_mpi = {
     .fini = mpi_fini,
     .rank_failed = mpi_rank_failed,
     .reduce_post = mpi_reduce_post,
-    .tp_post = NULL, /* no tensor parallelism yet: the configuration check refuses --tp here */
+    .tp_post = mpi_tp_post,
 };
 
 /* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */
