@@ -147,10 +147,42 @@ Test(plot, gantt_pair, .init = setup, .fini = teardown, .timeout = 30) {
     gpipe_traces(s, 4, 4);
     gpipe_traces(ref, 4, 4);
     s[0].ev[0].vstart += 3, s[0].ev[0].vend += 3; /* a late start the student should see */
-    cr_assert_eq(pp__plot_gantt_pair(s, ref, 4, path_of("pair", "")), 0);
+    cr_assert_eq(pp__plot_gantt_pair(s, ref, 4, path_of("pair", ""), NULL), 0);
     expect_png("pair");
     cr_assert_eq(check_dat("pair", 11), 2 * (32 + 1));
     for (int r = 0; r < 4; r++) pp__trace_clear(&s[r]), pp__trace_clear(&ref[r]);
+}
+
+/* Under a topology every row names its node, and a dashed line parts rows on different nodes: the nodes of a
+ * placement that puts stages 0 and 2 together (pdt on nodes of 2 at P = 4: 0 1 | 2 3, here as the grid lab's own
+ * mapping might give them), read off the configuration. */
+Test(plot, gantt_by_node, .init = setup, .fini = teardown, .timeout = 30) {
+    pp_trace t[4] = {0};
+    gpipe_traces(t, 4, 4);
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.P = 4, c.node_size = 2;
+    static const int place[4] = {0, 2, 1, 3};
+    c.place = place;
+    int *node = pp__plot_nodes(&c, 4);
+    cr_assert(node);
+    cr_expect(node[0] == 0 && node[1] == 1 && node[2] == 0 && node[3] == 1, "%d %d %d %d", node[0], node[1],
+              node[2], node[3]);
+    cr_assert_eq(pp__plot_gantt_pair(t, t, 4, path_of("nodes", ""), node), 0);
+    free(node);
+    FILE *f = fopen(path_of("nodes", ".gp"), "r");
+    char buf[1 << 15];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    cr_expect(strstr(buf, "\"GPU 2, node 0\" 2"), "the rows name their nodes:\n%s", buf);
+    int arrows = 0;
+    for (const char *p = buf; (p = strstr(p, "set arrow from 0,")); p++) arrows++;
+    /* the script draws the chart twice, as PNG and as SVG */
+    cr_expect_eq(arrows, 2 * 2 * 3, "a line between each two rows on different nodes, in both panels:\n%s", buf);
+    c.node_size = 0;
+    cr_expect_null(pp__plot_nodes(&c, 4), "no topology, no nodes");
+    for (int r = 0; r < 4; r++) pp__trace_clear(&t[r]);
 }
 
 Test(plot, gantt_empty_run, .init = setup, .fini = teardown, .timeout = 30) {
@@ -196,7 +228,7 @@ Test(plot, gantt_replicas_with_reduce_lanes, .init = setup, .fini = teardown, .t
                         .vstart = 20, .vend = 27.5};
         pp__trace_add(&t[r], &red);
     }
-    cr_assert_eq(pp__plot_gantt_replicas(t, P, D, "two replicas", path_of("gantt-dp", "")), 0);
+    cr_assert_eq(pp__plot_gantt_replicas(t, P, D, "two replicas", path_of("gantt-dp", ""), NULL), 0);
     expect_png("gantt-dp");
     /* 6 compute ops a rank (3 F, 3 B) and one reduce, 4 ranks, + the placeholder row */
     cr_assert_eq(check_dat("gantt-dp", 11), 4 * 7 + 1);

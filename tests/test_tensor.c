@@ -128,9 +128,9 @@ Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
     cr_expect(strstr(err, "--tp 3 cuts each block's FFN (4 x --width = 256 columns) into equal shards"), "%s", err);
     c = config("1f1b", 2, 2, 4);
-    c.transport = "nccl";
+    c.transport = "ucx";
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
-    cr_expect(strstr(err, "--tp 2 runs on the threads and mpi transports, not on nccl"), "%s", err);
+    cr_expect(strstr(err, "--tp 2 runs on the threads, mpi and nccl transports, not on ucx"), "%s", err);
     c = config("tpgrid", 2, 2, 4);
     c.transport = "mpi";
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);

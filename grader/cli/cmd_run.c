@@ -266,7 +266,10 @@ static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const ch
     if (dot && !strcmp(dot, ".png")) *dot = 0;
     char title[160];
     snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule, what, o->cfg.P, o->cfg.M, o->cfg.v);
-    return pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix);
+    int *node = pp__plot_nodes(&o->cfg, o->cfg.P * D); /* under a topology, the grid by node */
+    int rc = pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix, node);
+    free(node);
+    return rc;
 }
 
 /* --export-order: the order of P ranks' traces as PyTorch's CSV, and a line that says so. Returns 0, or 1 when the

@@ -83,7 +83,9 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         for (const char *p = name; *p && n < (int)sizeof prefix - 1; p++)
             if (*p != ':') prefix[n++] = *p == ' ' ? '_' : *p == '=' ? '-' : *p;
         prefix[n] = 0;
-        pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix);
+        int *node = pp__plot_nodes(rc, rc->P);
+        pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix, node);
+        free(node);
         /* and the run itself, for ui.perfetto.dev */
         char json[1100];
         snprintf(json, sizeof json, "%s.json", prefix);

@@ -201,7 +201,7 @@ static void gantt_dat_header(FILE *f, const char *what) {
 /* One panel's set-up and plot command, reading index idx of dat: rows for the P ranks of each of D replicas
  * (trace d*P + p is rank p of replica d), each with its reduce lane under it when lanes is set. */
 static void gantt_panel(FILE *b, const char *dat, int idx, int P, int D, int lanes, double span,
-                        const gantt_info *gi, const char *title) {
+                        const gantt_info *gi, const char *title, const int *node) {
     if (title) {
         fprintf(b, "set title ");
         gp_str(b, title);
@@ -211,12 +211,20 @@ static void gantt_panel(FILE *b, const char *dat, int idx, int P, int D, int lan
     }
     int rows = row_of(P * D, lanes);
     fprintf(b, "set xrange [0:%.9g]\nset yrange [%g:-0.5]\nset ytics (", span, rows - 0.5);
+    char on[32] = "";
     for (int r = 0; r < P * D; r++) {
-        if (D > 1) fprintf(b, "%s\"replica %d, GPU %d\" %d", r ? ", " : "", r / P, r % P, row_of(r, lanes));
-        else fprintf(b, "%s\"GPU %d\" %d", r ? ", " : "", r, row_of(r, lanes));
+        if (node) snprintf(on, sizeof on, ", node %d", node[r]);
+        if (D > 1) fprintf(b, "%s\"replica %d, GPU %d%s\" %d", r ? ", " : "", r / P, r % P, on, row_of(r, lanes));
+        else fprintf(b, "%s\"GPU %d%s\" %d", r ? ", " : "", r, on, row_of(r, lanes));
         if (lanes) fprintf(b, ", \"reduce\" %d", row_of(r, lanes) + 1);
     }
     fprintf(b, ")\n");
+    /* the grid by node: a line between rows whose ranks sit on different nodes */
+    fprintf(b, "unset arrow\n");
+    for (int r = 1; node && r < P * D; r++)
+        if (node[r] != node[r - 1])
+            fprintf(b, "set arrow from 0,%g to %.9g,%g nohead dt 2 lc rgb \"#555555\" front\n",
+                    row_of(r, lanes) - 0.5, span, row_of(r, lanes) - 0.5);
     /* A label fits when a one-unit box is wider than the text: ~6 px per character at 8 pt. */
     double px = GANTT_PLOT_W * (gi->unit > 0 && isfinite(gi->unit) ? gi->unit : 1) / span;
     int font = px >= 6.5 * gi->maxlab + 4 ? 8 : px >= 5.0 * gi->maxlab + 2 ? 6 : 0;
@@ -250,10 +258,18 @@ static FILE *gantt_script_open(const char *out_prefix, char **body, size_t *len,
 }
 
 int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix) {
-    return pp__plot_gantt_replicas(traces, P, 1, title, out_prefix);
+    return pp__plot_gantt_replicas(traces, P, 1, title, out_prefix, NULL);
 }
 
-int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix) {
+int *pp__plot_nodes(const pp_run_config *c, int ranks) {
+    if (c->node_size <= 0) return NULL;
+    int *node = pp__xcalloc((size_t)ranks + 1, sizeof *node);
+    for (int i = 0; i < ranks; i++) node[i] = pp__config_node(c, pp__config_rank_of(c, 0, i / c->P, i % c->P));
+    return node;
+}
+
+int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix,
+                            const int *node) {
     int R = P * D, v = traces_chunks(traces, R);
     gantt_info gi = {0, INFINITY, 1, {0}};
     gantt_scan(traces, R, v, &gi);
@@ -270,14 +286,15 @@ int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *ti
     char *body = NULL, dat[4096];
     size_t len = 0;
     FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
-    gantt_panel(b, dat, 0, P, D, lanes, span, &gi, title);
+    gantt_panel(b, dat, 0, P, D, lanes, span, &gi, title, node);
     fclose(b);
     int rc = gp_write_and_render(out_prefix, body, GANTT_W, 150 + (lanes ? 30 : 45) * row_of(R, lanes));
     free(body);
     return rc;
 }
 
-int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix) {
+int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix,
+                        const int *node) {
     int vs = traces_chunks(student, P), vr = traces_chunks(reference, P);
     gantt_info gs = {0, INFINITY, 1, {0}}, gr = {0, INFINITY, 1, {0}};
     gantt_scan(student, P, vs, &gs);
@@ -300,8 +317,8 @@ int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int 
     size_t len = 0;
     FILE *b = gantt_script_open(out_prefix, &body, &len, dat, sizeof dat);
     fprintf(b, "set multiplot layout 2,1\n");
-    gantt_panel(b, dat, 0, P, 1, 0, span, &gs, "your run");
-    gantt_panel(b, dat, 1, P, 1, 0, span, &gr, "reference schedule");
+    gantt_panel(b, dat, 0, P, 1, 0, span, &gs, "your run", node);
+    gantt_panel(b, dat, 1, P, 1, 0, span, &gr, "reference schedule", node);
     fprintf(b, "unset multiplot\n");
     fclose(b);
     int rc = gp_write_and_render(out_prefix, body, GANTT_W, 2 * (150 + 45 * P));

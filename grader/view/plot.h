@@ -4,6 +4,7 @@
 #ifndef PP_PLOT_H
 #define PP_PLOT_H
 
+#include "config.h"
 #include "trace.h"
 
 /* How a series is drawn: measured data as points, theory as lines. */
@@ -33,10 +34,15 @@ int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char 
 /* The same for a run of D replicas (lab 07): a row for every rank of every replica (trace d*P + p is rank p of
  * replica d, labelled "replica d, GPU p"), each with a lane under it for its gradient reduces (labelled "c2" for
  * chunk 2) once any rank reduced, and the time axis to the last op's end, a reduce's included. */
-int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix);
+int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix,
+                            const int *node);
+/* Under a topology (--node-size), the node of each of shard 0's first `ranks` ranks (trace d*P + p), for the
+ * charts' node argument: a row says its node and a dashed line parts two nodes. NULL without a topology; free it. */
+int *pp__plot_nodes(const pp_run_config *c, int ranks);
 
 /* Two Gantt panels on one time axis: the student's run above the reference's, for grading reports. */
-int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix);
+int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix,
+                        const int *node);
 
 /* x/y plot of nseries curves (a series with n == 0 is skipped). title, xlabel, ylabel may be NULL. */
 int pp__plot_xy(const char *out_prefix, const char *title, const char *xlabel, const char *ylabel,

@@ -320,9 +320,11 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
                                          c->T);
     if (c->T * c->D * c->P > 256)
         return BAD("--tp %d x --dp %d x --stages %d = %d ranks: use at most 256", c->T, c->D, c->P, c->T * c->D * c->P);
-    /* the shards' all-reduce meets in memory (threads) or by MPI's collectives (a communicator per stage's shards) */
-    if (c->T > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi"))
-        return BAD("--tp %d runs on the threads and mpi transports, not on %s", c->T, c->transport);
+    /* the shards' all-reduce meets in memory (threads, nccl's threads) or by MPI's collectives (a communicator per
+     * stage's shards) */
+    if (c->T > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
+        strcmp(c->transport, "nccl"))
+        return BAD("--tp %d runs on the threads, mpi and nccl transports, not on %s", c->T, c->transport);
     if (c->T > 1 && (4 * c->hidden) % c->T)
         return BAD("--tp %d cuts each block's FFN (4 x --width = %d columns) into equal shards: use a --tp that divides "
                    "it", c->T, 4 * c->hidden);

@@ -105,7 +105,7 @@ static int nccl_init(pp_world *w)
         (void)cudaGetLastError();
         snprintf(w->error, sizeof w->error,
                  "the nccl transport needs one GPU per rank: %d ranks but %d GPU%s here; use --transport threads "
-                 "(several ranks per GPU) or fewer --stages",
+                 "(several ranks per GPU) or fewer ranks (--stages x --dp x --tp)",
                  P, e == cudaSuccess ? ndev : 0, ndev == 1 ? "" : "s");
         return -1;
     }
@@ -331,6 +331,12 @@ static void nccl_reduce_post(pp_world *w, int rank, pp_request *q, const pp_redu
     pp__reduce_local_post(w, rank, q, part, grads, nccl_complete);
 }
 
+/* A shards' sum (--tp), the same way: in memory, added in shard order on the host, as every transport adds it. */
+static void nccl_tp_post(pp_world *w, int rank, pp_request *q, const pp_reduce_part *part, float *data)
+{
+    pp__reduce_tp_post(w, rank, q, part, data, nccl_complete);
+}
+
 static void nccl_fini(pp_world *w)
 {
     nc_ctx *c = ctx_of(w);
@@ -360,7 +366,7 @@ const pp_transport_ops pp__transport_nccl = {
     /* fini */ nccl_fini,
     /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
     /* reduce_post */ nccl_reduce_post,
-    /* tp_post: no tensor parallelism yet (the configuration check refuses --tp here) */ nullptr,
+    /* tp_post */ nccl_tp_post,
 };
 
 /* ---- NCCL across processes: the table the mpi transport uses with the cuda backend (nccl_api.h) ------------ */
