@@ -128,6 +128,13 @@ Test(mpi, shards_t4_p2_match_threads, .timeout = 120) {
     compare_transports(8, "--impl solutions --schedule tpblock --tp 4 --stages 2 --microbatches 4");
 }
 
+/* Lab 08's grid as eight processes: rank 0's driver gives the mapping, every process is placed by it, and the run
+ * is the threads run's on the same links. */
+Test(mpi, the_grid_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(8, "--impl solutions --schedule tpgrid --tp 2 --stages 2 --dp 2 --microbatches 4 --node-size 2");
+}
+
 Test(mpi, shards_recomputed_match_threads, .timeout = 120) {
     need_mpi();
     compare_transports(4, "--impl solutions --schedule 1f1b --tp 2 --stages 2 --microbatches 4 --recompute");
@@ -337,6 +344,13 @@ Test(mpi_grade, shards_grade_as_with_threads, .timeout = 900) {
         snprintf(impl, sizeof impl, "tests/broken/%s", broken[i]);
         cJSON_Delete(compare_grades(impl, "tpblock", 1));
     }
+    /* the grid: full marks, a mapping that spreads the shards loses the step, one that is no grid is refused */
+    grade_configs = "tpgrid P=2 M=4 tp=2 dp=2 node-size=4 seed=78\ntpgrid P=2 M=4 tp=2 node-size=2 seed=79\n";
+    m = compare_grades("solutions", "tpgrid", 0);
+    cr_expect_eq(num_of(m, "score"), num_of(m, "max_score"), "the grid's reference lost points under mpi");
+    cJSON_Delete(m);
+    cJSON_Delete(compare_grades("tests/broken/tpgrid-stages-fastest", "tpgrid", 1));
+    cJSON_Delete(compare_grades("tests/broken/tpgrid-group-unordered", "tpgrid", 1));
     tmp_remove();
 }
 

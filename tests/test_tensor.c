@@ -132,10 +132,10 @@ Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
     cr_expect(strstr(err, "--tp 2 runs on the threads, mpi and nccl transports, not on ucx"), "%s", err);
     c = config("tpgrid", 2, 2, 4);
-    c.transport = "mpi";
+    c.transport = "nccl";
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
-    cr_expect(strstr(err, "runs on the threads transport, not on mpi: its placement is read from the submission"),
-              "%s", err);
+    cr_expect(strstr(err, "runs on the threads and mpi transports, not on nccl: its placement is read from the "
+                          "submission"), "%s", err);
     c = config("1f1b", 9, 2, 4);
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
     cr_expect(strstr(err, "--tp 9 is out of range"), "%s", err);

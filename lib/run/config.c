@@ -361,9 +361,9 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("%s runs the micro-batches in max(1, M div P) equal rounds: %d micro-batches make %d rounds, "
                    "which do not divide them; use a multiple of the stage count (%d) or fewer than %d micro-batches",
                    def->title, c->M, rounds, c->P, 2 * c->P);
-    if (def->grid && c->transport && strcmp(c->transport, "threads"))
-        return BAD("%s runs on the threads transport, not on %s: its placement is read from the submission before "
-                   "the run", def->title, c->transport);
+    if (def->grid && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi"))
+        return BAD("%s runs on the threads and mpi transports, not on %s: its placement is read from the submission "
+                   "before the run", def->title, c->transport);
     if (def->grid && pp__config_world(c) > 64)
         return BAD("%s runs at most 64 ranks: --tp %d x --stages %d x --dp %d is %d", def->title, c->T, c->P, c->D,
                    pp__config_world(c));

@@ -437,11 +437,14 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         snprintf(res->error, sizeof res->error, "%s", err);
         return res->status;
     }
-    /* the grid lab's run sits on the nodes where its mapping puts each rank */
-    int place[PP_GRID_MAX];
+    /* the grid lab's run sits on the nodes where its mapping puts each rank: rank 0's driver says it (under MPI,
+     * rank 0's process reads it and gives it to the others once MPI is up) */
+    int place[PP_GRID_MAX] = {0}, grid = pp__schedule_def(cfg->schedule)->grid, grid_ok = 1;
+    int mpi = cfg->transport && !strcmp(cfg->transport, "mpi");
     pp_run_config placed;
-    if (pp__schedule_def(cfg->schedule)->grid) {
-        if (grid_place(cfg, prog, srv, place, res)) {
+    if (grid) {
+        if (!mpi || pp__mpi_env_rank() == 0) grid_ok = grid_place(cfg, prog, srv, place, res) == 0;
+        if (!grid_ok && !mpi) {
             for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
             free(srv);
             return res->status;
@@ -449,9 +452,6 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
         placed = *cfg;
         placed.place = place;
         cfg = &placed;
-        res->nplace = N;
-        res->place = pp__xmalloc((size_t)N * sizeof *res->place);
-        memcpy(res->place, place, (size_t)N * sizeof *place);
     }
     pp_world w;
     memset(&w, 0, sizeof w);
@@ -494,6 +494,26 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
                      "another process could not set up its rank: see the messages of the other ranks");
             ready = 0;
         }
+        /* under MPI the grid's places go from rank 0 to every process (a sum to which only rank 0 adds) */
+        if (grid && w.local_rank >= 0) {
+            double v[PP_GRID_MAX + 1] = {0};
+            if (w.local_rank == 0) {
+                v[0] = grid_ok ? 1 : -1;
+                for (int i = 0; i < N && grid_ok; i++) v[i + 1] = place[i];
+            }
+            pp__mpi_sum(&w, v, N + 1);
+            for (int i = 0; i < N; i++) place[i] = (int)v[i + 1];
+            if (v[0] < 0 && ready && w.local_rank > 0) {
+                res->status = PP_ERR_USAGE;
+                snprintf(res->error, sizeof res->error, "rank 0 refused the submission's grid: see its message");
+            }
+            if (v[0] < 0) ready = 0;
+        }
+    }
+    if (grid && ready) {
+        res->nplace = N;
+        res->place = pp__xmalloc((size_t)N * sizeof *res->place);
+        memcpy(res->place, place, (size_t)N * sizeof *place);
     }
     if (ready && prog->on_ready && w.local_rank <= 0) prog->on_ready(prog->ready_arg);
     double t0 = pp__now();
