@@ -2,8 +2,8 @@
  * schedule's reference solution keeps full marks with its stages cut over 2 and 4 shards: the shards' gradients,
  * put together, are full-batch training's, and the uncut parameters stay equal on every shard. A shard that fails
  * stops the partners waiting for it in a sum, and the run reports that shard's failure; shards whose programs part
- * ways are named; a shards' sum costs its ring inside the op that makes it; the configurations --tp cannot run
- * are refused with the reason. (The model's split itself is
+ * ways are named; a shards' sum costs its ring inside the op that makes it, in the live timeline and in the
+ * canonical one; the configurations --tp cannot run are refused with the reason. (The model's split itself is
  * held to the whole stage in test_model.c.) */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -13,6 +13,7 @@
 #include "pp.h"
 #include "rank.h"
 #include "runner.h"
+#include "schedule.h"
 #include "schedules.h"
 #include "testset.h"
 #include "testutil.h"
@@ -225,4 +226,30 @@ Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network)
         pp__result_free(&res);
     }
     cr_expect_gt(step[1], step[0], "the shards spread over nodes: %.4f, kept in one: %.4f", step[1], step[0]);
+}
+
+/* The canonical replay's timeline carries the shards' sums as the live one does: each F and each backward's
+ * input half the sums of its blocks, on the link the placement gives them, none in a weight half. */
+Test(tensor, the_ideal_timeline_carries_the_shards_sums) {
+    pp_run_config c = config("zbh1", 4, 4, 8);
+    c.node_size = 4, c.placement = "pdt";
+    pp_schedule s;
+    pp_costs k;
+    cr_assert_eq(pp__schedule_build(&s, c.schedule, c.P, c.M, c.v), 0);
+    pp__costs_from_config(&k, &c);
+    pp_trace t[4] = {0};
+    cr_assert_gt(pp__schedule_trace(&s, &k, t), 0);
+    int seen[3] = {0};
+    for (int r = 0; r < 4; r++)
+        for (int i = 0; i < t[r].n; i++) {
+            const pp_event *e = &t[r].ev[i];
+            double want = e->op == PP_OP_W ? 0 : pp__config_blocks(&c, e->vstage) * pp__config_tp_sum_cost_of(&c, r);
+            cr_expect(fabs(e->tp_time - want) < 1e-12, "rank %d op %d: %g, want %g", r, e->op, e->tp_time, want);
+            cr_expect_eq(e->tp_across, e->op != PP_OP_W, "pdt on nodes of 4 spreads every stage's shards");
+            seen[e->op == PP_OP_F ? 0 : e->op == PP_OP_B ? 1 : 2]++;
+        }
+    cr_expect(seen[0] && seen[1] && seen[2], "F %d, B %d, W %d", seen[0], seen[1], seen[2]);
+    for (int r = 0; r < 4; r++) pp__trace_clear(&t[r]);
+    pp__costs_free(&k);
+    pp__schedule_free(&s);
 }

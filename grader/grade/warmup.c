@@ -899,7 +899,7 @@ static void grade_uneven(wu_io *io, wu_draw *draw, pp_test_result *out) {
             pp__schedule_build(&s, "gpipe", uc->P, uc->M, 1);
             double fc[UNEVEN_MAX_P], bc[UNEVEN_MAX_P];
             for (int r = 0; r < uc->P; r++) fc[r] = uc->f[r], bc[r] = 2 * uc->f[r];
-            pp_costs cost = {fc, bc, 0, NULL, NULL};
+            pp_costs cost = {fc, bc, 0, NULL, NULL, NULL, NULL};
             double want = pp__schedule_bubble(&s, &cost), copy[UNEVEN_MAX_P];
             pp__schedule_free(&s);
             memcpy(copy, uc->f, sizeof copy);

@@ -56,6 +56,16 @@ void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
     }
     k->latency = c->comm_latency;
     k->lat = NULL;
+    k->tp = NULL, k->tp_across = NULL;
+    if (c->T > 1) { /* replica 0's stages in shard 0 */
+        k->tp = pp__xcalloc((size_t)S, sizeof *k->tp);
+        k->tp_across = pp__xcalloc((size_t)S, sizeof *k->tp_across);
+        for (int s = 0; s < S; s++) {
+            int r = pp__config_vstage_rank(c, s);
+            k->tp[s] = pp__config_blocks(c, s) * pp__config_tp_sum_cost_of(c, r);
+            k->tp_across[s] = pp__config_tp_crosses(c, r);
+        }
+    }
     if (c->node_size > 0) { /* replica 0's pipeline in shard 0, one activation a message */
         double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
         k->lat = pp__xcalloc((size_t)(c->P * c->P), sizeof *k->lat);
@@ -69,7 +79,10 @@ void pp__costs_free(pp_costs *k) {
     free(k->b);
     free(k->bi);
     free(k->lat);
-    k->f = k->b = k->bi = k->lat = NULL;
+    free(k->tp);
+    free(k->tp_across);
+    k->f = k->b = k->bi = k->lat = k->tp = NULL;
+    k->tp_across = NULL;
 }
 
 /* What a message from rank a to rank b adds to its data's ready time. */
@@ -131,7 +144,10 @@ static double replay(const pp_schedule *s, const pp_costs *k, double *busy, pp_t
                     pp_event e = {.rank = r, .op = op.kind == 'F' ? PP_OP_F : op.kind == 'B' ? PP_OP_B : PP_OP_W,
                                   .mb = op.mb, .chunk = op.chunk,
                                   .vstage = vs, .peer = -1, .tag = -1, .timer = -1, .vstart = start, .vend = clock[r],
-                                  .flags = op.kind == 'B' && op.split ? PP_EV_SPLIT : 0};
+                                  .flags = op.kind == 'B' && op.split ? PP_EV_SPLIT : 0,
+                                  /* the shards' sums of an F or of a backward's input half */
+                                  .tp_time = k->tp && op.kind != 'W' ? k->tp[vs] : 0,
+                                  .tp_across = k->tp_across && op.kind != 'W' ? k->tp_across[vs] : 0};
                     pp__trace_add(&traces[r], &e);
                 }
                 if (clock[r] > makespan) makespan = clock[r];

@@ -29,6 +29,9 @@ typedef struct pp_costs {
     double *bi;          /* ... and a backward's input half (its weight half is the rest of b); NULL: half of b */
     double *lat;         /* a message's cost from rank a to rank b at [a * P + b] (a topology's links); NULL: latency
                           * between any two ranks */
+    double *tp;          /* per virtual stage: the shards' sums inside a forward, and inside a backward's input half
+                          * (one per block each, part of f and bi), for the ideal timeline's events; NULL: none */
+    int *tp_across;      /* ... per virtual stage: 1 when those sums' ring crosses nodes */
 } pp_costs;
 
 /* The costs of a run configuration (config.h's one cost rule): F = blocks + edge cost on the first and last
