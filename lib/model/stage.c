@@ -359,6 +359,16 @@ static void check_dy(pp_rank *r, const char *api, pp_stash *s, pp_tensor *dy) {
     check_input(r, api, dy, next < 0 ? 1 : r->cfg->hidden, "dy");
 }
 
+/* A backward's dx (NULL on virtual stage 0), handed to the schedule: this rank's, ready at the op's end `end`. */
+static pp_tensor *handed(pp_rank *r, pp_tensor *dx, double end) {
+    if (dx) {
+        dx->owner = r->id;
+        dx->handed = 1;
+        dx->ready = end;
+    }
+    return dx;
+}
+
 /* The input half, and the weight half too when `whole` (one B op in the trace that costs both halves). A half
  * costs one forward of the stage; a stash dropped to its input first pays one more forward to rebuild it. */
 /* The checks every backward makes on its stash and dy, which the stash then holds. */
@@ -393,12 +403,7 @@ static pp_tensor *backward_input(pp_rank *r, const char *api, pp_stash *s, pp_te
                         tp_sums(r, pp__config_vstage(r->cfg, r->pipe, s->chunk), 1 + rebuilt));
     s->state = whole ? PP__STASH_DONE : PP__STASH_INPUT_DONE;
     stash_account(r, s);
-    if (dx) {
-        dx->owner = r->id;
-        dx->handed = 1;
-        dx->ready = end;
-    }
-    return dx;
+    return handed(r, dx, end);
 }
 
 pp_tensor *pp_stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
@@ -437,12 +442,7 @@ pp_tensor *pp_stage_backward_end(pp_rank *r, pp_stash *s, pp_tensor *dy) {
     s->state = PP__STASH_DONE;
     r->open_op = NULL;
     stash_account(r, s);
-    if (dx) {
-        dx->owner = r->id;
-        dx->handed = 1;
-        dx->ready = end;
-    }
-    return dx;
+    return handed(r, dx, end);
 }
 
 void pp_stage_backward_weight(pp_rank *r, pp_stash *s) {

@@ -251,17 +251,20 @@ static void __attribute__((noreturn)) driver_stopped(pp_rank *r, pp_server *s, u
 static int serve_compute(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     uint64_t a, b;
     switch (op) {
-    case PP_RPC_FORWARD: {
+    case PP_RPC_FORWARD:
+    case PP_RPC_FORWARD_BEGIN: { /* a whole forward, or one opened layer by layer (lab 08) */
+        const char *api = op == PP_RPC_FORWARD ? "pp_stage_forward" : "pp_stage_forward_begin";
         int chunk = get_int(in), mb = get_int(in);
         a = pp__wire_get_u64(in);
         int want = (int)pp__wire_get_u32(in, 0, 1);
         uint64_t want_y = pp__wire_get_u64(in), want_stash = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
         pp_stash *st = NULL;
-        pp_tensor *out = pp_stage_forward(r, chunk, mb, handle_get(s, r, PP_HANDLE_TENSOR, a, "pp_stage_forward", "x"),
-                                          want ? &st : NULL);
-        handle_expect(s, r, PP_HANDLE_TENSOR, out, want_y, "pp_stage_forward");
-        handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward");
+        pp_tensor *x = handle_get(s, r, PP_HANDLE_TENSOR, a, api, "x");
+        pp_tensor *out = op == PP_RPC_FORWARD ? pp_stage_forward(r, chunk, mb, x, want ? &st : NULL)
+                                              : pp_stage_forward_begin(r, chunk, mb, x, want ? &st : NULL);
+        handle_expect(s, r, PP_HANDLE_TENSOR, out, want_y, api);
+        handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, api);
         return 1;
     }
     case PP_RPC_BACKWARD:
@@ -405,19 +408,6 @@ static pp_block *block_get(pp_server *s, pp_rank *r, uint64_t h, const char *api
 /* A stage run layer by layer and its blocks' calls (lab 08). 1 when op is one of them. */
 static int serve_blocks(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     switch (op) {
-    case PP_RPC_FORWARD_BEGIN: {
-        int chunk = get_int(in), mb = get_int(in);
-        uint64_t a = pp__wire_get_u64(in);
-        int want = (int)pp__wire_get_u32(in, 0, 1);
-        uint64_t want_y = pp__wire_get_u64(in), want_stash = pp__wire_get_u64(in);
-        if (in->bad) malformed(r, op);
-        pp_stash *st = NULL;
-        pp_tensor *y = pp_stage_forward_begin(r, chunk, mb, handle_get(s, r, PP_HANDLE_TENSOR, a,
-                                              "pp_stage_forward_begin", "x"), want ? &st : NULL);
-        handle_expect(s, r, PP_HANDLE_TENSOR, y, want_y, "pp_stage_forward_begin");
-        handle_expect(s, r, PP_HANDLE_STASH, st, want_stash, "pp_stage_forward_begin");
-        return 1;
-    }
     case PP_RPC_FORWARD_END:
     case PP_RPC_BACKWARD_BEGIN:
     case PP_RPC_BACKWARD_END: {

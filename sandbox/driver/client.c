@@ -201,10 +201,11 @@ int pp_virtual_stage(const pp_rank *r, int chunk) {
 
 /* ---- compute ------------------------------------------------------------------------------------------- */
 
-pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
-    check_rank(r, "pp_stage_forward");
+/* A forward, whole (PP_RPC_FORWARD) or opened layer by layer (PP_RPC_FORWARD_BEGIN): y, and the stash. */
+static pp_tensor *forward(pp_rank *r, const char *api, int op, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    check_rank(r, api);
     pp_wire w;
-    begin_post(&w, PP_RPC_FORWARD);
+    begin_post(&w, op);
     uint64_t y = handle_new(PP_HANDLE_TENSOR), st = stash ? stash_new(chunk) : 0;
     pp__wire_i64(&w, chunk);
     pp__wire_i64(&w, mb);
@@ -217,20 +218,12 @@ pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stas
     return ptr_of(y);
 }
 
+pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
+    return forward(r, "pp_stage_forward", PP_RPC_FORWARD, chunk, mb, x, stash);
+}
+
 pp_tensor *pp_stage_forward_begin(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {
-    check_rank(r, "pp_stage_forward_begin");
-    pp_wire w;
-    begin_post(&w, PP_RPC_FORWARD_BEGIN);
-    uint64_t y = handle_new(PP_HANDLE_TENSOR), st = stash ? stash_new(chunk) : 0;
-    pp__wire_i64(&w, chunk);
-    pp__wire_i64(&w, mb);
-    pp__wire_u64(&w, id_of(x));
-    pp__wire_u32(&w, stash != NULL);
-    pp__wire_u64(&w, y);
-    pp__wire_u64(&w, st);
-    post(&w);
-    if (stash) *stash = ptr_of(st);
-    return ptr_of(y);
+    return forward(r, "pp_stage_forward_begin", PP_RPC_FORWARD_BEGIN, chunk, mb, x, stash);
 }
 
 /* A call on a stash and a tensor that returns a tensor: y, or dx (NULL where the stash's stage reads tokens). */
