@@ -58,10 +58,10 @@ step grade-cuda 600 "$BUILD/pplab" grade --impl solutions --lab all --backend cu
 step grade-cuda-no-green 600 env PP_CUDA_GREEN=0 "$BUILD/pplab" grade --impl solutions --lab 1f1b --backend cuda
 
 # ---- ranks as MPI processes on the GPUs ------------------------------------------------------------------
-# Each process takes the GPU of its rank on the node; lab 07's reduce goes over NCCL (one communicator per
-# data-parallel group, its id sent over MPI) when every member of a group has a GPU of its own, over MPI through
-# host memory otherwise (one GPU: both replicas' processes share it). Either way the gradients must be the
-# threads run's, bit for bit.
+# Each process takes the GPU of its rank on the node; lab 07's reduce and lab 08's shards' sums go over NCCL (one
+# communicator per data-parallel group and per stage's shards, its id sent over MPI) when every member of a group
+# has a GPU of its own, over MPI through host memory otherwise (one GPU: the processes share it). Either way the
+# gradients must be the threads run's, bit for bit.
 if command -v mpirun >/dev/null; then
     MPIRUN="mpirun --allow-run-as-root --oversubscribe"
     for run in "1f1b:2:--schedule 1f1b --stages 2 --microbatches 4" \

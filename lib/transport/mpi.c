@@ -112,6 +112,7 @@ typedef struct mp_tslot {
     pp_request *req;         /* this rank's request, when it called the sum */
     float *data, *all;       /* its tensor at the call; everyone's, [T][floats] */
     MPI_Request pq, gq;
+    void *nccl_op;           /* ... or, with the cuda backend, their gather and sum on NCCL */
 } mp_tslot;
 
 typedef struct mp_ctx {
@@ -143,6 +144,7 @@ typedef struct mp_ctx {
     MPI_Comm tp_parts, tp_data, tp_ctl; /* this rank's tensor-parallel group (--tp): its sums' parts, their tensors,
                               * and the step end's agreement on how many sums there were */
     int T, shard;            /* the group's members, and this rank's place among them */
+    void *nccl_tp;           /* with the cuda backend (and NCCL): the sums' tensors go over this communicator */
     mp_tslot *ts;            /* [ts_cap]: the group's sums of this step, ts_n of them posted by this rank */
     int ts_n, ts_cap, ts_parts_next, ts_data_next;
     const pp_nccl_api *nccl; /* with the cuda backend (and the plugin built with NCCL): the reduce's gradients */
@@ -483,7 +485,13 @@ static void tp_progress(mp_ctx *c) {
                 if (s->parts[m].kind == PP_PART_CALL) first_call = m;
             int done = first_call >= 0 &&
                        pp__reduce_judge(s->parts, c->T, first_call, &other, &other_chunk) == PP_REDUCE_DONE;
-            if (done) {
+            if (done && c->nccl_tp) {
+                char err[512];
+                s->nccl_op = c->nccl->sum_start(c->nccl_tp, c->T, s->data, (size_t)s->mine.floats, err, sizeof err);
+                if (!s->nccl_op) PP_DIE("check the GPUs with nvidia-smi; NCCL_DEBUG=INFO says more", "%s", err);
+                s->state = MP_SLOT_GRADS;
+                c->progress++;
+            } else if (done) {
                 size_t n = (size_t)s->mine.floats;
                 PP_ASSERT(n < (size_t)1 << 28);
                 s->all = pp__xmalloc((size_t)c->T * n * sizeof(float) + 1);
@@ -495,9 +503,19 @@ static void tp_progress(mp_ctx *c) {
             }
         }
         mp_tslot *g = c->ts_data_next < c->ts_parts_next ? &c->ts[c->ts_data_next] : NULL;
+        int nccl_done = g && g->state == MP_SLOT_GRADS && g->nccl_op ? c->nccl->sum_test(g->nccl_op) : 0;
+        if (nccl_done < 0) PP_DIE("check the GPUs with nvidia-smi; NCCL_DEBUG=INFO says more",
+                                  "a shards' sum failed on NCCL");
         if (g && g->state == MP_SLOT_DECIDED) {
             c->ts_data_next++, moved = 1;
-        } else if (g && g->state == MP_SLOT_GRADS && (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
+        } else if (nccl_done) {
+            float *sum = pp__xmalloc((size_t)g->mine.floats * sizeof(float) + 1);
+            c->nccl->sum_end(g->nccl_op, sum);
+            g->nccl_op = NULL;
+            tp_decide(c, g, sum);
+            c->ts_data_next++, moved = 1;
+        } else if (g && g->state == MP_SLOT_GRADS && !g->nccl_op &&
+                   (MPI_Test(&g->gq, &flag, MPI_STATUS_IGNORE), flag)) {
             size_t n = (size_t)g->mine.floats;
             const float **contrib = pp__xcalloc((size_t)c->T, sizeof *contrib);
             for (int m = 0; m < c->T; m++) contrib[m] = g->all + (size_t)m * n;
@@ -1139,9 +1157,37 @@ lost:
  * communicator of their own (nccl_groups.c agrees on it over MPI). Without NCCL, or when two members of a group
  * share a GPU (NCCL refuses that), they go over MPI through host memory, as on the CPU: the same bits either way.
  * 0, or -1 with the reason in w->error. */
+/* An NCCL communicator for the group of n members that comm ranks (this rank its `member`), into *out, when no
+ * two members share a GPU; else *out stays NULL and the group's sums go over MPI through host memory. 0, or -1
+ * with the reason in w->error. */
+static int nccl_group(pp_world *w, mp_ctx *c, MPI_Comm comm, int member, int n, int ndev, void **out) {
+    char err[512] = "";
+    /* a member's GPU: its host (by name) and device; the group uses NCCL only when no two are the same */
+    struct {
+        char host[64];
+        int device;
+    } mine, *group = pp__xcalloc((size_t)n, sizeof *group);
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.host, sizeof mine.host, "%s", c->hosts[c->rank]);
+    mine.device = w->node_rank % ndev;
+    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, group, (int)sizeof mine, MPI_BYTE, comm);
+    int shared = 0;
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < a; b++) shared |= group[a].device == group[b].device && !strcmp(group[a].host, group[b].host);
+    free(group);
+    if (shared) return 0;
+    if (pp__nccl_group_init(comm, member, n, mine.device, c->nccl, out, err, sizeof err)) {
+        snprintf(w->error, sizeof w->error, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* With the cuda backend: NCCL for the replicas' reduces and for the shards' sums, each group whose members have
+ * GPUs of their own. */
 static int nccl_start(pp_world *w, mp_ctx *c) {
     c->nccl = (const pp_nccl_api *)pp__plugin_symbol("pp__nccl_api", NULL, 0);
-    if (!c->nccl || c->D < 2) return 0;
+    if (!c->nccl || (c->D < 2 && c->T < 2)) return 0;
     char err[512] = "";
     int ndev = c->nccl->device_count(err, sizeof err), ok = ndev > 0, all = 0;
     MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->ctl);
@@ -1149,24 +1195,8 @@ static int nccl_start(pp_world *w, mp_ctx *c) {
         snprintf(w->error, sizeof w->error, "%s", err[0] ? err : "another process sees no GPU: use --backend cpu");
         return -1;
     }
-    /* a member's GPU: its host (by name) and device; the group uses NCCL only when no two are the same */
-    struct {
-        char host[64];
-        int device;
-    } mine, *group = pp__xcalloc((size_t)c->D, sizeof *group);
-    memset(&mine, 0, sizeof mine);
-    snprintf(mine.host, sizeof mine.host, "%s", c->hosts[c->rank]);
-    mine.device = w->node_rank % ndev;
-    MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, group, (int)sizeof mine, MPI_BYTE, c->dp_grads);
-    int shared = 0;
-    for (int a = 0; a < c->D; a++)
-        for (int b = 0; b < a; b++) shared |= group[a].device == group[b].device && !strcmp(group[a].host, group[b].host);
-    free(group);
-    if (shared) return 0;
-    if (pp__nccl_group_init(c->dp_grads, c->replica, c->D, mine.device, c->nccl, &c->nccl_dp, err, sizeof err)) {
-        snprintf(w->error, sizeof w->error, "%s", err);
-        return -1;
-    }
+    if (c->D > 1 && nccl_group(w, c, c->dp_grads, c->replica, c->D, ndev, &c->nccl_dp)) return -1;
+    if (c->T > 1 && nccl_group(w, c, c->tp_data, c->shard, c->T, ndev, &c->nccl_tp)) return -1;
     return 0;
 }
 
@@ -1276,6 +1306,7 @@ static void mpi_fini(pp_world *w) {
         return;
     }
     if (c->nccl_dp) c->nccl->comm_free(c->nccl_dp);
+    if (c->nccl_tp) c->nccl->comm_free(c->nccl_tp);
     MPI_Comm_free(&c->data);
     MPI_Comm_free(&c->ctl);
     MPI_Comm_free(&c->quiet);
