@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "checks_dp.h"
 #include "checks_tp.h"
+#include "grid.h"
 #include "pp.h"
 #include "runner.h"
 #include "testset.h"
@@ -109,4 +110,33 @@ Test(tpgrid, a_mapping_measures_what_the_same_placement_named_by_flag_measures) 
     cr_assert(sa && sb, "%s\n%s", a, b);
     cr_expect_eq(strcspn(sa, " ("), strcspn(sb, " ("));
     cr_expect(!strncmp(sa, sb, strcspn(sa, "(")), "the grid's step %.40s, --placement pdt's %.40s", sa, sb);
+}
+
+/* The answer is the submission's bytes: any value is read and held to the grid, never taken on trust. */
+static void place_huge(int rank, int T, int P, int D, int *t, int *p, int *d) {
+    (void)T, (void)P, (void)D;
+    *t = rank ? 0 : 1 << 30, *p = 0, *d = 0;
+}
+static int group_none(char axis, int rank, int T, int P, int D, int *members) {
+    (void)axis, (void)rank, (void)T, (void)P, (void)D, (void)members;
+    return 0;
+}
+
+Test(tpgrid, any_answer_is_read_and_held_to_the_grid) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = "tpgrid", c.T = 2, c.P = 2, c.D = 1;
+    static unsigned char buf[1 << 16];
+    pp_wire w;
+    pp__wire_init_fixed(&w, buf, sizeof buf);
+    pp__grid_ask(2, 2, 1, place_huge, group_none, &w);
+    cr_assert(!w.bad);
+    pp_wire_in in;
+    pp__wire_in_init(&in, buf, w.len);
+    int place[PP_GRID_MAX];
+    char err[512];
+    cr_expect_eq(pp__grid_read(&c, &in, place, err, sizeof err), -1);
+    cr_expect(strstr(err, "pp_tpgrid_place(0): t = 1073741824 is out of range: t is 0..1"), "%s", err);
+    pp__wire_in_init(&in, buf, w.len / 2); /* cut short */
+    cr_expect_eq(pp__grid_read(&c, &in, place, err, sizeof err), -1);
 }

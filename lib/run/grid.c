@@ -1,6 +1,7 @@
 /* grid.c: the grid lab's mapping of global ranks to (t, p, d), asked of the submission and checked (grid.h). */
 #include "grid.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ int pp__grid_read(const pp_run_config *c, pp_wire_in *in, int *place, char *err,
         return BAD("the submission's grid did not arrive whole: its driver wrote past its arrays?");
     for (int i = 0; i < W; i++) owner[i] = -1;
     for (int g = 0; g < W; g++) {
-        for (int a = 0; a < 3; a++) coord[g][a] = (int)pp__wire_get_i64(in, -1000000, 1000000);
+        for (int a = 0; a < 3; a++) coord[g][a] = (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
         if (in->bad) return BAD("the submission's grid did not arrive whole");
         for (int a = 0; a < 3; a++)
             if (coord[g][a] < 0 || coord[g][a] >= size[a])
@@ -50,7 +51,7 @@ int pp__grid_read(const pp_run_config *c, pp_wire_in *in, int *place, char *err,
                 e += (size_t)snprintf(expect + e, sizeof expect - e, "%s%d", k ? ", " : "", want[k]);
             int same = n == size[a];
             for (int k = 0; k < (n > 0 ? n : 0); k++) {
-                int got = (int)pp__wire_get_i64(in, -1000000, 1000000);
+                int got = (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
                 if (in->bad) return BAD("the submission's groups did not arrive whole");
                 same &= k < size[a] && got == want[k];
                 if (m < sizeof listed) m += (size_t)snprintf(listed + m, sizeof listed - m, "%s%d", k ? ", " : "", got);
