@@ -52,7 +52,7 @@ HAVE_NCCL      := $(if $(NO_NCCL),0,$(if $(filter 1,$(HAVE_NVCC)),$(call have,te
 HAVE_CUDA      := $(if $(filter 11,$(HAVE_NVCC)$(HAVE_CUBLAS)),1,0)
 
 # `make test`, `make demo` and `make deps` install what is missing first, so they must parse without it.
-ifeq ($(filter deps test check check-long check-hosts check-slurm demo clean help,$(MAKECMDGOALS)),)
+ifeq ($(filter deps test check check-long check-hosts check-slurm demo clean help answer-files,$(MAKECMDGOALS)),)
 ifneq ($(HAVE_OPENBLAS),1)
 $(error OpenBLAS not found: install it with 'apt-get install libopenblas-dev' (or run make deps))
 endif
@@ -82,9 +82,35 @@ SECCOMP_STATIC := $(call pc,--libs --static libseccomp)
 CFLAGS := $(CFLAGS_BASE) $(SANFLAGS) $(BLAS_CFLAGS) $(CFLAGS)
 LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 
+# ---- answers: what the labs grade -----------------------------------------------------------------------
+# The kit computes every answer: the schedules' canonical orders, peaks and bubbles, the placements, the library's
+# own tensor-parallel block (lib/schedule/canonical.c and answers_generated.c, behind lib/schedule/answers.h), the
+# order interpreter of pplab run --order and the warm-up's keys (grader/grade/orderrun.c and warmup_keys.c). A
+# student handout has none of those files: it builds the recorded column, which reads what the kit recorded for the
+# handout's public configurations (lib/schedule/answers.rec, written by make answers) and computes nothing. The
+# column is chosen here and nowhere else; `make ANSWERS=recorded` builds a kit as its handout would (in
+# build-recorded/).
+ANSWERS_generated := lib/schedule/canonical.c lib/schedule/answers_generated.c grader/grade/warmup_keys.c \
+                     grader/grade/orderrun.c
+ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/orderrun_absent.c
+# the generators' own header, which only the kit's answer files include
+ANSWERS_private   := lib/schedule/canonical.h
+HAVE_GENERATORS := $(if $(wildcard lib/schedule/canonical.c),1,0)
+ANSWERS ?= $(if $(filter 1,$(HAVE_GENERATORS)),generated,recorded)
+ifeq ($(filter generated recorded,$(ANSWERS)),)
+$(error ANSWERS=$(ANSWERS): use generated (the kit's) or recorded (a handout's))
+endif
+ifeq ($(ANSWERS)$(HAVE_GENERATORS),generated0)
+$(error ANSWERS=generated needs the kit's generators, which a handout does not have)
+endif
+ifeq ($(ANSWERS)$(HAVE_GENERATORS),recorded1)
+BUILD := build-recorded
+endif
+ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated))
+
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)
-LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c,$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
+LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
             $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
 # The schedule driver: the one program that loads a student's object, one process per rank, the same for every
@@ -138,7 +164,8 @@ $(shell mkdir -p -m 0700 $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP)
 # canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)
 GRADER_ROOMS := cli grade theory report view
 GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS)) -Isandbox/toolchain
-CLI_SRC  := $(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c)) $(wildcard sandbox/toolchain/*.c) $(wildcard bench/*.c)
+CLI_SRC  := $(filter-out $(ANSWERS_OFF),$(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c))) \
+            $(wildcard sandbox/toolchain/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
 
@@ -151,7 +178,7 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
 # The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
 # round trip, the MPI suite, the benchmarks' own test, the jail as a normal user, the Gradescope autograder.
-SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user test_autograder
+SLOW_TESTS := test_sweeps test_tolerance test_handout test_mpi test_bench test_jail_user test_autograder test_ci
 SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
 # The suites that need a machine of their own making (as root): make check-hosts makes hosts (network
 # namespaces) and runs test_hosts on them, make check-slurm starts a Slurm cluster and runs test_slurm.
@@ -175,7 +202,7 @@ DEPFLAGS = -MMD -MP
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder asan fuzz fuzz-targets bench clean deps
+.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder answers answer-files asan fuzz fuzz-targets bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
@@ -203,7 +230,7 @@ endif
 	@echo "  make plots         gnuplot figures into out/"
 ifeq ($(KIT),1)
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
-	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the handout, F as its hidden tests,"
+	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the grading tree, F as its hidden tests,"
 	@echo "                     setup.sh and run_autograder (docs/instructor.md, section 5)"
 endif
 	@echo "  make bench         benchmarks, each against a baseline in the same run"
@@ -286,6 +313,13 @@ $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@.tmp $(CLI_OBJ) $(LIB_OBJ) $(GRADER_LIBS) \
 	    $(LIB_LDLIBS) && mv -f $@.tmp $@
 
+# A handout's answers (ANSWERS=recorded): answers.rec compiled in as one string, so that pplab answers from anywhere.
+$(BUILD)/gen/answers_rec.inc: lib/schedule/answers.rec
+	@mkdir -p $(dir $@)
+	$(Q)sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/obj/lib/schedule/answers_recorded.o: $(BUILD)/gen/answers_rec.inc
+$(BUILD)/obj/lib/schedule/answers_recorded.o: CFLAGS += -I$(BUILD)/gen
+
 # ---- tests ---------------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN) tests/testutil.h
 	@mkdir -p $(dir $@)
@@ -308,7 +342,17 @@ $(BUILD)/tests/tools/%: tests/tools/%.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -o $@ $< $(SECCOMP_LIBS)
+# The recorder of a handout's answers (make answers): the kit's generators and the warm-up's reference answers.
+$(BUILD)/tests/record_answers: tests/record_answers.c solutions/00-warmup/warmup.c $(BUILD)/libpp.a $(BUILD)/pplab
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -o $@ tests/record_answers.c \
+	    solutions/00-warmup/warmup.c $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
+	    $(GRADER_LIBS) $(LIB_LDLIBS)
 $(TEST_BIN): $(HELPER_BIN) $(TOOL_BIN) $(REPLAY_BIN)
+# test_answers reads the record with the handout's reader, compiled into it
+$(BUILD)/tests/test_answers: $(BUILD)/tests/record_answers $(BUILD)/gen/answers_rec.inc
+$(BUILD)/tests/test_answers: CFLAGS += -I$(BUILD)/gen
 
 # make test: the quick suites in parallel lanes with the quick self-check beside them; make check: the long
 # suites and the whole self-check after that. Each part prints the time it took.
@@ -350,6 +394,23 @@ grade: build
 
 plots: build
 	@bash scripts/plots.sh $(BUILD) out
+
+# The kit's answer files, one a line: what scripts/handout.sh leaves out of a handout and tests/test_handout.c holds
+# it to
+answer-files:
+	@printf '%s\n' $(ANSWERS_generated) $(ANSWERS_private)
+
+# lib/schedule/answers.rec, what a handout grades with: the kit's generators asked of every public configuration
+# (its default tests, and what its docs, demo and plots show: scripts/doccheck.sh --list)
+answers: build
+ifeq ($(ANSWERS),generated)
+	@$(MAKE) --no-print-directory -s $(BUILD)/tests/record_answers
+	@bash scripts/doccheck.sh --list | $(BUILD)/tests/record_answers > lib/schedule/answers.rec.tmp
+	@mv -f lib/schedule/answers.rec.tmp lib/schedule/answers.rec
+	@echo "lib/schedule/answers.rec: $$(grep -c ' = ' lib/schedule/answers.rec) answers recorded"
+else
+	@echo "make answers: this build records no answers; the kit, which has the generators, writes them"
+endif
 
 # Both are made from the kit (its solutions/ and git); in a handout they say so and do nothing.
 handout: build

@@ -10,8 +10,10 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 # libxml2-dev: the fuzz target of the JUnit report parses what the report wrote (replayed by make test)
 # bubblewrap gives the build the namespaces view (docs/design.md, "The trust boundary"); without it, Landlock
 # zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one; clang and libclang-rt-dev:
-# make fuzz (libFuzzer)
-optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev)
+# make fuzz (libFuzzer); similarity-tester: pplab similar (sim_c) compares submissions with the kit's own code and
+# with each other; python3 and python3-yaml: the CI templates' test reads their YAML as the platforms do
+optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
+          similarity-tester python3 python3-yaml)
 # network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication
 [ "${1:-}" = --ci ] && optional+=(slurm-wlm munge)
 [ "${1:-}" = --required ] && optional=()

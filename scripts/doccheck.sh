@@ -5,6 +5,8 @@
 #                                         FILEs instead of the docs (tests/test_cli.c feeds it wrong quotes)
 #   scripts/doccheck.sh --quick BUILD     the quoted paths, and the commands but those that grade or run make
 #                                         (make test: seconds, not minutes; make check runs them all)
+#   scripts/doccheck.sh --list            prints the commands the docs quote, one a line, and runs none (make
+#                                         answers records what the ones that run pplab show)
 #
 # Inside a fenced code block:
 #   $ CMD              a command whose output the doc quotes: the lines after it, up to the next "$ " line or
@@ -23,8 +25,9 @@
 # Prints one line per failing command or path (file:line, the command, the first difference) and a summary
 # line; exits 1 when any failed.
 set -uo pipefail
-quick=0
+quick=0 list=0
 if [ "${1:-}" = --quick ]; then quick=1; shift; fi
+if [ "${1:-}" = --list ]; then list=1; shift; fi
 build=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -96,6 +99,11 @@ awk -v dir="$work" '
     kind == "out" { print > (dir "/" n ".exp") }
     END { flush(); print n + 0 > (dir "/count") }
 ' "${files[@]}"
+
+if [ $list = 1 ]; then
+    for ((i = 1; i <= $(cat "$work/count"); i++)); do cat "$work/$i.cmd"; done
+    exit 0
+fi
 
 # Compares expected (with "..." lines) against actual; prints the first difference, exits 1 on one.
 match() {

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "answers.h"
+#include "canonical.h"
 #include "config.h"
 #include "placement.h"
 #include "schedule.h"
@@ -36,7 +38,7 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
         memset(fwd, 0, (size_t)(M * v));
         memset(bwd, 0, (size_t)(M * v));
         memset(wgt, 0, (size_t)(M * v));
-        int n = d->order(P, M, v, r, ops), live = 0, peak = 0, nw = 0;
+        int n = pp__answers_order(d, P, M, v, r, ops), live = 0, peak = 0, nw = 0;
         for (int i = 0; i < n; i++) nw += ops[i].kind == 'W';
         cr_expect_eq(n, want_n + nw, "%s P=%d M=%d v=%d rank %d: %d ops, expected an F and a B per micro-batch and "
                      "chunk (%d) and %d W", d->name, P, M, v, r, n, want_n, nw);
@@ -74,8 +76,8 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
                 live--;
             }
         }
-        cr_expect_eq(peak, d->peak(P, M, v, r), "%s P=%d M=%d v=%d rank %d: the order peaks at %d stashes, the row "
-                     "says %d", d->name, P, M, v, r, peak, d->peak(P, M, v, r));
+        cr_expect_eq(peak, pp__answers_peak(d, P, M, v, r), "%s P=%d M=%d v=%d rank %d: the order peaks at %d "
+                     "stashes, the row says %d", d->name, P, M, v, r, peak, pp__answers_peak(d, P, M, v, r));
         free(split);
     }
     free(ops);
@@ -94,7 +96,7 @@ static void check_bubble(const pp_schedule_def *d, int P, int M, int v) {
     pp_costs k;
     cr_assert_eq(pp__schedule_build(&s, d->name, P, M, v), 0);
     pp__costs_from_config(&k, &c);
-    double replayed = pp__schedule_bubble(&s, &k), closed = d->bubble ? d->bubble(P, M, v) : -1;
+    double replayed = pp__schedule_bubble(&s, &k), closed = pp__answers_bubble(d, P, M, v);
     cr_expect_geq(replayed, 0, "%s P=%d M=%d v=%d: the canonical order cannot complete", d->name, P, M, v);
     if (closed >= 0)
         cr_expect(fabs(replayed - closed) < 1e-12, "%s P=%d M=%d v=%d: the formula says %.6f, the order replays to "
@@ -108,6 +110,7 @@ Test(schedules, every_row_runs_each_op_once_and_reaches_its_bound) {
     for (int i = 0; i < pp__nschedules; i++) {
         const pp_schedule_def *d = &pp__schedules[i];
         int tried = 0;
+        cr_assert(pp__canonical(d->name), "%s has no generators in lib/schedule/canonical.c", d->name);
         for (int P = 1; P <= 8; P++)
             for (int v = 1; v <= 4; v++)
                 for (int M = 1; M <= 4 * P; M++)
@@ -221,7 +224,7 @@ static int compare_fixture(const char *path, const char *const *names, int *seen
         for (int k = 0; names[k]; k++) seen[k] |= !strcmp(name, names[k]);
         pp_sched_op *ops = calloc((size_t)PP_SCHED_ROOM(M, v), sizeof *ops);
         snprintf(what, sizeof what, "%s P=%d M=%d v=%d rank %d", name, P, M, v, r);
-        compare_ops(what, line + at, ops, d->order(P, M, v, r, ops), P, vshape, r);
+        compare_ops(what, line + at, ops, pp__answers_order(d, P, M, v, r, ops), P, vshape, r);
         free(ops);
         lines++;
     }

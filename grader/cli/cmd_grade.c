@@ -9,12 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "answers.h"
 #include "cli.h"
 #include "impl.h"
 #include "report.h"
 #include "runner.h"
 #include "host.h"
 #include "suite.h"
+#include "testcfg.h"
 #include "transport.h"
 
 static const char usage[] =
@@ -194,6 +196,25 @@ static int grade_main(int argc, char **argv) {
         free(cfgs);
         return 2;
     }
+    /* a handout holds the answers of its public configurations alone (answers.h): what it cannot grade is refused
+     * here, in one line, before anything is built */
+    int recorded = !strcmp(pp__answers_source(), "recorded");
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(cfgs[i].lab, "warmup")) {
+            if (cfgs[i].drawn && recorded)
+                pp__cli_fail("grade", "--config %s: its warmup-seed line draws warm-up cases whose answer keys only "
+                             "the instructor's kit computes; this handout grades the public cases: drop the line",
+                             cfgfile ? cfgfile : "");
+            continue;
+        }
+        pp_run_config rc;
+        pp__test_to_run(&cfgs[i], backend, &rc);
+        rc.place = NULL; /* a grid lab's run is held to the canonical placement's step */
+        if (!pp__theory_held(&rc))
+            pp__cli_fail("grade", "%s%s %s P=%d M=%d v=%d: %s", cfgs[i].secret ? "--config " : "",
+                         cfgs[i].secret && cfgfile ? cfgfile : "", cfgs[i].lab, rc.P, rc.M, rc.v,
+                         pp__theory_unheld(&rc, err, sizeof err));
+    }
     for (int i = 0; i < n && o.time_limit > 0; i++)
         if (cfgs[i].time_limit_s > o.time_limit) cfgs[i].time_limit_s = o.time_limit;
     /* nothing on disk changes before every argument has been checked */
@@ -231,9 +252,11 @@ static int grade_main(int argc, char **argv) {
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
     if (!quiet)
-        printf("grading %s (%s) on %s%s: %d tests%s\n", impl, dir, backend,
+        printf("grading %s (%s) on %s%s: %d tests%s%s\n", impl, dir, backend,
                strcmp(transport, "mpi") ? "" : ", one mpirun per test", n,
-               in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)");
+               in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)",
+               recorded ? "; this handout grades its public configurations, with the answers it records (the "
+                          "instructor's kit grades hidden ones)" : "");
     /* `jobs` tests in flight at once; results are reported in configuration order */
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;

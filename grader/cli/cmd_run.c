@@ -292,6 +292,10 @@ static int run_canonical(const pp_cli_run *o) {
     pp_schedule s;
     pp_costs k;
     int split, rebuilt;
+    char why[4096];
+    if (!pp__theory_held(c))
+        pp__cli_fail("run", "--canonical %s P=%d M=%d v=%d: %s", c->schedule, c->P, c->M, c->v,
+                     pp__theory_unheld(c, why, sizeof why));
     if (pp__schedule_as_run(&s, c, NULL, &split, &rebuilt))
         pp__cli_fail("run", "no canonical order for %s", c->schedule);
     pp__costs_from_config(&k, c);
@@ -407,6 +411,10 @@ static int run_main(int argc, char **argv) {
     char err[4096];
     int chose_chunks = pp__cli_run_defaults(&o);
     static pp_schedule file_order;
+    if (o.order && !pp__orderrun_built)
+        pp__cli_fail("run", "--order runs an order through the kit's own interpreter, which this handout leaves out "
+                     "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
+                     "the instructor's kit");
     if (o.order) pp__cli_order_load(&o, &file_order), chose_chunks = 0;
     /* every choice is checked in every mode, --canonical's too, before anything runs */
     if (strcmp(o.cfg.backend, "cpu") && strcmp(o.cfg.backend, "cuda"))
@@ -431,6 +439,7 @@ static int run_main(int argc, char **argv) {
         fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
                 o.cfg.v, o.cfg.schedule);
     if (o.canonical) return run_canonical(&o);
+    if (pp__config_runnable(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     int me = mpi_launch(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
@@ -483,22 +492,32 @@ static int run_main(int argc, char **argv) {
      * canonical placement's */
     pp_run_config canon = o.cfg;
     if (res.place && res.nplace == pp__config_world(&o.cfg)) o.cfg.place = res.place;
-    int formula;
-    char note[64];
-    double theory = pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note);
-    printf("bubble: %.4f (theory %.4f)\n", res.bubble, theory);
+    /* a handout holds the canonical answers of its public configurations only: elsewhere the run says what it
+     * measured, without a comparison */
+    int held = pp__theory_held(&o.cfg) && pp__theory_held(&canon), formula;
+    char note[64] = "", why[4096];
+    if (held) printf("bubble: %.4f (theory %.4f)\n", res.bubble,
+                     pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note));
+    else printf("bubble: %.4f\n", res.bubble);
     printf("peak stashes:");
     for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
     printf("\n");
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
     /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
-    if (o.cfg.T > 1 || o.cfg.node_size > 0) {
+    if ((o.cfg.T > 1 || o.cfg.node_size > 0) && held) {
         double canonical = pp__theory_step(&canon);
         if (pp__checks_dp_applies(&canon)) pp__theory_exposed_replay(&canon, &canonical, NULL); /* and its reduces */
         printf("virtual step: %.4f (the canonical order's %.4f%s)\n", res.step_time, canonical,
                o.cfg.place ? ", placed by tdp" : "");
+    } else if (o.cfg.T > 1 || o.cfg.node_size > 0) {
+        printf("virtual step: %.4f\n", res.step_time);
     }
-    if (pp__checks_dp_applies(&o.cfg)) {
+    if (!held) printf("theory: none here: %s\n", pp__theory_unheld(pp__theory_held(&o.cfg) ? &canon : &o.cfg, why,
+                                                                        sizeof why));
+    if (pp__checks_dp_applies(&o.cfg) && !held) {
+        printf("exposed communication: step %.4f, %.4f with a free reduce\n", res.step_time,
+               pp__run_free_span(&o.cfg, res.traces));
+    } else if (pp__checks_dp_applies(&o.cfg)) {
         int formula;
         double free_span = pp__run_free_span(&o.cfg, res.traces), theory = pp__theory_exposed(&o.cfg, &formula);
         printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n",
@@ -515,14 +534,18 @@ static int run_main(int argc, char **argv) {
         pp_schedule s;
         pp_costs k;
         double replay = -1;
-        if (pp__schedule_build(&s, o.cfg.schedule, P, o.cfg.M, o.cfg.v) == 0) {
+        if (held && pp__schedule_build(&s, o.cfg.schedule, P, o.cfg.M, o.cfg.v) == 0) {
             pp__costs_from_trace(&k, res.traces, &o.cfg);
             replay = pp__schedule_bubble(&s, &k);
             pp__costs_free(&k);
             pp__schedule_free(&s);
         }
-        printf("wall bubble: %.4f (replay of measured op times %.4f, %s timing)\n", pp__trace_wall_bubble(res.traces, P),
-               replay, strcmp(o.cfg.backend, "cpu") ? "device" : "host");
+        if (held)
+            printf("wall bubble: %.4f (replay of measured op times %.4f, %s timing)\n",
+                   pp__trace_wall_bubble(res.traces, P), replay, strcmp(o.cfg.backend, "cpu") ? "device" : "host");
+        else
+            printf("wall bubble: %.4f (%s timing)\n", pp__trace_wall_bubble(res.traces, P),
+                   strcmp(o.cfg.backend, "cpu") ? "device" : "host");
     }
     fflush(stdout);
     int rc = ops ? 0 : 1; /* a run that did no work is no success */

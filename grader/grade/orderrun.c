@@ -7,6 +7,8 @@
 #include "error.h"
 #include "placement.h"
 
+const int pp__orderrun_built = 1;
+
 static const pp_schedule *order;
 
 /* Every block a rank's step allocated, kept until the order is set again: a rank whose run fails leaves its step

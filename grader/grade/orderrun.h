@@ -2,12 +2,16 @@
  * function the runtime runs in-process, one thread per rank, that makes each action the pp.h calls a schedule
  * would make for it. It is pplab's own code, so it needs no sandbox; what the order gets wrong (a receive nothing
  * answers, a micro-batch run twice or never, a weight half before its input half) the runtime and the checks
- * diagnose as they would in a student's file. */
+ * diagnose as they would in a student's file. Turning any order into pp.h calls is what the labs ask, so only the
+ * kit has it (orderrun.c); a student handout builds orderrun_absent.c, and --order is refused there. */
 #ifndef PP_ORDERRUN_H
 #define PP_ORDERRUN_H
 
 #include "pp.h"
 #include "schedule.h"
+
+/* 1 where this build has the interpreter (the kit), 0 where it does not (a handout). */
+extern const int pp__orderrun_built;
 
 /* The order pp__orderrun_step runs: kept, not copied, until the run ends. Its placement must be the run's. Also
  * frees what the steps run with the order set before kept (NULL: only that, once the last run ended). */

@@ -107,6 +107,14 @@ static void schedule_fail(const pp_test_config *tc, pp_status st, const char *ms
 void pp__schedule_lab_check(const pp_run_config *rc, const pp_run_result *res, const pp_run_result *plain,
                             pp_reference *given, pp_test_result *out) {
     char err[1024];
+    pp_run_config canon = *rc;
+    canon.place = NULL; /* a grid lab's step is held to the canonical placement's */
+    if (!pp__theory_held(&canon)) {
+        /* no canonical answers to grade against (a handout's unrecorded configuration): cmd_grade refuses these
+         * before they run; a run graded here anyway is not graded */
+        pp__checks_failed_run(rc, PP_ERR_CONFIG, pp__theory_unheld(&canon, err, sizeof err), NULL, NULL, out);
+        return;
+    }
     if (res->status != PP_OK) {
         pp__checks_failed_run(rc, res->status, res->error, res->traces, res->waiting_tag, out);
         out->crashed = res->status == PP_ERR_CRASH;

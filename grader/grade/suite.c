@@ -170,7 +170,7 @@ static int test_line_read(const char *tok, pp_test_config *c, const char *path, 
     pp_run_config rc;
     pp__test_to_run(c, "cpu", &rc);
     char why[300];
-    if (pp__config_check(&rc, why, sizeof why)) {
+    if (pp__config_check(&rc, why, sizeof why) || pp__config_runnable(&rc, why, sizeof why)) {
         snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
         return -1;
     }

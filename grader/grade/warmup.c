@@ -1,8 +1,8 @@
 /* warmup.c: grades the warm-up lab (labs/00-warmup): calls one exercise function per part (bubble, peaks,
  * orders, partition, ...) over its public table of cases, or on a graded run over cases of the same kinds drawn
  * from the hidden configuration's seed ("drawn cases" below), and adds one check per schedule or cost model.
- * Answer keys come from the grader's canonical schedules and closed formulas (schedule.h) and from an exact
- * partition search written here, never from the code under test.
+ * Answer keys come from warmup_keys.h (computed by the kit, recorded for the public cases in a handout), never from
+ * the code under test.
  *
  * The functions run in a sandboxed driver, and the grading runs twice over the same calls: in the test's
  * supervisor, each call goes to the driver and its answer is recorded; in the grader, the same code reads the
@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,10 @@
 
 #include "hash.h"
 #include "rpc.h"
-#include "schedule.h"
 #include "server.h"
 #include "host.h"
 #include "warmup_call.h"
+#include "warmup_keys.h"
 #include "wire.h"
 
 /* ---- calls ------------------------------------------------------------------------------------------- */
@@ -39,24 +40,7 @@ typedef struct wu_io {
     jmp_buf failed;          /* the driver ended (live) or the record ran out (replay) */
     pp_status st;
     char err[600];
-    /* What a part holds across its calls (a canonical schedule, its costs and trace): a call that leaves the part
-     * through missing or failed skips the part's own frees, so the part keeps them here and grade_part frees
-     * whatever is still held (wu_release). */
-    pp_schedule sched;
-    pp_costs cost;
-    pp_trace *trace;
-    int ntrace, held_sched, held_cost;
 } wu_io;
-
-/* Frees what the part held across its calls, whichever way it ended. */
-static void wu_release(wu_io *io) {
-    for (int r = 0; io->trace && r < io->ntrace; r++) pp__trace_clear(&io->trace[r]);
-    free(io->trace);
-    io->trace = NULL, io->ntrace = 0;
-    if (io->held_cost) pp__costs_free(&io->cost);
-    if (io->held_sched) pp__schedule_free(&io->sched);
-    io->held_cost = io->held_sched = 0;
-}
 
 /* Sends the call in args (built after wu_begin) and returns the answer, after its "defined" flag. */
 static pp_wire_in wu_call(wu_io *io, pp_wire *args) {
@@ -125,6 +109,38 @@ static int wu_call_int(wu_io *io, pp_wire *args) {
     pp_wire_in a = wu_call(io, args);
     return (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
 }
+
+/* ---- answer keys -------------------------------------------------------------------------------------- */
+
+/* Where the keys asked are written as they are found (answers.rec's lines, for the recorder); NULL: nowhere. */
+static FILE *keys_log;
+
+void pp__warmup_keys_log(FILE *f) { keys_log = f; }
+
+/* The answer key of the case the format names (warmup_keys.h) into val. A build without it ends the part as not
+ * graded, saying which case: only a handout lacks keys, and it grades its recorded public cases alone. */
+static const char *wu_key(wu_io *io, char *val, size_t len, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static const char *wu_key(wu_io *io, char *val, size_t len, const char *fmt, ...) {
+    static char key[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(key, sizeof key, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof key || pp__warmup_key(key, val, len)) {
+        io->st = PP_ERR_CONFIG;
+        snprintf(io->err, sizeof io->err, "this build holds no answer key for the warm-up case \"%.120s\": a "
+                 "handout grades the public cases it records, the kit every case", key);
+        longjmp(io->failed, 1);
+    }
+    if (keys_log) fprintf(keys_log, "warmup %s = %s\n", key, val);
+    return val;
+}
+
+static char keyval[16384];
+
+#define WU_KEY(io, ...) wu_key(io, keyval, sizeof keyval, __VA_ARGS__)
+#define WU_KEY_NUM(io, ...) strtod(WU_KEY(io, __VA_ARGS__), NULL)
+#define WU_KEY_INT(io, ...) atoi(WU_KEY(io, __VA_ARGS__))
 
 static double wu_bubble(wu_io *io, const char *sched, int P, int M, int v) {
     pp_wire w;
@@ -385,13 +401,6 @@ static void draw_siblings(wu_draw *d, const bubble_case *pub, int n, bubble_case
 static const part_check bubble_checks[] = {{"bubble naive", 1},       {"bubble gpipe", 1}, {"bubble 1f1b", 1},
                                            {"bubble interleaved", 2}, {"bubble zbh1", 2},  {"bubble zbh2", 1}};
 
-static void config_for(pp_run_config *c, const char *schedule, int P, int M, int v) {
-    pp__config_defaults(c);
-    c->schedule = schedule;
-    c->P = P, c->M = !strcmp(schedule, "naive") ? 1 : M, c->v = v;
-    c->comm_latency = 0, c->edge_cost = 0;
-}
-
 static void grade_bubble(wu_io *io, wu_draw *draw, pp_test_result *out) {
     const int ncases = NCASES(bubble_cases);
     bubble_case drawn[NCASES(bubble_cases)];
@@ -404,9 +413,8 @@ static void grade_bubble(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < ncases; i++) {
             const bubble_case *bc = &cases[i];
             if (strcmp(bc->schedule, sched)) continue;
-            pp_run_config c;
-            config_for(&c, bc->schedule, bc->P, bc->M, bc->v);
-            double want = pp__theory_bubble(&c, NULL), got = wu_bubble(io, bc->schedule, bc->P, bc->M, bc->v);
+            double want = WU_KEY_NUM(io, "bubble %s %d %d %d", bc->schedule, bc->P, bc->M, bc->v);
+            double got = wu_bubble(io, bc->schedule, bc->P, bc->M, bc->v);
             n++;
             if (!example[0]) snprintf(example, sizeof example, "P=%d M=%d v=%d: %.4f", bc->P, bc->M, bc->v, want);
             if (!(fabs(got - want) <= 1e-9)) {
@@ -453,11 +461,10 @@ static void grade_peaks(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < ncases; i++) {
             const bubble_case *pc = &cases[i];
             if (strcmp(pc->schedule, sched)) continue;
-            pp_run_config c;
-            config_for(&c, pc->schedule, pc->P, pc->M, pc->v);
             char list[80] = "";
             for (int r = 0; r < pc->P; r++) {
-                int want = pp__theory_peak(&c, r), got = wu_peak(io, pc->schedule, pc->P, pc->M, pc->v, r);
+                int want = WU_KEY_INT(io, "peak %s %d %d %d %d", pc->schedule, pc->P, pc->M, pc->v, r);
+                int got = wu_peak(io, pc->schedule, pc->P, pc->M, pc->v, r);
                 size_t len = strlen(list);
                 snprintf(list + len, sizeof list - len, "%s%d", r ? " " : "", want);
                 n++;
@@ -521,29 +528,29 @@ static int next_token(const char *s, size_t *pos, char *tok, size_t cap) {
     return 1;
 }
 
-/* The canonical token of op i of rank r (F<mb>, or F<mb>.<chunk> when chunked) into tok. */
-static void op_token(const pp_schedule *s, int r, int i, int chunked, char *tok, size_t len) {
-    if (chunked) snprintf(tok, len, "%c%d.%d", s->ops[r][i].kind, s->ops[r][i].mb, s->ops[r][i].chunk);
-    else snprintf(tok, len, "%c%d", s->ops[r][i].kind, s->ops[r][i].mb);
+/* The number of whitespace-separated tokens of s. */
+static int count_tokens(const char *s) {
+    size_t pos = 0;
+    int n = 0;
+    char tok[32];
+    while (next_token(s, &pos, tok, sizeof tok)) n++;
+    return n;
 }
 
-/* Compares the student's order of every rank with the canonical one; on the first difference writes it to
- * msg and returns 0. v > 0: through pp_warmup_chunk_order, tokens F<mb>.<chunk>; v = 0: pp_warmup_order. A
- * drawn case's message says where the lists part and what the student wrote there, never the canonical op. */
+/* Compares the student's order of every rank with the canonical one (its key: tokens F<mb>, or F<mb>.<chunk> when
+ * v > 0); on the first difference writes it to msg and returns 0. v > 0: through pp_warmup_chunk_order; v = 0:
+ * pp_warmup_order. A drawn case's message says where the lists part and what the student wrote there, never the
+ * canonical op. */
 static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P, int M, int v, char *msg,
                         size_t msglen) {
-    pp_schedule *s = &io->sched;
-    if (pp__schedule_build(s, sched, P, M, v ? v : 1)) {
-        snprintf(msg, msglen, "internal: no canonical schedule %s", sched);
-        return 0;
-    }
-    io->held_sched = 1;
     char where[64];
     if (draw && v) snprintf(where, sizeof where, "%s P=%d M=%d v=%d", sched, P, M, v);
     else snprintf(where, sizeof where, "%s P=%d M=%d", sched, P, M);
-    static char buf[ORDER_CAP + ORDER_GUARD];
+    static char buf[ORDER_CAP + ORDER_GUARD], canon[ORDER_CAP];
     int ok = 1;
     for (int r = 0; r < P && ok; r++) {
+        snprintf(canon, sizeof canon, "%s", WU_KEY(io, "order %s %d %d %d %d", sched, P, M, v, r));
+        int nwant = count_tokens(canon);
         memset(buf, 0x5a, sizeof buf);
         int ret = wu_order(io, sched, P, M, v ? v : -1, r, buf, sizeof buf, ORDER_CAP);
         if (ret < 0) {
@@ -552,7 +559,7 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
                          "only when they do not fit)", where, r, ret, ORDER_CAP);
             else
                 snprintf(msg, msglen, "%s rank %d: returned %d with %d bytes of room; expected the %d ops of the "
-                         "rank (-1 only when they do not fit)", where, r, ret, ORDER_CAP, s->n[r]);
+                         "rank (-1 only when they do not fit)", where, r, ret, ORDER_CAP, nwant);
             ok = 0;
             break;
         }
@@ -569,19 +576,19 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
                 break;
             }
         if (!ok) break;
-        size_t pos = 0;
+        size_t pos = 0, cpos = 0;
         char tok[32], want[32];
         for (int i = 0;; i++) {
             int have = next_token(buf, &pos, tok, sizeof tok);
-            if (i < s->n[r]) op_token(s, r, i, v > 0, want, sizeof want);
-            if (i >= s->n[r] && !have) break;
-            if (i >= s->n[r] && draw) {
+            if (i < nwant) next_token(canon, &cpos, want, sizeof want);
+            if (i >= nwant && !have) break;
+            if (i >= nwant && draw) {
                 snprintf(msg, msglen, "%s rank %d op %d: got %s past the rank's last op (ops counted from 0)", where,
                          r, i, tok);
                 ok = 0;
-            } else if (i >= s->n[r]) {
+            } else if (i >= nwant) {
                 snprintf(msg, msglen, "%s rank %d op %d: expected the end of the list, got %s (ops counted from 0; "
-                         "%d ops in all)", where, r, i, tok, s->n[r]);
+                         "%d ops in all)", where, r, i, tok, nwant);
                 ok = 0;
             } else if (!have && draw) {
                 snprintf(msg, msglen, "%s rank %d op %d: the list ends here, but the rank has more ops (ops counted "
@@ -589,7 +596,7 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
                 ok = 0;
             } else if (!have) {
                 snprintf(msg, msglen, "%s rank %d op %d: expected %s, got the end of the list (ops counted from 0; "
-                         "%d ops in all)", where, r, i, want, s->n[r]);
+                         "%d ops in all)", where, r, i, want, nwant);
                 ok = 0;
             } else if (strcmp(tok, want) && draw) {
                 snprintf(msg, msglen, "rank %d op %d: got %s, not the op the canonical order runs there (%s, ops "
@@ -602,18 +609,17 @@ static int check_orders(wu_io *io, const wu_draw *draw, const char *sched, int P
             }
             if (!ok) break;
         }
-        if (ok && ret != s->n[r]) {
+        if (ok && ret != nwant) {
             if (draw)
                 snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d, not the number "
                          "of ops in it", where, r, ret);
             else
                 snprintf(msg, msglen, "%s rank %d: the list is right but the function returned %d instead of the "
-                         "number of ops, %d", where, r, ret, s->n[r]);
+                         "number of ops, %d", where, r, ret, nwant);
             ok = 0;
         }
     }
     if (ok) snprintf(msg, msglen, "%s: every rank's order matches", where);
-    wu_release(io);
     return ok;
 }
 
@@ -631,14 +637,8 @@ static void order_verdict(pp_test_result *out, const part_check *pc, const wu_dr
 }
 
 /* The bytes rank r's canonical list takes as tokens with single spaces and its NUL. */
-static int order_bytes(const char *sched, int P, int M, int r) {
-    pp_schedule s;
-    pp__schedule_build(&s, sched, P, M, 1);
-    int n = 1;
-    char tok[32];
-    for (int i = 0; i < s.n[r]; i++) op_token(&s, r, i, 0, tok, sizeof tok), n += (int)strlen(tok) + (i > 0);
-    pp__schedule_free(&s);
-    return n;
+static int order_bytes(wu_io *io, const char *sched, int P, int M, int r) {
+    return (int)strlen(WU_KEY(io, "order %s %d %d 0 %d", sched, P, M, r)) + 1;
 }
 
 static void grade_orders(wu_io *io, wu_draw *draw, pp_test_result *out) {
@@ -663,7 +663,7 @@ static void grade_orders(wu_io *io, wu_draw *draw, pp_test_result *out) {
      * a drawn case asks another rank into fewer bytes than its list takes). Gated on a right order, so a stub
      * that always returns -1 earns nothing here. */
     const bubble_case *g = &cases[0];
-    int rank = draw ? draw_int(draw, 0, g->P - 1) : 0, need = order_bytes(g->schedule, g->P, g->M, rank);
+    int rank = draw ? draw_int(draw, 0, g->P - 1) : 0, need = order_bytes(io, g->schedule, g->P, g->M, rank);
     int cap = draw ? draw_int(draw, 3, need - 1 < 40 ? need - 1 : 40) : 10;
     static char small[40 + ORDER_GUARD];
     memset(small, 0x5a, sizeof small);
@@ -747,24 +747,10 @@ static const idle_case idle_cases[] = {
 
 static const part_check idle_checks[] = {{"idle gpipe", 1}, {"idle 1f1b", 1}, {"idle interleaved", 1}};
 
-/* The length of the canonical step, one block per virtual stage (F = 1, B = 2 per chunk). */
-static double canonical_span(const char *sched, int P, int M, int v) {
-    pp_run_config c;
-    config_for(&c, sched, P, M, v);
-    pp_schedule s;
-    pp_costs cost;
-    pp__schedule_build(&s, sched, P, M, v);
-    pp__costs_from_config(&cost, &c);
-    double span = pp__schedule_replay(&s, &cost, NULL);
-    pp__costs_free(&cost);
-    pp__schedule_free(&s);
-    return span;
-}
-
 /* Drawn instants: for each configuration of the public table a drawn one of its schedule (P up to 6, interleaved
  * M a multiple of P), and as many instants in it, in turn in the fill, the steady state, the drain, after the
  * end and anywhere in the step. */
-static void draw_idle(wu_draw *d, idle_case *out) {
+static void draw_idle(wu_io *io, wu_draw *d, idle_case *out) {
     int P = 0, M = 0, v = 1, span = 0, kind = 0;
     for (int i = 0; i < NCASES(idle_cases); i++) {
         const idle_case *pub = &idle_cases[i];
@@ -774,7 +760,7 @@ static void draw_idle(wu_draw *d, idle_case *out) {
                 P = draw_int(d, 2, inter ? 4 : 6), v = inter ? draw_int(d, 2, 3) : 1;
                 M = inter ? P * draw_int(d, 1, 3) : draw_int(d, 2, 12);
             } while (P == pub->P && M == pub->M && v == pub->v);
-            span = (int)canonical_span(pub->schedule, P, M, v);
+            span = (int)WU_KEY_NUM(io, "span %s %d %d %d", pub->schedule, P, M, v);
             kind = 0;
         }
         int t = kind == 0 ? draw_int(d, 0, P - 2)                                      /* the fill */
@@ -791,7 +777,7 @@ static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
     const int ncases = NCASES(idle_cases);
     idle_case drawn[NCASES(idle_cases)];
     const idle_case *cases = idle_cases;
-    if (draw) draw_idle(draw, drawn), cases = drawn;
+    if (draw) draw_idle(io, draw, drawn), cases = drawn;
     for (int k = 0; k < 3; k++) {
         const char *sched = idle_checks[k].name + strlen("idle ");
         int n = 0, bad = 0;
@@ -799,22 +785,14 @@ static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < ncases; i++) {
             const idle_case *ic = &cases[i];
             if (strcmp(ic->schedule, sched)) continue;
-            /* the canonical timeline, one block per virtual stage (what --canonical --timeline draws) */
-            pp_run_config c;
-            config_for(&c, ic->schedule, ic->P, ic->M, ic->v);
-            pp__schedule_build(&io->sched, ic->schedule, ic->P, ic->M, ic->v);
-            pp__costs_from_config(&io->cost, &c);
-            io->held_sched = io->held_cost = 1;
-            pp_trace *tr = io->trace = pp__xcalloc((size_t)ic->P, sizeof *tr);
-            io->ntrace = ic->P;
-            pp__schedule_trace(&io->sched, &io->cost, tr);
+            /* per rank 1 when idle on the canonical timeline, one block per virtual stage (what --canonical
+             * --timeline draws) */
+            const char *key = WU_KEY(io, "idle %s %d %d %d %d", ic->schedule, ic->P, ic->M, ic->v, ic->t);
             int want[PP_MAX_RANKS], got[PP_MAX_RANKS + 4], nwant = 0;
-            char wl[80] = "", gl[80] = "";
-            for (int r = 0; r < ic->P; r++) {
-                int busy = 0;
-                for (int j = 0; j < tr[r].n; j++) busy |= tr[r].ev[j].vstart < ic->t + 1 && tr[r].ev[j].vend > ic->t;
-                want[r] = !busy, nwant += !busy;
-                if (!busy) snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%d", nwant > 1 ? " " : "", r);
+            char wl[80] = "", gl[80] = "", *end;
+            for (int r = 0; r < ic->P; r++, key = end) {
+                want[r] = (int)strtol(key, &end, 10) != 0, nwant += want[r];
+                if (want[r]) snprintf(wl + strlen(wl), sizeof wl - strlen(wl), "%s%d", nwant > 1 ? " " : "", r);
             }
             for (int r = 0; r < ic->P + 4; r++) got[r] = -7;
             int ret = wu_idle(io, ic->schedule, ic->P, ic->M, ic->v, ic->t, got, ic->P + 4);
@@ -834,7 +812,6 @@ static void grade_idle(wu_io *io, wu_draw *draw, pp_test_result *out) {
                              "got {%s} (returned %d)", sched, ic->P, ic->M, ic->v, ic->t, ic->t + 1, wl, nwant, gl,
                              ret);
             }
-            wu_release(io);
         }
         part_verdict(out, &idle_checks[k], bad, n, "instants", "", first_bad,
                      "a rank idles while its next op waits for an input that another rank has not produced yet (the "
@@ -895,13 +872,9 @@ static void grade_uneven(wu_io *io, wu_draw *draw, pp_test_result *out) {
             const uneven_case *uc = &cases[i];
             if (strcmp(uc->what, what)) continue;
             /* GPipe's canonical order replayed with these forward costs (backward twice each) */
-            pp_schedule s;
-            pp__schedule_build(&s, "gpipe", uc->P, uc->M, 1);
-            double fc[UNEVEN_MAX_P], bc[UNEVEN_MAX_P];
-            for (int r = 0; r < uc->P; r++) fc[r] = uc->f[r], bc[r] = 2 * uc->f[r];
-            pp_costs cost = {fc, bc, 0, NULL, NULL, NULL, NULL};
-            double want = pp__schedule_bubble(&s, &cost), copy[UNEVEN_MAX_P];
-            pp__schedule_free(&s);
+            char costs[UNEVEN_MAX_P * 26] = "";
+            for (int r = 0; r < uc->P; r++) snprintf(costs + strlen(costs), sizeof costs - strlen(costs), " %.17g", uc->f[r]);
+            double want = WU_KEY_NUM(io, "uneven %d %d%s", uc->P, uc->M, costs), copy[UNEVEN_MAX_P];
             memcpy(copy, uc->f, sizeof copy);
             double got = wu_uneven(io, uc->P, uc->M, copy);
             n++;
@@ -960,23 +933,6 @@ static void draw_chunks(wu_draw *d, chunks_case *out) {
     }
 }
 
-/* The v dividing blocks whose step is shortest (v = 1: 1F1B; ties: the smaller v), by the canonical replay. Every
- * v keeps each rank's work at 3 M blocks, so the shortest step is the smallest bubble. */
-static int best_chunks(const chunks_case *cc, double *bubble_of_best) {
-    int best = 1;
-    double bb = 2;
-    for (int v = 1; v <= cc->blocks; v++) {
-        if (cc->blocks % v) continue;
-        pp_run_config c;
-        config_for(&c, v == 1 ? "1f1b" : "interleaved", cc->P, cc->M, v);
-        c.layers = cc->P * cc->blocks, c.comm_latency = cc->latency;
-        double b = pp__theory_bubble(&c, NULL);
-        if (b < bb - 1e-12) bb = b, best = v;
-    }
-    *bubble_of_best = bb;
-    return best;
-}
-
 static void grade_chunks(wu_io *io, wu_draw *draw, pp_test_result *out) {
     const int ncases = NCASES(chunks_cases);
     chunks_case drawn[NCASES(chunks_cases)];
@@ -989,7 +945,9 @@ static void grade_chunks(wu_io *io, wu_draw *draw, pp_test_result *out) {
             const chunks_case *cc = &cases[i];
             if ((cc->latency > 0) != k) continue;
             double bb;
-            int want = best_chunks(cc, &bb), got = wu_chunks(io, cc->P, cc->M, cc->blocks, cc->latency);
+            int want;
+            sscanf(WU_KEY(io, "chunks %d %d %d %.17g", cc->P, cc->M, cc->blocks, cc->latency), "%d %lf", &want, &bb);
+            int got = wu_chunks(io, cc->P, cc->M, cc->blocks, cc->latency);
             n++;
             if (got != want && !bad++) {
                 if (draw)
@@ -1048,10 +1006,11 @@ static void grade_traffic(wu_io *io, wu_draw *draw, pp_test_result *out) {
             const bubble_case *tc = &cases[i];
             int kind = !strcmp(tc->schedule, "interleaved") ? 1 : !strcmp(tc->schedule, "zbv") ? 2 : 0;
             if (kind != k) continue;
-            pp_run_config c;
-            config_for(&c, tc->schedule, tc->P, tc->M, tc->v);
-            double want = (double)pp__config_messages(&c) * b * s * h * 4,
-                   got = wu_traffic(io, tc->schedule, tc->P, tc->M, tc->v, b, s, h);
+            double want;
+            int messages;
+            sscanf(WU_KEY(io, "traffic %s %d %d %d %d %d %d", tc->schedule, tc->P, tc->M, tc->v, b, s, h), "%lf %d",
+                   &want, &messages);
+            double got = wu_traffic(io, tc->schedule, tc->P, tc->M, tc->v, b, s, h);
             n++;
             if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
                 if (draw)
@@ -1060,7 +1019,7 @@ static void grade_traffic(wu_io *io, wu_draw *draw, pp_test_result *out) {
                 else
                     snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d, b=%d s=%d h=%d: expected %.0f bytes "
                              "(%d messages), got %.0f", tc->schedule, tc->P, tc->M, tc->v, b, s, h, want,
-                             pp__config_messages(&c), got);
+                             messages, got);
             }
         }
         part_verdict(out, &traffic_checks[k], bad, n, "cases", "", first_bad,
@@ -1093,12 +1052,12 @@ static void grade_memory(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < ncases; i++) {
             const bubble_case *mc = &cases[i];
             if (strcmp(mc->schedule, sched)) continue;
-            pp_run_config c;
-            config_for(&c, mc->schedule, mc->P, mc->M, mc->v);
             for (int r = 0; r < mc->P; r++) {
-                /* every stash keeps one activation: a chunk's input is as wide as a stage's */
-                double want = (double)pp__theory_peak(&c, r) * b * s * h * 4,
-                       got = wu_memory(io, mc->schedule, mc->P, mc->M, mc->v, r, b, s, h);
+                double want;
+                int stashes;
+                sscanf(WU_KEY(io, "memory %s %d %d %d %d %d %d %d", mc->schedule, mc->P, mc->M, mc->v, r, b, s, h),
+                       "%lf %d", &want, &stashes);
+                double got = wu_memory(io, mc->schedule, mc->P, mc->M, mc->v, r, b, s, h);
                 n++;
                 if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
                     if (draw)
@@ -1107,7 +1066,7 @@ static void grade_memory(wu_io *io, wu_draw *draw, pp_test_result *out) {
                     else
                         snprintf(first_bad, sizeof first_bad, "%s P=%d M=%d v=%d rank %d, b=%d s=%d h=%d: expected "
                                  "%.0f bytes (%d stashes), got %.0f", sched, mc->P, mc->M, mc->v, r, b, s, h, want,
-                                 pp__theory_peak(&c, r), got);
+                                 stashes, got);
                 }
             }
         }
@@ -1207,35 +1166,6 @@ static void grid_draw(wu_draw *d, const grid_case *pub, int n, int nllama, grid_
         while (grid_in(&out[i], pub, n) || grid_in(&out[i], out, i));
 }
 
-/* The answer keys. Pipeline: per micro-batch and boundary between two ranks one activation forward and one
- * gradient back (pp__config_messages counts them), the T tensor-parallel slices of a boundary tensor making one
- * tensor, in each of the D replicas. Data parallel: each of the T P D ranks holds the gradients of params / (T P)
- * parameters, B bytes, and a ring all-reduce over D ranks sends 2 (D - 1) / D B bytes from each. */
-static double grid_pp_key(const grid_case *g) {
-    pp_run_config c;
-    config_for(&c, g->v > 1 ? "interleaved" : "1f1b", g->P, g->M, g->v);
-    return (double)g->D * pp__config_messages(&c) * g->b * g->s * g->h * g->elem;
-}
-
-static double grid_dp_key(const grid_case *g) {
-    double ranks = (double)g->T * g->P * g->D, per_rank = g->params / ((double)g->T * g->P) * g->elem;
-    return ranks * 2.0 * (g->D - 1) / g->D * per_rank;
-}
-
-/* Which links a kind of traffic uses, from the placement: every pair of neighbours in its groups (the T ranks of
- * a stage, the P stages of a pipeline, the D replicas of a stage) either shares a server (1) or not (2). 0 when
- * the groups have one member. */
-static int grid_link_key(const grid_case *g) {
-    int ranks = g->T * g->P * g->D, key = 0;
-    int stride = !strcmp(g->traffic, "tp") ? 1 : !strcmp(g->traffic, "pp") ? g->T : g->T * g->P;
-    int members = !strcmp(g->traffic, "tp") ? g->T : !strcmp(g->traffic, "pp") ? g->P : g->D;
-    for (int r = 0; r < ranks; r++) {
-        int index = r / stride % members; /* r's place in its group */
-        if (index + 1 < members) key |= r / g->G == (r + stride) / g->G ? 1 : 2;
-    }
-    return key;
-}
-
 static const char *link_name(int k) {
     static const char *const names[] = {"0 (no such traffic)", "1 (within servers)", "2 (between servers)",
                                         "3 (both)"};
@@ -1258,7 +1188,7 @@ static void grade_grid(wu_io *io, wu_draw *draw, pp_test_result *out) {
     char first_bad[300] = "";
     for (int i = 0; i < NCASES(gpus); i++) {
         const grid_case *g = &gpus[i];
-        int want = g->T * g->P * g->D, got = wu_grid_gpus(io, g->T, g->P, g->D);
+        int want = WU_KEY_INT(io, "grid-gpus %d %d %d", g->T, g->P, g->D), got = wu_grid_gpus(io, g->T, g->P, g->D);
         if (got != want && !bad++) {
             if (draw) snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: got %d", g->T, g->P, g->D, got);
             else snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: expected %d GPUs, got %d", g->T, g->P, g->D,
@@ -1275,7 +1205,9 @@ static void grade_grid(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < NCASES(pp); i++) {
             const grid_case *g = &pp[i];
             if ((g->v > 1) != k) continue;
-            double want = grid_pp_key(g), got = wu_grid_pp(io, g->P, g->D, g->M, g->v, g->b, g->s, g->h, g->elem);
+            double want = WU_KEY_NUM(io, "grid-pp %d %d %d %d %d %d %d %d", g->P, g->D, g->M, g->v, g->b, g->s,
+                                     g->h, g->elem);
+            double got = wu_grid_pp(io, g->P, g->D, g->M, g->v, g->b, g->s, g->h, g->elem);
             n++;
             if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
                 if (draw)
@@ -1299,7 +1231,8 @@ static void grade_grid(wu_io *io, wu_draw *draw, pp_test_result *out) {
     bad = 0, first_bad[0] = 0;
     for (int i = 0; i < NCASES(dp); i++) {
         const grid_case *g = &dp[i];
-        double want = grid_dp_key(g), got = wu_grid_dp(io, g->T, g->P, g->D, g->params, g->elem);
+        double want = WU_KEY_NUM(io, "grid-dp %d %d %d %.17g %d", g->T, g->P, g->D, g->params, g->elem);
+        double got = wu_grid_dp(io, g->T, g->P, g->D, g->params, g->elem);
         if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
             if (draw)
                 snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d, %.6g parameters, %d bytes a gradient: got %.0f "
@@ -1320,7 +1253,8 @@ static void grade_grid(wu_io *io, wu_draw *draw, pp_test_result *out) {
         for (int i = 0; i < NCASES(link); i++) {
             const grid_case *g = &link[i];
             if ((i >= GRID_LLAMA_LINKS) != k) continue;
-            int want = grid_link_key(g), got = wu_grid_link(io, g->traffic, g->G, g->T, g->P, g->D);
+            int want = WU_KEY_INT(io, "grid-link %s %d %d %d %d", g->traffic, g->G, g->T, g->P, g->D);
+            int got = wu_grid_link(io, g->traffic, g->G, g->T, g->P, g->D);
             n++;
             if (got != want && !bad++) {
                 if (draw)
@@ -1408,27 +1342,6 @@ static double span_cost(const double *cost, int a, int b) {
     return s;
 }
 
-/* The best slowest stage over all cuts of n layers into P non-empty stages. The optimum is the cost of some
- * contiguous span; a span cost T is achievable iff packing layers greedily under T needs at most P stages
- * (then n >= P lets us split further without raising the maximum). The smallest achievable span is exact. */
-static double partition_optimum(const double *cost, int n, int P) {
-    double best = -1;
-    for (int a = 0; a < n; a++)
-        for (int b = a + 1; b <= n; b++) {
-            double T = span_cost(cost, a, b);
-            if (best >= 0 && T >= best) continue;
-            int stages = 1, ok = 1;
-            double cur = 0;
-            for (int i = 0; i < n && ok; i++) {
-                if (cost[i] > T) ok = 0;
-                else if (cur + cost[i] > T) stages++, cur = cost[i];
-                else cur += cost[i];
-            }
-            if (ok && stages <= P) best = T;
-        }
-    return best;
-}
-
 static const part_check partition_checks[] = {{"partition valid", 1},
                                               {"partition optimal: 64-layer LM", 1},
                                               {"partition optimal: uneven", 1},
@@ -1500,7 +1413,9 @@ static void grade_partition(wu_io *io, wu_draw *draw, pp_test_result *out) {
     for (int k = 0; k < 3; k++) {
         const part_check *pc = &partition_checks[1 + k];
         int P = m[k].P;
-        double opt = partition_optimum(m[k].cost, m[k].n, P);
+        char costs[PART_MAX_LAYERS * 26] = "";
+        for (int i = 0; i < m[k].n; i++) snprintf(costs + strlen(costs), sizeof costs - strlen(costs), " %.17g", m[k].cost[i]);
+        double opt = WU_KEY_NUM(io, "partition %d %d%s", m[k].n, P, costs);
         if (!valid[k] && draw) {
             pp__check_add(out, pc->name, pc->points, 0, "%s, P=%d: not graded, the partition is invalid", m[k].name,
                           P);
@@ -1620,12 +1535,8 @@ static const part_check *checks_of(const warmup_part *p, const pp_test_config *c
 /* Runs part p's calls through io into out, on the cases cfg asks for. Returns 0, or -1 when io failed (io->st,
  * io->err say why). */
 static int grade_part(const warmup_part *p, const pp_test_config *cfg, wu_io *io, pp_test_result *out) {
-    if (setjmp(io->failed)) {
-        wu_release(io);
-        return -1;
-    }
+    if (setjmp(io->failed)) return -1;
     if (setjmp(io->missing)) {
-        wu_release(io);
         /* the first call found the function missing: every check of the part says so */
         const part_check *checks = checks_of(p, cfg);
         const char *symbol = (int)io->fn > 0 && (int)io->fn < NCASES(wu_symbols) ? wu_symbols[io->fn] : p->symbol;

@@ -3,10 +3,12 @@
 
 #include <string.h>
 
+#include "answers.h"
 #include "placement.h"
 
-/* Fills s (P, M, v set) with each rank's order from its row's order(). */
-static void build_orders(pp_schedule *s, int (*order)(int P, int M, int v, int r, pp_sched_op *ops)) {
+/* Fills s (P, M, v set) with each rank's canonical order of def (answers.h); -1 where this build does not hold
+ * them (s then holds nothing to free). */
+static int build_orders(pp_schedule *s, const pp_schedule_def *def) {
     int P = s->P, M = s->M, v = s->v;
     s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
     s->n = pp__xcalloc((size_t)P, sizeof *s->n);
@@ -14,7 +16,12 @@ static void build_orders(pp_schedule *s, int (*order)(int P, int M, int v, int r
     char *has_w = pp__xmalloc((size_t)(M * v));
     for (int r = 0; r < P; r++) {
         s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, v), sizeof **s->ops);
-        s->n[r] = order(P, M, v, r, s->ops[r]);
+        s->n[r] = pp__answers_order(def, P, M, v, r, s->ops[r]);
+        if (s->n[r] < 0) {
+            free(has_w);
+            pp__schedule_free(s);
+            return -1;
+        }
         memset(has_w, 0, (size_t)(M * v));
         for (int pass = 0; pass < 2; pass++)
             for (int i = 0; i < s->n[r]; i++) {
@@ -26,6 +33,7 @@ static void build_orders(pp_schedule *s, int (*order)(int P, int M, int v, int r
             }
     }
     free(has_w);
+    return 0;
 }
 
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
@@ -33,8 +41,7 @@ int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v) {
     memset(s, 0, sizeof *s);
     if (!def) return -1;
     s->P = P, s->M = M, s->v = v, s->vshape = def->vshape, s->dual = def->dual;
-    build_orders(s, def->order);
-    return 0;
+    return build_orders(s, def);
 }
 
 void pp__schedule_free(pp_schedule *s) {
@@ -221,9 +228,9 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    double closed = def && def->bubble && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 &&
-                            c->node_size <= 0 && pp__config_even(c)
-                        ? def->bubble(c->P, c->M, c->v)
+    double closed = def && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 && c->node_size <= 0 &&
+                            pp__config_even(c)
+                        ? pp__answers_bubble(def, c->P, c->M, c->v)
                         : -1;
     if (closed >= 0) {
         if (formula) *formula = 1;
@@ -333,7 +340,29 @@ int pp__schedule_peak(const pp_schedule *s, int r) {
 }
 
 int pp__theory_peak(const pp_run_config *c, int r) {
-    return pp__schedule_def(c->schedule)->peak(c->P, c->M, c->v, r);
+    return pp__answers_peak(pp__schedule_def(c->schedule), c->P, c->M, c->v, r);
 }
 
-int pp__theory_messages(const pp_run_config *c) { return pp__config_messages(c); }
+int pp__theory_messages(const pp_run_config *c) {
+    return pp__answers_messages(pp__schedule_def(c->schedule), c->P, c->M, c->v);
+}
+
+int pp__theory_held(const pp_run_config *c) {
+    if (!pp__answers_held(pp__schedule_def(c->schedule), c->P, c->M, c->v)) return 0;
+    /* a topology's run is priced by its links: where no mapping of the grid lab places it, by the placement's */
+    return c->node_size <= 0 || c->place ||
+           pp__answers_place(pp__config_placement(c), c->T > 1 ? c->T : 1, c->D, c->P, 0) >= 0;
+}
+
+const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len) {
+    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    char held[2048];
+    if (def && pp__answers_held(def, c->P, c->M, c->v))
+        snprintf(buf, len, "this handout records the placement of its public grids only (--tp x --dp x --stages = %d x "
+                 "%d x %d with --placement %s is not one); the instructor's kit computes any",
+                 c->T > 1 ? c->T : 1, c->D, c->P, pp__config_placement(c));
+    else
+        snprintf(buf, len, "this handout records the canonical answers of its public configurations only; %s's are "
+                 "at %s (the instructor's kit computes any)", c->schedule, pp__answers_held_list(def, held, sizeof held));
+    return buf;
+}

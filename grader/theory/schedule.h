@@ -1,6 +1,6 @@
-/* schedule.h: the canonical schedules as per-rank op lists, and a replay of any op list under the virtual
- * clock's rules. The reference solutions follow these orders exactly; the grader replays them for theory when
- * latency or edge costs make the closed formula inexact; the warm-up lab's answers are checked against them. */
+/* schedule.h: the canonical schedules as per-rank op lists (their orders are answers: lib/schedule/answers.h), and
+ * a replay of any op list under the virtual clock's rules. The reference solutions follow these orders exactly;
+ * the grader replays them for theory when latency or edge costs make the closed formula inexact. */
 #ifndef PP_SCHEDULE_H
 #define PP_SCHEDULE_H
 
@@ -18,7 +18,8 @@ typedef struct pp_schedule {
 } pp_schedule;
 
 /* Builds the canonical order of schedule `name` (its row of the schedule table, lib/schedule/schedules.c) for P ranks, M
- * micro-batches, v chunks. Returns 0, or -1 for an unknown name. */
+ * micro-batches, v chunks. Returns 0, or -1 for an unknown name or a configuration whose answers this build does not
+ * hold (answers.h: a handout's unrecorded ones; pp__theory_held tells which). */
 int pp__schedule_build(pp_schedule *s, const char *name, int P, int M, int v);
 void pp__schedule_free(pp_schedule *s);
 
@@ -80,10 +81,17 @@ double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int
 /* The most stashes rank r of s holds at once: a stash lives from its F to its last backward op (its W when the
  * backward is split). */
 int pp__schedule_peak(const pp_schedule *s, int r);
-/* Peak stash bound of the canonical schedule on rank r (in chunk stashes), from its row's peak function
- * (lib/schedule/schedules.c): what the warm-up's peaks part asks a student to derive. */
+/* Peak stash bound of the canonical schedule on rank r (in chunk stashes), an answer (answers.h); -1 where not
+ * held. */
 int pp__theory_peak(const pp_run_config *c, int r);
-/* Boundary messages per step of c's schedule and placement (the warm-up's traffic part asks for this count). */
+/* Boundary messages per step of c's schedule and placement, an answer (answers.h); -1 where not held. */
 int pp__theory_messages(const pp_run_config *c);
+/* 1 when this build holds the canonical answers of c's schedule at c's P, M and v, and, on a topology that no
+ * mapping of the grid lab places, its placement (always in the kit; in a handout, for its recorded
+ * configurations): every theory above needs them. */
+int pp__theory_held(const pp_run_config *c);
+/* Why c has no theory here (pp__theory_held is 0), in one line naming the configurations this build holds instead;
+ * returns buf. */
+const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len);
 
 #endif /* PP_SCHEDULE_H */

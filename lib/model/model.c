@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "answers.h"
 #include "error.h"
 #include "hash.h"
 
@@ -214,47 +215,71 @@ void pp__stash_release(pp_model_stash *st) {
 
 /* ---- forward ------------------------------------------------------------------------------------------- */
 
-/* Runs the forward, filling st's activations; returns the output (in `arena`). */
-/* The tensor-parallel group's sum of a partial product (a no-op for a whole stage). The backend's queued work is
- * finished first, so that the sum reads what the product wrote. */
+/* The tensor-parallel group's sum of t (a no-op for a whole stage). The backend's queued work is finished first, so
+ * that the sum reads what the ops before it wrote. */
 static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
     if (s->tp.size == 1) return;
     if (s->be->ops->sync) s->be->ops->sync(s->be->ctx);
     s->tp.allreduce(s->tp.ctx, t);
 }
 
-static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
+/* Where block i's output goes: a new stage output on the last block of a stage without the head, else the stash. */
+static pp_tensor *block_output(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i) {
+    int last = i == s->nblocks - 1 && !s->has_head;
+    return last ? pp__tensor_new_output(s->be, arena, st->rows, s->d.hidden, -1) : own(st, s->be, st->rows, s->d.hidden);
+}
+
+/* Block i whole on this rank: y = x + a1 W2 + b2, x copied into y first so that the product adds onto it. */
+static pp_tensor *block_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *x) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    pp_tensor *x = s->has_embed ? embed_forward(s, arena, st) : st->input;
-    for (int i = 0; i < s->nblocks; i++) {
-        block_acts *a = &st->blocks[i];
-        a->x = x;
-        a->mean = own(st, s->be, n, 1);
-        a->rstd = own(st, s->be, n, 1);
-        a->ln = own(st, s->be, n, h);
-        a->h1 = own(st, s->be, n, f);
-        a->a1 = own(st, s->be, n, f);
-        o->layernorm_fwd(c, a->ln->data, a->mean->data, a->rstd->data, x->data, W(block_param(s, i, P_LN_G)),
-                         W(block_param(s, i, P_LN_B)), n, h);
-        o->gemm(c, 0, 0, n, f, h, 1.0f, a->ln->data, h, W(block_param(s, i, P_W1)), f, 0.0f, a->h1->data, f);
-        o->bias_add(c, a->h1->data, W(block_param(s, i, P_B1)), n, f);
-        o->gelu_fwd(c, a->a1->data, a->h1->data, n * f);
-        int last = i == s->nblocks - 1 && !s->has_head;
-        pp_tensor *y = last ? pp__tensor_new_output(s->be, arena, n, h, -1) : own(st, s->be, n, h);
-        if (s->tp.size == 1) {
-            o->copy(c, y->data, x->data, x->bytes);
-            o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
-        } else {
-            /* g: the shards' partial products summed first, then the residual and b2 once, as one rank would */
-            o->gemm(c, 0, 0, n, h, f, 1.0f, a->a1->data, f, W(block_param(s, i, P_W2)), h, 0.0f, y->data, h);
-            tp_allreduce(s, y);
-            o->axpy(c, y->data, 1.0f, x->data, n * h);
+    pp_tensor *ln = pp__model_layer_forward(s, st, i, PP_LAYER_LN, x);
+    pp_tensor *h1 = pp__model_layer_forward(s, st, i, PP_LAYER_W1, ln);
+    pp_tensor *a1 = st->blocks[i].a1 = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, h1);
+    pp_tensor *y = block_output(s, arena, st, i);
+    o->copy(c, y->data, x->data, x->bytes);
+    o->gemm(c, 0, 0, n, h, f, 1.0f, a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
+    pp__model_bias2_forward(s, i, y);
+    return y;
+}
+
+/* Block i on a tensor-parallel shard, as the steps of the library's own block (answers.h) say, each on the running
+ * tensor. */
+static pp_tensor *block_forward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *x,
+                                      const pp_block_recipe *rc) {
+    const pp_backend_ops *o = s->be->ops;
+    void *c = s->be->ctx;
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    pp_tensor *cur = x;
+    for (int k = 0; k < rc->nfwd; k++) {
+        switch (rc->fwd[k]) {
+        case PP_BLOCK_LN: cur = pp__model_layer_forward(s, st, i, PP_LAYER_LN, cur); break;
+        case PP_BLOCK_W1: cur = pp__model_layer_forward(s, st, i, PP_LAYER_W1, cur); break;
+        case PP_BLOCK_GELU: cur = st->blocks[i].a1 = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, cur); break;
+        case PP_BLOCK_W2: {
+            pp_tensor *y = block_output(s, arena, st, i);
+            o->gemm(c, 0, 0, n, h, f, 1.0f, cur->data, f, W(block_param(s, i, P_W2)), h, 0.0f, y->data, h);
+            st->blocks[i].a1 = cur, cur = y;
+            break;
         }
-        o->bias_add(c, y->data, W(block_param(s, i, P_B2)), n, h);
-        x = y;
+        case PP_BLOCK_SUM: tp_allreduce(s, cur); break;
+        case PP_BLOCK_RESIDUAL: o->axpy(c, cur->data, 1.0f, x->data, n * h); break;
+        case PP_BLOCK_B2: pp__model_bias2_forward(s, i, cur); break;
+        }
     }
+    return cur;
+}
+
+/* Runs the forward, filling st's activations; returns the output (in `arena`). A stage cut over shards runs the
+ * library's own tensor-parallel block, which only the kit has (pp__config_check refuses --tp on whole-stage
+ * schedules where this build holds none). */
+static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
+    const pp_block_recipe *rc = s->tp.size > 1 ? pp__answers_tp_block() : NULL;
+    PP_ASSERT(s->tp.size == 1 || rc);
+    pp_tensor *x = s->has_embed ? embed_forward(s, arena, st) : st->input;
+    for (int i = 0; i < s->nblocks; i++)
+        x = rc ? block_forward_shard(s, arena, st, i, x, rc) : block_forward(s, arena, st, i, x);
     if (s->has_head) x = head_forward(s, arena, st, x);
     st->has_acts = 1;
     return x;
@@ -308,35 +333,84 @@ pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
 
 /* ---- backward ------------------------------------------------------------------------------------------ */
 
-pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
-    const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
+/* The input half of block i's layers, each from the gradient of its output. W2's (d a1) is scratch: the weight half
+ * never reads it, so the stash does not keep it. */
+static pp_tensor *w2_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *dy) {
     int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    pp_tensor *da1 = pp__tensor_new_output(s->be, NULL, n, f, -1);
+    s->be->ops->gemm(s->be->ctx, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
+    return da1;
+}
+
+static pp_tensor *gelu_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *da1) {
+    block_acts *a = &st->blocks[i];
+    a->dh1 = own(st, s->be, st->rows, s->ffn_local);
+    s->be->ops->gelu_bwd(s->be->ctx, a->dh1->data, a->h1->data, da1->data, st->rows * s->ffn_local);
+    return a->dh1;
+}
+
+static pp_tensor *w1_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *dh1) {
+    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+    block_acts *a = &st->blocks[i];
+    a->dln = own(st, s->be, n, h);
+    s->be->ops->gemm(s->be->ctx, 0, 1, n, h, f, 1.0f, dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data,
+                     h);
+    return a->dln;
+}
+
+/* LayerNorm's input gradient, the block's dx: a new stage output on block 0 of a stage without the embedding. The
+ * weight half reads its dln (a->dln) for LayerNorm's own gradients. */
+static pp_tensor *ln_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dln) {
+    int n = st->rows, h = s->d.hidden, inner = i > 0 || s->has_embed;
+    block_acts *a = &st->blocks[i];
+    a->dln = dln;
+    pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
+    s->be->ops->layernorm_bwd(s->be->ctx, dx->data, NULL, NULL, dln->data, a->x->data, a->mean->data, a->rstd->data,
+                              W(block_param(s, i, P_LN_G)), n, h);
+    return dx;
+}
+
+/* Block i whole on this rank, from dy: returns dx, keeping what the weight half reads. */
+static pp_tensor *block_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dy) {
+    st->blocks[i].dy = dy;
+    pp_tensor *da1 = w2_input(s, st, i, dy), *dh1 = gelu_input(s, st, i, da1);
+    pp__tensor_free(da1);
+    pp_tensor *dx = ln_input(s, arena, st, i, w1_input(s, st, i, dh1));
+    s->be->ops->axpy(s->be->ctx, dx->data, 1.0f, dy->data, st->rows * s->d.hidden); /* the residual path */
+    return dx;
+}
+
+/* Block i on a tensor-parallel shard, as the steps of the library's own block say (answers.h). */
+static pp_tensor *block_backward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dy,
+                                       const pp_block_recipe *rc) {
+    pp_tensor *cur = dy, *scratch = NULL;
+    st->blocks[i].dy = dy;
+    for (int k = 0; k < rc->nbwd; k++) {
+        switch (rc->bwd[k]) {
+        case PP_BLOCK_W2: cur = scratch = w2_input(s, st, i, cur); break;
+        case PP_BLOCK_GELU: cur = gelu_input(s, st, i, cur); break;
+        case PP_BLOCK_W1: cur = w1_input(s, st, i, cur); break;
+        case PP_BLOCK_SUM: tp_allreduce(s, cur); break;
+        case PP_BLOCK_LN: cur = ln_input(s, arena, st, i, cur); break;
+        case PP_BLOCK_RESIDUAL: s->be->ops->axpy(s->be->ctx, cur->data, 1.0f, dy->data, st->rows * s->d.hidden); break;
+        case PP_BLOCK_B2: break; /* b2's gradient is all the weight half's */
+        }
+        if (scratch && cur != scratch) pp__tensor_free(scratch), scratch = NULL;
+    }
+    return cur;
+}
+
+pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
     if (!st->has_acts) {
         /* recomputation: the rebuilt activations stay in the stash; the stage output is not needed again */
         pp_arena scratch = {0};
         (void)forward_acts(s, &scratch, st);
         pp__arena_clear(&scratch);
     }
+    const pp_block_recipe *rc = s->tp.size > 1 ? pp__answers_tp_block() : NULL;
     if (s->has_head) dy = head_backward(s, arena, st, dy, s->nblocks || s->has_embed);
-    for (int i = s->nblocks - 1; i >= 0; i--) {
-        block_acts *a = &st->blocks[i];
-        a->dy = dy;
-        a->dh1 = own(st, s->be, n, f);
-        a->dln = own(st, s->be, n, h);
-        pp_tensor *da1 = pp__tensor_new_output(s->be, NULL, n, f, -1); /* scratch: the weight half never reads it */
-        o->gemm(c, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
-        o->gelu_bwd(c, a->dh1->data, a->h1->data, da1->data, n * f);
-        pp__tensor_free(da1);
-        o->gemm(c, 0, 1, n, h, f, 1.0f, a->dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data, h);
-        tp_allreduce(s, a->dln); /* f's conjugate: LayerNorm's input fed every shard, so its gradient sums them */
-        int inner = i > 0 || s->has_embed;
-        pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
-        o->layernorm_bwd(c, dx->data, NULL, NULL, a->dln->data, a->x->data, a->mean->data, a->rstd->data,
-                         W(block_param(s, i, P_LN_G)), n, h);
-        o->axpy(c, dx->data, 1.0f, dy->data, n * h); /* the residual path */
-        dy = dx;
-    }
+    for (int i = s->nblocks - 1; i >= 0; i--)
+        dy = rc ? block_backward_shard(s, arena, st, i, dy, rc) : block_backward(s, arena, st, i, dy);
     st->input_done = 1;
     if (s->has_embed) {
         st->emb_dy = dy;

@@ -28,11 +28,11 @@ typedef struct pp_param {
 
 /* Tensor parallelism inside a stage, Megatron-LM's MLP split: each block's W1 and b1 cut by columns and W2 by
  * rows over `size` ranks, this one being `rank`; LayerNorm, b2, the embedding and the head stay whole on every
- * rank. The block then makes a partial sum where the whole model has one product: the forward's a1 W2 (Megatron's
- * g) and the backward's dh1 W1^T (the conjugate of its f). allreduce must replace t on every rank of the group by
- * the sum of the ranks' t, added in rank order 0, 1, ..., size-1, so that every rank (and every transport) gets
- * the same bits; t is on the stage's backend (the device under cuda). A recomputed
- * forward sums again, so every rank of the group must recompute where the others do. */
+ * rank. allreduce must replace t on every rank of the group by the sum of the ranks' t, added in rank order 0, 1,
+ * ..., size-1, so that every rank (and every transport) gets the same bits; t is on the stage's backend (the device
+ * under cuda). Which tensors a block sums is the block's: the library's own (answers.h), which only the kit has,
+ * or a schedule's that writes its blocks itself (lab 08). A recomputed forward sums again, so every rank of the
+ * group must recompute where the others do. */
 typedef struct pp_tp_shard {
     int size, rank;
     void (*allreduce)(void *ctx, pp_tensor *t);

@@ -3,6 +3,8 @@
 #include <string.h>
 
 #include "config.h"
+#include "answers.h"
+#include "error.h"
 #include "placement.h"
 #include "schedules.h"
 
@@ -179,30 +181,20 @@ int pp__config_vstage_rank(const pp_run_config *c, int vs) { return pp__place_ra
 
 int pp__config_vstage_chunk(const pp_run_config *c, int vs) { return pp__place_chunk(c->P, pp__config_vshape(c), vs); }
 
-int pp__config_messages(const pp_run_config *c) {
-    /* a micro-batch crosses the boundaries of its own path: every one of them, or one pipeline's of two */
-    int S = c->P * c->v, n = 0, dual = pp__config_dual(c);
-    for (int s = 0; s < S; s++) {
-        int next = pp__config_next(c, s);
-        n += next >= 0 && pp__config_vstage_rank(c, s) != pp__config_vstage_rank(c, next);
-    }
-    return 2 * (dual ? c->M / 2 : c->M) * n;
-}
-
 /* ---- topology ---- */
 
 static const char *placement_of(const pp_run_config *c) { return c->placement && *c->placement ? c->placement : "tdp"; }
 
+const char *pp__config_placement(const pp_run_config *c) { return placement_of(c); }
+
+/* The slot of world rank `rank`: the grid lab's submission says it, else the placement's rule (an answer:
+ * pp__config_check refuses a topology whose placement this build does not hold). */
 int pp__config_node(const pp_run_config *c, int rank) {
     if (c->node_size <= 0) return 0;
     if (c->place) return c->place[rank] / c->node_size;
-    int coord[3] = {pp__config_rank_tp(c, rank), pp__config_rank_replica(c, rank), pp__config_rank_pipe(c, rank)};
-    int size[3] = {c->T > 1 ? c->T : 1, c->D, c->P}, pos = 0, stride = 1;
-    for (const char *a = placement_of(c); *a; a++) {
-        int k = *a == 't' ? 0 : *a == 'd' ? 1 : 2;
-        pos += coord[k] * stride, stride *= size[k];
-    }
-    return pos / c->node_size;
+    int slot = pp__answers_place(placement_of(c), c->T > 1 ? c->T : 1, c->D, c->P, rank);
+    PP_ASSERT(slot >= 0);
+    return slot / c->node_size;
 }
 
 /* The link between world ranks a and b: 1 between nodes, 0 inside one. */
@@ -305,6 +297,15 @@ double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
                                          pp__config_next(c, vstage) < 0) * sizeof(float);
 }
 
+int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen) {
+    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    if (def && c->T > 1 && !def->own_blocks && !pp__answers_tp_block())
+        return BAD("--tp %d on %s cuts each stage with the library's own tensor-parallel block, which this handout "
+                   "leaves to you: run --schedule tpblock (lab 08), whose blocks are yours, or add --canonical, which "
+                   "runs no block", c->T, c->schedule);
+    return 0;
+}
+
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
     char names[256];
@@ -397,6 +398,12 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
     if (strlen(order) != 3 || !strchr(order, 't') || !strchr(order, 'd') || !strchr(order, 'p'))
         return BAD("--placement %s: name the axes t (shard), d (replica) and p (stage) once each, fastest first "
                    "(tdp: a stage's shards side by side in a node, then its replicas, then the stages)", order);
+    /* a grid lab's run is placed by its submission; every other topology by the placement's rule */
+    if (c->node_size > 0 && !def->grid && pp__answers_place(order, c->T > 1 ? c->T : 1, c->D, c->P, 0) < 0)
+        return BAD("--node-size %d places the ranks by --placement %s, whose rule this handout records for its public "
+                   "grids only (--tp x --dp x --stages = %d x %d x %d is not one): drop --node-size, or run tpgrid "
+                   "(lab 08), which places them by your own mapping", c->node_size, order, c->T > 1 ? c->T : 1, c->D,
+                   c->P);
     if (c->edge_cost < 0) return BAD("--edge-cost %g must be >= 0", c->edge_cost);
     return 0;
 }

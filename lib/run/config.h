@@ -60,6 +60,10 @@ int pp__config_rank_pipe(const pp_run_config *c, int rank);
 void pp__config_defaults(pp_run_config *c);
 /* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
+/* What running c (not replaying its canonical order) needs of this build beyond a valid configuration: the library's
+ * own tensor-parallel block for --tp on a schedule of whole-stage ops (answers.h; a handout has none). Returns 0,
+ * or -1 with a one-line reason in err. */
+int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen);
 /* The model shape of a run (L defaults to one block per virtual stage; the FFN is 4h). */
 void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
 /* The most virtual stages a layout may name one by one, and the longest layout text. */
@@ -93,9 +97,6 @@ int pp__config_carries(const pp_run_config *c, int vs, int mb);
 int pp__config_vstage(const pp_run_config *c, int rank, int chunk);
 int pp__config_vstage_rank(const pp_run_config *c, int vs);
 int pp__config_vstage_chunk(const pp_run_config *c, int vs);
-/* Boundary messages per step: counted from the placement, one forward and one backward message per micro-batch
- * for each pair of neighbouring virtual stages on different ranks (the warm-up's traffic part asks for the sum). */
-int pp__config_messages(const pp_run_config *c);
 
 /* Which part of a backward a cost is asked for: the whole, its input half (B, which makes dx), its weight half (W). */
 typedef enum { PP_BWD_WHOLE, PP_BWD_INPUT, PP_BWD_WEIGHT } pp_bwd_part;
@@ -124,9 +125,11 @@ double pp__config_forward_cost_of(const pp_run_config *c, int rank, int vstage);
 double pp__config_backward_cost_of(const pp_run_config *c, int rank, int vstage, pp_bwd_part part, int rebuilt);
 
 /* ---- topology ---- */
-/* The node of world rank `rank` (0 without a topology): its position when the ranks fill the nodes in the
- * placement's order, divided by the node size. */
+/* The node of world rank `rank` (0 without a topology): its slot divided by the node size, the slot being the
+ * grid lab's mapping's or, without one, the placement's (answers.h: where the axes of --placement put it). */
 int pp__config_node(const pp_run_config *c, int rank);
+/* The placement's axes, fastest first: --placement, or "tdp" (Megatron-LM's) when none is given. */
+const char *pp__config_placement(const pp_run_config *c);
 /* A point-to-point message of `bytes` from world rank a to world rank b: nothing to itself; --comm-latency
  * without a topology; with one, the link's alpha + bytes * beta. */
 double pp__config_message_cost(const pp_run_config *c, int a, int b, double bytes);

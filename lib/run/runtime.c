@@ -422,7 +422,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     res->D = cfg->D;
     res->v = cfg->v;
     char err[512];
-    if (pp__config_check(cfg, err, sizeof err)) {
+    if (pp__config_check(cfg, err, sizeof err) || pp__config_runnable(cfg, err, sizeof err)) {
         res->status = PP_ERR_CONFIG;
         snprintf(res->error, sizeof res->error, "%s", err);
         return res->status;

@@ -1,7 +1,7 @@
-/* schedules.h: the one table of pipeline schedules. A row says everything the kit knows about a schedule: its
- * name and lab (folder, file, step function), the rules a configuration of it must meet, its canonical order
- * and its stash bound. The configuration check, the grader's replay and checks, and the labs' build read it
- * from here. */
+/* schedules.h: the one table of pipeline schedules. A row says what the kit knows of a schedule besides its
+ * answers: its name and lab (folder, file, step function) and the rules a configuration of it must meet. The
+ * configuration check, the grader's replay and checks, and the labs' build read it from here; its canonical order,
+ * its stash peaks and its closed bubble are answers, asked of answers.h. */
 #ifndef PP_SCHEDULES_H
 #define PP_SCHEDULES_H
 
@@ -45,19 +45,12 @@ typedef struct pp_schedule_def {
     int dual;                  /* 1 (with vshape): full DualPipe's two pipelines on the V's numbering, each stage
                                   of the model held twice, its copies' gradients summed (placement.h) */
     int own_blocks;            /* 1: the schedule runs each stage's blocks itself, layer by layer, tensor parallel
-                                  (pp_stage_forward_begin ... _end: lab 08's tpblock); 0: whole-stage ops */
+                                  (pp_stage_forward_begin ... _end: lab 08's tpblock and tpgrid); 0: whole-stage ops */
     int grid;                  /* 1: the submission maps global ranks to (t, p, d) and builds the groups (lab 08's
                                   tpgrid, grid.h): the run is placed on the nodes by its mapping */
     pp_reduce_mode reduce;     /* the canonical order's reduces: none for a single pipeline */
-    /* Rank r's canonical order into ops (room for PP_SCHED_ROOM(M, v) ops); returns the number of ops. */
-    int (*order)(int P, int M, int v, int r, pp_sched_op *ops);
-    /* The most stashes rank r holds at once in the canonical order (a stash lives from its F to its last
-     * backward op: its B, or its W when the order splits it). */
-    int (*peak)(int P, int M, int v, int r);
-    /* The bubble of the canonical order with no latency and no edge cost, in closed form; -1 where the row has
-     * none (theory then replays the order). */
-    double (*bubble)(int P, int M, int v);
-    /* What a run holding more stashes than `peak` should change (the memory check's hint); NULL: none. */
+    /* What a run holding more stashes than the canonical peak should change (the memory check's hint); NULL:
+     * none. */
     const char *peak_hint;
 } pp_schedule_def;
 
@@ -78,12 +71,6 @@ extern const int pp__nschedules;
 /* The rounds a row with microbatches_rounds runs its M micro-batches in on P ranks: max(1, M div P), each of
  * M / rounds micro-batches when they divide M (the configuration check refuses an M they do not). */
 int pp__schedule_rounds(int P, int M);
-
-/* Rank r's order of full DualPipe for P ranks (even) and M micro-batches (even, at least 2P) into ops (room for
- * 3M ops); returns the number of ops. Chunk 0 of rank r is stage r of the pipeline fed at rank 0, which carries
- * micro-batches 0..M/2-1; chunk 1 is stage P-1-r of the pipeline fed at rank P-1, which carries M/2..M-1. An
- * overlapped forward-and-backward pair is its forward, then its whole backward (the dualpipe row's order). */
-int pp__schedule_dualpipe_order(int P, int M, int r, pp_sched_op *ops);
 
 /* The row called name, or NULL. */
 const pp_schedule_def *pp__schedule_def(const char *name);
