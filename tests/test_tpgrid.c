@@ -81,8 +81,8 @@ Test(tpgrid, a_stage_whose_shards_span_nodes_loses_the_step_and_is_named) {
 Test(tpgrid, a_mapping_that_is_not_one_grid_is_refused_naming_the_rank) {
     pp_test_result r;
     grade("tests/broken/tpgrid-group-unordered", 2, 2, 2, 4, &r);
-    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_group('t', 0) returned 2 ranks {1, 0}; by pp_tpgrid_place, "
-                                             "rank 0's tensor-parallel group is {0, 1}");
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_group('t', 0): member 0 is rank 1, whose t is 1 by "
+                                             "pp_tpgrid_place: the members come in the order of t");
     grade("tests/broken/tpgrid-place-twice", 2, 2, 2, 4, &r);
     test_expect_failed_run(&r, PP_ERR_USAGE, "pp_tpgrid_place: ranks 0 and 4 both play (t 0, p 0, d 0)");
 }
@@ -139,4 +139,69 @@ Test(tpgrid, any_answer_is_read_and_held_to_the_grid) {
     cr_expect(strstr(err, "pp_tpgrid_place(0): t = 1073741824 is out of range: t is 0..1"), "%s", err);
     pp__wire_in_init(&in, buf, w.len / 2); /* cut short */
     cr_expect_eq(pp__grid_read(&c, &in, place, err, sizeof err), -1);
+}
+
+/* A group is checked member by member against the submission's own mapping (Megatron's: t fastest, then d, then p),
+ * each refusal naming the first member that breaks it: one of another place, one out of the grid, too few, too
+ * many. The messages never list the group the mapping makes. */
+static void place_megatron(int rank, int T, int P, int D, int *t, int *p, int *d) {
+    *t = rank % T, *d = rank / T % D, *p = rank / (T * D);
+}
+static int group_other_stage(char axis, int rank, int T, int P, int D, int *members) {
+    (void)rank, (void)P, (void)D;
+    /* rank 0's shards listed as ranks 0 and 3: rank 3 plays stage 1 */
+    if (axis == 't') return members[0] = 0, members[1] = 3, T;
+    int x[3], n = 0, a = axis == 'p' ? 1 : 2, size = a == 1 ? P : D;
+    place_megatron(rank, T, P, D, &x[0], &x[1], &x[2]);
+    for (int k = 0; k < size; k++) {
+        int y[3] = {x[0], x[1], x[2]};
+        y[a] = k;
+        members[n++] = y[0] + T * (y[2] + D * y[1]);
+    }
+    return n;
+}
+static int group_outside(char axis, int rank, int T, int P, int D, int *members) {
+    (void)axis, (void)rank, (void)P, (void)D;
+    return members[0] = 0, members[1] = 99, T;
+}
+static int group_short(char axis, int rank, int T, int P, int D, int *members) {
+    (void)axis, (void)rank, (void)T, (void)P, (void)D;
+    return members[0] = 0, 1;
+}
+static int group_long(char axis, int rank, int T, int P, int D, int *members) {
+    (void)axis, (void)rank, (void)T, (void)P, (void)D;
+    return members[0] = 0, members[1] = 1, members[2] = 0, 3;
+}
+
+Test(tpgrid, every_member_of_a_group_is_held_to_the_submissions_own_mapping) {
+    pp_run_config c;
+    pp__config_defaults(&c);
+    c.schedule = "tpgrid", c.T = 2, c.P = 2, c.D = 1;
+    static const struct {
+        pp_grid_group_fn *group;
+        const char *want;
+    } cases[] = {
+        {group_other_stage, "pp_tpgrid_group('t', 0): member 1 is rank 3, which plays (t 1, p 1, d 0) by "
+                            "pp_tpgrid_place, and rank 0 plays (t 0, p 0, d 0): a tensor-parallel group's ranks "
+                            "share their other two coordinates"},
+        {group_outside, "pp_tpgrid_group('t', 0): member 1 is 99, which is no rank of the grid (0..3)"},
+        {group_short, "pp_tpgrid_group('t', 0) returned 1 rank: a tensor-parallel group holds one rank per value of "
+                      "t, 2 in all"},
+        {group_long, "pp_tpgrid_group('t', 0) returned 3 ranks: a tensor-parallel group holds one rank per value of "
+                     "t, 2 in all"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        static unsigned char buf[1 << 16];
+        pp_wire w;
+        pp__wire_init_fixed(&w, buf, sizeof buf);
+        pp__grid_ask(2, 2, 1, place_megatron, cases[i].group, &w);
+        cr_assert(!w.bad);
+        pp_wire_in in;
+        pp__wire_in_init(&in, buf, w.len);
+        int place[PP_GRID_MAX];
+        char err[512];
+        cr_expect_eq(pp__grid_read(&c, &in, place, err, sizeof err), -1, "case %zu accepted", i);
+        cr_expect(strstr(err, cases[i].want), "case %zu: %s", i, err);
+        cr_expect(!strstr(err, "group is {"), "case %zu lists the group the mapping makes: %s", i, err);
+    }
 }

@@ -417,7 +417,7 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
         }
         /* a schedule's own blocks pay for every shards' sum they make: more than Megatron's one per block and pass
          * lengthens the op */
-        for (int i = 0; i < t->n && pp__checks_tp_applies(c); i++) {
+        for (int i = 0; i < t->n && pp__schedule_def(c->schedule)->own_blocks && c->T > 1; i++) {
             const pp_event *e = &t->ev[i];
             if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
             int world = pp__config_rank_of(c, 0, r / c->P, r % c->P), blocks = pp__config_blocks(c, e->vstage);

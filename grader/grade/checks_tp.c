@@ -1,7 +1,7 @@
-/* checks_tp.c: the tensor-parallel block lab's checks (checks_tp.h). Megatron-LM's MLP block makes one all-reduce
- * of the block's activation (micro-batch x seq x width values) in its forward, g's after the row-split W2, and one
- * in its backward, the conjugate of f before the column-split W1; anything else either sums what is not a sum or
- * leaves a partial value unsummed, and the notes the library kept (rank.h) say which call did. */
+/* checks_tp.c: the tensor-parallel block lab's checks (checks_tp.h): the shards' all-reduces held to Megatron-LM's
+ * count and size for its MLP block, the activation memory per shard, and the diagnosis of a wrong block from the
+ * notes the library kept (rank.h: the first call given a tensor of the wrong kind); then the grid lab's step on
+ * its topology. */
 #include "checks_tp.h"
 
 #include <stdio.h>
@@ -14,7 +14,12 @@
 #include "schedule.h"
 #include "schedules.h"
 
-int pp__checks_tp_applies(const pp_run_config *c) { return pp__schedule_def(c->schedule)->own_blocks && c->T > 1; }
+/* The grid lab runs blocks of its own too, part 1's: its points are the grid's, and its blocks' notes still name a
+ * wrong one when the gradients are off. */
+int pp__checks_tp_applies(const pp_run_config *c) {
+    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    return d->own_blocks && !d->grid && c->T > 1;
+}
 
 static const char *kind_said(int code) {
     return code == PP_TPN_SUM_SPLIT ? "split" : code == PP_TPN_SUM_WHOLE ? "whole" : "partial";
@@ -35,8 +40,7 @@ int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, cha
     switch (n->code) {
     case PP_TPN_SUM_SPLIT:
         snprintf(msg, len, "an all-reduce of a split tensor in %s: after W1 (and GELU) each shard holds its own "
-                 "columns, not parts of a sum, so adding them up mixes different columns; the sums belong on W2's "
-                 "output and on W1's input gradient", where);
+                 "columns, not parts of a sum, so adding them up mixes different columns", where);
         break;
     case PP_TPN_SUM_WHOLE:
         snprintf(msg, len, "an all-reduce of a whole tensor in %s: every shard already holds the same values, so the "

@@ -4,7 +4,8 @@
  * group (the shards of its stage, which sum twice per block), its pipeline (the stages its micro-batches cross)
  * and its data-parallel group (the replicas of its stage, which reduce once per step). The run is placed by your
  * answer: every message, sum and reduce costs the link it crosses. docs/08-tensor.md, section 3, works out what
- * each link costs. The pipeline itself is your 1F1B of lab 07, part 1. Grade with `make grade LAB=tpgrid`. */
+ * each link costs. Its stages are cut over the shards by your blocks of part 1, and the pipeline is your 1F1B of
+ * lab 07, part 1. Grade with `make grade LAB=tpgrid`. */
 #include <stdlib.h>
 
 #include "pp.h"
@@ -26,10 +27,42 @@ int pp_tpgrid_group(char axis, int rank, int T, int P, int D, int *members) {
     return n;
 }
 
+/* One block's forward on this shard, y = x + W2 gelu(W1 LN(x) + b1) + b2: your part 1's, which the grid's stages
+ * run on every shard. */
+static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
+    pp_tensor *y = x;
+    /* TODO 3: part 1's block_forward */
+    (void)b;
+    return y;
+}
+
+/* One block's backward on this shard, from dy: your part 1's. */
+static pp_tensor *block_backward(pp_block *b, pp_tensor *dy) {
+    pp_tensor *dx = dy;
+    /* TODO 4: part 1's block_backward */
+    (void)b;
+    return dx;
+}
+
+/* The stage's forward: the embedding or the input, each block in turn, the head. */
+static pp_tensor *stage_forward(pp_rank *r, int mb, pp_tensor *x, pp_stash **stash) {
+    pp_tensor *h = pp_stage_forward_begin(r, 0, mb, x, stash);
+    for (int i = 0; i < pp_stage_blocks(r, 0); i++) h = block_forward(pp_stash_block(r, *stash, i), h);
+    return pp_stage_forward_end(r, *stash, h);
+}
+
+/* The stage's backward: the head's, each block from the last, then dx for the previous stage. */
+static pp_tensor *stage_backward(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
+    pp_tensor *g = pp_stage_backward_begin(r, stash, dy);
+    for (int i = pp_stage_blocks(r, 0) - 1; i >= 0; i--) g = block_backward(pp_stash_block(r, stash, i), g);
+    return pp_stage_backward_end(r, stash, g);
+}
+
 void pp_tpgrid_step(pp_rank *r) {
     int P = pp_rank_stages(r), M = pp_rank_microbatches(r), me = pp_rank_id(r), D = pp_rank_replicas(r);
     int first = me == 0, last = me == P - 1;
-    /* TODO 3: your lab 07, part 1, unchanged: 1F1B in each replica, the loss scaled for D*M micro-batches, one
-     * reduce after the last backward. The shards of every stage run it too; they are the library's here. */
-    (void)P, (void)M, (void)D, (void)first, (void)last;
+    /* TODO 5: your lab 07, part 1: 1F1B in each replica, the loss scaled for D*M micro-batches, one reduce after
+     * the last backward, with stage_forward and stage_backward in place of pp_stage_forward and pp_stage_backward.
+     * Every shard of every stage runs it. */
+    (void)P, (void)M, (void)D, (void)first, (void)last, (void)stage_forward, (void)stage_backward;
 }

@@ -38,29 +38,34 @@ int pp__grid_read(const pp_run_config *c, pp_wire_in *in, int *place, char *err,
             if (n < 0 || n > PP_GRID_MAX)
                 return BAD("pp_tpgrid_group('%c', %d) returned %s: return the number of members, 1..%d", axes[a], g,
                            n < 0 ? "a negative count" : "more members than the grid has ranks", size[a]);
-            /* the group the coordinates make: the ranks that share the other two, in the order of this one */
-            int want[PP_GRID_MAX];
-            for (int k = 0; k < size[a]; k++) {
-                int x[3] = {coord[g][0], coord[g][1], coord[g][2]};
-                x[a] = k;
-                want[k] = owner[pp__config_rank_of(c, x[0], x[2], x[1])];
-            }
-            char listed[200] = "", expect[200] = "";
-            size_t m = 0, e = 0;
-            for (int k = 0; k < size[a] && e < sizeof expect; k++)
-                e += (size_t)snprintf(expect + e, sizeof expect - e, "%s%d", k ? ", " : "", want[k]);
-            int same = n == size[a];
+            /* checked member by member against the coordinates the submission gave: each must share the rank's
+             * other two and hold the k-th value of this one, and there must be one per value */
+            const char *group = a == 0 ? "tensor-parallel" : a == 1 ? "pipeline" : "data-parallel";
             for (int k = 0; k < (n > 0 ? n : 0); k++) {
-                int got = (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
+                long long got = pp__wire_get_i64(in, INT32_MIN, INT32_MAX);
                 if (in->bad) return BAD("the submission's groups did not arrive whole");
-                same &= k < size[a] && got == want[k];
-                if (m < sizeof listed) m += (size_t)snprintf(listed + m, sizeof listed - m, "%s%d", k ? ", " : "", got);
+                if (k >= size[a])
+                    return BAD("pp_tpgrid_group('%c', %d) returned %d ranks: a %s group holds one rank per value of %c, "
+                               "%d in all", axes[a], g, n, group, axes[a], size[a]);
+                if (got < 0 || got >= W)
+                    return BAD("pp_tpgrid_group('%c', %d): member %d is %lld, which is no rank of the grid (0..%d)",
+                               axes[a], g, k, got, W - 1);
+                const int *c = coord[got];
+                int other = 0;
+                for (int b = 0; b < 3; b++) other |= b != a && c[b] != coord[g][b];
+                if (other)
+                    return BAD("pp_tpgrid_group('%c', %d): member %d is rank %lld, which plays (t %d, p %d, d %d) by "
+                               "pp_tpgrid_place, and rank %d plays (t %d, p %d, d %d): a %s group's ranks share their "
+                               "other two coordinates", axes[a], g, k, got, c[0], c[1], c[2], g, coord[g][0],
+                               coord[g][1], coord[g][2], group);
+                if (c[a] != k)
+                    return BAD("pp_tpgrid_group('%c', %d): member %d is rank %lld, whose %c is %d by pp_tpgrid_place: "
+                               "the members come in the order of %c, member k being the one whose %c is k", axes[a], g,
+                               k, got, axes[a], c[a], axes[a], axes[a]);
             }
-            if (!same)
-                return BAD("pp_tpgrid_group('%c', %d) returned %d rank%s {%s}; by pp_tpgrid_place, rank %d's %s group is "
-                           "{%s}: the ranks that share its other two coordinates, in the order of %c", axes[a], g, n,
-                           n == 1 ? "" : "s", listed, g, a == 0 ? "tensor-parallel" : a == 1 ? "pipeline" :
-                           "data-parallel", expect, axes[a]);
+            if (n != size[a])
+                return BAD("pp_tpgrid_group('%c', %d) returned %d rank%s: a %s group holds one rank per value of %c, "
+                           "%d in all", axes[a], g, n, n == 1 ? "" : "s", group, axes[a], size[a]);
         }
     return 0;
 }
