@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 #   scripts/autograder.sh HIDDEN [OUT.zip]     (make autograder HIDDEN=FILE; default dist/pplab-autograder.zip)
-# Writes Gradescope's autograder zip: the handout tree (scripts/handout.sh: no solutions, no instructor's pages),
-# the hidden configuration HIDDEN as hidden.cfg, and the two scripts Gradescope runs, setup.sh (once, when the
-# image is built) and run_autograder (once per submission). run_autograder copies every lab file the schedule
+# Writes Gradescope's autograder zip: the instructor's grading tree (scripts/handout.sh --grading: the handout with
+# the kit's answer files, which compute the answers of any configuration, and without solutions/ or the
+# instructor's pages), the hidden configuration HIDDEN as hidden.cfg, and the two scripts Gradescope runs,
+# setup.sh (once, when the image is built) and run_autograder (once per submission). The zip is the instructor's:
+# Gradescope never shows it to students, and it must never be handed out (it grades any configuration, so it
+# answers any). run_autograder copies every lab file the schedule
 # table names (pplab info --lab-files, read here): a lab added to the table reaches the zip with no edit.
 # Both scripts take the autograder's folder from $AUTOGRADER (default /autograder, Gradescope's), so that the
 # kit's test can run them in a scratch tree of the same shape.
@@ -21,7 +24,7 @@ command -v zip >/dev/null || fail "zip not found: apt-get install zip"
 files=$(build/pplab info --lab-files)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-bash scripts/handout.sh --stage "$stage" >/dev/null
+bash scripts/handout.sh --grading "$stage" >/dev/null
 src="$stage/pplab"
 cp "$hidden" "$src/hidden.cfg"
 
@@ -69,4 +72,4 @@ mkdir -p "$(dirname "$out")"
 rm -f "$out"
 abs=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 (cd "$src" && zip -qr "$abs" .)
-echo "$out: $(unzip -l "$out" | tail -1 | awk '{print $2}') files: the handout, hidden.cfg, setup.sh, run_autograder"
+echo "$out: $(unzip -l "$out" | tail -1 | awk '{print $2}') files: the grading tree (the handout and the kit's answer files), hidden.cfg, setup.sh, run_autograder"
