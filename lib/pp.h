@@ -202,17 +202,17 @@ void pp_group_end(pp_rank *r);
  * of W1 and b1 and the same rows of W2, F being the FFN width (4 x --width); LayerNorm, b2, the embedding and
  * the head are whole on every shard. Messages, reduces and everything above stay among the ranks of one shard.
  *
- * In the tpblock lab the schedule writes the blocks itself: a forward is pp_stage_forward_begin, then each block
+ * In the tpblock and tpgrid labs the schedule writes the blocks itself: a forward is pp_stage_forward_begin, then each block
  * of the stage in turn (your function, made of the calls below), then pp_stage_forward_end; a backward is
  * pp_stage_backward_begin, the blocks from the last to the first, and pp_stage_backward_end. The library charges
  * the op its usual cost plus what its shards' sums cost, as one F or B, and keeps the stash as pp_stage_forward
  * would. In between, only the block calls may run.
  *
  * A tensor of a block is, on the T shards together, one of three things: whole (every shard holds the same
- * values: the block's input, LayerNorm's output), split (every shard holds its own columns: W1's and GELU's
- * outputs) or partial (every shard holds a part, and the value is their sum: W2's output). Each call below says
- * what it takes and makes; pp_block_allreduce is the one way from partial to whole. The library follows each
- * tensor's kind, and the grader reports a call given the wrong one. */
+ * values), split (every shard holds its own columns of it) or partial (every shard holds a part, and the value is
+ * the sum of the parts). Which of the three each tensor of your block is follows from the parameters a shard
+ * holds, and working it out is lab 08's part 1 (docs/08-tensor.md asks the questions). The library follows each
+ * tensor's kind, and the grader reports the first call given one that does not fit. */
 typedef struct pp_block pp_block; /* block i of the stage, during one micro-batch's forward or backward */
 
 /* t: this rank's shard, 0..T-1. */
@@ -224,7 +224,7 @@ int pp_stage_blocks(const pp_rank *r, int chunk);
 
 /* pp_stage_forward, opened: the same arguments and checks, the embedding run on virtual stage 0. Returns block
  * 0's input (whole). *stash is the forward's, as pp_stage_forward's; its blocks are pp_stash_block's. Only the
- * tpblock lab runs a stage this way; a forward or backward of it must end before another op or message starts. */
+ * tpblock and tpgrid labs run a stage this way; a forward or backward of it must end before another op or message starts. */
 pp_tensor *pp_stage_forward_begin(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash);
 /* Ends the forward opened on stash with x, the last block's output (whole): runs the head and the loss on the last
  * virtual stage and returns what pp_stage_forward would (the output to send on, or the 1x1 loss). */
@@ -240,13 +240,13 @@ pp_block *pp_stash_block(pp_rank *r, pp_stash *stash, int i);
 
 /* The block's layers, forward. Each keeps its input in the stash for its backward (counted activation memory:
  * call each once per block). */
-/* LayerNorm of x (n x h, whole): returns ln, whole. */
+/* LayerNorm of x (n x h) with the block's gain and bias: returns ln, n x h. */
 pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x);
-/* ln W1 + b1 on this shard's columns (ln: n x h, whole): returns h1, n x F/T, split. */
+/* ln W1 + b1 with this shard's columns of W1 and b1 (ln: n x h): returns h1, n x F/T. */
 pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln);
-/* gelu(h1) (split): returns a1, split. */
+/* gelu(h1), value by value: returns a1, the same shape. */
 pp_tensor *pp_block_gelu(pp_block *b, pp_tensor *h1);
-/* a1 W2 on this shard's rows (a1: split): returns n x h, partial (without b2). */
+/* a1 W2 with this shard's rows of W2 (a1: n x F/T): returns n x h, without b2. */
 pp_tensor *pp_block_linear2(pp_block *b, pp_tensor *a1);
 /* y += b2, in place (b2 is whole on every shard). */
 void pp_block_bias2(pp_block *b, pp_tensor *y);
@@ -260,17 +260,18 @@ void pp_block_allreduce(pp_block *b, pp_tensor *t);
 
 /* The block's layers, backward, from the gradient of each layer's output (run the forward's layers in reverse;
  * each adds its weight gradients). */
-/* From dy (n x h, the gradient of W2's output): adds a1^T dy to W2's gradient, returns d a1 = dy W2^T, split. */
+/* From dy (n x h, the gradient of W2's output): adds a1^T dy to this shard's rows of W2's gradient, returns
+ * d a1 = dy W2^T, n x F/T. */
 pp_tensor *pp_block_linear2_backward(pp_block *b, pp_tensor *dy);
 /* Adds dy's column sums to b2's gradient. */
 void pp_block_bias2_backward(pp_block *b, pp_tensor *dy);
-/* From d a1 (split): returns d h1 = gelu'(h1) * d a1, split. */
+/* From d a1: returns d h1 = gelu'(h1) * d a1, the same shape. */
 pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1);
-/* From d h1 (split): adds ln^T dh1 and dh1's column sums to W1's and b1's gradients, returns d ln = dh1 W1^T on
- * this shard's columns: n x h, partial. */
+/* From d h1 (n x F/T): adds ln^T dh1 and dh1's column sums to this shard's columns of W1's and b1's gradients,
+ * returns dh1 W1^T with those columns, n x h. */
 pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1);
-/* From d ln (n x h, whole): adds LayerNorm's gradients, returns the gradient of the block's input through
- * LayerNorm, whole (the residual's share is pp_block_residual's). */
+/* From d ln (n x h, the gradient of LayerNorm's output): adds LayerNorm's gradients, returns the gradient of the
+ * block's input through LayerNorm, n x h (the residual's share is pp_block_residual's). */
 pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln);
 
 /* ---- misc ---------------------------------------------------------------------------------------------- */

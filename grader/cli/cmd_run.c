@@ -180,10 +180,14 @@ static int run_table(run_opts *r, pp_flag *out) {
                  "replica 0's ranks under --dp",
          .dflt = "not written"},
         {.name = "--order", .kind = PP_FLAG_STR, .to = &o->order, .arg = "FILE.csv",
-         .help = "run the order in FILE, PyTorch's compute-only schedule CSV (as --export-order or torch's "
-                 "_dump_csv writes it), on the model and the clock instead of a lab, and grade it with every check "
-                 "of pplab grade against --schedule's canonical order; its rows give --stages, its stages --chunks "
-                 "and its largest micro-batch --microbatches unless given",
+         .help = pp__orderrun_built
+                     ? "run the order in FILE, PyTorch's compute-only schedule CSV (as --export-order or torch's "
+                       "_dump_csv writes it), on the model and the clock instead of a lab, and grade it with every "
+                       "check of pplab grade against --schedule's canonical order; its rows give --stages, its stages "
+                       "--chunks and its largest micro-batch --microbatches unless given"
+                     : "the instructor's kit runs an order from a file, PyTorch's compute-only schedule CSV, instead "
+                       "of a lab; this handout has no order interpreter (turning an order into pp.h calls is the "
+                       "labs' work) and refuses it",
          .dflt = "a lab runs"},
         {.name = "--in-process", .kind = PP_FLAG_SET, .to = &r->in_process, .set = 1,
          .help = "run the schedule inside pplab, unsandboxed, for gdb, ASan and printf debugging: trusted code only "

@@ -359,7 +359,7 @@ const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len) {
     char held[2048];
     if (def && pp__answers_held(def, c->P, c->M, c->v))
         snprintf(buf, len, "this handout records the placement of its public grids only (--tp x --dp x --stages = %d x "
-                 "%d x %d with --placement %s is not one); the instructor's kit computes any",
+                 "%d x %d with --placement %s is not one; the instructor's kit computes any)",
                  c->T > 1 ? c->T : 1, c->D, c->P, pp__config_placement(c));
     else
         snprintf(buf, len, "this handout records the canonical answers of its public configurations only; %s's are "

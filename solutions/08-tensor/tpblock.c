@@ -1,10 +1,10 @@
 /* Lab 08, part 1: a tensor-parallel block. With --tp T each stage is cut over T ranks, its shards, which run this
  * same step function, each on its part of every block: shard t holds columns t*F/T .. (t+1)*F/T-1 of W1 and b1
  * and the same rows of W2 (F: the FFN width), and LayerNorm and b2 whole (Megatron-LM's MLP split). You write one
- * block's forward and backward from pp.h's block calls. Each call says what kind of tensor it takes and makes:
- * whole (every shard holds the same values), split (every shard its own columns) or partial (the value is the
- * sum of the shards' parts); pp_block_allreduce is the one way from partial to whole. Where the sums go, and what
- * they sum, is yours: docs/08-tensor.md asks the questions. The pipeline around the blocks is your 1F1B of lab 03.
+ * block's forward and backward from pp.h's block calls. Over the shards together a tensor is whole (every shard
+ * holds the same values), split (every shard its own columns) or partial (the value is the sum of the shards'
+ * parts): which each of your tensors is, where the sums go and what they sum is yours, and docs/08-tensor.md asks
+ * the questions. The pipeline around the blocks is your 1F1B of lab 03.
  * Grade with `make grade LAB=tpblock`. */
 #include <stdlib.h>
 
