@@ -5,8 +5,9 @@
 #                                         FILEs instead of the docs (tests/test_cli.c feeds it wrong quotes)
 #   scripts/doccheck.sh --quick BUILD     the quoted paths, and the commands but those that grade or run make
 #                                         (make test: seconds, not minutes; make check runs them all)
-#   scripts/doccheck.sh --list            prints the commands the docs quote, one a line, and runs none (make
-#                                         answers records what the ones that run pplab show)
+#   scripts/doccheck.sh --list            prints the commands the docs quote, one a line, in blocks and inline in
+#                                         the prose, and runs none (make answers records what the ones that run
+#                                         pplab show)
 #
 # Inside a fenced code block:
 #   $ CMD              a command whose output the doc quotes: the lines after it, up to the next "$ " line or
@@ -102,6 +103,8 @@ awk -v dir="$work" '
 
 if [ $list = 1 ]; then
     for ((i = 1; i <= $(cat "$work/count"); i++)); do cat "$work/$i.cmd"; done
+    # and the ones the prose quotes inline, which a reader types as well (a line break inside one is a space)
+    for f in "${files[@]}"; do tr '\n' ' ' < "$f" | grep -oE '`build/pplab run [^`]*`' | tr -d '`'; done
     exit 0
 fi
 

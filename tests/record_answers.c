@@ -2,8 +2,9 @@
  * asks the kit's own generators (answers.h, warmup_keys.h) for every public configuration and nothing else:
  *   - each schedule's default test set (grader/grade/testset.c), and the placement each topology test is
  *     measured against;
- *   - every configuration a handout shows: the `pplab run` commands of its docs (read from stdin: `bash
- *     scripts/doccheck.sh --list` prints them) and of its scripts and figures (`shown` below);
+ *   - every configuration a handout shows: the `pplab run` commands of its docs, in blocks and inline (read from
+ *     stdin: `bash scripts/doccheck.sh --list` prints them; a table's `--schedule S` stands for each schedule
+ *     its rules take there), and of its scripts and figures (`shown` below);
  *   - the warm-up's public cases, whose keys are whatever grading them asks for; they are graded here on the
  *     reference answers, so that every case's every key is asked (a wrong answer stops a check early).
  * The record is sorted, one "KEY = VALUE" line each (answers_recorded.c reads it); tests/test_answers.c holds it
@@ -145,11 +146,14 @@ static void add_command(const char *line) {
         case 7: placement = strdup(val); break;
         }
     }
-    const pp_schedule_def *def = pp__schedule_def(sched);
-    if (bad || !def || P < 1 || M < 1) return;
-    if (!v) v = pp__schedule_default_chunks(def);
-    add_shape(def, P, M, v);
-    if (node > 0 && !def->grid) add_grid(placement, T, D, P);
+    if (bad || !sched || P < 1 || M < 1) return;
+    /* "--schedule S": the docs' tables run one command for each schedule of their rows; every row its rules take */
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *def = &pp__schedules[i];
+        if (strcmp(sched, def->name) && strcmp(sched, "S")) continue;
+        add_shape(def, P, M, v ? v : pp__schedule_default_chunks(def));
+        if (node > 0 && !def->grid) add_grid(placement, T, D, P);
+    }
 }
 
 static void record_schedules(void) {

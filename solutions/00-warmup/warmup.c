@@ -236,7 +236,7 @@ int pp_warmup_chunk_order(const char *schedule, int P, int M, int v, int rank, c
     int n = -1;
     /* TODO: which (micro-batch, chunk) is a rank's k-th chunk-forward, and how long is its warm-up? Read
      * docs/04-interleaved.md's timeline and derive both; `build/pplab run --canonical --schedule interleaved`
-     * draws any case to check yourself against. */
+     * draws the public cases to check yourself against (it names them when you ask for another). */
     //>> solution
     if (strcmp(schedule, "interleaved")) return -1;
     n = write_order(schedule, P, M, v, rank, out, cap, 1);
