@@ -80,19 +80,26 @@ static int key_order(const char *sched, int P, int M, int V, int r, char *val, s
     return rc;
 }
 
-/* "idle SCHED P M v t": per rank 1 when it computes nothing in time unit t..t+1 of the canonical timeline (one
- * block per virtual stage, what --canonical draws), else 0. */
-static int key_idle(const char *sched, int P, int M, int v, int t, char *val, size_t len) {
+/* The canonical timeline of a case, one block per virtual stage (what --canonical draws), into tr (P traces; NULL:
+ * none); returns its length, or -1. */
+static double timeline(const char *sched, int P, int M, int v, pp_trace *tr) {
     pp_run_config c;
     pp_schedule s;
     pp_costs cost;
     config_for(&c, sched, P, M, v);
     if (pp__schedule_build(&s, sched, P, M, v)) return -1;
     pp__costs_from_config(&cost, &c);
+    double span = tr ? pp__schedule_trace(&s, &cost, tr) : pp__schedule_replay(&s, &cost, NULL);
+    pp__costs_free(&cost);
+    pp__schedule_free(&s);
+    return span;
+}
+
+/* "idle SCHED P M v t": per rank 1 when it computes nothing in time unit t..t+1 of the canonical timeline, else 0. */
+static int key_idle(const char *sched, int P, int M, int v, int t, char *val, size_t len) {
     pp_trace *tr = pp__xcalloc((size_t)P, sizeof *tr);
-    pp__schedule_trace(&s, &cost, tr);
+    int rc = timeline(sched, P, M, v, tr) < 0 ? -1 : put(val, len, "%s", "");
     size_t used = 0;
-    int rc = put(val, len, "%s", "");
     for (int r = 0; r < P; r++) {
         int busy = 0;
         for (int j = 0; j < tr[r].n; j++) busy |= tr[r].ev[j].vstart < t + 1 && tr[r].ev[j].vend > t;
@@ -100,23 +107,13 @@ static int key_idle(const char *sched, int P, int M, int v, int t, char *val, si
         pp__trace_clear(&tr[r]);
     }
     free(tr);
-    pp__costs_free(&cost);
-    pp__schedule_free(&s);
     return rc;
 }
 
 /* "span SCHED P M v": the canonical step's length on that timeline. */
 static int key_span(const char *sched, int P, int M, int v, char *val, size_t len) {
-    pp_run_config c;
-    pp_schedule s;
-    pp_costs cost;
-    config_for(&c, sched, P, M, v);
-    if (pp__schedule_build(&s, sched, P, M, v)) return -1;
-    pp__costs_from_config(&cost, &c);
-    double span = pp__schedule_replay(&s, &cost, NULL);
-    pp__costs_free(&cost);
-    pp__schedule_free(&s);
-    return put(val, len, "%.17g", span);
+    double span = timeline(sched, P, M, v, NULL);
+    return span < 0 ? -1 : put(val, len, "%.17g", span);
 }
 
 /* "uneven P M f0 .. f(P-1)": GPipe's canonical order replayed with these forward costs, backward twice each. */
