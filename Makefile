@@ -107,6 +107,10 @@ ifeq ($(ANSWERS)$(HAVE_GENERATORS),recorded1)
 BUILD := build-recorded
 endif
 ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated))
+# pplab similar compares submissions with the kit's answer files too (none in a handout)
+$(BUILD)/obj/grader/cli/cmd_similar.o: CFLAGS += \
+    -DPP_ANSWER_SOURCES='"$(if $(filter generated,$(ANSWERS)),$(ANSWERS_generated) $(ANSWERS_private))"'
+$(BUILD)/obj/grader/cli/cmd_similar.o: Makefile
 
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)

@@ -132,7 +132,7 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s);
 int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const char *path);
 
 extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
-    pp__cli_grade_one;
+    pp__cli_similar, pp__cli_grade_one;
 
 /* The median of x[0..n-1] (n >= 1); reorders x. For the figures pplab run and pplab bench print. */
 double pp__cli_median(double *x, int n);

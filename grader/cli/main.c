@@ -1,4 +1,4 @@
-/* main.c: pplab's command line: run, grade, info, bench, figures; help and --version. */
+/* main.c: pplab's command line: run, grade, info, bench, figures, similar; help and --version. */
 #include <stdio.h>
 #include <string.h>
 
@@ -34,8 +34,8 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "help")) {
         const pp_cli_command *c = pp__cli_command(argv[2]);
         if (!c || argc > 3) {
-            fprintf(stderr, "pplab help: %s '%s': use pplab help COMMAND with one of run, grade, info, bench or "
-                    "figures\n", c ? "one command only, got" : "unknown command", c ? argv[3] : argv[2]);
+            fprintf(stderr, "pplab help: %s '%s': use pplab help COMMAND with one of run, grade, info, bench, "
+                    "figures or similar\n", c ? "one command only, got" : "unknown command", c ? argv[3] : argv[2]);
             return 2;
         }
         pp__cli_help(stdout, c);
@@ -43,7 +43,8 @@ int main(int argc, char **argv) {
     }
     const pp_cli_command *c = pp__cli_command(cmd);
     if (!c) {
-        fprintf(stderr, "pplab: unknown command '%s': use run, grade, info, bench or figures (pplab help)\n", cmd);
+        fprintf(stderr, "pplab: unknown command '%s': use run, grade, info, bench, figures or similar (pplab help)\n",
+                cmd);
         return 2;
     }
     pp__cli_set_command(cmd);
