@@ -455,10 +455,13 @@ fuzz: deps
 	@$(MAKE) --no-print-directory $(JOBS) -s FUZZ=1 fuzz-targets
 	@FUZZ_RUNS=$(FUZZ_RUNS) bash scripts/fuzz.sh build-fuzz $(FUZZ_S)
 
-# CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path.
+# CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path. The suites that build
+# trees of their own with make and grade with those (the handout, Gradescope's zip, the CI templates) would only
+# sanitize their harness: make check-long runs them.
 asan:
 	@$(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 build
-	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 UNIT_SKIP=test_sweeps unit
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 \
+	    UNIT_SKIP="test_sweeps test_handout test_autograder test_ci" unit
 
 clean:
 	rm -rf build build-asan build-fuzz dist out
