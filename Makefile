@@ -222,7 +222,8 @@ ifeq ($(KIT),1)
 	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
 	@echo "  make test          the quick unit suites and the grader's self-check, about a minute on 2 cores (each part timed)"
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
-	@echo "                     handout round trip, MPI, benchmarks test, the jail as a normal user, the Gradescope autograder)"
+	@echo "                     handout round trip and its answers, MPI, benchmarks test, the jail as a normal user, the"
+	@echo "                     Gradescope autograder, the CI templates as GitHub and GitLab run them)"
 	@echo "                     and every command the docs quote"
 	@echo "  make check-hosts   (root) 4 hosts as network namespaces: pplab run and grade over MPI across them, a host cut off"
 	@echo "  make check-slurm   (root) a one-node Slurm cluster: pplab under srun, salloc + mpirun and the documented sbatch script"
@@ -233,7 +234,10 @@ endif
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
 	@echo "  make plots         gnuplot figures into out/"
 ifeq ($(KIT),1)
-	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball"
+	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball (no code that computes what the labs grade)"
+	@echo "  make answers       lib/schedule/answers.rec: the public configurations' answers a handout grades with, from"
+	@echo "                     the kit's generators (make test fails while it is out of date); make answer-files lists"
+	@echo "                     the generators' files, which a handout leaves out"
 	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the grading tree, F as its hidden tests,"
 	@echo "                     setup.sh and run_autograder (docs/instructor.md, section 5)"
 endif
@@ -244,8 +248,11 @@ ifeq ($(KIT),1)
 endif
 	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
-	@echo "  make clean         remove build/, build-asan/, build-fuzz/, dist/ and out/"
+	@echo "  make clean         remove build/, build-asan/, build-fuzz/, build-recorded/, dist/ and out/"
 	@echo "knobs: NO_CUDA=1 NO_NCCL=1 NO_MPI=1 CUDA_HOME=DIR CC=COMPILER SAN=1 (as make asan) V=1 (full commands)"
+ifeq ($(KIT),1)
+	@echo "       ANSWERS=recorded (build as a handout does, from lib/schedule/answers.rec, into build-recorded/)"
+endif
 
 yn = $(if $(filter 1,$(1)),found,missing)
 info:
@@ -464,6 +471,6 @@ asan:
 	    UNIT_SKIP="test_sweeps test_handout test_autograder test_ci" unit
 
 clean:
-	rm -rf build build-asan build-fuzz dist out
+	rm -rf build build-asan build-fuzz build-recorded dist out
 
 -include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -373,6 +373,16 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     cr_expect_neq(rc, 0, "a message of the kit's code points at docs/instructor.md, which the handout leaves out");
     rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/labs/*' | grep -q -e '//>''> solution' -e '//<''< solution'");
     cr_expect_neq(rc, 0, "no solution marker may reach the handout");
+    /* the kit's answer files stay out, the record of the public configurations' answers goes in
+     * (test_handout builds it and holds it to more) */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "f=/tmp/pplab-answer-files-%d.txt && make -s --no-print-directory answer-files | "
+             "sed 's|^|pplab/|' > $f && test -s $f && ! tar -tzf dist/pplab-handout.tar.gz | grep -qxF -f $f; "
+             "rc=$?; rm -f $f; exit $rc", (int)getpid());
+    rc = system(cmd);
+    cr_expect_eq(rc, 0, "the handout holds an answer file of the kit (make answer-files lists them)");
+    rc = system("tar -tzf dist/pplab-handout.tar.gz | grep -qx 'pplab/lib/schedule/answers.rec'");
+    cr_expect_eq(rc, 0, "the handout has no lib/schedule/answers.rec to grade with");
 }
 
 /* The docs check can fail: a quote that differs, output the quote leaves out, and a flag pplab refuses are each
