@@ -9,6 +9,7 @@
 #include "bench.h"
 #include "impl.h"
 #include "runtime.h"
+#include "schedule.h"
 
 #define PL_MAX_RANKS 2
 #define PL_MAX_REPS 16
@@ -84,7 +85,8 @@ int pp__bench_pipeline(const pp_bench_opts *o) {
     }
     pp_run_config d;
     pp__config_defaults(&d);
-    double bubble = (double)(P - 1) / (M + P - 1), exp_wall = (1.0 / P) / (1.0 - bubble);
+    d.schedule = "gpipe", d.P = P, d.M = M, d.layers = layers;
+    double bubble = pp__theory_bubble(&d, NULL), exp_wall = (1.0 / P) / (1.0 - bubble);
     printf("#   model: hidden %d, layers %d, M %d micro-batches of %d x seq %d, vocab %d, cpu backend, SGD\n", hidden,
            layers, M, d.mb_size, d.seq, d.vocab);
     printf("#   expected: wall ratio = (1/P) / (1 - bubble) with GPipe's theoretical bubble = %.3f; cpu ratio = 1\n",

@@ -139,6 +139,12 @@ Test(handout, states_no_answer_it_asks_for) {
         test_capture(cmd, found, sizeof found);
         cr_expect(!found[0], "the handout states \"%s\" in:\n%s", forms[i], found);
     }
+    /* and no closed bubble, however it is spaced or typeset: (P - 1) / (...), (P−1)/(...) */
+    char found[4096];
+    snprintf(cmd, sizeof cmd, "cd '%s/pplab' && grep -rIlE --exclude-dir=build --exclude-dir=out -- "
+             "'\\(P *(-|−) *1\\) *(/|÷) *\\(' .", dir);
+    test_capture(cmd, found, sizeof found);
+    cr_expect(!found[0], "the handout states a closed bubble (P - 1) / (...) in:\n%s", found);
 }
 
 /* Builds the unpacked handout (make), once per test that needs it. */

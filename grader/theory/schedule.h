@@ -58,7 +58,7 @@ double pp__trace_wall_bubble(const pp_trace *traces, int P);
  * share a device or differ in speed. */
 void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_config *c);
 
-/* Theory for a run: the row's closed formula (the classic four: (P-1)/(vM+P-1)) when latency and edge costs are
+/* Theory for a run: the row's closed formula (answers.h) when latency and edge costs are
  * zero and the row has one for this configuration, else the replay of the canonical schedule. *formula is set
  * to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
