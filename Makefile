@@ -107,10 +107,6 @@ ifeq ($(ANSWERS)$(HAVE_GENERATORS),recorded1)
 BUILD := build-recorded
 endif
 ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated))
-# pplab similar compares submissions with the kit's answer files too (none in a handout)
-$(BUILD)/obj/grader/cli/cmd_similar.o: CFLAGS += \
-    -DPP_ANSWER_SOURCES='"$(if $(filter generated,$(ANSWERS)),$(ANSWERS_generated) $(ANSWERS_private))"'
-$(BUILD)/obj/grader/cli/cmd_similar.o: Makefile
 
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)
@@ -323,6 +319,11 @@ $(BUILD)/pplab: $(CLI_OBJ) $(LIB_OBJ) $(BUILD)/pp.dynlist
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(SANFLAGS) -Wl,--dynamic-list=$(BUILD)/pp.dynlist -o $@.tmp $(CLI_OBJ) $(LIB_OBJ) $(GRADER_LIBS) \
 	    $(LIB_LDLIBS) && mv -f $@.tmp $@
+
+# pplab similar compares submissions with the kit's answer files too (none in a handout)
+$(BUILD)/obj/grader/cli/cmd_similar.o: CFLAGS += \
+    -DPP_ANSWER_SOURCES='"$(if $(filter generated,$(ANSWERS)),$(ANSWERS_generated) $(ANSWERS_private))"'
+$(BUILD)/obj/grader/cli/cmd_similar.o: Makefile
 
 # A handout's answers (ANSWERS=recorded): answers.rec compiled in as one string, so that pplab answers from anywhere.
 $(BUILD)/gen/answers_rec.inc: lib/schedule/answers.rec
