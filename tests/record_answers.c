@@ -119,7 +119,7 @@ static void add_command(const char *line) {
     if (!at) return;
     char buf[2048], *save = NULL;
     snprintf(buf, sizeof buf, "%s", at + strlen("pplab run "));
-    const char *sched = NULL, *placement = "tdp";
+    char sched[32] = "", placement[8] = "tdp";
     int P = -1, M = -1, v = 0, T = 1, D = 1, node = 0, bad = 0;
     for (char *tok = strtok_r(buf, " \t", &save); tok && !bad; tok = strtok_r(NULL, " \t", &save)) {
         if (tok[0] == '#') break;
@@ -136,17 +136,17 @@ static void add_command(const char *line) {
         if (!val) return;
         int n = number(val);
         switch (which) {
-        case 0: sched = strdup(val); break;
+        case 0: snprintf(sched, sizeof sched, "%s", val); break;
         case 1: bad |= (P = n) < 1; break;
         case 2: bad |= (M = n) < 1; break;
         case 3: bad |= (v = n) < 1; break;
         case 4: bad |= (T = n) < 1; break;
         case 5: bad |= (D = n) < 1; break;
         case 6: bad |= (node = n) < 0; break;
-        case 7: placement = strdup(val); break;
+        case 7: snprintf(placement, sizeof placement, "%s", val); break;
         }
     }
-    if (bad || !sched || P < 1 || M < 1) return;
+    if (bad || !sched[0] || P < 1 || M < 1) return;
     /* "--schedule S": the docs' tables run one command for each schedule of their rows; every row its rules take */
     for (int i = 0; i < pp__nschedules; i++) {
         const pp_schedule_def *def = &pp__schedules[i];
@@ -254,5 +254,7 @@ int main(void) {
            "# only, one KEY = VALUE a line, read by lib/schedule/answers_recorded.c. Do not edit: run make answers.\n");
     for (size_t i = 0; i < nlines; i++)
         if (i == 0 || strcmp(lines[i], lines[i - 1])) printf("%s\n", lines[i]);
+    for (size_t i = 0; i < nlines; i++) free(lines[i]);
+    free(lines);
     return 0;
 }
