@@ -498,7 +498,7 @@ static int run_main(int argc, char **argv) {
     if (res.place && res.nplace == pp__config_world(&o.cfg)) o.cfg.place = res.place;
     /* a handout holds the canonical answers of its public configurations only: elsewhere the run says what it
      * measured, without a comparison */
-    int held = pp__theory_held(&o.cfg) && pp__theory_held(&canon), formula;
+    int held_run = pp__theory_held(&o.cfg), held = held_run && pp__theory_held(&canon), formula;
     char note[64] = "", why[4096];
     if (held) printf("bubble: %.4f (theory %.4f)\n", res.bubble,
                      pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note));
@@ -516,8 +516,7 @@ static int run_main(int argc, char **argv) {
     } else if (o.cfg.T > 1 || o.cfg.node_size > 0) {
         printf("virtual step: %.4f\n", res.step_time);
     }
-    if (!held) printf("theory: none here: %s\n", pp__theory_unheld(pp__theory_held(&o.cfg) ? &canon : &o.cfg, why,
-                                                                        sizeof why));
+    if (!held) printf("theory: none here: %s\n", pp__theory_unheld(held_run ? &canon : &o.cfg, why, sizeof why));
     if (pp__checks_dp_applies(&o.cfg) && !held) {
         printf("exposed communication: step %.4f, %.4f with a free reduce\n", res.step_time,
                pp__run_free_span(&o.cfg, res.traces));

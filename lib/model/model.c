@@ -256,8 +256,8 @@ static pp_tensor *block_forward_shard(pp_stage_model *s, pp_arena *arena, pp_mod
         switch (rc->fwd[k]) {
         case PP_BLOCK_LN: cur = pp__model_layer_forward(s, st, i, PP_LAYER_LN, cur); break;
         case PP_BLOCK_W1: cur = pp__model_layer_forward(s, st, i, PP_LAYER_W1, cur); break;
-        case PP_BLOCK_GELU: cur = st->blocks[i].a1 = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, cur); break;
-        case PP_BLOCK_W2: {
+        case PP_BLOCK_GELU: cur = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, cur); break;
+        case PP_BLOCK_W2: { /* W2's input is the a1 the weight half reads, as the layered W2 keeps it */
             pp_tensor *y = block_output(s, arena, st, i);
             o->gemm(c, 0, 0, n, h, f, 1.0f, cur->data, f, W(block_param(s, i, P_W2)), h, 0.0f, y->data, h);
             st->blocks[i].a1 = cur, cur = y;
@@ -351,15 +351,13 @@ static pp_tensor *gelu_input(pp_stage_model *s, pp_model_stash *st, int i, pp_te
 
 static pp_tensor *w1_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *dh1) {
     int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    block_acts *a = &st->blocks[i];
-    a->dln = own(st, s->be, n, h);
-    s->be->ops->gemm(s->be->ctx, 0, 1, n, h, f, 1.0f, dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, a->dln->data,
-                     h);
-    return a->dln;
+    pp_tensor *dln = own(st, s->be, n, h);
+    s->be->ops->gemm(s->be->ctx, 0, 1, n, h, f, 1.0f, dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, dln->data, h);
+    return dln;
 }
 
 /* LayerNorm's input gradient, the block's dx: a new stage output on block 0 of a stage without the embedding. The
- * weight half reads its dln (a->dln) for LayerNorm's own gradients. */
+ * weight half reads the dln given here (a->dln) for LayerNorm's own gradients. */
 static pp_tensor *ln_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dln) {
     int n = st->rows, h = s->d.hidden, inner = i > 0 || s->has_embed;
     block_acts *a = &st->blocks[i];

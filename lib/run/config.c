@@ -183,16 +183,16 @@ int pp__config_vstage_chunk(const pp_run_config *c, int vs) { return pp__place_c
 
 /* ---- topology ---- */
 
-static const char *placement_of(const pp_run_config *c) { return c->placement && *c->placement ? c->placement : "tdp"; }
-
-const char *pp__config_placement(const pp_run_config *c) { return placement_of(c); }
+const char *pp__config_placement(const pp_run_config *c) {
+    return c->placement && *c->placement ? c->placement : "tdp";
+}
 
 /* The slot of world rank `rank`: the grid lab's submission says it, else the placement's rule (an answer:
  * pp__config_check refuses a topology whose placement this build does not hold). */
 int pp__config_node(const pp_run_config *c, int rank) {
     if (c->node_size <= 0) return 0;
     if (c->place) return c->place[rank] / c->node_size;
-    int slot = pp__answers_place(placement_of(c), c->T > 1 ? c->T : 1, c->D, c->P, rank);
+    int slot = pp__answers_place(pp__config_placement(c), c->T > 1 ? c->T : 1, c->D, c->P, rank);
     PP_ASSERT(slot >= 0);
     return slot / c->node_size;
 }
@@ -394,7 +394,7 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("--comm-latency %g and --node-size %d both price a message: with a topology each one costs its "
                    "link (--tp-alpha/--tp-beta inside a node, --reduce-alpha/--reduce-beta between nodes); drop "
                    "--comm-latency", c->comm_latency, c->node_size);
-    const char *order = placement_of(c);
+    const char *order = pp__config_placement(c);
     if (strlen(order) != 3 || !strchr(order, 't') || !strchr(order, 'd') || !strchr(order, 'p'))
         return BAD("--placement %s: name the axes t (shard), d (replica) and p (stage) once each, fastest first "
                    "(tdp: a stage's shards side by side in a node, then its replicas, then the stages)", order);

@@ -50,18 +50,18 @@ int pp__grid_read(const pp_run_config *c, pp_wire_in *in, int *place, char *err,
                 if (got < 0 || got >= W)
                     return BAD("pp_tpgrid_group('%c', %d): member %d is %lld, which is no rank of the grid (0..%d)",
                                axes[a], g, k, got, W - 1);
-                const int *c = coord[got];
+                const int *at = coord[got]; /* what the member plays */
                 int other = 0;
-                for (int b = 0; b < 3; b++) other |= b != a && c[b] != coord[g][b];
+                for (int b = 0; b < 3; b++) other |= b != a && at[b] != coord[g][b];
                 if (other)
                     return BAD("pp_tpgrid_group('%c', %d): member %d is rank %lld, which plays (t %d, p %d, d %d) by "
                                "pp_tpgrid_place, and rank %d plays (t %d, p %d, d %d): a %s group's ranks share their "
-                               "other two coordinates", axes[a], g, k, got, c[0], c[1], c[2], g, coord[g][0],
+                               "other two coordinates", axes[a], g, k, got, at[0], at[1], at[2], g, coord[g][0],
                                coord[g][1], coord[g][2], group);
-                if (c[a] != k)
+                if (at[a] != k)
                     return BAD("pp_tpgrid_group('%c', %d): member %d is rank %lld, whose %c is %d by pp_tpgrid_place: "
                                "the members come in the order of %c, member k being the one whose %c is k", axes[a], g,
-                               k, got, axes[a], c[a], axes[a], axes[a]);
+                               k, got, axes[a], at[a], axes[a], axes[a]);
             }
             if (n != size[a])
                 return BAD("pp_tpgrid_group('%c', %d) returned %d rank%s: a %s group holds one rank per value of %c, "
