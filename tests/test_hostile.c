@@ -340,6 +340,50 @@ Test(hostile, no_word_from_a_driver_is_the_graders, .timeout = 240) {
     test_rm_tree(dir);
 }
 
+/* The grid lab's mapping runs before the first step, yet after the driver's own start-up: whatever stop request
+ * either function sends, in whatever kind, is refused as the submission's, never read as the driver's (no "could
+ * not lock itself down", no "does not define"); and a mapping that sleeps is a time-out scored 0. */
+Test(hostile, the_grid_mapping_speaks_as_the_submission, .timeout = 240) {
+    char addr[64] = "";
+    test_capture("nm build/pplab-driver | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", addr, sizeof addr);
+    addr[strcspn(addr, "\n")] = 0;
+    cr_assert(addr[0], "no pp__drv_stop in build/pplab-driver's symbol table");
+    static const struct {
+        int op, code;
+        long arg;
+    } kinds[] = {
+        {PP_RPC_MISUSE, PP_STOP_NO_STEP, 1},    {PP_RPC_MISUSE, PP_STOP_NO_STEP, 2},
+        {PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN, 1}, {PP_RPC_SETUP_FAILED, PP_STOP_SEAL, 38},
+        {PP_RPC_LOAD_FAILED, PP_STOP_OBJECT, 0}, {PP_RPC_MISUSE, PP_STOP_FOREIGN_RANK, 3},
+        {PP_RPC_NEXT + 1, 0, 0},
+    };
+    for (int in = 1; in <= 2; in++)
+        for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+            char flags[256];
+            snprintf(flags, sizeof flags, "-DFORGE_IN=%d -DFORGE_ADDR=%s -DFORGE_OP=%d -DFORGE_CODE=%d "
+                     "-DFORGE_ARG=%ldL", in, addr, kinds[k].op, kinds[k].code, kinds[k].arg);
+            static pp_impl impl;
+            test_hostile_object_with("forge-grid", flags, &impl);
+            pp_test_result r;
+            pp_test_config c = {.P = 2, .M = 2, .v = 1, .T = 2, .D = 1, .steps = 1, .seed = 7, .time_limit_s = 10};
+            snprintf(c.lab, sizeof c.lab, "tpgrid");
+            pp__runner_test(&c, &impl, PP_OK, NULL, "cpu", &r);
+            cr_expect_eq(r.score, 0, "%s: scored %g", flags, r.score);
+            cr_expect(r.status == PP_ERR_SANDBOX && strstr(r.error, "refused: the schedule's code sent a request") &&
+                      strstr(r.error, "while pp_tpgrid_place or pp_tpgrid_group ran") &&
+                      !strstr(r.error, "lock itself down") && !strstr(r.error, "does not define") &&
+                      !strstr(r.error, "HINT"),
+                      "%s: %s: %s", flags, pp__status_name(r.status), r.error);
+        }
+    static pp_impl sleeper;
+    test_hostile_object_with("forge-grid", "-DFORGE_IN=2 -DFORGE_OP=-1", &sleeper);
+    pp_test_result r;
+    pp_test_config c = {.P = 2, .M = 2, .v = 1, .T = 2, .D = 1, .steps = 1, .seed = 7, .time_limit_s = 2};
+    snprintf(c.lab, sizeof c.lab, "tpgrid");
+    pp__runner_test(&c, &sleeper, PP_OK, NULL, "cpu", &r);
+    test_expect_failed_run(&r, PP_ERR_TIMEOUT, "no result after 2 s");
+}
+
 /* Plain C, which the build lets through, finds the driver's own syscall() by its bytes from printf's address and
  * asks for openat: the kernel's filter stops it and names the call. */
 Test(hostile, plain_c_that_finds_the_drivers_syscall_meets_the_filter) {

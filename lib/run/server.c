@@ -17,12 +17,17 @@
 #include "host.h"
 
 #define NKINDS 4
+/* Seconds the grid lab's mapping may take to answer where no test sets a time limit (pplab run): it is a few
+ * dozen calls that return numbers. */
+#define GRID_ANSWER_S 30.0
 
 struct pp_server {
     pp_driver drv;
     int step;                    /* the step whose handles are live */
     int next_pending;            /* the driver's PP_RPC_NEXT waits for its command */
-    int ready;                   /* its first PP_RPC_NEXT came: locked down, the object loaded, the step found */
+    int ready;                   /* the submission's code may have run (the driver's first PP_RPC_NEXT came, or
+                                  * its PP_RPC_GRID_ASK): from then on no stop request is the driver's own */
+    double answer_s;             /* how long the grid lab's mapping may take to answer */
     void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
     uint32_t n[NKINDS], cap[NKINDS];
     pp_request *scratch[PP_RPC_WAITALL_MAX];
@@ -42,7 +47,7 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
                        .v = cfg->v, .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
                        .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
                        .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1,
-                       .grid = pp__schedule_def(cfg->schedule)->grid};
+                       .grid = pp__schedule_def(cfg->schedule)->grid && rank == 0}; /* asked once, of rank 0 */
     for (int ch = 0; ch < cfg->v && ch < 16; ch++)
         f.blocks[ch] = pp__config_blocks(cfg, pp__config_vstage(cfg, f.rank, ch));
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
@@ -55,6 +60,7 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
         return NULL;
     }
     s->drv.spin_ns = f.spin_ns;
+    s->answer_s = sb->cpu_limit_s > 0 ? sb->cpu_limit_s : GRID_ANSWER_S;
     return s;
 }
 
@@ -85,16 +91,46 @@ int pp__server_ended(pp_server *s, pp_status *st, char *msg, size_t len) {
 }
 
 long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *st, char *msg, size_t len) {
-    if (!pp__driver_next(&s->drv)) {
-        if (!pp__server_ended(s, st, msg, len)) *st = PP_ERR_CRASH, snprintf(msg, len, "the driver ended");
-        return -1;
-    }
-    pp_wire_in in;
-    pp__wire_in_init(&in, s->drv.req, s->drv.req_len);
-    unsigned op = pp__wire_get_u32(&in, 0, 0xffffffffu);
     const char *hint = NULL;
     char line[1200];
-    if (op != PP_RPC_NEXT) {
+    for (;;) {
+        int got = pp__driver_next_within(&s->drv, s->answer_s);
+        if (got < 0) {
+            *st = PP_ERR_TIMEOUT;
+            snprintf(msg, len, "pp_tpgrid_place and pp_tpgrid_group did not answer within %g s%s: does one of them "
+                     "loop, sleep or wait?", s->answer_s, s->answer_s == GRID_ANSWER_S ? "" : ", the test's time limit");
+            return -1;
+        }
+        if (!got) {
+            if (!pp__server_ended(s, st, msg, len)) *st = PP_ERR_CRASH, snprintf(msg, len, "the driver ended");
+            return -1;
+        }
+        pp_wire_in in;
+        pp__wire_in_init(&in, s->drv.req, s->drv.req_len);
+        unsigned op = pp__wire_get_u32(&in, 0, 0xffffffffu);
+        if (op == PP_RPC_GRID_ASK && !s->ready && !in.bad) {
+            /* set up; the submission's functions run next */
+            s->ready = 1;
+            pp_wire w;
+            pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
+            pp__wire_u32(&w, PP_REPLY_OK);
+            pp__driver_reply(&s->drv, w.len);
+            continue;
+        }
+        if (op == PP_RPC_NEXT && !in.bad) {
+            size_t n = pp__wire_left(&in);
+            if (n > cap) n = cap;
+            memcpy(buf, pp__wire_view(&in, n), n);
+            s->next_pending = s->ready = 1;
+            return (long)n;
+        }
+        /* a stop request is the driver's word only while none of the submission's code has run */
+        if (s->ready) {
+            *st = PP_ERR_SANDBOX;
+            snprintf(msg, len, "refused: the schedule's code sent a request (op %u) to pplab while pp_tpgrid_place "
+                     "or pp_tpgrid_group ran: those two only return their answers", op);
+            return -1;
+        }
         if (in.bad || pp__server_stop_reason(op, &in, "the schedule's", s->symbol, st, &hint, line, sizeof line)) {
             *st = PP_ERR_SANDBOX;
             snprintf(line, sizeof line, "the schedule's driver sent request %u before its first step", op);
@@ -102,11 +138,6 @@ long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *s
         snprintf(msg, len, hint ? "%s\nHINT: %s" : "%s", line, hint);
         return -1;
     }
-    size_t n = pp__wire_left(&in);
-    if (n > cap) n = cap;
-    memcpy(buf, pp__wire_view(&in, n), n);
-    s->next_pending = s->ready = 1;
-    return (long)n;
 }
 
 /* ---- handles ------------------------------------------------------------------------------------------- */

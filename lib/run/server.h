@@ -25,8 +25,10 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
 void pp__server_step(pp_rank *r);
 
 /* Waits for the driver's first request, its ready (PP_RPC_NEXT), before the run's first step, and copies what it
- * carries into buf (the grid lab's answer, grid_call.h); the first step then starts at once. Returns its length,
- * or -1 with *st and why in msg (the driver ended, stopped, or sent something else first). */
+ * carries into buf (the grid lab's answer, grid_call.h); the first step then starts at once. A grid lab's driver
+ * says PP_RPC_GRID_ASK before it asks the submission: from then on any other request is the submission's and is
+ * refused, and the answer must come within the test's time limit (a sleep burns no CPU). Returns its length, or
+ * -1 with *st and why in msg (the driver ended, stopped, ran out of time or sent something else first). */
 long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *st, char *msg, size_t len);
 
 /* 1 when the driver has ended (without reaping it: any thread may ask), with how in *st and msg (a line and its

@@ -164,16 +164,47 @@ int pp__driver_alive(pp_driver *d) {
     return 0;
 }
 
-static int alive_cb(void *ctx) { return pp__driver_alive(ctx); }
+/* What a wait for a request asks each time it wakes with nothing: is the driver alive, and is there time left. */
+typedef struct next_wait {
+    pp_driver *d;
+    struct timespec until; /* CLOCK_MONOTONIC; tv_sec < 0: no end */
+    int late;
+} next_wait;
 
-int pp__driver_next(pp_driver *d) {
+static int alive_cb(void *ctx) {
+    next_wait *w = ctx;
+    if (!pp__driver_alive(w->d)) return 0;
+    if (w->until.tv_sec < 0) return 1;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > w->until.tv_sec || (now.tv_sec == w->until.tv_sec && now.tv_nsec >= w->until.tv_nsec))
+        return w->late = 1, 0;
+    return 1;
+}
+
+static int next_until(pp_driver *d, next_wait *w) {
     if (!d->chan || d->reaped) return 0;
     d->pending = 0;
-    if (!pp__chan_await_request(d->chan, &d->seq, &d->taken, &d->posted, d->spin_ns, ALIVE_POLL_MS, alive_cb, d,
+    if (!pp__chan_await_request(d->chan, &d->seq, &d->taken, &d->posted, d->spin_ns, ALIVE_POLL_MS, alive_cb, w,
                                 d->req, sizeof d->req, &d->req_len))
-        return 0;
+        return w->late && !d->reaped ? -1 : 0;
     d->pending = 1;
     return 1;
+}
+
+int pp__driver_next(pp_driver *d) {
+    next_wait w = {.d = d, .until = {.tv_sec = -1}};
+    return next_until(d, &w);
+}
+
+int pp__driver_next_within(pp_driver *d, double limit_s) {
+    next_wait w = {.d = d};
+    clock_gettime(CLOCK_MONOTONIC, &w.until);
+    double whole = (double)(time_t)limit_s;
+    w.until.tv_sec += (time_t)limit_s;
+    w.until.tv_nsec += (long)((limit_s - whole) * 1e9);
+    if (w.until.tv_nsec >= 1000000000L) w.until.tv_sec++, w.until.tv_nsec -= 1000000000L;
+    return next_until(d, &w);
 }
 
 void pp__driver_reply(pp_driver *d, size_t len) {

@@ -43,6 +43,10 @@ int pp__driver_start(pp_driver *d, const pp_sandbox *sb, const pp_chan_facts *f,
 
 /* Waits for the driver's next request into d->req; returns 0 when the driver ended instead. */
 int pp__driver_next(pp_driver *d);
+/* The same, for at most limit_s seconds of wall time: 1 with a request, 0 when the driver ended, -1 when the time
+ * ran out with the driver still running (a submission's code that sleeps or blocks burns no CPU, so its CPU limit
+ * never ends it). */
+int pp__driver_next_within(pp_driver *d, double limit_s);
 
 /* Answers the pending request with the len bytes the caller wrote into d->chan->rep. */
 void pp__driver_reply(pp_driver *d, size_t len);

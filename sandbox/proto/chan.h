@@ -38,7 +38,8 @@ typedef struct pp_chan_facts {
     int32_t vshape;          /* 1: virtual stages placed in a V (placement.h) */
     int32_t dual;            /* 1: ... as full DualPipe's two pipelines (placement.h) */
     int32_t tp, T;           /* its shard t, 0..T-1, of T (--tp) */
-    int32_t grid;            /* 1: the lab maps the grid (grid.h): the first PP_RPC_NEXT carries pp__grid_ask's answer */
+    int32_t grid;            /* 1: this driver (rank 0's alone) asks the lab's mapping of the grid (grid.h), after
+                              * PP_RPC_GRID_ASK; its first PP_RPC_NEXT carries pp__grid_ask's answer */
     int32_t blocks[16];      /* the blocks of each of its v chunks (pp_stage_blocks) */
     int32_t sandbox;         /* 1: lock down (seccomp) before any student code; 0: --unsafe-no-sandbox */
     int64_t spin_ns;         /* how long the driver spins for a reply before it sleeps */

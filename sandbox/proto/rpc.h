@@ -52,6 +52,8 @@ typedef enum {
     PP_RPC_MISUSE,        /* code, arg, detail (pp_stop_code): a misuse the driver saw itself */
     PP_RPC_SETUP_FAILED,  /* code, arg, detail: the driver could not lock itself down */
     PP_RPC_LOAD_FAILED,   /* code, arg, detail: the driver's loader refused the lab's object */
+    PP_RPC_GRID_ASK,      /* the grid lab's driver is set up and calls the submission's mapping next (a call, OK):
+                           * from here on its code runs, so no stop request can be the driver's own */
     PP_RPC_COUNT
 } pp_rpc_op;
 
