@@ -22,6 +22,7 @@
 #include "impl.h"
 #include "runner.h"
 #include "mpiutil.h"
+#include "rpc.h"
 #include "testutil.h"
 
 /* A recomputation config (two mpiruns: with and without), a 1f1b one, an interleaved one. */
@@ -257,6 +258,39 @@ Test(mpi_grade, forbidden_calls_are_stopped_as_with_threads, .timeout = 240) {
     pp__runner_test(&c, &impl, PP_OK, NULL, "cpu", &with_mpi);
     test_expect_failed_run(&with_threads, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");
     test_expect_failed_run(&with_mpi, PP_ERR_SANDBOX, "the schedule called open(), which a schedule never needs");
+    tmp_remove();
+}
+
+/* The grid lab's mapping, asked by rank 0 before MPI starts, is the submission's time: a mapping that sleeps is a
+ * time-out scored 0 within the test's limit (never the launcher's "did not start", which a CI job reads as the
+ * kit's failure), and a start-up request it sends is refused as its own, as with threads. */
+Test(mpi_grade, the_grid_mapping_is_the_submissions_time, .timeout = 240) {
+    need_mpi();
+    char exe[PATH_MAX + 16], addr[64] = "", flags[256];
+    snprintf(exe, sizeof exe, "%s/pplab", g_build);
+    pp_test_config c = {.lab = "tpgrid", .P = 2, .M = 2, .v = 1, .T = 2, .D = 1, .steps = 1, .seed = 1,
+                        .time_limit_s = 3};
+    pp_impl sleeper, forger;
+    test_hostile_object_with("forge-grid", "-DFORGE_IN=1 -DFORGE_OP=-1", &sleeper);
+    snprintf(flags, sizeof flags, "'%s/pplab-driver'", g_build);
+    char cmd[PATH_MAX + 128];
+    snprintf(cmd, sizeof cmd, "nm %s | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", flags);
+    test_capture(cmd, addr, sizeof addr);
+    addr[strcspn(addr, "\n")] = 0;
+    cr_assert(addr[0], "no pp__drv_stop in the driver's symbol table");
+    snprintf(flags, sizeof flags, "-DFORGE_IN=2 -DFORGE_ADDR=%s -DFORGE_OP=%d -DFORGE_CODE=%d -DFORGE_ARG=1L", addr,
+             PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN);
+    cr_assert_eq(pp__runopts_set_transport("mpi", exe), 0);
+    pp_test_result r;
+    double t0 = pp__now();
+    pp__runner_test(&c, &sleeper, PP_OK, NULL, "cpu", &r);
+    double took = pp__now() - t0;
+    test_expect_failed_run(&r, PP_ERR_TIMEOUT, "no result after 3 s");
+    cr_expect(took < 25, "the sleeping mapping was ended after %.1f s, past its 3 s", took);
+    test_hostile_object_with("forge-grid", flags, &forger); /* the same object file as the sleeper's: made after */
+    pp__runner_test(&c, &forger, PP_OK, NULL, "cpu", &r);
+    test_expect_failed_run(&r, PP_ERR_SANDBOX, "refused: the schedule's code sent a request");
+    cr_expect(!strstr(r.error, "lock itself down"), "%s", r.error);
     tmp_remove();
 }
 

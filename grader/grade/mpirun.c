@@ -19,6 +19,7 @@
 #include "reap.h"
 #include "resultfile.h"
 #include "runopts.h"
+#include "schedules.h"
 
 /* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. */
 enum { MPI_ARGS = 64 };
@@ -47,6 +48,9 @@ static double mpi_deadline(const pp_test_config *tc) {
     return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
 }
 
+/* The processes a test's mpirun starts: one per rank, shards x stages x replicas. */
+static int mpi_processes(const pp_test_config *t) { return t->P * (t->D > 1 ? t->D : 1) * (t->T > 1 ? t->T : 1); }
+
 static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *impl, const char *backend,
                           const char *path, int plain) {
     const pp_sandbox *sb = pp__runopts_sandbox();
@@ -63,7 +67,7 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
     mpi_arg(c, "--mca"), mpi_arg(c, "orte_tmpdir_base"), mpi_arg(c, "%s", dir);
     mpi_arg(c, "--mca"), mpi_arg(c, "btl_vader_backing_directory"), mpi_arg(c, "%s", dir);
     mpi_arg(c, "-x"), mpi_arg(c, "PPLAB_TOKEN"); /* the token travels in the environment, not on a command line */
-    mpi_arg(c, "-np"), mpi_arg(c, "%d", t->P * (t->D > 1 ? t->D : 1) * (t->T > 1 ? t->T : 1));
+    mpi_arg(c, "-np"), mpi_arg(c, "%d", mpi_processes(t));
     mpi_arg(c, "%s", pp__runopts_mpi_exe()), mpi_arg(c, "grade-one");
     mpi_arg(c, "--lab"), mpi_arg(c, "%s", t->lab);
     mpi_arg(c, "--stages"), mpi_arg(c, "%d", t->P);
@@ -101,6 +105,14 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
 /* Seconds mpirun may take to start a test's ranks (until rank 0 says every rank is set up): start-up is the
  * launcher's and the machine's, not the submission's, so a test's time limit counts its runs from then on. */
 #define MPI_START_S 30
+
+/* Seconds from mpirun's start to rank 0's word that every rank is set up. The grid lab's rank 0 asks the
+ * submission's mapping before MPI starts, and gives it the test's time limit (lib/run/server.c): that wait is the
+ * submission's, and ends in its own time-out, reported by rank 0, never in the launcher's. */
+static double start_window_s(const pp_test_config *tc) {
+    const pp_schedule_def *def = pp__schedule_def(tc->lab);
+    return MPI_START_S + (def && def->grid ? (tc->time_limit_s > 0 ? tc->time_limit_s : 10) : 0);
+}
 /* Seconds an mpirun may take to end once rank 0 wrote the result (it holds on to a lost node until its own
  * keepalive gives up on it). */
 #define MPI_END_S 3
@@ -142,7 +154,7 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
             struct stat rs;
             if (!t_ready && access(ready, F_OK) == 0) t_ready = t;
             if (!t_result && stat(path, &rs) == 0 && rs.st_size > 0) t_result = t;
-            unstarted = !t_ready && t - t_launch > MPI_START_S;
+            unstarted = !t_ready && !t_result && t - t_launch > start_window_s(tc);
             over = t_ready && !t_result && t - t_ready > limit - used;
             /* rank 0 wrote its result: an mpirun that still cannot end (a node it lost) is ended for it */
             if (t_result && t - t_result > MPI_END_S) {
@@ -166,9 +178,9 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
             /* in the graded run's file, which the grader reads first */
             res.status = over ? PP_ERR_TIMEOUT : PP_ERR_INTERNAL;
             if (unstarted)
-                snprintf(res.error, sizeof res.error, "mpirun did not start the test's %d ranks within %d s: the "
-                         "machine is overloaded, or Open MPI cannot start processes here (try mpirun -np 2 "
-                         "hostname)", tc->P * (tc->D > 1 ? tc->D : 1), MPI_START_S);
+                snprintf(res.error, sizeof res.error, "mpirun did not start the test's %d processes within %g s: "
+                         "the machine is overloaded, or Open MPI cannot start processes here (try mpirun -np 2 "
+                         "hostname)", mpi_processes(tc), start_window_s(tc));
             pp__resultfile_put_run(res_path, token, &res, tc->steps);
             break;
         }
@@ -191,5 +203,5 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
 
 double pp__mpirun_wait_s(const pp_test_config *tc) {
     double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
-    return limit + (tc->recompute ? 2 : 1) * (MPI_START_S + MPI_END_S + 10);
+    return limit + (tc->recompute ? 2 : 1) * (start_window_s(tc) + MPI_END_S + 10);
 }
