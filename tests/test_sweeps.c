@@ -39,6 +39,30 @@ Test(sweeps, every_freedom_the_contract_gives_keeps_full_marks) {
     cr_expect_geq(graded, 10, "only %d valid variants found", graded);
 }
 
+/* pplab grade --in-process (for gdb, ASan and printf debugging) gives what the sandboxed grade gives, line for
+ * line but the first (which says it is unsandboxed) and the wall times: full marks for the solutions on every lab,
+ * and the same points and diagnoses for broken work of every lab kind that runs ranks (the grid's mapping, the
+ * shards, the replicas, the chunks). */
+Test(sweeps, in_process_grading_gives_the_sandboxed_grade, .timeout = 900) {
+    static const char *const impls[][2] = {
+        {"solutions", "all"}, {"tests/broken/tpgrid-stages-fastest", "tpgrid"},
+        {"tests/broken/tp-bias-before-sum", "tpblock"}, {"tests/broken/dp-no-reduce", "dp1f1b"},
+        {"tests/broken/interleaved-bwd-order", "interleaved"}, {"tests/broken/zbv-turn-message", "zbv"},
+    };
+    for (size_t i = 0; i < sizeof impls / sizeof *impls; i++) {
+        static char out[2][1 << 17];
+        for (int mode = 0; mode < 2; mode++) {
+            char cmd[PATH_MAX + 256];
+            snprintf(cmd, sizeof cmd, "build/pplab grade %s --impl %s --lab %s 2>&1 | tail -n +2 | "
+                     "sed -E 's/\\([0-9]+\\.[0-9]+ s\\)$/(time)/'", mode ? "--in-process" : "", impls[i][0],
+                     impls[i][1]);
+            test_capture(cmd, out[mode], sizeof out[mode]);
+        }
+        cr_expect_str_eq(out[1], out[0], "%s --lab %s: --in-process graded otherwise", impls[i][0], impls[i][1]);
+        cr_expect(strstr(out[0], "Score"), "%s: no score:\n%s", impls[i][0], out[0]);
+    }
+}
+
 /* Grades one broken variant's lab into out, with --jobs jobs and a time limit of limit seconds; the grade lines'
  * wall times, "(0.12 s)", are the one thing allowed to differ and are blanked. */
 static void grade_broken(const char *variant, const char *lab, int jobs, int limit, char *out, size_t len) {

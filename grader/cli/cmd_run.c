@@ -383,13 +383,10 @@ static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *la
         return 1;
     }
     if (h->in_process) {
-        if (!(prog->fn = (pp_step_fn)pp__impl_symbol(built.shared, lab->symbol, err, sizeof err))) {
+        if (pp__impl_program(&built, lab, prog, err, sizeof err)) {
             if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
             return 1;
         }
-        /* the grid lab's mapping too: it places the run */
-        *(void **)&prog->grid_place = pp__impl_symbol(built.shared, "pp_tpgrid_place", err, sizeof err);
-        *(void **)&prog->grid_group = pp__impl_symbol(built.shared, "pp_tpgrid_group", err, sizeof err);
         if (me == 0)
             fprintf(stderr, "pplab run: --in-process: %s runs inside pplab, unsandboxed (for gdb, ASan and printf "
                             "debugging; grading always sandboxes it)\n", lab->symbol);

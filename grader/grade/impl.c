@@ -21,6 +21,7 @@
 #include "hash.h"
 #include "schedules.h"
 #include "host.h"
+#include "runtime.h"
 #include "warmup_call.h"
 
 void pp__impl_dirs(char *build, char *root, size_t len) {
@@ -221,6 +222,16 @@ void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t
     void *sym = dlsym(h, symbol);
     if (!sym) snprintf(err, errlen, "%s does not define %s(): keep the function name the lab gives", so_path, symbol);
     return sym;
+}
+
+int pp__impl_program(const pp_impl *impl, const pp_lab_info *lab, pp_program *prog, char *err, size_t errlen) {
+    if (!(prog->fn = (pp_step_fn)pp__impl_symbol(impl->shared, lab->symbol, err, errlen))) return -1;
+    const pp_schedule_def *def = pp__schedule_def(lab->name);
+    if (!def || !def->grid) return 0;
+    if (!(*(void **)&prog->grid_place = pp__impl_symbol(impl->shared, "pp_tpgrid_place", err, errlen)) ||
+        !(*(void **)&prog->grid_group = pp__impl_symbol(impl->shared, "pp_tpgrid_group", err, errlen)))
+        return -1;
+    return 0;
 }
 
 void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t errlen) {

@@ -48,6 +48,12 @@ void pp__impl_set_compile_limit(double seconds);
  * the address of `symbol`, or NULL with the reason in err. The object stays loaded. */
 void *pp__impl_symbol(const char *so_path, const char *symbol, char *err, size_t errlen);
 
+typedef struct pp_program pp_program;
+/* An in-process run's program from a built lab: its step function into prog->fn and, for the grid lab, the two
+ * functions that map the grid into prog->grid_place and prog->grid_group (the runtime asks them before the first
+ * step, as a sandboxed run asks the driver). 0, or -1 with the reason in err. */
+int pp__impl_program(const pp_impl *impl, const pp_lab_info *lab, pp_program *prog, char *err, size_t errlen);
+
 /* Convenience for in-process runs: build (with the default sandbox) and load the step function of `lab` from
  * --impl value `impl`. */
 void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t errlen);

@@ -48,7 +48,7 @@ int pp__schedule_lab_execute(const pp_lab_info *lab, const pp_test_config *tc, c
     char err[1024] = "";
     if (pp__runopts_in_process()) {
         prog.sandbox = NULL;
-        prog.fn = (pp_step_fn)pp__impl_symbol(impl->shared, lab->symbol, err, sizeof err);
+        pp__impl_program(impl, lab, &prog, err, sizeof err);
     } else {
         pp__host_open(&sb, impl->driver, impl->object, err, sizeof err);
     }
