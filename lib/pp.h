@@ -35,6 +35,10 @@
  * until they finish, fail too, or wait on what can no longer come, and the run reports the failure that came
  * first on the virtual clock (on a tie, the lowest rank's), then what followed from it: the same program gets the
  * same report on every run. A deadlock is reported when every rank waits and none failed.
+ *
+ * State. Keep what belongs to a rank in your step function's variables, or ask pp.h for it (pp_rank_id,
+ * pp_rank_shard, pp_block_shard...): graded, every rank runs in a process of its own, but under --in-process all
+ * ranks are threads of one, and a file-scope variable is then one for all of them.
  */
 #ifndef PP_H
 #define PP_H
@@ -237,6 +241,9 @@ pp_tensor *pp_stage_backward_begin(pp_rank *r, pp_stash *stash, pp_tensor *dy);
 pp_tensor *pp_stage_backward_end(pp_rank *r, pp_stash *stash, pp_tensor *dy);
 /* Block i (0..pp_stage_blocks-1) of the stage whose forward or backward is open on stash. */
 pp_block *pp_stash_block(pp_rank *r, pp_stash *stash, int i);
+/* t: the shard of the rank whose block b is, as pp_rank_shard gives it, for code that holds the block and not the
+ * rank (-1 for NULL). */
+int pp_block_shard(const pp_block *b);
 
 /* The block's layers, forward. Each keeps its input in the stash for its backward (counted activation memory:
  * call each once per block). */

@@ -47,7 +47,7 @@ Test(sweeps, in_process_grading_gives_the_sandboxed_grade, .timeout = 900) {
     static const char *const impls[][2] = {
         {"solutions", "all"}, {"tests/broken/tpgrid-stages-fastest", "tpgrid"},
         {"tests/broken/tp-bias-before-sum", "tpblock"}, {"tests/broken/dp-no-reduce", "dp1f1b"},
-        {"tests/broken/interleaved-bwd-order", "interleaved"}, {"tests/broken/zbv-turn-message", "zbv"},
+        {"tests/valid/tp-bias-on-one-shard", "tpblock"}, {"tests/broken/interleaved-bwd-order", "interleaved"}, {"tests/broken/zbv-turn-message", "zbv"},
     };
     for (size_t i = 0; i < sizeof impls / sizeof *impls; i++) {
         static char out[2][1 << 17];

@@ -178,6 +178,8 @@ void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) {
     pp__model_bias2_backward(&r->chunks[b->s->chunk], b->i, dy);
 }
 
+int pp_block_shard(const pp_block *b) { return b ? b->r->tp : -1; }
+
 pp_block *pp_stash_block(pp_rank *r, pp_stash *s, int i) {
     pp__rank_alive(r);
     if (!s || r->open_op != s)

@@ -184,6 +184,8 @@ int pp_rank_replicas(const pp_rank *r) { return check_rank(r, "pp_rank_replicas"
 int pp_virtual_stages(const pp_rank *r) { return check_rank(r, "pp_virtual_stages"), r->P * r->v; }
 int pp_rank_shard(const pp_rank *r) { return check_rank(r, "pp_rank_shard"), r->tp; }
 int pp_rank_shards(const pp_rank *r) { return check_rank(r, "pp_rank_shards"), r->T; }
+/* a driver serves one rank: every block it hands out is that rank's */
+int pp_block_shard(const pp_block *b) { return b ? the_rank.tp : -1; }
 
 int pp_stage_blocks(const pp_rank *r, int chunk) {
     check_rank(r, "pp_stage_blocks");
