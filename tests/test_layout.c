@@ -514,3 +514,30 @@ Test(layout, the_runner_names_no_lab) {
     }
     cr_expect_gt(literals, 10, "only %d string literals found in the runner: is it still there?", literals);
 }
+
+/* docs/README.md's table of chapters names every chapter docs/ holds (NN-name.md), each with its lab folder. */
+Test(layout, the_docs_index_names_every_chapter) {
+    FILE *f = fopen("docs/README.md", "r");
+    cr_assert(f, "docs/README.md is missing");
+    static char index[1 << 16];
+    index[fread(index, 1, sizeof index - 1, f)] = 0;
+    fclose(f);
+    DIR *d = opendir("docs");
+    cr_assert(d);
+    int chapters = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (len < 7 || n[0] < '0' || n[0] > '9' || n[1] < '0' || n[1] > '9' || n[2] != '-' ||
+            strcmp(n + len - 3, ".md"))
+            continue;
+        char row[300], lab[300];
+        snprintf(row, sizeof row, "| [%s](%s) |", n, n);
+        snprintf(lab, sizeof lab, "`labs/%.*s`", (int)(len - 3), n);
+        cr_expect(strstr(index, row), "docs/README.md's table lacks the chapter %s", n);
+        cr_expect(strstr(index, lab), "docs/README.md's table lacks the lab %s", lab);
+        chapters++;
+    }
+    closedir(d);
+    cr_expect_geq(chapters, 9, "only %d chapters found in docs/", chapters);
+}

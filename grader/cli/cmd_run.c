@@ -79,8 +79,8 @@ static int run_table(run_opts *r, pp_flag *out) {
          .dflt = "2 for {chunked}, else 1"},
         {.name = "--tp", .kind = PP_FLAG_INT, .to = &c->T, .lo = 1, .hi = 8, .arg = "T",
          .help = "tensor-parallel ranks per stage: each block's W1 and b1 cut by columns and W2 by rows over T ranks "
-                 "(Megatron-LM's MLP split), LayerNorm, b2, embedding and head whole on each, two all-reduces of the "
-                 "shards' partial sums per block in each direction, each a ring on the shards' link (--tp-alpha, "
+                 "(Megatron-LM's MLP split), LayerNorm, b2, embedding and head whole on each, one all-reduce of the "
+                 "shards' partial sums per block in each direction, a ring on the shards' link (--tp-alpha, "
                  "--tp-beta) inside the op that makes it; T x D x P ranks, every shard running the same schedule; "
                  "threads transport"},
         {.name = "--tp-alpha", .kind = PP_FLAG_NUM, .to = &c->tp_alpha, .arg = "A",
