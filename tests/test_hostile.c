@@ -260,20 +260,21 @@ static int on_marked_line(const char *text, const char *p) {
     return 0;
 }
 
+/* A stop request a hostile object sends through the driver's own request function. */
+typedef struct forged_stop {
+    int op, code;
+    long arg;
+} forged_stop;
+
 /* Every request that carries a driver's text (pp_fail; MISUSE, SETUP_FAILED and LOAD_FAILED sent straight to the
  * driver's own request function, its address read from the symbol table; and a code the runtime does not know),
  * with a detail written in the grader's voice: in the terminal report, JSON, JUnit and Gradescope, none of its
  * words stands outside a marked line, no escape byte survives, and the run scores nothing. A start-up request
  * sent while the step runs is refused unread: only a starting driver sends one. */
 Test(hostile, no_word_from_a_driver_is_the_graders, .timeout = 240) {
-    char addr[64] = "";
-    test_capture("nm build/pplab-driver | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", addr, sizeof addr);
-    addr[strcspn(addr, "\n")] = 0;
-    cr_assert(addr[0], "no pp__drv_stop in build/pplab-driver's symbol table");
-    static const struct {
-        int op, code;
-        long arg;
-    } kinds[] = {
+    char addr[64];
+    test_driver_stop_addr(addr, sizeof addr);
+    static const forged_stop kinds[] = {
         {0, 0, 0},
         {PP_RPC_MISUSE, PP_STOP_FOREIGN_RANK, 11},
         {PP_RPC_MISUSE, PP_STOP_NO_STEP, 0},
@@ -344,14 +345,9 @@ Test(hostile, no_word_from_a_driver_is_the_graders, .timeout = 240) {
  * either function sends, in whatever kind, is refused as the submission's, never read as the driver's (no "could
  * not lock itself down", no "does not define"); and a mapping that sleeps is a time-out scored 0. */
 Test(hostile, the_grid_mapping_speaks_as_the_submission, .timeout = 240) {
-    char addr[64] = "";
-    test_capture("nm build/pplab-driver | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", addr, sizeof addr);
-    addr[strcspn(addr, "\n")] = 0;
-    cr_assert(addr[0], "no pp__drv_stop in build/pplab-driver's symbol table");
-    static const struct {
-        int op, code;
-        long arg;
-    } kinds[] = {
+    char addr[64];
+    test_driver_stop_addr(addr, sizeof addr);
+    static const forged_stop kinds[] = {
         {PP_RPC_MISUSE, PP_STOP_NO_STEP, 1},    {PP_RPC_MISUSE, PP_STOP_NO_STEP, 2},
         {PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN, 1}, {PP_RPC_SETUP_FAILED, PP_STOP_SEAL, 38},
         {PP_RPC_LOAD_FAILED, PP_STOP_OBJECT, 0}, {PP_RPC_MISUSE, PP_STOP_FOREIGN_RANK, 3},

@@ -266,18 +266,13 @@ Test(mpi_grade, forbidden_calls_are_stopped_as_with_threads, .timeout = 240) {
  * kit's failure), and a start-up request it sends is refused as its own, as with threads. */
 Test(mpi_grade, the_grid_mapping_is_the_submissions_time, .timeout = 240) {
     need_mpi();
-    char exe[PATH_MAX + 16], addr[64] = "", flags[256];
+    char exe[PATH_MAX + 16], addr[64], flags[256];
     snprintf(exe, sizeof exe, "%s/pplab", g_build);
     pp_test_config c = {.lab = "tpgrid", .P = 2, .M = 2, .v = 1, .T = 2, .D = 1, .steps = 1, .seed = 1,
                         .time_limit_s = 3};
     pp_impl sleeper, forger;
     test_hostile_object_with("forge-grid", "-DFORGE_IN=1 -DFORGE_OP=-1", &sleeper);
-    snprintf(flags, sizeof flags, "'%s/pplab-driver'", g_build);
-    char cmd[PATH_MAX + 128];
-    snprintf(cmd, sizeof cmd, "nm %s | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", flags);
-    test_capture(cmd, addr, sizeof addr);
-    addr[strcspn(addr, "\n")] = 0;
-    cr_assert(addr[0], "no pp__drv_stop in the driver's symbol table");
+    test_driver_stop_addr(addr, sizeof addr);
     snprintf(flags, sizeof flags, "-DFORGE_IN=2 -DFORGE_ADDR=%s -DFORGE_OP=%d -DFORGE_CODE=%d -DFORGE_ARG=1L", addr,
              PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN);
     cr_assert_eq(pp__runopts_set_transport("mpi", exe), 0);
