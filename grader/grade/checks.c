@@ -451,30 +451,27 @@ static const char *kib(size_t bytes, int secret, char *buf, size_t len) {
 /* Bubbles are exact (a replay of the same costs): closer than this they are equal. */
 #define PP_BUBBLE_TOL 1e-9
 
-/* The canonical order as the run ran its backwards (pp__schedule_as_run), replayed under the run's costs: its
- * makespan, and into msg how the run's step compares: when each ends, and which ranks finish sooner. The bubble
- * alone says nothing of a step that does more work (a stash rebuilt unasked lowers the idle share while it
- * lengthens the step), so the grade compares the steps too. -1 when there is no replay. */
+/* The canonical order as the run ran its backwards, replayed on every replica's own costs and links
+ * (pp__theory_grid): its makespan, and into msg how the run's step compares: when each ends, and which ranks finish
+ * sooner. The bubble alone says nothing of a step that does more work (a stash rebuilt unasked lowers the idle
+ * share while it lengthens the step), so the grade compares the steps too. -1 when there is no replay. */
 static double canonical_span(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
-    pp_schedule s;
-    pp_costs k;
-    int split, rebuilt, P = c->P;
+    int n = res->P;
     msg[0] = 0;
-    if (pp__schedule_as_run(&s, c, res->traces, &split, &rebuilt)) return -1;
-    pp__costs_from_config(&k, c);
-    pp_trace *ideal = pp__xcalloc((size_t)P, sizeof *ideal);
-    double span = pp__schedule_trace(&s, &k, ideal);
-    size_t n = (size_t)snprintf(msg, len, "the step ends at %g, the canonical order's at %g", res->makespan, span);
-    for (int r = 0, said = 0; r < P && n < len && res->makespan < span; r++) {
+    pp_trace *ideal = pp__xcalloc((size_t)n, sizeof *ideal);
+    double span = pp__theory_grid(c, res->traces, NULL, ideal, NULL, NULL);
+    size_t at = span < 0 ? 0 : (size_t)snprintf(msg, len, "the step ends at %g, the canonical order's at %g",
+                                                res->makespan, span);
+    for (int r = 0, said = 0; span >= 0 && r < n && at < len && res->makespan < span; r++) {
         double mine = pp__trace_makespan(&res->traces[r], 1), theirs = pp__trace_makespan(&ideal[r], 1);
+        char rep[32] = ""; /* which pipeline the rank is in */
+        if (c->D > 1) snprintf(rep, sizeof rep, " of replica %d", r / c->P);
         if (mine < theirs - PP_BUBBLE_TOL)
-            n += (size_t)snprintf(msg + n, len - n, "%s rank %d finishes %g sooner", said++ ? "," : ";", r,
-                                  theirs - mine);
+            at += (size_t)snprintf(msg + at, len - at, "%s rank %d%s finishes %g sooner", said++ ? "," : ";",
+                                   r % c->P, rep, theirs - mine);
     }
-    for (int r = 0; r < P; r++) pp__trace_clear(&ideal[r]);
+    for (int r = 0; r < n; r++) pp__trace_clear(&ideal[r]);
     free(ideal);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
     return span;
 }
 

@@ -197,9 +197,15 @@ void pp__checks_grid(const pp_run_config *c, const pp_run_result *res, pp_test_r
                       c->node_size, want, got < want - 1e-9 ? ": shorter" : "");
         return;
     }
-    char why[600];
+    char why[600], own[160] = "";
     placement_cause(c, &canon, why, sizeof why);
+    /* the placement's share and the order's: the canonical order on this same placement is what the mapping
+     * alone costs, and whatever the run takes beyond it the schedule does */
+    double here = canonical_step(c);
+    if (here >= 0 && got > here + 1e-9)
+        snprintf(own, sizeof own, "; on this placement the canonical order's step is %.4f, so the schedule adds "
+                 "%.4f of its own", here, got - here);
     pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 0, "%s%sthe step takes %.4f on %d ranks per node, "
-                  "the canonical placement's %.4f (a stage's shards in one node, the pipeline across nodes)", why,
-                  why[0] ? "; so " : "", got, c->node_size, want);
+                  "the canonical placement's %.4f (a stage's shards in one node, the pipeline across nodes)%s", why,
+                  why[0] ? "; so " : "", got, c->node_size, want, own);
 }
