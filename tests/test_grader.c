@@ -678,6 +678,16 @@ Test(grader, dp_missing_reduce_names_the_replica_that_differs) {
     cr_expect(check_named(&r, "gradients")->passed);
 }
 
+/* Replica 0 steps on the full batch's gradient, replica 1 on zeros: every replica's gradients are graded. */
+Test(grader, dp_a_replica_whose_gradient_differs_is_named) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-replica-grad-zero", "dp1f1b", 2, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "rank 0 of replica 1's gradient of embed.w is all zero where replica 0's "
+                                        "matches the full batch's");
+    grade_dp("tests/broken/dp-replica-grad-zero", "dp1f1b", 1, 2, 4, 1, &r);
+    cr_expect_eq(r.score, r.max, "one replica has no other to differ from: %g/%g", r.score, r.max);
+}
+
 Test(grader, dp_loss_scales_are_named) {
     pp_test_result r;
     grade_dp("tests/broken/dp-double-scale", "dp1f1b", 2, 2, 4, 1, &r);

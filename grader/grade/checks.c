@@ -545,6 +545,29 @@ typedef struct {
     char own_msg[300];
 } run_checks;
 
+/* A rank whose gradient differs from the one the result carries (pp_run_result.grad_differs), which is right: which
+ * copy, of what, and how its size compares, as one line into msg. */
+static void copy_grad_differs(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    int q = res->grad_rank, t = pp__config_rank_tp(c, q), d = pp__config_rank_replica(c, q);
+    int p = pp__config_rank_pipe(c, q);
+    char who[96], than[64], how[96];
+    if (t > 0 && d == 0) {
+        snprintf(who, sizeof who, "shard %d of rank %d", t, p);
+        snprintf(than, sizeof than, "shard 0's");
+    } else {
+        snprintf(who, sizeof who, "rank %d of replica %d", p, d);
+        if (c->T > 1) snprintf(who + strlen(who), sizeof who - strlen(who), ", shard %d", t);
+        snprintf(than, sizeof than, "replica 0's");
+    }
+    if (res->grad_ratio == 0) snprintf(how, sizeof how, "is all zero where");
+    else if (fabs(res->grad_ratio - 1) < 1e-3) snprintf(how, sizeof how, "differs from %s, and", than);
+    else snprintf(how, sizeof how, "is %.2fx the norm of %s, and", res->grad_ratio, than);
+    snprintf(msg, len, "%s's gradient of %s %s %s matches the full batch's: every %s must end its backwards with "
+             "the same gradient (%s)", who, res->grad_param, how, than, t > 0 && d == 0 ? "shard" : "replica",
+             t > 0 && d == 0 ? "the parameter is whole on every shard, and each steps its own" :
+             "each replica steps its own copy of the weights");
+}
+
 /* Gradients against the full-batch reference: 1 when they are right, which every other point waits for. */
 static int check_gradients(run_checks *k, double *err) {
     const pp_run_result *res = k->res;
@@ -558,6 +581,11 @@ static int check_gradients(run_checks *k, double *err) {
     int worst_i = names_ok ? pp__checks_worst(err, res->nparams) : 0;
     double worst = err[worst_i];
     k->out->grad_err = worst;
+    if (names_ok && worst <= PP_GRAD_RTOL && res->grad_differs) {
+        copy_grad_differs(k->c, res, msg, sizeof msg);
+        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s", msg);
+        return 0;
+    }
     if (names_ok && worst <= PP_GRAD_RTOL) {
         pp__check_add(k->out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
                       "(worst %.1e, %s)", PP_GRAD_RTOL, worst, res->params[worst_i].name);
