@@ -646,6 +646,17 @@ Test(grader, a_failed_run_names_no_canonical_op) {
     cr_expect(strncmp(r.error, "deadlock:", 9) == 0 && !strstr(r.error, "canonical"), "%s", r.error);
 }
 
+/* A zero-bubble order whose optimizer steps before the weight halves it holds back: every op ran once, but the
+ * step took the gradients first; the diagnosis names the step's place, not a missing micro-batch. */
+Test(grader, an_optimizer_step_before_held_weight_halves_is_named) {
+    pp_test_result r;
+    grade("tests/broken/zb-step-before-weights", "zbh1", 4, 8, 1, &r);
+    const pp_check *g = check_named(&r, "gradients");
+    cr_expect(!g->passed && !strncmp(g->msg, "rank ", 5) &&
+              strstr(g->msg, "called pp_optimizer_step before its weight half of micro-batch "), "%s", g->msg);
+    cr_expect(!strstr(g->msg, "is missing"), "%s", g->msg);
+}
+
 /* ---- lab 07: pipeline x data parallel ------------------------------------------------------------------ */
 
 static void grade_dp(const char *impl, const char *lab, int D, int P, int M, int v, pp_test_result *out) {

@@ -95,6 +95,43 @@ Test(tpblock, each_mistake_of_the_block_is_named_at_its_call) {
     }
 }
 
+static void grade_layers(const char *impl, int T, int P, int M, int layers, pp_test_result *out) {
+    pp_test_config c = {.P = P, .M = M, .v = 1, .T = T, .steps = 2, .seed = 9, .time_limit_s = 30, .alpha = -1,
+                        .beta = -1, .layers = layers};
+    snprintf(c.lab, sizeof c.lab, "tpblock");
+    test_grade_config(impl, &c, out);
+}
+
+/* The gradient check's message begins with `first`: the cause leads. */
+static void expect_gradients_begin(const pp_test_result *r, const char *first) {
+    const pp_check *g = check_named(r, "gradients");
+    cr_expect(!g->passed, "%s: the gradients should be wrong", r->name);
+    cr_expect(!strncmp(g->msg, first, strlen(first)), "%s: the gradient message should begin '%s': %s", r->name,
+              first, g->msg);
+}
+
+/* Mistakes of the block's structure, each named from the calls the run recorded: the forward's sum missing, a
+ * block never run, blocks run in another order on one shard, the residual written into the block's input, the
+ * residual's gradient left out (at P = 1, where no message can be at fault). */
+Test(tpblock, each_mistake_of_the_blocks_structure_leads_with_its_cause) {
+    pp_test_result r;
+    grade_layers("tests/broken/tp-forward-no-sum", 2, 2, 4, 4, &r);
+    expect_gradients_begin(&r, "pp_block_layernorm read a partial tensor in block 1's forward of micro-batch 0 on "
+                               "rank 0, shard 0: no shards' sum ran on the block's W2 output");
+    grade_layers("tests/broken/tp-skip-last-block", 2, 2, 4, 4, &r);
+    expect_gradients_begin(&r, "the forward of micro-batch 0 on rank 0, shard 0 ended with no call on block 1 of its "
+                               "2");
+    grade_layers("tests/broken/tp-block-by-shard", 2, 1, 2, 3, &r);
+    expect_gradients_begin(&r, "the forward of micro-batch 0 on rank 0, shard 1 ran block 2 where the stage's order "
+                               "runs block 0");
+    grade_layers("tests/broken/tp-residual-into-input", 2, 2, 4, 2, &r);
+    expect_gradients_begin(&r, "pp_block_residual wrote into the input block 0 was given in block 0's forward of "
+                               "micro-batch 0 on rank 0, shard 0");
+    grade_layers("tests/broken/tp-no-residual-grad", 4, 1, 2, 2, &r);
+    expect_gradients_begin(&r, "block 1's backward of micro-batch 0 on rank 0 made no pp_block_residual on any "
+                               "shard");
+}
+
 /* Right numbers, twice the work: every block's forward run twice costs a sum per block and micro-batch more
  * (Megatron's count: 2 per block and micro-batch) and keeps two blocks' activations per stash. */
 Test(tpblock, a_block_forward_run_twice_pays_in_sums_time_and_memory) {

@@ -116,6 +116,18 @@ Test(tpgrid, a_placement_costs_the_step_alone_and_a_worse_order_still_loses_the_
     cr_expect(!s->passed && strstr(s->msg, "so the schedule adds"), "%s", s->msg);
 }
 
+/* Megatron's mapping shifted by one rank: the order is the canonical one on that placement, so the bubble holds
+ * and the step, the only check lost, names the group that spans nodes. */
+Test(tpgrid, a_shifted_mapping_leads_with_the_group_it_splits) {
+    pp_test_result r;
+    grade("tests/broken/tpgrid-shifted-by-one", 2, 2, 2, 4, &r);
+    cr_expect(check_named(&r, "bubble")->passed, "%s", check_named(&r, "bubble")->msg);
+    const pp_check *s = check_named(&r, "step on the topology");
+    cr_expect(!s->passed && !strncmp(s->msg, "the tensor-parallel group of stage 0 in replica 0 spans nodes 1 and 0",
+                                     69), "%s", s->msg);
+    cr_expect_eq(r.score, r.max - PP_PTS_GRID_STEP, "%s: %g/%g", r.name, r.score, r.max);
+}
+
 /* The mapping "stages fastest, then replicas, then shards" is --placement pdt: the same links, the same step. */
 Test(tpgrid, a_mapping_measures_what_the_same_placement_named_by_flag_measures) {
     char bin[PATH_MAX], cmd[2 * PATH_MAX + 256], a[8192], b[8192];

@@ -545,6 +545,24 @@ typedef struct {
     char own_msg[300];
 } run_checks;
 
+/* The first compute op of the run that ran after its rank's optimizer step (PP_EV_AFTER_STEP), named into msg: the
+ * step took the gradients without what that op adds. 1 when there is one. */
+static int after_step(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    static const char *const what[] = {"forward", "backward", "weight half"};
+    for (int r = 0; r < res->P; r++)
+        for (int i = 0; i < res->traces[r].n; i++) {
+            const pp_event *e = &res->traces[r].ev[i];
+            if (!pp__op_is_compute(e->op) || !(e->flags & PP_EV_AFTER_STEP)) continue;
+            char rep[32] = "";
+            if (c->D > 1) snprintf(rep, sizeof rep, " of replica %d", r / c->P);
+            snprintf(msg, len, "rank %d%s called pp_optimizer_step before its %s of micro-batch %d (chunk %d) ran: "
+                     "the step applied gradients without what that %s adds to them", r % c->P, rep, what[e->op],
+                     e->mb, e->chunk, what[e->op]);
+            return 1;
+        }
+    return 0;
+}
+
 /* A rank whose gradient differs from the one the result carries (pp_run_result.grad_differs), which is right: which
  * copy, of what, and how its size compares, as one line into msg. */
 static void copy_grad_differs(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
@@ -601,6 +619,8 @@ static int check_gradients(run_checks *k, double *err) {
     if (opt_many >= 0)
         snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
                  "the last backward", opt_many, res->opt_calls[opt_many]);
+    else if (after_step(k->c, res, msg, sizeof msg))
+        ; /* an op that added to the gradients after the step had read them */
     else if (pp__checks_tp_diagnose(k->c, res, msg, sizeof msg))
         ; /* a block call given the wrong kind of tensor: the first one, named */
     else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))

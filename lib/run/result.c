@@ -86,7 +86,7 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_i64(w, res->nplace);
     for (int i = 0; i < res->nplace; i++) pp__wire_i64(w, res->place[i]);
     const pp_tp_note *t = &res->tp_note;
-    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards};
+    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards, t->other};
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) pp__wire_i64(w, note[i]);
     int ok = res->status == PP_OK;
     pp__wire_u32(w, (uint32_t)ok);
@@ -166,6 +166,7 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     t->block = (int)pp__wire_get_i64(r, -1, INT32_MAX);
     t->backward = (int)pp__wire_get_i64(r, 0, 1);
     t->shards = (int)pp__wire_get_i64(r, 0, 8);
+    t->other = (int)pp__wire_get_i64(r, -1, INT32_MAX);
     int ok = (int)pp__wire_get_u32(r, 0, 1);
     if (r->bad || (!ok && res->status == PP_OK)) {
         free(res->place);

@@ -211,19 +211,26 @@ static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 ||
  * (the sum then holds it once), so that note counts only where more of a stage's shards did it. */
 static pp_tp_note first_tp_note(const pp_run_config *c, const pp_tp_note *notes, int N) {
     pp_tp_note best = {0};
+    int T = c->T > 1 ? c->T : 1;
     for (int i = 0; i < N; i++)
         for (int k = 1; k < PP_TPN_COUNT; k++) {
             pp_tp_note n = notes[i * PP_TPN_COUNT + k];
             if (!n.code) continue;
-            if (k == PP_TPN_ADD_PARTIAL) {
+            if (k == PP_TPN_ADD_PARTIAL || k == PP_TPN_NO_RESIDUAL) {
+                /* how many of the stage's shards did the same: a residual added on one shard is enough */
                 n.shards = 0;
-                for (int t = 0; t < c->T; t++) {
+                for (int t = 0; t < T; t++) {
                     const pp_tp_note *m = &notes[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
                                                                    pp__config_rank_pipe(c, i)) * PP_TPN_COUNT + k];
                     n.shards += m->code && m->api == n.api;
                 }
-                if (n.shards < 2) continue;
+                if (k == PP_TPN_ADD_PARTIAL ? n.shards < 2 : n.shards < T) continue;
             }
+            /* an addition to a partial tensor that the same op then read unsummed: the missing sum is the cause */
+            const pp_tp_note *read = &notes[i * PP_TPN_COUNT + PP_TPN_READ_PARTIAL];
+            if (k == PP_TPN_ADD_PARTIAL && read->code && read->mb == n.mb && read->chunk == n.chunk &&
+                read->backward == n.backward)
+                n = *read, n.other = 1;
             if (!best.code || n.clock < best.clock || (n.clock == best.clock && n.rank == best.rank &&
                                                        n.order < best.order))
                 best = n;
