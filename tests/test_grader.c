@@ -493,7 +493,8 @@ Test(grader, dualpipes_copies_must_sum_their_gradients) {
                                         "half");
     grade("tests/broken/dualpipe-reduce-chunk-order", "dualpipe", 4, 8, 2, &r);
     test_expect_failed_run(&r, PP_ERR_USAGE, "pp_grad_reduce: chunk 0 is this rank's reduce 0 of the step, but "
-                                             "replica 0's rank 2's reduce 0 is its chunk 0, a copy of another stage");
+                                             "rank 2's reduce 0, which holds the other copy, is its chunk 0, a copy "
+                                             "of another stage");
     cr_expect(strstr(r.error, "rank r's chunk c and rank P-1-r's chunk 1-c hold the two copies of one stage"), "%s",
               r.error);
     grade("tests/broken/dualpipe-as-a-v", "dualpipe", 4, 8, 2, &r);
