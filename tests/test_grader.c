@@ -493,7 +493,8 @@ Test(grader, dualpipes_copies_must_sum_their_gradients) {
                                         "half");
     grade("tests/broken/dualpipe-reduce-chunk-order", "dualpipe", 4, 8, 2, &r);
     test_expect_failed_run(&r, PP_ERR_USAGE, "pp_grad_reduce: chunk 0 is this rank's reduce 0 of the step, but "
-                                             "replica 0's rank 2's reduce 0 is its chunk 0, a copy of another stage");
+                                             "rank 2's reduce 0, which holds the other copy, is its chunk 0, a copy "
+                                             "of another stage");
     cr_expect(strstr(r.error, "rank r's chunk c and rank P-1-r's chunk 1-c hold the two copies of one stage"), "%s",
               r.error);
     grade("tests/broken/dualpipe-as-a-v", "dualpipe", 4, 8, 2, &r);
@@ -646,6 +647,17 @@ Test(grader, a_failed_run_names_no_canonical_op) {
     cr_expect(strncmp(r.error, "deadlock:", 9) == 0 && !strstr(r.error, "canonical"), "%s", r.error);
 }
 
+/* A zero-bubble order whose optimizer steps before the weight halves it holds back: every op ran once, but the
+ * step took the gradients first; the diagnosis names the step's place, not a missing micro-batch. */
+Test(grader, an_optimizer_step_before_held_weight_halves_is_named) {
+    pp_test_result r;
+    grade("tests/broken/zb-step-before-weights", "zbh1", 4, 8, 1, &r);
+    const pp_check *g = check_named(&r, "gradients");
+    cr_expect(!g->passed && !strncmp(g->msg, "rank ", 5) &&
+              strstr(g->msg, "called pp_optimizer_step before its weight half of micro-batch "), "%s", g->msg);
+    cr_expect(!strstr(g->msg, "is missing"), "%s", g->msg);
+}
+
 /* ---- lab 07: pipeline x data parallel ------------------------------------------------------------------ */
 
 static void grade_dp(const char *impl, const char *lab, int D, int P, int M, int v, pp_test_result *out) {
@@ -676,6 +688,16 @@ Test(grader, dp_missing_reduce_names_the_replica_that_differs) {
     grade_dp("tests/broken/dp-no-reduce", "dp1f1b", 1, 2, 4, 1, &r);
     expect_failed_with(&r, "gradient reduces", "never reduced chunk 0");
     cr_expect(check_named(&r, "gradients")->passed);
+}
+
+/* Replica 0 steps on the full batch's gradient, replica 1 on zeros: every replica's gradients are graded. */
+Test(grader, dp_a_replica_whose_gradient_differs_is_named) {
+    pp_test_result r;
+    grade_dp("tests/broken/dp-replica-grad-zero", "dp1f1b", 2, 2, 4, 1, &r);
+    expect_failed_with(&r, "gradients", "rank 0 of replica 1's gradient of embed.w is all zero where replica 0's "
+                                        "matches the full batch's");
+    grade_dp("tests/broken/dp-replica-grad-zero", "dp1f1b", 1, 2, 4, 1, &r);
+    cr_expect_eq(r.score, r.max, "one replica has no other to differ from: %g/%g", r.score, r.max);
 }
 
 Test(grader, dp_loss_scales_are_named) {

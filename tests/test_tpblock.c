@@ -1,8 +1,8 @@
 /* test_tpblock.c: lab 08, part 1 (tpblock): a schedule that writes its own tensor-parallel blocks from pp.h's block
  * calls. The reference gets full marks on every default configuration; each broken submission loses the points
  * its mistake costs, with the diagnosis naming the call (an all-reduce after W1, b2 before the sum, the backward's
- * sum missing, a whole tensor summed, a block run twice, a block kept past its op, shards that step different
- * weights); b2 and the residual added before the sum on one shard only keep full marks. In-process steps hold
+ * sum missing, a whole tensor summed, a block run twice, a block kept past its op, a shard whose gradient
+ * differs); b2 and the residual added before the sum on one shard only keep full marks. In-process steps hold
  * the calls' refusals, and the layered model to the whole stage it must equal. */
 #include <criterion/criterion.h>
 #include <string.h>
@@ -93,6 +93,43 @@ Test(tpblock, each_mistake_of_the_block_is_named_at_its_call) {
             if (!strcmp(r.checks[k].name, "shards' all-reduces"))
                 cr_expect(!r.checks[k].passed && strstr(r.checks[k].msg, "not graded"), "%s", r.checks[k].msg);
     }
+}
+
+static void grade_layers(const char *impl, int T, int P, int M, int layers, pp_test_result *out) {
+    pp_test_config c = {.P = P, .M = M, .v = 1, .T = T, .steps = 2, .seed = 9, .time_limit_s = 30, .alpha = -1,
+                        .beta = -1, .layers = layers};
+    snprintf(c.lab, sizeof c.lab, "tpblock");
+    test_grade_config(impl, &c, out);
+}
+
+/* The gradient check's message begins with `first`: the cause leads. */
+static void expect_gradients_begin(const pp_test_result *r, const char *first) {
+    const pp_check *g = check_named(r, "gradients");
+    cr_expect(!g->passed, "%s: the gradients should be wrong", r->name);
+    cr_expect(!strncmp(g->msg, first, strlen(first)), "%s: the gradient message should begin '%s': %s", r->name,
+              first, g->msg);
+}
+
+/* Mistakes of the block's structure, each named from the calls the run recorded: the forward's sum missing, a
+ * block never run, blocks run in another order on one shard, the residual written into the block's input, the
+ * residual's gradient left out (at P = 1, where no message can be at fault). */
+Test(tpblock, each_mistake_of_the_blocks_structure_leads_with_its_cause) {
+    pp_test_result r;
+    grade_layers("tests/broken/tp-forward-no-sum", 2, 2, 4, 4, &r);
+    expect_gradients_begin(&r, "pp_block_layernorm read a partial tensor in block 1's forward of micro-batch 0 on "
+                               "rank 0, shard 0: no shards' sum ran on the block's W2 output");
+    grade_layers("tests/broken/tp-skip-last-block", 2, 2, 4, 4, &r);
+    expect_gradients_begin(&r, "the forward of micro-batch 0 on rank 0, shard 0 ended with no call on block 1 of its "
+                               "2");
+    grade_layers("tests/broken/tp-block-by-shard", 2, 1, 2, 3, &r);
+    expect_gradients_begin(&r, "the forward of micro-batch 0 on rank 0, shard 1 ran block 2 where the stage's order "
+                               "runs block 0");
+    grade_layers("tests/broken/tp-residual-into-input", 2, 2, 4, 2, &r);
+    expect_gradients_begin(&r, "pp_block_residual wrote into the input block 0 was given in block 0's forward of "
+                               "micro-batch 0 on rank 0, shard 0");
+    grade_layers("tests/broken/tp-no-residual-grad", 4, 1, 2, 2, &r);
+    expect_gradients_begin(&r, "block 1's backward of micro-batch 0 on rank 0 made no pp_block_residual on any "
+                               "shard");
 }
 
 /* Right numbers, twice the work: every block's forward run twice costs a sum per block and micro-batch more
@@ -321,13 +358,14 @@ Test(tpblock, a_stage_run_layer_by_layer_is_the_whole_stage) {
     pp__backend_close(be);
 }
 
-/* b2's gradient added on shard 0 alone: shard 0's gradients are full-batch training's, but every shard steps its
- * own whole b2, and after the step the shards differ in what they all hold: the weights check names the shard. */
-Test(tpblock, shards_that_step_different_weights_are_named) {
-    pp_test_result r;
-    grade("tests/broken/tp-b2-grad-one-shard", 2, 2, 4, &r);
-    cr_expect(check_named(&r, "gradients")->passed, "%s", check_named(&r, "gradients")->msg);
-    const pp_check *w = check_named(&r, "weights and loss after K steps");
-    cr_expect(!w->passed && strstr(w->msg, "after 2 steps shard 1 of rank 0 (replica 0) holds ") &&
-              strstr(w->msg, "which every shard holds whole, differently from shard 0"), "%s", w->msg);
+/* b2's gradient added on shard 0 alone: shard 0's gradients are full-batch training's, but shard 1's b2 gradient
+ * is zero, and every shard steps its own whole b2: the gradient check grades every shard's and names it. */
+Test(tpblock, a_shard_whose_gradient_differs_is_named) {
+    for (int T = 2; T <= 4; T *= 2) {
+        pp_test_result r;
+        grade("tests/broken/tp-b2-grad-one-shard", T, 2, 4, &r);
+        expect_gradients_say(&r, "shard 1 of rank 0's gradient of block0.b2 is all zero where shard 0's matches the "
+                                 "full batch's");
+        cr_expect_eq(r.score, 0, "%s: %g/%g", r.name, r.score, r.max);
+    }
 }

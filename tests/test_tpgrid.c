@@ -2,8 +2,9 @@
  * the run sits on the nodes where its mapping puts each rank. The reference gets full marks on every default
  * configuration; a mapping whose shards of a stage land on different nodes keeps every other point and loses the
  * step on the topology, the report naming the group and the link; groups listed out of order, and two ranks on
- * one place, stop the run naming the rank; another mapping that keeps the same nodes keeps full marks. A mapping
- * placed by the submission measures the step that the same placement named by --placement measures. */
+ * one place, stop the run naming the rank; another mapping that keeps the same nodes keeps full marks; a mapping
+ * whose replicas sit on different links loses the step alone. A mapping placed by the submission measures the step
+ * that the same placement named by --placement measures. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -94,6 +95,37 @@ Test(tpgrid, another_mapping_on_the_same_nodes_keeps_full_marks) {
         grade("tests/valid/tpgrid-shards-reversed", grid[i][0], grid[i][1], grid[i][2], grid[i][3], &r);
         cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
     }
+}
+
+/* Replica 0's tensor-parallel groups across nodes, replica 1's in one: the replicas' ops cost different times. The
+ * reference order on that placement keeps the bubble (the theory replays each replica on its own links) and loses
+ * only the step, whose message names the group; an order that idles more still loses the bubble, naming its
+ * warm-up. */
+Test(tpgrid, a_placement_costs_the_step_alone_and_a_worse_order_still_loses_the_bubble) {
+    pp_test_result r;
+    grade("tests/valid/tpgrid-mixed-nodes", 2, 2, 2, 4, &r);
+    const pp_check *b = check_named(&r, "bubble"), *s = check_named(&r, "step on the topology");
+    cr_expect(b->passed, "%s", b->msg);
+    cr_expect(!s->passed && strstr(s->msg, "the tensor-parallel group of stage 0 in replica 0 spans nodes 0 and 1"),
+              "%s", s->msg);
+    cr_expect(!strstr(s->msg, "the schedule adds"), "the canonical order on its placement is blamed: %s", s->msg);
+    cr_expect_eq(r.score, r.max - PP_PTS_GRID_STEP, "%s: %g/%g", r.name, r.score, r.max);
+    grade("tests/broken/tpgrid-mixed-no-warmup", 2, 2, 2, 4, &r);
+    b = check_named(&r, "bubble"), s = check_named(&r, "step on the topology");
+    cr_expect(!b->passed && strstr(b->msg, "rank 0 runs 1 forward before its first backward"), "%s", b->msg);
+    cr_expect(!s->passed && strstr(s->msg, "so the schedule adds"), "%s", s->msg);
+}
+
+/* Megatron's mapping shifted by one rank: the order is the canonical one on that placement, so the bubble holds
+ * and the step, the only check lost, names the group that spans nodes. */
+Test(tpgrid, a_shifted_mapping_leads_with_the_group_it_splits) {
+    pp_test_result r;
+    grade("tests/broken/tpgrid-shifted-by-one", 2, 2, 2, 4, &r);
+    cr_expect(check_named(&r, "bubble")->passed, "%s", check_named(&r, "bubble")->msg);
+    const pp_check *s = check_named(&r, "step on the topology");
+    cr_expect(!s->passed && !strncmp(s->msg, "the tensor-parallel group of stage 0 in replica 0 spans nodes 1 and 0",
+                                     69), "%s", s->msg);
+    cr_expect_eq(r.score, r.max - PP_PTS_GRID_STEP, "%s: %g/%g", r.name, r.score, r.max);
 }
 
 /* The mapping "stages fastest, then replicas, then shards" is --placement pdt: the same links, the same step. */

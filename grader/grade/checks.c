@@ -451,30 +451,27 @@ static const char *kib(size_t bytes, int secret, char *buf, size_t len) {
 /* Bubbles are exact (a replay of the same costs): closer than this they are equal. */
 #define PP_BUBBLE_TOL 1e-9
 
-/* The canonical order as the run ran its backwards (pp__schedule_as_run), replayed under the run's costs: its
- * makespan, and into msg how the run's step compares: when each ends, and which ranks finish sooner. The bubble
- * alone says nothing of a step that does more work (a stash rebuilt unasked lowers the idle share while it
- * lengthens the step), so the grade compares the steps too. -1 when there is no replay. */
+/* The canonical order as the run ran its backwards, replayed on every replica's own costs and links
+ * (pp__theory_grid): its makespan, and into msg how the run's step compares: when each ends, and which ranks finish
+ * sooner. The bubble alone says nothing of a step that does more work (a stash rebuilt unasked lowers the idle
+ * share while it lengthens the step), so the grade compares the steps too. -1 when there is no replay. */
 static double canonical_span(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
-    pp_schedule s;
-    pp_costs k;
-    int split, rebuilt, P = c->P;
+    int n = res->P;
     msg[0] = 0;
-    if (pp__schedule_as_run(&s, c, res->traces, &split, &rebuilt)) return -1;
-    pp__costs_from_config(&k, c);
-    pp_trace *ideal = pp__xcalloc((size_t)P, sizeof *ideal);
-    double span = pp__schedule_trace(&s, &k, ideal);
-    size_t n = (size_t)snprintf(msg, len, "the step ends at %g, the canonical order's at %g", res->makespan, span);
-    for (int r = 0, said = 0; r < P && n < len && res->makespan < span; r++) {
+    pp_trace *ideal = pp__xcalloc((size_t)n, sizeof *ideal);
+    double span = pp__theory_grid(c, res->traces, NULL, ideal, NULL, NULL);
+    size_t at = span < 0 ? 0 : (size_t)snprintf(msg, len, "the step ends at %g, the canonical order's at %g",
+                                                res->makespan, span);
+    for (int r = 0, said = 0; span >= 0 && r < n && at < len && res->makespan < span; r++) {
         double mine = pp__trace_makespan(&res->traces[r], 1), theirs = pp__trace_makespan(&ideal[r], 1);
+        char rep[32] = ""; /* which pipeline the rank is in */
+        if (c->D > 1) snprintf(rep, sizeof rep, " of replica %d", r / c->P);
         if (mine < theirs - PP_BUBBLE_TOL)
-            n += (size_t)snprintf(msg + n, len - n, "%s rank %d finishes %g sooner", said++ ? "," : ";", r,
-                                  theirs - mine);
+            at += (size_t)snprintf(msg + at, len - at, "%s rank %d%s finishes %g sooner", said++ ? "," : ";",
+                                   r % c->P, rep, theirs - mine);
     }
-    for (int r = 0; r < P; r++) pp__trace_clear(&ideal[r]);
+    for (int r = 0; r < n; r++) pp__trace_clear(&ideal[r]);
     free(ideal);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
     return span;
 }
 
@@ -548,6 +545,47 @@ typedef struct {
     char own_msg[300];
 } run_checks;
 
+/* The first compute op of the run that ran after its rank's optimizer step (PP_EV_AFTER_STEP), named into msg: the
+ * step took the gradients without what that op adds. 1 when there is one. */
+static int after_step(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    static const char *const what[] = {"forward", "backward", "weight half"};
+    for (int r = 0; r < res->P; r++)
+        for (int i = 0; i < res->traces[r].n; i++) {
+            const pp_event *e = &res->traces[r].ev[i];
+            if (!pp__op_is_compute(e->op) || !(e->flags & PP_EV_AFTER_STEP)) continue;
+            char rep[32] = "";
+            if (c->D > 1) snprintf(rep, sizeof rep, " of replica %d", r / c->P);
+            snprintf(msg, len, "rank %d%s called pp_optimizer_step before its %s of micro-batch %d (chunk %d) ran: "
+                     "the step applied gradients without what that %s adds to them", r % c->P, rep, what[e->op],
+                     e->mb, e->chunk, what[e->op]);
+            return 1;
+        }
+    return 0;
+}
+
+/* A rank whose gradient differs from the one the result carries (pp_run_result.grad_differs), which is right: which
+ * copy, of what, and how its size compares, as one line into msg. */
+static void copy_grad_differs(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    int q = res->grad_rank, t = pp__config_rank_tp(c, q), d = pp__config_rank_replica(c, q);
+    int p = pp__config_rank_pipe(c, q);
+    char who[96], than[64], how[96];
+    if (t > 0 && d == 0) {
+        snprintf(who, sizeof who, "shard %d of rank %d", t, p);
+        snprintf(than, sizeof than, "shard 0's");
+    } else {
+        snprintf(who, sizeof who, "rank %d of replica %d", p, d);
+        if (c->T > 1) snprintf(who + strlen(who), sizeof who - strlen(who), ", shard %d", t);
+        snprintf(than, sizeof than, "replica 0's");
+    }
+    if (res->grad_ratio == 0) snprintf(how, sizeof how, "is all zero where");
+    else if (fabs(res->grad_ratio - 1) < 1e-3) snprintf(how, sizeof how, "differs from %s, and", than);
+    else snprintf(how, sizeof how, "is %.2fx the norm of %s, and", res->grad_ratio, than);
+    snprintf(msg, len, "%s's gradient of %s %s %s matches the full batch's: every %s must end its backwards with "
+             "the same gradient (%s)", who, res->grad_param, how, than, t > 0 && d == 0 ? "shard" : "replica",
+             t > 0 && d == 0 ? "the parameter is whole on every shard, and each steps its own" :
+             "each replica steps its own copy of the weights");
+}
+
 /* Gradients against the full-batch reference: 1 when they are right, which every other point waits for. */
 static int check_gradients(run_checks *k, double *err) {
     const pp_run_result *res = k->res;
@@ -561,6 +599,11 @@ static int check_gradients(run_checks *k, double *err) {
     int worst_i = names_ok ? pp__checks_worst(err, res->nparams) : 0;
     double worst = err[worst_i];
     k->out->grad_err = worst;
+    if (names_ok && worst <= PP_GRAD_RTOL && res->grad_differs) {
+        copy_grad_differs(k->c, res, msg, sizeof msg);
+        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s", msg);
+        return 0;
+    }
     if (names_ok && worst <= PP_GRAD_RTOL) {
         pp__check_add(k->out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
                       "(worst %.1e, %s)", PP_GRAD_RTOL, worst, res->params[worst_i].name);
@@ -576,6 +619,8 @@ static int check_gradients(run_checks *k, double *err) {
     if (opt_many >= 0)
         snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
                  "the last backward", opt_many, res->opt_calls[opt_many]);
+    else if (after_step(k->c, res, msg, sizeof msg))
+        ; /* an op that added to the gradients after the step had read them */
     else if (pp__checks_tp_diagnose(k->c, res, msg, sizeof msg))
         ; /* a block call given the wrong kind of tensor: the first one, named */
     else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))

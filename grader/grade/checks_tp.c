@@ -57,10 +57,31 @@ int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, cha
                      "LayerNorm output, so its gradient is the sum of the shards' dh1 W1^T (f's conjugate), which "
                      "must be summed first", where);
         else if (n->api == PP_BAPI_LAYERNORM || n->api == PP_BAPI_FORWARD_END)
-            snprintf(msg, len, "%s read a partial tensor in %s: W2's row shards make partial products, which must be "
-                     "summed (g) before anything reads the block's output", api, where);
+            snprintf(msg, len, "%s read a partial tensor in %s: no shards' sum ran on the block's W2 output%s, so "
+                     "the output each shard passes on differs from the sum of the shards' partial outputs", api,
+                     where, n->other ? " (b2 and the residual went onto the partial products on every shard)" : "");
         else
             snprintf(msg, len, "%s read a partial tensor in %s: a shards' sum is missing before it", api, where);
+        break;
+    case PP_TPN_BLOCK_SKIPPED:
+        snprintf(msg, len, "the %s of micro-batch %d on rank %d, shard %d ended with no call on block %d of its %d: "
+                 "that block's layers never ran in it", pass, n->mb, p, n->shard, n->block,
+                 pp__config_blocks(c, pp__config_vstage(c, p, n->chunk)));
+        break;
+    case PP_TPN_BLOCK_ORDER:
+        snprintf(msg, len, "the %s of micro-batch %d on rank %d, shard %d ran block %d where the stage's order runs "
+                 "block %d: each block reads the previous one's output, in the stage's order on every shard", pass,
+                 n->mb, p, n->shard, n->block, n->other);
+        break;
+    case PP_TPN_NO_RESIDUAL:
+        snprintf(msg, len, "block %d's %s of micro-batch %d on rank %d made no pp_block_residual on any shard: the "
+                 "%s it returns lacks the part that skips the block", n->block, pass, n->mb, p,
+                 n->backward ? "input gradient" : "output");
+        break;
+    case PP_TPN_RESIDUAL_INTO:
+        snprintf(msg, len, "pp_block_residual wrote into the %s block %d was given in %s: the block's %s is "
+                 "left without it, and the tensor it was given changed", n->backward ? "gradient" : "input", n->block,
+                 where, n->backward ? "input gradient" : "output");
         break;
     case PP_TPN_READ_SPLIT:
         snprintf(msg, len, "%s read a split tensor (each shard's own columns) in %s, where it needs the whole one",
@@ -197,9 +218,15 @@ void pp__checks_grid(const pp_run_config *c, const pp_run_result *res, pp_test_r
                       c->node_size, want, got < want - 1e-9 ? ": shorter" : "");
         return;
     }
-    char why[600];
+    char why[600], own[160] = "";
     placement_cause(c, &canon, why, sizeof why);
+    /* the placement's share and the order's: the canonical order on this same placement is what the mapping
+     * alone costs, and whatever the run takes beyond it the schedule does */
+    double here = canonical_step(c);
+    if (here >= 0 && got > here + 1e-9)
+        snprintf(own, sizeof own, "; on this placement the canonical order's step is %.4f, so the schedule adds "
+                 "%.4f of its own", here, got - here);
     pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 0, "%s%sthe step takes %.4f on %d ranks per node, "
-                  "the canonical placement's %.4f (a stage's shards in one node, the pipeline across nodes)", why,
-                  why[0] ? "; so " : "", got, c->node_size, want);
+                  "the canonical placement's %.4f (a stage's shards in one node, the pipeline across nodes)%s", why,
+                  why[0] ? "; so " : "", got, c->node_size, want, own);
 }

@@ -14,37 +14,46 @@ static double group_reduce_cost(const pp_run_config *c, int r, double bytes) {
     return pp__config_ring_cost(c, members, c->D, bytes);
 }
 
-double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int P) {
-    int v = c->v;
-    double step = pp__trace_makespan(traces, P);
-    double *call = pp__xcalloc((size_t)v, sizeof *call);
+double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int n) {
+    int P = c->P, v = c->v;
+    double step = pp__trace_makespan(traces, n);
+    /* when the last member of stage p's group called its reduce of chunk ch, at [p * v + ch] */
+    double *group = pp__xcalloc((size_t)(P * v), sizeof *group), *call = pp__xcalloc((size_t)v, sizeof *call);
     int *order = pp__xcalloc((size_t)v, sizeof *order);
-    for (int r = 0; r < P; r++) {
+    for (int i = 0; i < P * v; i++) group[i] = -1;
+    for (int q = 0; q < n; q++) {
         double last = 0;
         for (int ch = 0; ch < v; ch++) call[ch] = -1;
-        for (int i = 0; i < traces[r].n; i++) {
-            const pp_event *e = &traces[r].ev[i];
+        for (int i = 0; i < traces[q].n; i++) {
+            const pp_event *e = &traces[q].ev[i];
             if (!pp__op_is_compute(e->op)) continue;
             if (e->vend > last) last = e->vend;
             if (e->op != PP_OP_F && e->chunk >= 0 && e->chunk < v && e->vend > call[e->chunk]) call[e->chunk] = e->vend;
         }
-        for (int ch = 0; ch < v; ch++)
+        for (int ch = 0; ch < v; ch++) {
             if (mode == PP_REDUCE_AT_END || call[ch] < 0) call[ch] = last;
+            double *g = &group[(q % P) * v + ch];
+            if (call[ch] > *g) *g = call[ch];
+        }
+    }
+    for (int r = 0; r < P; r++) {
+        const double *at = &group[r * v];
         /* the lane takes the reduces in the order they are called (chunk order among equal times) */
         for (int ch = 0; ch < v; ch++) order[ch] = ch;
         for (int a = 1; a < v; a++)
-            for (int b = a; b > 0 && call[order[b]] < call[order[b - 1]]; b--) {
+            for (int b = a; b > 0 && at[order[b]] < at[order[b - 1]]; b--) {
                 int t = order[b];
                 order[b] = order[b - 1], order[b - 1] = t;
             }
         double lane = 0;
         for (int k = 0; k < v; k++) {
             int ch = order[k], vs = pp__config_vstage(c, r, ch);
-            double start = call[ch] > lane ? call[ch] : lane;
+            double start = at[ch] > lane ? at[ch] : lane;
             lane = start + group_reduce_cost(c, r, pp__config_grad_bytes(c, vs));
         }
         if (lane > step) step = lane;
     }
+    free(group);
     free(call);
     free(order);
     return step;
@@ -52,17 +61,13 @@ double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp
 
 double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *free_span) {
     const pp_schedule_def *d = pp__schedule_def(c->schedule);
-    pp_schedule s;
-    if (!d || pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
-    pp_costs k;
-    pp__costs_from_config(&k, c);
-    pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
-    double span = pp__schedule_trace(&s, &k, tr), end = -1;
-    if (span >= 0) end = pp__reduce_lane_end(c, d->reduce, tr, c->P);
-    for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
+    if (!d) return -1;
+    int n = c->P * (c->D > 1 ? c->D : 1);
+    pp_trace *tr = pp__xcalloc((size_t)n, sizeof *tr);
+    double span = pp__theory_grid(c, NULL, NULL, tr, NULL, NULL), end = -1;
+    if (span >= 0) end = pp__reduce_lane_end(c, d->reduce, tr, n);
+    for (int r = 0; r < n; r++) pp__trace_clear(&tr[r]);
     free(tr);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
     if (span < 0) return -1;
     if (step) *step = end;
     if (free_span) *free_span = span;
@@ -93,7 +98,8 @@ double pp__theory_exposed(const pp_run_config *c, int *formula) {
     return f >= 0 ? f : pp__theory_exposed_replay(c, NULL, NULL);
 }
 
-double pp__run_free_span(const pp_run_config *c, const pp_trace *traces) {
+/* The free-reduce makespan of replica d's ops (traces: its P ranks), replayed on its own costs and links. */
+static double replica_free_span(const pp_run_config *c, const pp_trace *traces, int d) {
     int P = c->P, M = c->M, v = c->v;
     pp_schedule s = {.P = P, .M = M, .v = v, .vshape = pp__config_vshape(c), .dual = pp__config_dual(c)};
     s.ops = pp__xcalloc((size_t)P, sizeof *s.ops);
@@ -117,10 +123,19 @@ double pp__run_free_span(const pp_run_config *c, const pp_trace *traces) {
     double span = -1;
     if (ok) {
         pp_costs k;
-        pp__costs_from_config(&k, c);
+        pp__costs_from_config_replica(&k, c, d);
         span = pp__schedule_replay(&s, &k, NULL);
         pp__costs_free(&k);
     }
     pp__schedule_free(&s);
+    return span;
+}
+
+double pp__run_free_span(const pp_run_config *c, const pp_trace *traces) {
+    double span = 0;
+    for (int d = 0; d < (c->D > 1 ? c->D : 1) && span >= 0; d++) {
+        double one = replica_free_span(c, traces + d * c->P, d);
+        span = one < 0 ? -1 : one > span ? one : span;
+    }
     return span;
 }

@@ -9,13 +9,14 @@
 
 #include "schedule.h"
 
-/* The step's end once rank r's reduces of `mode` (the schedule row's pp_reduce_mode) run on its lane after the
- * compute of traces[0..P) (a replay or a run of one replica, whose replicas all run alike): a chunk's reduce is
- * called at the end of its last backward op (PP_REDUCE_OVERLAP) or of the rank's last op (PP_REDUCE_AT_END), starts
- * once the lane is free, and costs pp__config_reduce_cost of its virtual stage's gradient bytes. */
-double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int P);
+/* The step's end once the reduces of `mode` (the schedule row's pp_reduce_mode) run on their lanes after the
+ * compute of traces[0..n) (a replay or a run: one replica's P ranks, or every replica's, replica d's from d x P on):
+ * a rank calls a chunk's reduce at the end of its last backward op (PP_REDUCE_OVERLAP) or of its last op
+ * (PP_REDUCE_AT_END); the reduce starts on its stage's group lane once every member given has called it and the
+ * lane is free, and costs its group's ring over the stage's gradient bytes. */
+double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp_trace *traces, int n);
 
-/* The canonical order of c's schedule replayed with c's costs: its step time with the reduce (*step) and with a
+/* The canonical order of c's schedule replayed on every replica's costs and links (pp__theory_grid): its step time with the reduce (*step) and with a
  * free one (*free_span, the compute's makespan); returns the exposed communication, *step - *free_span, or -1. */
 double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *free_span);
 
@@ -29,9 +30,9 @@ double pp__theory_exposed_formula(const pp_run_config *c);
 /* The theory of a run: the formula where it holds, else the replay; *formula says which. */
 double pp__theory_exposed(const pp_run_config *c, int *formula);
 
-/* The free-reduce makespan of the order a run ran (its F, B and W ops on ranks 0..P-1, replica 0, in the run's
- * order), replayed with c's costs: what the run's step would take if its reduces cost nothing. -1 when the ops
- * cannot be replayed. */
+/* The free-reduce makespan of the order a run ran (its F, B and W ops on each replica's ranks, traces[0..D x P),
+ * in the run's order), each replica replayed with its own links, the latest end: what the run's step would take if
+ * its reduces cost nothing. -1 when the ops cannot be replayed. */
 double pp__run_free_span(const pp_run_config *c, const pp_trace *traces);
 
 #endif /* PP_THEORY_EXPOSED_H */

@@ -51,35 +51,41 @@ void pp__schedule_free(pp_schedule *s) {
     memset(s, 0, sizeof *s);
 }
 
-void pp__costs_from_config(pp_costs *k, const pp_run_config *c) {
+void pp__costs_from_config_replica(pp_costs *k, const pp_run_config *c, int d) {
     int S = c->P * c->v;
     k->f = pp__xcalloc((size_t)S, sizeof *k->f);
     k->b = pp__xcalloc((size_t)S, sizeof *k->b);
     k->bi = pp__xcalloc((size_t)S, sizeof *k->bi);
+    /* replica d's ranks in shard 0: their shards' rings and their links price them */
     for (int s = 0; s < S; s++) {
-        k->f[s] = pp__config_forward_cost(c, s);
-        k->b[s] = pp__config_backward_cost(c, s, PP_BWD_WHOLE, 0);
-        k->bi[s] = pp__config_backward_cost(c, s, PP_BWD_INPUT, 0);
+        int w = pp__config_rank_of(c, 0, d, pp__config_vstage_rank(c, s));
+        k->f[s] = pp__config_forward_cost_of(c, w, s);
+        k->b[s] = pp__config_backward_cost_of(c, w, s, PP_BWD_WHOLE, 0);
+        k->bi[s] = pp__config_backward_cost_of(c, w, s, PP_BWD_INPUT, 0);
     }
     k->latency = c->comm_latency;
     k->lat = NULL;
     k->tp = NULL, k->tp_across = NULL;
-    if (c->T > 1) { /* replica 0's stages in shard 0 */
+    if (c->T > 1) {
         k->tp = pp__xcalloc((size_t)S, sizeof *k->tp);
         k->tp_across = pp__xcalloc((size_t)S, sizeof *k->tp_across);
         for (int s = 0; s < S; s++) {
-            int r = pp__config_vstage_rank(c, s);
-            k->tp[s] = pp__config_blocks(c, s) * pp__config_tp_sum_cost_of(c, r);
-            k->tp_across[s] = pp__config_tp_crosses(c, r);
+            int w = pp__config_rank_of(c, 0, d, pp__config_vstage_rank(c, s));
+            k->tp[s] = pp__config_blocks(c, s) * pp__config_tp_sum_cost_of(c, w);
+            k->tp_across[s] = pp__config_tp_crosses(c, w);
         }
     }
-    if (c->node_size > 0) { /* replica 0's pipeline in shard 0, one activation a message */
+    if (c->node_size > 0) { /* one activation a message, on the link between the two ranks of replica d */
         double bytes = (double)c->mb_size * c->seq * c->hidden * sizeof(float);
         k->lat = pp__xcalloc((size_t)(c->P * c->P), sizeof *k->lat);
         for (int a = 0; a < c->P; a++)
-            for (int b = 0; b < c->P; b++) k->lat[a * c->P + b] = pp__config_message_cost(c, a, b, bytes);
+            for (int b = 0; b < c->P; b++)
+                k->lat[a * c->P + b] = pp__config_message_cost(c, pp__config_rank_of(c, 0, d, a),
+                                                               pp__config_rank_of(c, 0, d, b), bytes);
     }
 }
+
+void pp__costs_from_config(pp_costs *k, const pp_run_config *c) { pp__costs_from_config_replica(k, c, 0); }
 
 void pp__costs_free(pp_costs *k) {
     free(k->f);
@@ -226,6 +232,44 @@ void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_conf
     free(nb);
 }
 
+double pp__theory_grid(const pp_run_config *c, const pp_trace *traces, double *busy, pp_trace *ideal, int *split,
+                       int *rebuilt) {
+    int P = c->P, D = c->D > 1 ? c->D : 1;
+    double span = 0, *each = pp__xcalloc((size_t)P, sizeof *each);
+    if (busy) *busy = 0;
+    if (split) *split = 0;
+    if (rebuilt) *rebuilt = 0;
+    for (int d = 0; d < D && span >= 0; d++) {
+        pp_schedule s;
+        pp_costs k;
+        int sp, rb;
+        if (pp__schedule_as_run_replica(&s, c, traces ? traces + d * P : NULL, d, &sp, &rb)) {
+            span = -1;
+            break;
+        }
+        pp__costs_from_config_replica(&k, c, d);
+        double end = ideal ? replay(&s, &k, each, ideal + d * P) : replay(&s, &k, each, NULL);
+        for (int r = 0; ideal && r < P; r++)
+            for (int i = 0; i < ideal[d * P + r].n; i++) ideal[d * P + r].ev[i].rank = d * P + r;
+        for (int r = 0; busy && r < P; r++) *busy += each[r];
+        if (split) *split += sp;
+        if (rebuilt) *rebuilt += rb;
+        span = end < 0 ? -1 : end > span ? end : span;
+        pp__costs_free(&k);
+        pp__schedule_free(&s);
+    }
+    free(each);
+    return span;
+}
+
+/* The bubble of the grid's replay (pp__theory_grid): idle time over every replica's ranks until the last ends. */
+static double grid_bubble(const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt) {
+    double busy, span = pp__theory_grid(c, traces, &busy, NULL, split, rebuilt);
+    int n = c->P * (c->D > 1 ? c->D : 1);
+    if (span < 0) return -1;
+    return span > 0 ? 1.0 - busy / (n * span) : 0;
+}
+
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
     const pp_schedule_def *def = pp__schedule_def(c->schedule);
     double closed = def && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 && c->node_size <= 0 &&
@@ -237,28 +281,17 @@ double pp__theory_bubble(const pp_run_config *c, int *formula) {
         return closed;
     }
     if (formula) *formula = 0;
-    pp_schedule s;
-    pp_costs k;
-    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
-    pp__costs_from_config(&k, c);
-    double b = pp__schedule_bubble(&s, &k);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
-    return b;
+    return grid_bubble(c, NULL, NULL, NULL);
 }
 
-double pp__theory_step(const pp_run_config *c) {
-    pp_schedule s;
-    pp_costs k;
-    if (pp__schedule_build(&s, c->schedule, c->P, c->M, c->v)) return -1;
-    pp__costs_from_config(&k, c);
-    double span = pp__schedule_replay(&s, &k, NULL);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
-    return span;
-}
+double pp__theory_step(const pp_run_config *c) { return pp__theory_grid(c, NULL, NULL, NULL, NULL, NULL); }
 
 int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt) {
+    return pp__schedule_as_run_replica(s, c, traces, 0, split, rebuilt);
+}
+
+int pp__schedule_as_run_replica(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int d, int *split,
+                                int *rebuilt) {
     if (pp__schedule_build(s, c->schedule, c->P, c->M, c->v)) return -1;
     int P = c->P, S = P * c->v, M = c->M;
     /* how the run's backward of (virtual stage, micro-batch) went: PP_EV_* flags, 4 when it ran at all */
@@ -273,7 +306,7 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
         }
     *split = *rebuilt = 0;
     for (int r = 0; r < P; r++) {
-        int n = 0, extra = 0;
+        int n = 0, extra = 0, w = pp__config_rank_of(c, 0, d, r); /* the world rank whose costs the ops take */
         for (int i = 0; i < s->n[r]; i++) extra += s->ops[r][i].kind == 'B' && !s->ops[r][i].split;
         pp_sched_op *ops = pp__xcalloc((size_t)(s->n[r] + extra), sizeof *ops);
         for (int i = 0; i < s->n[r]; i++) {
@@ -282,22 +315,22 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
             int again = (h & PP_EV_RECOMPUTED) && c->recompute;
             *rebuilt += again;
             if (op.kind == 'W') {
-                op.cost = pp__config_backward_cost(c, vs, PP_BWD_WEIGHT, 0);
+                op.cost = pp__config_backward_cost_of(c, w, vs, PP_BWD_WEIGHT, 0);
                 ops[n++] = op;
             } else if (op.split) {
                 /* the order splits it: the theory keeps the order's halves whatever the run did (a whole backward
                  * where the order holds its weight half back costs the run time, which the order check names) */
-                op.cost = pp__config_backward_cost(c, vs, PP_BWD_INPUT, again);
+                op.cost = pp__config_backward_cost_of(c, w, vs, PP_BWD_INPUT, again);
                 ops[n++] = op;
             } else if (h & PP_EV_SPLIT) {
-                op.cost = pp__config_backward_cost(c, vs, PP_BWD_INPUT, again);
+                op.cost = pp__config_backward_cost_of(c, w, vs, PP_BWD_INPUT, again);
                 op.split = 1;
                 ops[n++] = op;
                 ops[n++] = (pp_sched_op){.kind = 'W', .mb = op.mb, .chunk = op.chunk,
-                                         .cost = pp__config_backward_cost(c, vs, PP_BWD_WEIGHT, 0)};
+                                         .cost = pp__config_backward_cost_of(c, w, vs, PP_BWD_WEIGHT, 0)};
                 (*split)++;
             } else {
-                if (op.kind == 'B') op.cost = pp__config_backward_cost(c, vs, PP_BWD_WHOLE, again);
+                if (op.kind == 'B') op.cost = pp__config_backward_cost_of(c, w, vs, PP_BWD_WHOLE, again);
                 ops[n++] = op;
             }
         }
@@ -310,22 +343,13 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
 }
 
 double pp__theory_bubble_run(const pp_run_config *c, const pp_trace *traces, int *formula, char *note, size_t len) {
-    pp_schedule s;
     int split, rebuilt;
     note[0] = 0;
-    if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return -1;
-    if (!split && !rebuilt) {
-        pp__schedule_free(&s);
-        return pp__theory_bubble(c, formula);
-    }
+    double b = grid_bubble(c, traces, &split, &rebuilt);
+    if (!split && !rebuilt) return b < 0 ? -1 : pp__theory_bubble(c, formula);
     snprintf(note, len, "with %s%s%s", split ? "split backwards" : "", split && rebuilt ? " and " : "",
              rebuilt ? "recomputation" : "");
     if (formula) *formula = 0;
-    pp_costs k;
-    pp__costs_from_config(&k, c);
-    double b = pp__schedule_bubble(&s, &k);
-    pp__costs_free(&k);
-    pp__schedule_free(&s);
     return b;
 }
 

@@ -38,6 +38,9 @@ typedef struct pp_costs {
 /* The costs of a run configuration (config.h's one cost rule): F = blocks + edge cost on the first and last
  * virtual stage, B = 2F, each half F; with --tp the shards' sums join F and the input half. */
 void pp__costs_from_config(pp_costs *k, const pp_run_config *c);
+/* The same for replica d's pipeline in shard 0: each stage priced by its own shards' ring and each message by the
+ * link between replica d's two ranks (a placement may put replicas on different links); d = 0 is the above. */
+void pp__costs_from_config_replica(pp_costs *k, const pp_run_config *c, int d);
 void pp__costs_free(pp_costs *k);
 
 /* Replays s under the virtual clock (an op starts when its rank is free and its inputs are ready; a message
@@ -59,11 +62,12 @@ double pp__trace_wall_bubble(const pp_trace *traces, int P);
 void pp__costs_from_trace(pp_costs *k, const pp_trace *traces, const pp_run_config *c);
 
 /* Theory for a run: the row's closed formula (answers.h) when latency and edge costs are
- * zero and the row has one for this configuration, else the replay of the canonical schedule. *formula is set
+ * zero and the row has one for this configuration, else the grid replay of the canonical schedule (every replica's
+ * ranks, pp__theory_grid). *formula is set
  * to 1 when the formula was used. */
 double pp__theory_bubble(const pp_run_config *c, int *formula);
-/* The canonical order's step on c's virtual clock (its shards' sums and its links included): the replay's end of
- * the last op; -1 where there is no canonical order. */
+/* The canonical order's step on c's virtual clock (its shards' sums and its links included, every replica on its
+ * own): the grid replay's end of the last op; -1 where there is no canonical order. */
 double pp__theory_step(const pp_run_config *c);
 
 /* The canonical order of c's schedule as a finished run executed its backwards, which pp.h leaves free: a
@@ -73,6 +77,18 @@ double pp__theory_step(const pp_run_config *c);
  * *rebuilt count such backwards. traces NULL: no run, the canonical order as c asks for it (whole backwards,
  * each rebuilding its stash when c recomputes). Returns 0, or -1 for an unknown schedule. */
 int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int *split, int *rebuilt);
+/* The same for replica d's pipeline, priced by its own ranks' costs, traces being replica d's P ranks' (NULL: no
+ * run); pp__schedule_as_run is replica 0's. */
+int pp__schedule_as_run_replica(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int d, int *split,
+                                int *rebuilt);
+/* The canonical order on every replica of the grid (shard 0's ranks, the ones a run's result describes), each as
+ * that replica ran its backwards (traces: the run's D x P ranks, replica d's from d x P on; NULL: as c asks) and
+ * each replayed on its own ranks' costs and links: what the run's figures are compared with, whatever the
+ * placement. Returns the makespan over the replicas (-1 when a replay cannot complete); *busy gets the busy time
+ * summed over the D x P ranks, ideal (D x P empty traces, may be NULL) each rank's ops, and *split and *rebuilt
+ * the backwards split and rebuilt over all replicas (each may be NULL). */
+double pp__theory_grid(const pp_run_config *c, const pp_trace *traces, double *busy, pp_trace *ideal, int *split,
+                       int *rebuilt);
 /* The theory a run is graded against: the bubble of pp__schedule_as_run under c's costs (the closed formula when
  * the run split and rebuilt nothing and there is neither latency nor edge cost). note gets what the theory took
  * from the run: "" or "with split backwards", "with recomputation", both. traces NULL: the canonical schedule's

@@ -16,7 +16,7 @@
 /* F, B, W, and a gradient reduce on its rank's lane */
 static const char *const kind_color[4] = {"#8fd18f", "#86aee6", "#f2d16b", "#c99ad6"};
 static const char *const kind_name[4] = {"F (forward)", "B (backward)", "W (weight gradient)",
-                                         "reduce (a chunk's gradients, among the replicas)"};
+                                         "reduce (a chunk's gradients, over its stage's copies)"};
 /* Pixels of the plot area of a Gantt panel, used to decide whether labels fit inside one-unit boxes. */
 #define GANTT_W 1200
 #define GANTT_PLOT_W 1050

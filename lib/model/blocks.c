@@ -19,14 +19,50 @@ const char *pp__block_api(int i) { return i >= 0 && i < PP_BAPI_COUNT ? api_name
 
 static int shards(const pp_rank *r) { return r->cfg->T > 1 ? r->cfg->T : 1; }
 
-/* Records the first note of its code this step; nothing on an uncut stage, where every tensor is whole. */
-static void note(pp_rank *r, const pp_stash *s, int block, int api, pp_tp_note_code code) {
-    if (shards(r) == 1 || r->tp_notes[code].code) return;
+/* Records the first note of its code this step, whatever the shards (the block's structure). */
+static void note_any(pp_rank *r, const pp_stash *s, int block, int api, pp_tp_note_code code, int other) {
+    if (r->tp_notes[code].code) return;
     int order = 0;
     for (int k = 0; k < PP_TPN_COUNT; k++) order += r->tp_notes[k].code != 0;
     r->tp_notes[code] = (pp_tp_note){.code = code, .api = api, .rank = r->id, .shard = r->tp, .mb = s->mb,
                                      .chunk = s->chunk, .block = block, .backward = s->state == PP__STASH_BWD_OPEN,
-                                     .order = order, .clock = r->clock > s->ready ? r->clock : s->ready};
+                                     .other = other, .order = order,
+                                     .clock = r->clock > s->ready ? r->clock : s->ready};
+}
+
+/* ... of a tensor's kind: nothing on an uncut stage, where every tensor is whole. */
+static void note(pp_rank *r, const pp_stash *s, int block, int api, pp_tp_note_code code) {
+    if (shards(r) > 1) note_any(r, s, block, api, code, 0);
+}
+
+void pp__block_op_begin(pp_stash *s) {
+    s->blocks_seen = 0;
+    for (int i = 0; i < s->nblocks; i++) s->blocks[i].calls = 0, s->blocks[i].seen = 0, s->blocks[i].in = NULL;
+}
+
+void pp__block_op_end(pp_rank *r, pp_stash *s) {
+    int n = s->nblocks, bwd = s->state == PP__STASH_BWD_OPEN, api = bwd ? PP_BAPI_BACKWARD_END : PP_BAPI_FORWARD_END;
+    for (int i = 0; i < n; i++)
+        if (!s->blocks[i].calls) {
+            note_any(r, s, i, api, PP_TPN_BLOCK_SKIPPED, 0);
+            return; /* the order and the residual of the others say nothing more */
+        }
+    for (int k = 0; k < n; k++) { /* the block first called k-th, against the one the stage's order has there */
+        int want = bwd ? n - 1 - k : k, got = -1;
+        for (int i = 0; i < n; i++)
+            if (s->blocks[i].seen == k + 1) got = i;
+        if (got != want) {
+            note_any(r, s, got, api, PP_TPN_BLOCK_ORDER, want);
+            return;
+        }
+    }
+    for (int k = 0; k < n; k++) { /* in the op's order: a backward's from the last block */
+        int i = bwd ? n - 1 - k : k;
+        if (!(s->blocks[i].calls & (1u << PP_BAPI_RESIDUAL))) {
+            note_any(r, s, i, api, PP_TPN_NO_RESIDUAL, 0);
+            return;
+        }
+    }
 }
 
 void pp__block_note_whole(pp_rank *r, const pp_stash *s, int block, int api, const pp_tensor *t) {
@@ -51,6 +87,8 @@ static pp_rank *check_block(pp_block *b, int api, int fwd) {
                        "pp_stage_backward_begin and pp_stage_backward_end, on a block of that stash",
                        "%s: block %d of micro-batch %d, chunk %d has no %s open", pp__block_api(api), b->i, s->mb,
                        s->chunk, fwd ? "forward" : "backward");
+    b->calls |= 1u << api;
+    if (!b->seen) b->seen = ++s->blocks_seen;
     long cap = 64L * (s->nblocks + 1);
     if (++s->block_calls > cap)
         pp__rank_abort(r, PP_ERR_LIMIT, "each block runs each of its layers once per forward and once per backward",
@@ -98,6 +136,7 @@ static pp_tensor *forward_layer(pp_block *b, int api, pp_layer layer, pp_tensor 
 }
 
 pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x) {
+    if (!b->in) b->in = x;
     return forward_layer(b, PP_BAPI_LAYERNORM, PP_LAYER_LN, x, PP_KIND_WHOLE);
 }
 pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln) {
@@ -122,6 +161,7 @@ void pp_block_residual(pp_block *b, pp_tensor *y, pp_tensor *x) {
     pp_rank *r = check_block(b, PP_BAPI_RESIDUAL, b->s->state == PP__STASH_FWD_OPEN);
     check_tensor(r, PP_BAPI_RESIDUAL, y, width(r), "y");
     check_tensor(r, PP_BAPI_RESIDUAL, x, width(r), "x");
+    if (y == b->in) note_any(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_RESIDUAL_INTO, 0);
     if (y->kind == PP_KIND_SPLIT || x->kind == PP_KIND_SPLIT) note(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_READ_SPLIT);
     /* a partial plus a whole holds the whole once per shard that added it; two partials add up as partials */
     if (y->kind == PP_KIND_PARTIAL && x->kind == PP_KIND_WHOLE) note(r, b->s, b->i, PP_BAPI_RESIDUAL, PP_TPN_ADD_PARTIAL);
@@ -159,6 +199,7 @@ static pp_tensor *backward_layer(pp_block *b, int api, pp_layer layer, pp_tensor
 }
 
 pp_tensor *pp_block_linear2_backward(pp_block *b, pp_tensor *dy) {
+    if (!b->in) b->in = dy;
     return backward_layer(b, PP_BAPI_LINEAR2_BACKWARD, PP_LAYER_W2, dy, PP_KIND_SPLIT);
 }
 pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1) {
@@ -173,6 +214,7 @@ pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln) {
 
 void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) {
     pp_rank *r = check_block(b, PP_BAPI_BIAS2_BACKWARD, 0);
+    if (!b->in) b->in = dy;
     check_tensor(r, PP_BAPI_BIAS2_BACKWARD, dy, width(r), "dy");
     pp__block_note_whole(r, b->s, b->i, PP_BAPI_BIAS2_BACKWARD, dy);
     pp__model_bias2_backward(&r->chunks[b->s->chunk], b->i, dy);

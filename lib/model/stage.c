@@ -87,7 +87,7 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
                   .peer = -1,
                   .tag = -1,
                   .timer = t.handle,
-                  .flags = flags,
+                  .flags = flags | (r->opt_calls > 0 ? PP_EV_AFTER_STEP : 0),
                   .wall_start = t.wall_start,
                   .wall_end = wall(r),
                   .vstart = start,
@@ -259,7 +259,7 @@ pp_tensor *pp_stage_forward_begin(pp_rank *r, int chunk, int mb, pp_tensor *x, p
     pp_tensor *in = pp__model_open(m, &r->arena, rows(r), x, tokens, targets, &ms);
     pp_stash *s = stash_new(r, chunk, mb, x, ms, PP__STASH_FWD_OPEN);
     s->timer = t.handle, s->wall_start = t.wall_start, s->ready = x ? x->ready : 0, s->tp_before = r->tp_time;
-    s->nblocks = m->nblocks;
+    s->nblocks = m->nblocks, s->blocks_seen = 0;
     s->blocks = pp__xcalloc((size_t)(m->nblocks ? m->nblocks : 1), sizeof *s->blocks);
     for (int i = 0; i < m->nblocks; i++) s->blocks[i] = (pp_block){.r = r, .s = s, .i = i};
     in->owner = r->id;
@@ -286,6 +286,7 @@ static double sums_since(const pp_rank *r, const pp_stash *s) { return r->tp_tim
 pp_tensor *pp_stage_forward_end(pp_rank *r, pp_stash *s, pp_tensor *x) {
     check_open(r, "pp_stage_forward_end", s, PP__STASH_FWD_OPEN, x, "x");
     pp__block_note_whole(r, s, -1, PP_BAPI_FORWARD_END, x);
+    pp__block_op_end(r, s);
     const pp_run_config *c = r->cfg;
     int vs = pp__config_vstage(c, r->pipe, s->chunk);
     pp_tensor *out = pp__model_close(&r->chunks[s->chunk], &r->arena, s->ms, x);
@@ -423,6 +424,7 @@ pp_tensor *pp_stage_backward_begin(pp_rank *r, pp_stash *s, pp_tensor *dy) {
     s->timer = t.handle, s->wall_start = t.wall_start, s->ready = dy->ready, s->tp_before = r->tp_time;
     s->state = PP__STASH_BWD_OPEN;
     s->block_calls = 0;
+    pp__block_op_begin(s);
     g->owner = r->id;
     r->open_op = s;
     return g;
@@ -431,6 +433,7 @@ pp_tensor *pp_stage_backward_begin(pp_rank *r, pp_stash *s, pp_tensor *dy) {
 pp_tensor *pp_stage_backward_end(pp_rank *r, pp_stash *s, pp_tensor *dy) {
     check_open(r, "pp_stage_backward_end", s, PP__STASH_BWD_OPEN, dy, "dy");
     pp__block_note_whole(r, s, -1, PP_BAPI_BACKWARD_END, dy);
+    pp__block_op_end(r, s);
     const pp_run_config *c = r->cfg;
     int vs = pp__config_vstage(c, r->pipe, s->chunk);
     pp_tensor *dx = pp__model_back_close(&r->chunks[s->chunk], &r->arena, s->ms, dy);

@@ -38,6 +38,7 @@ struct pp_stash {
     double wall_start, ready; /* ... its wall start and the virtual time its input was ready */
     double tp_before;        /* the rank's shards' sums time when the op began */
     long block_calls;        /* block calls in the open op (capped) */
+    int blocks_seen;         /* blocks of the open op that had a call so far */
 };
 
 /* Block i of a stash's stage, as pp.h's block calls take it. */
@@ -45,6 +46,10 @@ struct pp_block {
     pp_rank *r;
     pp_stash *s;
     int i;
+    /* what the open op did with it, for the notes at its end (pp__block_op_end) */
+    unsigned calls;          /* a bit per pp_block_api called on it */
+    int seen;                /* its place among the op's blocks by first call, from 1 (0: no call yet) */
+    const pp_tensor *in;     /* the tensor it was given: the forward's x (its LayerNorm's), the backward's dy */
 };
 
 /* The block calls: pp_block_api (rpc.h, which numbers them on the wire too). */
@@ -62,6 +67,12 @@ typedef enum {
     PP_TPN_READ_PARTIAL,     /* a call that reads a whole tensor got a partial one: a sum is missing before it */
     PP_TPN_READ_SPLIT,       /* ... got a split one */
     PP_TPN_NOT_SPLIT,        /* a call that reads a split tensor got a whole or a partial one */
+    PP_TPN_BLOCK_SKIPPED,    /* an op ended with a block of its stage that had no call */
+    PP_TPN_BLOCK_ORDER,      /* an op's blocks had their first calls out of the stage's order (other: the block
+                                the order has at that place) */
+    PP_TPN_NO_RESIDUAL,      /* a block's pass ended without pp_block_residual (counted where every shard of the
+                                stage did so) */
+    PP_TPN_RESIDUAL_INTO,    /* pp_block_residual wrote into the tensor the block was given (its x, or its dy) */
     PP_TPN_COUNT
 } pp_tp_note_code;
 
@@ -72,11 +83,18 @@ struct pp_tp_note {
     int mb, chunk, block;
     int backward;            /* 1 in a backward */
     int shards;              /* PP_TPN_ADD_PARTIAL: how many of the stage's T shards did it */
+    int other;               /* PP_TPN_BLOCK_ORDER: the block the stage's order runs where `block` ran;
+                                PP_TPN_READ_PARTIAL: 1 when b2 or the residual went onto that partial tensor first */
     int order;               /* the rank's notes in the order they came (not carried in a result) */
     double clock;            /* the virtual start of the op it came in (not carried) */
 };
 /* Notes t, an argument of block call api (block: -1 for the op's end) that must be whole, when it is not. */
 void pp__block_note_whole(pp_rank *r, const pp_stash *s, int block, int api, const pp_tensor *t);
+/* The open op of s ends: notes a block it never called, blocks first called out of the stage's order (the forward
+ * from block 0, the backward from the last), and a block whose pass had no residual. */
+void pp__block_op_end(pp_rank *r, pp_stash *s);
+/* The open op of s begins (a backward after its forward): what its blocks did so far is forgotten. */
+void pp__block_op_begin(pp_stash *s);
 
 typedef struct pp_world pp_world;
 typedef struct pp_server pp_server;

@@ -77,13 +77,16 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_str(w, res->copy_param, sizeof res->copy_param - 1);
     pp__wire_i64(w, res->shard_differs), pp__wire_i64(w, res->shard_rank);
     pp__wire_str(w, res->shard_param, sizeof res->shard_param - 1);
+    pp__wire_i64(w, res->grad_differs), pp__wire_i64(w, res->grad_rank);
+    pp__wire_str(w, res->grad_param, sizeof res->grad_param - 1);
+    pp__wire_f64(w, res->grad_ratio);
     pp__wire_i64(w, (int64_t)res->act_bytes);
     pp__wire_f64(w, res->wall_s);
     pp__wire_i64(w, res->dloss_calls_total), pp__wire_i64(w, res->loss_count);
     pp__wire_i64(w, res->nplace);
     for (int i = 0; i < res->nplace; i++) pp__wire_i64(w, res->place[i]);
     const pp_tp_note *t = &res->tp_note;
-    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards};
+    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards, t->other};
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) pp__wire_i64(w, note[i]);
     int ok = res->status == PP_OK;
     pp__wire_u32(w, (uint32_t)ok);
@@ -133,6 +136,11 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->shard_differs = (int)pp__wire_get_i64(r, 0, 8);
     res->shard_rank = (int)pp__wire_get_i64(r, 0, P > 0 ? P - 1 : 0);
     pp__wire_get_str(r, res->shard_param, sizeof res->shard_param);
+    res->grad_differs = (int)pp__wire_get_i64(r, 0, 1);
+    res->grad_rank = (int)pp__wire_get_i64(r, 0, 8 * (int64_t)(P > 0 ? P : 1) - 1); /* at most 8 shards of P ranks */
+    pp__wire_get_str(r, res->grad_param, sizeof res->grad_param);
+    res->grad_ratio = pp__wire_get_f64(r);
+    if (!(res->grad_ratio >= 0 && res->grad_ratio < 1e30)) res->grad_ratio = 0; /* NaN or out of range: unsaid */
     res->act_bytes = (size_t)pp__wire_get_i64(r, 0, INT64_MAX);
     res->wall_s = pp__wire_get_f64(r);
     res->dloss_calls_total = (int)pp__wire_get_i64(r, 0, INT32_MAX);
@@ -158,6 +166,7 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     t->block = (int)pp__wire_get_i64(r, -1, INT32_MAX);
     t->backward = (int)pp__wire_get_i64(r, 0, 1);
     t->shards = (int)pp__wire_get_i64(r, 0, 8);
+    t->other = (int)pp__wire_get_i64(r, -1, INT32_MAX);
     int ok = (int)pp__wire_get_u32(r, 0, 1);
     if (r->bad || (!ok && res->status == PP_OK)) {
         free(res->place);

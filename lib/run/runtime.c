@@ -5,6 +5,7 @@
  * on the virtual clock (rank.c, pp__world_settle); a deadlock is the failure when no rank failed. */
 #include "runtime.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "grid.h"
@@ -210,19 +211,26 @@ static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 ||
  * (the sum then holds it once), so that note counts only where more of a stage's shards did it. */
 static pp_tp_note first_tp_note(const pp_run_config *c, const pp_tp_note *notes, int N) {
     pp_tp_note best = {0};
+    int T = c->T > 1 ? c->T : 1;
     for (int i = 0; i < N; i++)
         for (int k = 1; k < PP_TPN_COUNT; k++) {
             pp_tp_note n = notes[i * PP_TPN_COUNT + k];
             if (!n.code) continue;
-            if (k == PP_TPN_ADD_PARTIAL) {
+            if (k == PP_TPN_ADD_PARTIAL || k == PP_TPN_NO_RESIDUAL) {
+                /* how many of the stage's shards did the same: a residual added on one shard is enough */
                 n.shards = 0;
-                for (int t = 0; t < c->T; t++) {
+                for (int t = 0; t < T; t++) {
                     const pp_tp_note *m = &notes[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
                                                                    pp__config_rank_pipe(c, i)) * PP_TPN_COUNT + k];
                     n.shards += m->code && m->api == n.api;
                 }
-                if (n.shards < 2) continue;
+                if (k == PP_TPN_ADD_PARTIAL ? n.shards < 2 : n.shards < T) continue;
             }
+            /* an addition to a partial tensor that the same op then read unsummed: the missing sum is the cause */
+            const pp_tp_note *read = &notes[i * PP_TPN_COUNT + PP_TPN_READ_PARTIAL];
+            if (k == PP_TPN_ADD_PARTIAL && read->code && read->mb == n.mb && read->chunk == n.chunk &&
+                read->backward == n.backward)
+                n = *read, n.other = 1;
             if (!best.code || n.clock < best.clock || (n.clock == best.clock && n.rank == best.rank &&
                                                        n.order < best.order))
                 best = n;
@@ -343,6 +351,41 @@ static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, int uncut_
     return 0;
 }
 
+/* The index of chunk ch's first parameter among rank r's (a gradient snapshot runs over its chunks in order). */
+static int chunk_base(const pp_rank *r, int ch) {
+    int base = 0;
+    for (int j = 0; j < ch; j++) base += r->chunks[j].nparams;
+    return base;
+}
+
+/* Every rank's gradients of step 1 against the ones the result carries (pp_run_result.grad_differs): a shard's
+ * uncut parameters against shard 0's, and every replica's against replica 0's, bit for bit, since the same sums
+ * and the same reduce make the same bits. The first that differs, in world rank order, with its norm's ratio. */
+static void compare_grads(pp_world *w, pp_run_result *res) {
+    const pp_run_config *c = w->cfg;
+    res->grad_differs = 0;
+    for (int q = 0; q < pp__config_world(c) && !res->grad_differs; q++) {
+        const pp_rank *b = &w->ranks[q];
+        int t = pp__config_rank_tp(c, q), p = pp__config_rank_pipe(c, q);
+        for (int ch = 0; ch < c->v && !res->grad_differs && b->grad_snapshot; ch++)
+            for (int i = 0; i < b->chunks[ch].nparams && !res->grad_differs; i++) {
+                const pp_param *prm = &b->chunks[ch].params[i];
+                const pp_rank *a = &w->ranks[pp__config_rank_of(c, prm->split == PP_SPLIT_NONE ? 0 : t, 0, p)];
+                int k = chunk_base(b, ch) + i;
+                if (a == b || !a->grad_snapshot || !a->grad_snapshot[k] || !b->grad_snapshot[k]) continue;
+                size_t n = prm->g->bytes / sizeof(float);
+                if (!memcmp(a->grad_snapshot[k], b->grad_snapshot[k], n * sizeof(float))) continue;
+                double na = 0, nb = 0;
+                for (size_t e = 0; e < n; e++)
+                    na += (double)a->grad_snapshot[k][e] * a->grad_snapshot[k][e],
+                        nb += (double)b->grad_snapshot[k][e] * b->grad_snapshot[k][e];
+                res->grad_differs = 1, res->grad_rank = q;
+                res->grad_ratio = na > 0 ? sqrt(nb / na) : 0;
+                snprintf(res->grad_param, sizeof res->grad_param, "%s", prm->name);
+            }
+    }
+}
+
 /* Replicas 1..D-1 against replica 0, and DualPipe's second copy of each stage against its first: the same
  * summed gradients make the same weights, bit for bit, so the first replica or copy (and parameter) that
  * differs names a reduce that did not happen or did not sum the same. */
@@ -354,6 +397,7 @@ static void compare_replicas(pp_world *w, pp_run_result *res) {
         pp__run_mpi_replicas(w, res);
         return;
     }
+    compare_grads(w, res);
     for (int s = 0; pp__config_dual(c) && s < c->P && !res->copy_differs; s++)
         if (chunk_weights_differ(&w->ranks[s].chunks[0], &w->ranks[c->P - 1 - s].chunks[1], 0, res->copy_param,
                                  sizeof res->copy_param))
@@ -556,8 +600,8 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
                 res->waiting_tag[i] = w.ranks[i].waiting_tag;
             }
     } else if (ready) {
+        compare_replicas(&w, res); /* first: the parameters' collection takes the gradient snapshots */
         if (!w.no_params) collect_params(&w, res);
-        compare_replicas(&w, res);
         if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
         res->status = PP_OK;
         if (pp__world_failed(&w)) { /* ranks lost while the results were gathered */

@@ -38,6 +38,12 @@ typedef struct pp_run_result {
                                 end the run different from shard 0's, else 0 */
     int shard_rank;          /* ... at this rank of shard 0 (d*P + p) */
     char shard_param[32];    /* ... in this parameter */
+    int grad_differs;        /* 1 when some rank's gradient of step 1, as its optimizer saw it, differs bit for bit
+                                from the one params carries for it (shard t's slice of a cut parameter is replica 0's
+                                shard t's; an uncut one, replica 0's shard 0's), else 0 */
+    int grad_rank;           /* ... the first such world rank, (t*D + d)*P + p */
+    char grad_param[32];     /* ... in this parameter */
+    double grad_ratio;       /* ... its gradient's norm over the carried one's (0: all zero) */
     pp_param_result *params;
     int nparams;
     float *loss;             /* per step: mean loss over the step's micro-batches, as the last stage saw it */

@@ -2,6 +2,7 @@
  * process collects its own rank's results as with threads, then rank 0 gathers the others' (traces, counters,
  * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. No MPI
  * call here: the collectives are the transport's (transport.h). */
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -114,7 +115,32 @@ typedef struct weight_print {
     uint64_t hash;
     int64_t chunk;
     int64_t split;           /* pp_split: a cut parameter differs across shards by design */
+    int64_t has_grad;        /* 1 when the rank kept its gradient of step 1 (grad_snapshot) */
+    uint64_t grad_hash;      /* ... its bytes' fingerprint */
+    double grad_norm2;       /* ... its squared norm */
 } weight_print;
+
+/* Rank 0: every rank's gradients of step 1 against the ones the result carries, by fingerprint, in the order and
+ * with the figures a threads run gives (runtime.c's compare_grads). all + off[q]: rank q's prints. */
+static void compare_grad_prints(const pp_run_config *c, const unsigned char *all, const size_t *off,
+                                const size_t *lens, pp_run_result *res) {
+    res->grad_differs = 0;
+    for (int q = 0; q < pp__config_world(c) && !res->grad_differs; q++) {
+        int t = pp__config_rank_tp(c, q), p = pp__config_rank_pipe(c, q);
+        const weight_print *b = (const weight_print *)(all + off[q]);
+        size_t nb = lens[q] / sizeof *b;
+        for (size_t j = 0; j < nb && !res->grad_differs; j++) {
+            int src = pp__config_rank_of(c, b[j].split == PP_SPLIT_NONE ? 0 : t, 0, p);
+            const weight_print *a = (const weight_print *)(all + off[src]);
+            if (src == q || j >= lens[src] / sizeof *a || !a[j].has_grad || !b[j].has_grad ||
+                a[j].grad_hash == b[j].grad_hash)
+                continue;
+            res->grad_differs = 1, res->grad_rank = q;
+            res->grad_ratio = a[j].grad_norm2 > 0 ? sqrt(b[j].grad_norm2 / a[j].grad_norm2) : 0;
+            snprintf(res->grad_param, sizeof res->grad_param, "%s", b[j].name);
+        }
+    }
+}
 
 void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
@@ -131,6 +157,11 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
             mine[k].chunk = ch;
             mine[k].split = r->chunks[ch].params[i].split;
             free(h);
+            const float *g = r->grad_snapshot ? r->grad_snapshot[k] : NULL;
+            size_t ng = r->chunks[ch].params[i].g->bytes / sizeof(float);
+            mine[k].has_grad = g != NULL;
+            mine[k].grad_hash = g ? pp__hash_bytes(PP_HASH_INIT, g, ng * sizeof(float)) : 0;
+            for (size_t e = 0; g && e < ng; e++) mine[k].grad_norm2 += (double)g[e] * g[e];
         }
     size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
     unsigned char *all = pp__mpi_gather(w, mine, (size_t)n * sizeof *mine, lens);
@@ -181,6 +212,7 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
                         break;
                     }
             }
+        compare_grad_prints(c, all, off, lens, res);
         free(off);
     }
     free(lens);

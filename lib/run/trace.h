@@ -18,8 +18,9 @@ typedef enum { PP_OP_F = 0, PP_OP_B, PP_OP_W, PP_OP_SEND, PP_OP_RECV, PP_OP_REDU
 static inline int pp__op_is_compute(pp_op_kind op) { return op == PP_OP_F || op == PP_OP_B || op == PP_OP_W; }
 
 /* How a B op ran: the input half alone (its W comes as an op of its own), and whether it first rebuilt a stash
- * that pp_stash_checkpoint had dropped (one more forward of cost). */
-enum { PP_EV_SPLIT = 1, PP_EV_RECOMPUTED = 2 };
+ * that pp_stash_checkpoint had dropped (one more forward of cost); and of any compute op, that it ran after the
+ * rank's optimizer step of the same step (what it added to the gradients missed that step). */
+enum { PP_EV_SPLIT = 1, PP_EV_RECOMPUTED = 2, PP_EV_AFTER_STEP = 8 };
 
 typedef struct pp_event {
     int rank;
@@ -30,7 +31,7 @@ typedef struct pp_event {
     int peer;         /* other rank of a message, -1 for compute */
     int tag;          /* message tag, -1 for compute */
     int timer;        /* backend timer handle of a compute op, -1 when timed on the host */
-    int flags;        /* PP_EV_* of a B op, else 0 */
+    int flags;        /* PP_EV_* of a compute op, else 0 */
     size_t bytes;     /* bytes moved by a message */
     double wall_start, wall_end;   /* seconds since the step began */
     double vstart, vend;           /* virtual time */

@@ -224,10 +224,19 @@ static void finish(pp_rank *r, pp_request *q) {
     if (q->is_send) pp__tensor_send_done(q->t, q);
 }
 
+/* " of replica d" for world rank w where a run has replicas, "" where it has one: DualPipe's two copies of a stage
+ * are one pipeline's ranks, named by rank alone. Returns buf. */
+static const char *replica_said(const pp_run_config *c, int w, char *buf, size_t len) {
+    buf[0] = 0;
+    if (c->D > 1) snprintf(buf, len, " of replica %d", w / c->P % c->D);
+    return buf;
+}
+
 /* A waited reduce whose group could not complete it: the rank fails with what its verdict names, or, when
  * another member's failure is the cause, stops as a rank that stayed blocked in it (reduce.h's rules). */
 static void reduce_check(pp_rank *r, const pp_request *q) {
     const pp_run_config *c = r->cfg;
+    char said[32];
     int other = q->red.other < 0 ? -1
                 : q->tp_into     ? pp__config_rank_of(c, q->red.other, r->replica, r->pipe)
                                  : pp__reduce_member_rank(c, pp__reduce_group(c, r->id), q->red.other);
@@ -244,19 +253,24 @@ static void reduce_check(pp_rank *r, const pp_request *q) {
         if (pp__config_dual(c))
             pp__rank_abort(r, PP_ERR_USAGE, "rank r's chunk c and rank P-1-r's chunk 1-c hold the two copies of one "
                            "stage: reduce them in the same order on both (a collective matches by order: NCCL would "
-                           "hang)", "%s: chunk %d is this rank's reduce %d of the step, but replica %d's rank %d's "
-                           "reduce %d is its chunk %d, a copy of another stage", q->api, q->red.chunk, q->red.k,
-                           other / c->P, other % c->P, q->red.k, q->red.other_chunk);
+                           "hang)", "%s: chunk %d is this rank's reduce %d of the step, but rank %d%s's reduce %d, "
+                           "which holds the other copy, is its chunk %d, a copy of another stage", q->api, q->red.chunk,
+                           q->red.k, other % c->P, replica_said(c, other, said, sizeof said), q->red.k,
+                           q->red.other_chunk);
         pp__rank_abort(r, PP_ERR_USAGE, "every replica reduces its chunks in the same order (a collective matches "
                        "by order: NCCL would hang)", "%s: chunk %d is this rank's reduce %d of the step, but replica "
                        "%d's reduce %d is chunk %d", q->api, q->red.chunk, q->red.k, other / c->P, q->red.k,
                        q->red.other_chunk);
     case PP_REDUCE_MISSED:
-        pp__rank_abort(r, PP_ERR_USAGE, pp__config_dual(c) ? "every rank reduces each of its chunks once per step, "
-                       "in the order its partner rank P-1-r reduces the other copies" : "every rank of a stage's "
-                       "data-parallel group reduces each of its chunks once per step, in the same order",
-                       "%s(chunk %d): replica %d's rank %d ended its step without joining this reduce (its reduce %d "
-                       "of the step)", q->api, q->red.chunk, other / c->P, other % c->P, q->red.k);
+        if (pp__config_dual(c))
+            pp__rank_abort(r, PP_ERR_USAGE, "every rank reduces each of its chunks once per step, in the order its "
+                           "partner rank P-1-r reduces the other copies", "%s(chunk %d): rank %d%s, which holds the "
+                           "other copy, ended its step without joining this reduce (its reduce %d of the step)",
+                           q->api, q->red.chunk, other % c->P, replica_said(c, other, said, sizeof said), q->red.k);
+        pp__rank_abort(r, PP_ERR_USAGE, "every rank of a stage's data-parallel group reduces each of its chunks once "
+                       "per step, in the same order", "%s(chunk %d): replica %d's rank %d ended its step without "
+                       "joining this reduce (its reduce %d of the step)", q->api, q->red.chunk, other / c->P,
+                       other % c->P, q->red.k);
     case PP_REDUCE_STOPPED:
         pp__rank_bail(r);
     default:
