@@ -6,7 +6,7 @@
 # cannot say (REFUSED below: full DualPipe holds every stage twice) is checked the other way: `--export-order` and
 # `--order` refuse it in one line, with exit status 2, naming why, at every configuration the kit runs.
 #   python3 tests/torch/orders_roundtrip.py BUILD        (tests/test_torch.c runs it where torch is installed)
-# Every configuration the kit runs at P = 2..4, v = 1..4 and M = 1..4P is checked. Prints one line per schedule
+# Every configuration the kit runs at P = 2..4, v = 1..3 and M = 1..4P is checked. Prints one line per schedule
 # and a closing "N passed, N failed" line; exits 1 on any failure.
 import csv, os, re, subprocess, sys, tempfile, types, warnings
 
@@ -52,14 +52,12 @@ def runs(name, P, M, v):
 def export(name, P, M, v):
     """The kit's canonical order as a CSV file's bytes; None where the kit refuses the configuration; the refusal's
     (exit status, stderr) where it runs the configuration but refuses to export it."""
-    if not runs(name, P, M, v):
-        return None
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "order.csv")
         args = canonical_args(name, P, M, v) + ["--export-order", path]
         r = subprocess.run(args, capture_output=True, text=True)
         if r.returncode != 0:
-            return (r.returncode, r.stderr)
+            return (r.returncode, r.stderr) if runs(name, P, M, v) else None
         if not os.path.exists(path):
             raise RuntimeError(f"{' '.join(args)} wrote no file: {r.stderr.strip()}")
         with open(path, "rb") as f:
@@ -191,7 +189,7 @@ passed = failed = 0
 for name in kit_schedules():
     tried = 0
     for P in (2, 3, 4):
-        for v in (1, 2, 3, 4):
+        for v in (1, 2, 3):
             for M in range(1, 4 * P + 1):
                 why = check(name, P, M, v)
                 if why is None:
