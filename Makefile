@@ -471,10 +471,11 @@ fuzz: deps
 	@FUZZ_RUNS=$(FUZZ_RUNS) bash scripts/fuzz.sh build-fuzz $(FUZZ_S)
 
 # CUDA's runtime does not mix with ASan's allocator; the sanitizer pass covers the CPU path (TREE_TESTS: above).
+# test_hosts and test_slurm run only on the machines check-hosts and check-slurm make.
 asan:
 	@$(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 build
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory $(JOBS) SAN=1 NO_CUDA=1 \
-	    UNIT_SKIP="test_sweeps $(TREE_TESTS)" unit
+	    UNIT_SKIP="test_sweeps $(TREE_TESTS) test_hosts test_slurm" unit
 
 clean:
 	rm -rf build build-asan build-fuzz build-recorded dist out

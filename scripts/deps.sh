@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages pplab builds and tests with are installed.
 #   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
-#   scripts/deps.sh --ci      also what CI's own machine-making checks need (make check-hosts, make check-slurm)
+#   scripts/deps.sh --ci      also what CI's own machine-making checks need (make check-hosts, make check-slurm),
+#                             and PyTorch from PyPI for the round trip of tests/test_torch.c, into the virtual
+#                             environment PPLAB_TORCH_VENV names (.ci/run sets it; pip only where it is missing)
 #   scripts/deps.sh --required  only what building and grading need (the CI templates of docs/ci/)
 # The one list of packages: make demo, make test and .ci/run all install through it.
 
@@ -14,19 +16,42 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 # with each other; python3 and python3-yaml: the CI templates' test reads their YAML as the platforms do
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
           similarity-tester python3 python3-yaml)
-# network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication
-[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge)
+# network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication; python3-venv for
+# the virtual environment that holds torch (Debian's python3 is externally managed: pip installs into no system path)
+[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv)
 [ "${1:-}" = --required ] && optional=()
+# PyPI packages, for --ci only: torch's own pipeline schedules, whose orders tests/test_torch.c compares with the
+# kit's (the version the fixtures were dumped with: tests/fixtures/)
+pypi_ci=(torch==2.15.0)
+
+# Installs what pypi_ci lists into PPLAB_TORCH_VENV, each package only where its version is not there already (a
+# local build tag such as torch's +cu132 counts as the version).
+pypi_install() {
+    local venv=${PPLAB_TORCH_VENV:?deps.sh --ci installs torch into the virtual environment PPLAB_TORCH_VENV names: set it (.ci/run does)}
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    for spec in "${pypi_ci[@]}"; do
+        local name=${spec%%==*} want=${spec#*==} have
+        have=$("$venv/bin/python" -c "import importlib.metadata as m; print(m.version('$name'))" 2>/dev/null || true)
+        [ "${have%%+*}" = "$want" ] && continue
+        echo "pplab: installing $spec from PyPI into $venv"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check "$spec"
+    done
+}
+
 missing=()
 for p in "${required[@]}" "${optional[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+    [ "${1:-}" = --ci ] && pypi_install
+    exit 0
+fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "pplab: installing missing packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    [ "${1:-}" = --ci ] && pypi_install
     exit 0
 fi
 req_missing=()

@@ -59,10 +59,10 @@ static inline void tmp_remove(void) {
 static inline void need_mpi(void) {
     dirs_find();
     if (system("command -v mpirun >/dev/null 2>&1") != 0)
-        cr_skip_test("mpirun not found: install openmpi-bin (Open MPI) to test the mpi transport");
+        test_skip("mpirun not found: install openmpi-bin (Open MPI) to test the mpi transport");
     char cmd[PATH_MAX + 64];
     snprintf(cmd, sizeof cmd, "'%s/pplab' info 2>/dev/null | grep -q '^  mpi  *usable'", g_build);
-    if (system(cmd) != 0) cr_skip_test("pplab was built without MPI (libopenmpi-dev missing when it was built)");
+    if (system(cmd) != 0) test_skip("pplab was built without MPI (libopenmpi-dev missing when it was built)");
 }
 
 static inline char *file_read(const char *path, size_t *len) {

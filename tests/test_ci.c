@@ -124,8 +124,8 @@ static void start_forge(const char *fmt, ...) {
  * of their own. */
 static void world(const char *platform) {
     if (system(PY " -c 'import yaml' 2>/dev/null") != 0)
-        cr_skip_test("needs python3 and PyYAML (python3-yaml, in scripts/deps.sh's list)");
-    if (system("command -v git >/dev/null") != 0) cr_skip_test("needs git (in scripts/deps.sh's list)");
+        test_skip("needs python3 and PyYAML (python3-yaml, in scripts/deps.sh's list)");
+    if (system("command -v git >/dev/null") != 0) test_skip("needs git (in scripts/deps.sh's list)");
     cr_assert(getcwd(root, sizeof root), "cannot read the working folder");
     snprintf(t, sizeof t, "/tmp/pplab-ci-XXXXXX");
     cr_assert(mkdtemp(t), "cannot make a scratch folder");
@@ -457,7 +457,7 @@ Test(ci, gitlab_ci, .fini = cleanup) {
  * the shells behave as the platforms' do (GitHub's unspecified shell has no pipefail; `shell: bash` and GitLab's
  * have it). */
 Test(ci, the_runner_refuses_what_it_does_not_emulate, .fini = cleanup) {
-    if (system(PY " -c 'import yaml' 2>/dev/null") != 0) cr_skip_test("needs python3 and PyYAML (python3-yaml)");
+    if (system(PY " -c 'import yaml' 2>/dev/null") != 0) test_skip("needs python3 and PyYAML (python3-yaml)");
     cr_assert(getcwd(root, sizeof root), "cannot read the working folder");
     snprintf(t, sizeof t, "/tmp/pplab-ci-XXXXXX");
     cr_assert(mkdtemp(t), "cannot make a scratch folder");

@@ -41,7 +41,7 @@ static void setup(void)
     char err[256] = "";
     unsetenv("PP_CUDA_TF32");
     bk[GPU] = pp__backend_open("cuda", 0, 1, err, sizeof err);
-    if (!bk[GPU]) cr_skip_test("no CUDA device here: %s", err);
+    if (!bk[GPU]) test_skip_no_gpu("no CUDA device here: %s", err);
     bk[CPU] = pp__backend_cpu_open(0, 1, err, sizeof err);
     cr_assert(bk[CPU], "cpu backend failed to open: %s", err);
 }

@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 static char dir[] = "/tmp/pplab-figures-XXXXXX";
 
 /* Reads gnuplot index block `index` of NAME.dat (blocks separated by two blank lines) into x, y. */
@@ -33,7 +35,7 @@ static int read_block(const char *name, int index, double *x, double *y, int max
 }
 
 static void setup(void) {
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) cr_skip_test("gnuplot is not installed: no figures to test");
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) test_skip("gnuplot is not installed: no figures to test");
     cr_assert(mkdtemp(dir));
     char exe[PATH_MAX], cmd[2 * PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);

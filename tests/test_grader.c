@@ -51,6 +51,33 @@ Test(grader, solutions_full_marks_on_each_lab) {
     }
 }
 
+/* Interleaved runs at every micro-batch count PyTorch's ScheduleInterleaved1F1B takes, in rounds of M / max(1,
+ * M div P) micro-batches: the reference keeps full marks where P does not divide M, below P, in rounds of more
+ * than P, and with a latency, bubble and peaks included. */
+Test(grader, interleaved_solution_full_marks_where_p_does_not_divide_m) {
+    static const struct { int P, M, v; double latency; } cases[] = {
+        {4, 3, 2, 0}, {4, 6, 2, 0}, {4, 10, 3, 0}, {3, 8, 2, 1}, {5, 7, 2, 0.5}, {2, 3, 4, 0}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        pp_test_config c = {.P = cases[i].P, .M = cases[i].M, .v = cases[i].v, .steps = 2, .seed = 13,
+                            .latency = cases[i].latency, .time_limit_s = 20};
+        snprintf(c.lab, sizeof c.lab, "interleaved");
+        pp_test_result r;
+        test_grade_config("solutions", &c, &r);
+        cr_expect_eq(r.score, r.max, "%s: %g/%g (%s)", r.name, r.score, r.max, r.error);
+        cr_expect_eq(r.status, PP_OK, "%s", r.name);
+    }
+}
+
+/* The same order written for rounds of P only runs past the last micro-batch where P does not divide M: the report
+ * names the micro-batch that does not exist. */
+Test(grader, interleaved_in_rounds_of_p_names_the_missing_microbatch) {
+    pp_test_result r;
+    grade("tests/broken/interleaved-rounds-of-p", "interleaved", 4, 6, 2, &r);
+    test_expect_failed_run(&r, PP_ERR_USAGE, "pp_stage_forward: micro-batch 6 does not exist (M = 6)");
+    grade("tests/broken/interleaved-rounds-of-p", "interleaved", 4, 8, 2, &r);
+    cr_expect_eq(r.score, r.max, "where P divides M it is the canonical order: %g/%g (%s)", r.score, r.max, r.error);
+}
+
 /* Llama 3's layout (first and last stage one block fewer, the embedding and the head costing one each) and other
  * uneven ones grade as the even ones do: the reference is the whole model, the theory the replay. */
 Test(grader, solutions_keep_full_marks_on_uneven_layouts) {
@@ -229,13 +256,14 @@ Test(grader, config_file_errors_name_the_line) {
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     FILE *f = fdopen(fd, "w");
-    fprintf(f, "# hidden tests\ngpipe P=4 M=8 seed=3\ninterleaved P=4 M=6 v=2\n");
+    fprintf(f, "# hidden tests\ngpipe P=4 M=8 seed=3\ninterleaved P=4 M=9 v=2\n");
     fclose(f);
     pp_test_config *cfgs = NULL;
     int n = 0;
     char err[512];
     cr_expect_eq(pp__suite_load(path, "all", &cfgs, &n, err, sizeof err), -1);
-    cr_expect(strstr(err, ":3: interleaved 1F1B needs the micro-batch count to be a multiple") != NULL, "%s", err);
+    cr_expect(strstr(err, ":3: interleaved 1F1B runs the micro-batches in max(1, M div P) equal rounds: 9 "
+                          "micro-batches make 2 rounds") != NULL, "%s", err);
     unlink(path);
     free(cfgs);
 }

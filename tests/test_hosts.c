@@ -23,7 +23,7 @@ static void need_hosts(void) {
     need_mpi();
     const char *hf = getenv("PPLAB_TEST_HOSTFILE");
     if (!hf || !*hf)
-        cr_skip_test("no hosts: make check-hosts (as root) makes network-namespace hosts and runs this suite on them");
+        test_skip("no hosts: make check-hosts (as root) makes network-namespace hosts and runs this suite on them");
     snprintf(g_run_args, sizeof g_run_args, "--hostfile '%s' --map-by node", hf);
     snprintf(g_grade_args, sizeof g_grade_args, "--hostfile '%s'", hf);
     g_mpirun_extra = g_run_args;

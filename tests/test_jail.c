@@ -101,12 +101,12 @@ Test(jail, the_namespaces_view_shows_the_toolchain_and_the_build_folder_alone) {
     char err[400];
     pp__sandbox_defaults(&sb);
     sb.uid = 65534, sb.gid = 65534;
-    if (pp__sandbox_view(&sb, PP_VIEW_NAMESPACES, err, sizeof err)) cr_skip_test("%s", err);
+    if (pp__sandbox_view(&sb, PP_VIEW_NAMESPACES, err, sizeof err)) test_skip("%s", err);
     view_holds(PP_VIEW_NAMESPACES);
 }
 
 Test(jail, the_landlock_view_shows_the_toolchain_and_the_build_folder_alone) {
-    if (pp__landlock_abi() <= 0) cr_skip_test("this kernel has no Landlock");
+    if (pp__landlock_abi() <= 0) test_skip("this kernel has no Landlock");
     view_holds(PP_VIEW_LANDLOCK);
 }
 
@@ -135,7 +135,7 @@ Test(jail, a_limit_the_caller_set_lower_is_kept) {
 }
 
 Test(jail, one_kill_of_the_uid_ends_a_chain_in_sessions_of_its_own) {
-    if (geteuid() != 0) cr_skip_test("not root: there is no uid of the test's own to reap");
+    if (geteuid() != 0) test_skip("not root: there is no uid of the test's own to reap");
     uid_t uid;
     char err[300];
     cr_assert_eq(pp__uid_take(&uid, err, sizeof err), 0, "%s", err);
@@ -171,7 +171,7 @@ Test(jail, one_kill_of_the_uid_ends_a_chain_in_sessions_of_its_own) {
 
 /* Namespaces forced off: the build's tools see the whole tree through Landlock, and the drivers as before. */
 Test(jail, hostile_submissions_stop_with_namespaces_forced_off) {
-    if (pp__landlock_abi() <= 0) cr_skip_test("this kernel has no Landlock");
+    if (pp__landlock_abi() <= 0) test_skip("this kernel has no Landlock");
     pp_sandbox sb;
     char err[4096];
     pp__sandbox_defaults(&sb);
@@ -216,7 +216,7 @@ static void honest_landlock(const char *impl, const pp_lab_info *l, void *ctx) {
 
 /* Namespaces forced off, as root: every solution and every valid variant, one configuration of each lab. */
 Test(jail, honest_work_keeps_full_marks_with_namespaces_forced_off) {
-    if (pp__landlock_abi() <= 0) cr_skip_test("this kernel has no Landlock");
+    if (pp__landlock_abi() <= 0) test_skip("this kernel has no Landlock");
     pp_sandbox sb;
     char err[600];
     pp__sandbox_defaults(&sb);

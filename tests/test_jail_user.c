@@ -17,14 +17,15 @@
 #include "uids.h"
 #include "view.h"
 #include "jail_cases.h"
+#include "testutil.h"
 
 TestSuite(jail_user, .timeout = 300);
 
 /* As a normal user: no uid switch, no empty root; the seccomp filters, Landlock and the view remain. The uid is
  * one of the sandbox's range with no account, which stands for any unprivileged user. */
 Test(jail_user, hostile_submissions_stop_as_a_normal_user_in_every_view) {
-    if (geteuid() != 0) cr_skip_test("already a normal user: the other suites cover this mode");
-    if (system("command -v setpriv >/dev/null 2>&1")) cr_skip_test("setpriv (util-linux) not found");
+    if (geteuid() != 0) test_skip("already a normal user: the other suites cover this mode");
+    if (system("command -v setpriv >/dev/null 2>&1")) test_skip("setpriv (util-linux) not found");
     uid_t user;
     char err[300], dir[PATH_MAX], cmd[4 * PATH_MAX], out[1 << 16];
     cr_assert_eq(pp__uid_take(&user, err, sizeof err), 0, "%s", err);
@@ -65,7 +66,7 @@ Test(jail_user, hostile_submissions_stop_as_a_normal_user_in_every_view) {
 /* The arbitrary objects as a normal user: the filters hold without a uid switch. A child of this test becomes
  * the user and grades each object; its verdicts come back on a pipe. */
 Test(jail_user, arbitrary_objects_meet_the_filters_as_a_normal_user) {
-    if (geteuid() != 0) cr_skip_test("already a normal user: test_hostile covers this mode");
+    if (geteuid() != 0) test_skip("already a normal user: test_hostile covers this mode");
     static const struct {
         const char *object, *named;
     } objects[] = {{"open-file", "the schedule called open()"}, {"fork-process", "the schedule called fork()"},
@@ -140,8 +141,8 @@ static void honest_as_user(const char *impl, const pp_lab_info *l, void *ctx) {
 
 /* As a normal user, in each view this machine has: the same. */
 Test(jail_user, honest_work_keeps_full_marks_as_a_normal_user_in_every_view) {
-    if (geteuid() != 0) cr_skip_test("already a normal user: the other suites cover this mode");
-    if (system("command -v setpriv >/dev/null 2>&1")) cr_skip_test("setpriv (util-linux) not found");
+    if (geteuid() != 0) test_skip("already a normal user: the other suites cover this mode");
+    if (system("command -v setpriv >/dev/null 2>&1")) test_skip("setpriv (util-linux) not found");
     user_run u;
     char err[300], dir[PATH_MAX];
     cr_assert_eq(pp__uid_take(&u.user, err, sizeof err), 0, "%s", err);

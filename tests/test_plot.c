@@ -10,11 +10,12 @@
 #include <unistd.h>
 
 #include "plot.h"
+#include "testutil.h"
 
 static char dir[] = "/tmp/pplab-test-plot-XXXXXX";
 
 static void setup(void) {
-    if (!pp__plot_available()) cr_skip_test("gnuplot is not on PATH (apt-get install gnuplot)");
+    if (!pp__plot_available()) test_skip("gnuplot is not on PATH (apt-get install gnuplot)");
     cr_assert(mkdtemp(dir), "cannot make a temporary folder");
 }
 

@@ -75,7 +75,7 @@ Test(sandbox, no_seccomp_means_no_grading_unless_told) {
 }
 
 Test(sandbox, no_uid_switch_means_no_grading_as_root) {
-    if (geteuid() != 0) cr_skip_test("not root: grading does not switch uid");
+    if (geteuid() != 0) test_skip("not root: grading does not switch uid");
     const int deny[] = {SCMP_SYS(setresuid), SCMP_SYS(setgroups), SCMP_SYS(setresgid)};
     int rc = pplab_refused("grade --impl solutions --lab naive --quiet", deny, 3);
     cr_expect_eq(rc, 2, "grading must stop where the uid switch is refused, got %d:\n%s", rc, out);

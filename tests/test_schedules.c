@@ -326,11 +326,45 @@ Test(schedules, v_orders_equal_pytorchs) {
     cr_expect(seen[0] && seen[1] && lines > 50, "the fixture holds %d orders", lines);
 }
 
-/* The looped rows too: tests/fixtures/torch-looped-orders.txt holds ScheduleLoopedBFS's orders at every M,
- * ScheduleInterleaved1F1B's where M is a multiple of P and ScheduleInterleavedZeroBubble's at every M it takes, for
- * P up to 8 and v up to 4 (tests/fixtures/dump-torch-looped-orders.py). */
+/* The looped rows too: tests/fixtures/torch-looped-orders.txt holds ScheduleLoopedBFS's orders and
+ * ScheduleInterleaved1F1B's and ScheduleInterleavedZeroBubble's at every M they take from 1 to 4P (below P, between
+ * P and 2P, multiples of P, and rounds of P + 1), for P up to 8 and v up to 4
+ * (tests/fixtures/dump-torch-looped-orders.py). */
 Test(schedules, looped_orders_equal_pytorchs) {
     static const char *const names[] = {"loopedbfs", "interleaved", "zbinterleaved", NULL};
     int seen[3] = {0, 0, 0}, lines = compare_fixture("tests/fixtures/torch-looped-orders.txt", names, seen);
     cr_expect(seen[0] && seen[1] && seen[2] && lines > 900, "the fixture holds %d orders", lines);
+}
+
+/* Interleaved takes the micro-batch counts torch 2.15's ScheduleInterleaved1F1B takes and refuses the others, in
+ * one line: torch runs M micro-batches in max(1, M div P) rounds and raises where they do not divide M. Its own
+ * docstring's examples (P = 4: M = 10 in two rounds of 5, M = 3 in one) run; at P = 4 it refuses exactly 9, 11, 13
+ * and 14 of 1..16, at P = 3 exactly 7, 10 and 11 of 1..12, at P = 8 exactly 17, 19, 21, 23, 25, 26, 28, 29, 31 of
+ * 1..32 (worked out from that rule by hand). */
+Test(schedules, interleaved_takes_the_counts_torch_takes) {
+    static const struct { int P; int refused[10]; } cases[] = {
+        {4, {9, 11, 13, 14}}, {3, {7, 10, 11}}, {8, {17, 19, 21, 23, 25, 26, 28, 29, 31}}, {1, {0}}, {2, {5, 7}}};
+    const pp_schedule_def *d = pp__schedule_def("interleaved");
+    cr_assert(d);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        int P = cases[i].P;
+        for (int M = 1; M <= 4 * P; M++) {
+            int refused = 0;
+            for (int k = 0; k < 10 && cases[i].refused[k]; k++) refused |= cases[i].refused[k] == M;
+            for (int v = 1; v <= 4; v++) {
+                pp_run_config c;
+                pp__config_defaults(&c);
+                c.schedule = "interleaved", c.P = P, c.M = M, c.v = v;
+                char err[256] = "";
+                int rc = pp__config_check(&c, err, sizeof err);
+                cr_expect_eq(rc != 0, refused, "interleaved P=%d M=%d v=%d: torch %s it, the kit %s it (%s)", P, M, v,
+                             refused ? "refuses" : "takes", rc ? "refuses" : "takes", err);
+                if (rc)
+                    cr_expect(strstr(err, "rounds") && !strchr(err, '\n'), "interleaved P=%d M=%d: the refusal "
+                              "names no rounds, or takes more than a line: %s", P, M, err);
+            }
+        }
+    }
+    cr_expect_eq(allowed(d, 4, 10, 2), 0, "torch's example P = 4, M = 10");
+    cr_expect_eq(allowed(d, 4, 3, 2), 0, "torch's example P = 4, M = 3");
 }

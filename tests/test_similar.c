@@ -117,7 +117,7 @@ TestSuite(similar, .init = setup, .fini = teardown, .timeout = 60);
 
 static void need_sim(void) {
     if (system("command -v sim_c >/dev/null 2>&1") != 0)
-        cr_skip_test("sim_c is not installed (apt-get install similarity-tester, or make deps)");
+        test_skip("sim_c is not installed (apt-get install similarity-tester, or make deps)");
 }
 
 /* Writes work/dst from src (relative to the project root) through the shell pipeline via (NULL: a plain copy). */

@@ -12,7 +12,7 @@ const char *grade_configs = "1f1b P=4 M=8 steps=2 seed=35\n"
 static void need_slurm(void) {
     need_mpi();
     if (!getenv("SLURM_CONF") || system("sinfo -h >/dev/null 2>&1") != 0)
-        cr_skip_test("no Slurm: make check-slurm (as root) starts a one-node cluster and runs this suite on it");
+        test_skip("no Slurm: make check-slurm (as root) starts a one-node cluster and runs this suite on it");
 }
 
 Test(slurm, srun_starts_the_ranks_as_mpirun_does, .timeout = 180) {

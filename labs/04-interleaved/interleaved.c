@@ -1,10 +1,11 @@
 /* Lab 04: interleaved 1F1B (Megatron-LM). Each rank owns v chunks; chunk c of rank r is virtual stage
  * c*P + r, so a micro-batch visits rank 0, 1, ..., P-1, then rank 0 again for chunk 1, and so on around the ring.
- * The order is 1F1B's shape over chunk ops, depth-first: a group of micro-batches goes through one chunk before
- * the next. Which (micro-batch, chunk) a rank's k-th chunk-forward runs and how long its warm-up is are for you to
- * read off docs/04-interleaved.md's timeline, which also asks what the chunks buy against the messages they add.
- * pplab runs it only with M a multiple of P (it refuses other counts itself, before your code runs). Grade with
- * `make grade LAB=interleaved`. */
+ * The order is 1F1B's shape over chunk ops, depth-first: a round of micro-batches goes through one chunk before
+ * the next. Which (micro-batch, chunk) a rank's k-th chunk-forward runs, how many micro-batches a round holds and
+ * how long the warm-up is are for you to read off docs/04-interleaved.md's timelines, which also ask what the
+ * chunks buy against the messages they add. pplab runs it at every M PyTorch's ScheduleInterleaved1F1B takes: the
+ * M micro-batches make max(1, M div P) rounds of equal size (it refuses a count they do not divide, before your
+ * code runs). Grade with `make grade LAB=interleaved`. */
 #include <stdlib.h>
 
 #include "pp.h"

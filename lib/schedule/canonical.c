@@ -36,26 +36,33 @@ static int onef1b_order(int P, int M, int v, int r, pp_sched_op *ops) {
 
 static int onef1b_peak(int P, int M, int v, int r) { return min_int(P - r, M); }
 
-/* Megatron-LM's interleaved order: micro-batches go through a rank's chunks in groups, and backwards visit the
- * chunks in reverse. Which chunk and micro-batch the k-th op runs is lab 04's question. */
-static pp_sched_op interleaved_op(int P, int v, int k, int backward) {
-    int chunk = (k % (P * v)) / P;
-    return op_of(backward ? 'B' : 'F', (k / (P * v)) * P + k % P, backward ? v - 1 - chunk : chunk);
+/* Megatron-LM's interleaved order as PyTorch's ScheduleInterleaved1F1B builds it (torch 2.15;
+ * tests/fixtures/torch-looped-orders.txt): micro-batches go through a rank's chunks in rounds of R = M / max(1,
+ * M div P) (P itself where P divides M), and backwards visit the chunks in reverse. Which chunk and micro-batch the
+ * k-th op runs is lab 04's question. */
+static pp_sched_op interleaved_op(int R, int v, int k, int backward) {
+    int chunk = (k % (R * v)) / R;
+    return op_of(backward ? 'B' : 'F', (k / (R * v)) * R + k % R, backward ? v - 1 - chunk : chunk);
 }
 
-/* The depth-first order: a warm-up of chunk-forwards (lab 04 asks how many), then one of each in turn. */
+/* The warm-up of the depth-first order, in chunk-forwards (lab 04 asks how many). */
+static int interleaved_warmup(int P, int M, int v, int r) {
+    return min_int(2 * (P - r - 1) + (v - 1) * (M / pp__schedule_rounds(P, M)), v * M);
+}
+
+/* The depth-first order: the warm-up's chunk-forwards, then one of each in turn, then the rest of the backwards. */
 static int interleaved_order(int P, int M, int v, int r, pp_sched_op *ops) {
-    int n = 0, total = v * M, w = min_int(2 * (P - r - 1) + (v - 1) * P, total);
-    for (int k = 0; k < w; k++) ops[n++] = interleaved_op(P, v, k, 0);
+    int n = 0, total = v * M, w = interleaved_warmup(P, M, v, r), R = M / pp__schedule_rounds(P, M);
+    for (int k = 0; k < w; k++) ops[n++] = interleaved_op(R, v, k, 0);
     for (int i = 0; i < total - w; i++) {
-        ops[n++] = interleaved_op(P, v, w + i, 0);
-        ops[n++] = interleaved_op(P, v, i, 1);
+        ops[n++] = interleaved_op(R, v, w + i, 0);
+        ops[n++] = interleaved_op(R, v, i, 1);
     }
-    for (int i = total - w; i < total; i++) ops[n++] = interleaved_op(P, v, i, 1);
+    for (int i = total - w; i < total; i++) ops[n++] = interleaved_op(R, v, i, 1);
     return n;
 }
 
-static int interleaved_peak(int P, int M, int v, int r) { return min_int(2 * (P - r - 1) + (v - 1) * P + 1, v * M); }
+static int interleaved_peak(int P, int M, int v, int r) { return min_int(interleaved_warmup(P, M, v, r) + 1, v * M); }
 
 /* The classic schedules' theoretical bubble (the warm-up's bubble part asks for it). */
 static double classic_bubble(int P, int M, int v) { return (double)(P - 1) / (v * M + P - 1); }
@@ -78,6 +85,10 @@ static int loopedbfs_peak(int P, int M, int v, int r) { return v * M; }
 /* Depth-first's bubble once a chunk's micro-batches outlast a round of the ring (M >= P); with fewer, rank 0
  * waits between its chunks, and the replay says how long. */
 static double loopedbfs_bubble(int P, int M, int v) { return M >= P ? classic_bubble(P, M, v) : -1; }
+
+/* Depth-first's too: its rounds hold P micro-batches or more once M >= P, whether or not P divides M; with fewer,
+ * the replay says how long the ranks wait. */
+static double interleaved_bubble(int P, int M, int v) { return M >= P ? classic_bubble(P, M, v) : -1; }
 
 /* Zero bubble (Qi et al., "Zero Bubble Pipeline Parallelism", ICLR 2024): 1F1B with each backward split into its
  * input half B, which the previous stage waits for, and its weight half W, which nobody waits for. A warm-up of
@@ -266,7 +277,7 @@ static const pp_canonical canonical[] = {
     {"naive", gpipe_order, gpipe_peak, NULL},
     {"gpipe", gpipe_order, gpipe_peak, classic_bubble},
     {"1f1b", onef1b_order, onef1b_peak, classic_bubble},
-    {"interleaved", interleaved_order, interleaved_peak, classic_bubble},
+    {"interleaved", interleaved_order, interleaved_peak, interleaved_bubble},
     {"loopedbfs", loopedbfs_order, loopedbfs_peak, loopedbfs_bubble},
     {"zbh1", zbh1_order, zbh1_peak, zb_bubble},
     {"zbh2", zbh2_order, zbh2_peak, zb_bubble},

@@ -14,7 +14,7 @@ const pp_schedule_def pp__schedules[] = {
      .peak_hint = "run only the warm-up forwards it takes for the first gradient to come back, and free each stash "
                   "right after its backward"},
     {.name = "interleaved", .title = "interleaved 1F1B", .folder = "04-interleaved", .file = "interleaved",
-     .symbol = "pp_interleaved_step", .chunked = 1, .microbatches_per_rank = 1,
+     .symbol = "pp_interleaved_step", .chunked = 1, .microbatches_rounds = 1,
      .peak_hint = "run only the warm-up chunk-forwards the depth-first order needs before its first chunk-backward, "
                   "and free each stash right after its backward"},
     {.name = "loopedbfs", .title = "looped BFS", .folder = "04-interleaved", .file = "loopedbfs",

@@ -34,7 +34,7 @@ typedef struct pp_schedule_def {
     int microbatches_per_rank; /* 1: M must be a multiple of P */
     int microbatches_2v;       /* 1: M must be at least the 2P virtual stages (DualPipeV) */
     int microbatches_rounds;   /* 1: M must be a multiple of its rounds, max(1, M div P), each of M / rounds
-                                  micro-batches (PyTorch's interleaved zero bubble) */
+                                  micro-batches (PyTorch's interleaved 1F1B and zero bubble) */
     int free_phases;           /* 1: the order inside the forward phase and inside the backward phase is free,
                                   and a weight half may wait (only the phases are graded: GPipe) */
     int weight_halves;         /* 1: the order says where each backward is split into 'B' and 'W' and where each

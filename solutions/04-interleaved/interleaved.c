@@ -1,10 +1,11 @@
 /* Lab 04: interleaved 1F1B (Megatron-LM). Each rank owns v chunks; chunk c of rank r is virtual stage
  * c*P + r, so a micro-batch visits rank 0, 1, ..., P-1, then rank 0 again for chunk 1, and so on around the ring.
- * The order is 1F1B's shape over chunk ops, depth-first: a group of micro-batches goes through one chunk before
- * the next. Which (micro-batch, chunk) a rank's k-th chunk-forward runs and how long its warm-up is are for you to
- * read off docs/04-interleaved.md's timeline, which also asks what the chunks buy against the messages they add.
- * pplab runs it only with M a multiple of P (it refuses other counts itself, before your code runs). Grade with
- * `make grade LAB=interleaved`. */
+ * The order is 1F1B's shape over chunk ops, depth-first: a round of micro-batches goes through one chunk before
+ * the next. Which (micro-batch, chunk) a rank's k-th chunk-forward runs, how many micro-batches a round holds and
+ * how long the warm-up is are for you to read off docs/04-interleaved.md's timelines, which also ask what the
+ * chunks buy against the messages they add. pplab runs it at every M PyTorch's ScheduleInterleaved1F1B takes: the
+ * M micro-batches make max(1, M div P) rounds of equal size (it refuses a count they do not divide, before your
+ * code runs). Grade with `make grade LAB=interleaved`. */
 #include <stdlib.h>
 
 #include "pp.h"
@@ -14,9 +15,10 @@ typedef struct job {
     int chunk, mb;
 } job;
 
-static job nth(int P, int v, int k, int backward) {
-    int chunk = (k % (P * v)) / P;
-    job j = {backward ? v - 1 - chunk : chunk, (k / (P * v)) * P + k % P};
+/* The k-th chunk-forward (or chunk-backward) in rounds of R micro-batches. */
+static job nth(int R, int v, int k, int backward) {
+    int chunk = (k % (R * v)) / R;
+    job j = {backward ? v - 1 - chunk : chunk, (k / (R * v)) * R + k % R};
     return j;
 }
 
@@ -49,7 +51,8 @@ static void backward(pp_rank *r, pp_stash **stash, sends *s, job j) {
 void pp_interleaved_step(pp_rank *r) {
     int P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), me = pp_rank_id(r);
     //>> solution
-    int total = v * M, warmup = 2 * (P - me - 1) + (v - 1) * P;
+    int rounds = M / P > 1 ? M / P : 1, R = M / rounds;
+    int total = v * M, warmup = 2 * (P - me - 1) + (v - 1) * R;
     if (warmup > total) warmup = total;
     pp_stash **stash = calloc((size_t)total, sizeof *stash);
     sends s = {calloc((size_t)(2 * total), sizeof(pp_request *)), 0};
@@ -58,12 +61,12 @@ void pp_interleaved_step(pp_rank *r) {
     /* TODO 1: the warm-up chunk-forwards, the steady state (one chunk-forward, one chunk-backward), the
      * cool-down. Where on the ring do a chunk's input and output live (pp_virtual_stage helps)? */
     //>> solution
-    for (int k = 0; k < warmup; k++) forward(r, stash, &s, nth(P, v, k, 0));
+    for (int k = 0; k < warmup; k++) forward(r, stash, &s, nth(R, v, k, 0));
     for (int i = 0; i < total - warmup; i++) {
-        forward(r, stash, &s, nth(P, v, warmup + i, 0));
-        backward(r, stash, &s, nth(P, v, i, 1));
+        forward(r, stash, &s, nth(R, v, warmup + i, 0));
+        backward(r, stash, &s, nth(R, v, i, 1));
     }
-    for (int i = total - warmup; i < total; i++) backward(r, stash, &s, nth(P, v, i, 1));
+    for (int i = total - warmup; i < total; i++) backward(r, stash, &s, nth(R, v, i, 1));
     //<< solution
 
     /* TODO 2: wait for outstanding sends, then one optimizer step. */

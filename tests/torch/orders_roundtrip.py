@@ -2,9 +2,12 @@
 # own _PipelineScheduleRuntime._load_csv (which validates the order and lowers it to one with communication), and
 # checked: torch's pipeline_order is the file's order, torch's _dump_csv writes the same bytes back, and where torch
 # has a class for the schedule, its own pipeline_order (compute actions) is the kit's, and that order, written as
-# torch writes it, runs under `pplab run --order` at full marks with the canonical bubble.
+# torch writes it, runs under `pplab run --order` at full marks with the canonical bubble. A schedule the CSV
+# cannot say (REFUSED below: full DualPipe holds every stage twice) is checked the other way: `--export-order` and
+# `--order` refuse it in one line, with exit status 2, naming why, at every configuration the kit runs.
 #   python3 tests/torch/orders_roundtrip.py BUILD        (tests/test_torch.c runs it where torch is installed)
-# Prints one line per schedule and a closing "N passed, N failed" line; exits 1 on any failure.
+# Every configuration the kit runs at P = 2..4, v = 1..3 and M = 1..4P is checked. Prints one line per schedule
+# and a closing "N passed, N failed" line; exits 1 on any failure.
 import csv, os, re, subprocess, sys, tempfile, types, warnings
 
 warnings.filterwarnings("ignore")
@@ -19,6 +22,9 @@ CLASSES = {"interleaved": S.ScheduleInterleaved1F1B, "loopedbfs": S.ScheduleLoop
            "zbinterleaved": S.ScheduleInterleavedZeroBubble, "zbv": S.ScheduleZBVZeroBubble,
            "dualpipev": S.ScheduleDualPipeV}
 
+# the schedules whose orders PyTorch's CSV cannot say, as README.md documents, and what each refusal must name
+REFUSED = {"dualpipe": "holds every stage twice"}
+
 
 def kit_schedules():
     """The schedule table's names, as pplab lists them when refusing an unknown one."""
@@ -30,19 +36,59 @@ def kit_schedules():
     return [n.strip() for n in names if n.strip()]
 
 
+def canonical_args(name, P, M, v):
+    return [pplab, "run", "--canonical", "--schedule", name, "--stages", str(P), "--microbatches", str(M),
+            "--chunks", str(v)]
+
+
+def runs(name, P, M, v):
+    """Whether the kit runs the configuration at all (its rules refuse it with exit status 2)."""
+    r = subprocess.run(canonical_args(name, P, M, v), capture_output=True, text=True)
+    if r.returncode not in (0, 2):
+        raise RuntimeError(f"{' '.join(canonical_args(name, P, M, v))} failed: {r.stderr.strip()}")
+    return r.returncode == 0
+
+
 def export(name, P, M, v):
-    """The kit's canonical order as a CSV file's bytes, or None where the kit refuses the configuration."""
+    """The kit's canonical order as a CSV file's bytes; None where the kit refuses the configuration; the refusal's
+    (exit status, stderr) where it runs the configuration but refuses to export it."""
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "order.csv")
-        args = [pplab, "run", "--canonical", "--schedule", name, "--stages", str(P), "--microbatches", str(M),
-                "--chunks", str(v), "--export-order", path]
+        args = canonical_args(name, P, M, v) + ["--export-order", path]
         r = subprocess.run(args, capture_output=True, text=True)
-        if r.returncode == 2:
-            return None
-        if r.returncode != 0 or not os.path.exists(path):
-            raise RuntimeError(f"{' '.join(args)} failed: {r.stderr.strip()}")
+        if r.returncode != 0:
+            return (r.returncode, r.stderr) if runs(name, P, M, v) else None
+        if not os.path.exists(path):
+            raise RuntimeError(f"{' '.join(args)} wrote no file: {r.stderr.strip()}")
         with open(path, "rb") as f:
             return f.read()
+
+
+def one_line_refusal(what, rc, err, why):
+    """'' where a refusal is pplab's one documented line: exit status 2, a single line naming the flag and why."""
+    lines = err.strip().splitlines()
+    if rc != 2 or len(lines) != 1 or not lines[0].startswith(f"pplab run: {what} ") or why not in lines[0]:
+        return f"{what} should be refused in one line with exit status 2 naming why ({why!r}); got exit {rc}: {err!r}"
+    return ""
+
+
+def refused_both_ways(name, P, M, v, refusal):
+    """A schedule the CSV cannot say: its export was refused as documented, and so is an order given to run as it
+    (any valid file: here a 1F1B order of the same P and M)."""
+    if not isinstance(refusal, tuple):
+        return f"--export-order wrote a file for {name}, whose orders README.md says the CSV cannot say"
+    why = one_line_refusal("--export-order", *refusal, REFUSED[name])
+    if why:
+        return why
+    one = export("1f1b", P, M, 1)
+    if not isinstance(one, bytes):
+        return f"no 1F1B order at P={P} M={M} to give --order: {one!r}"
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "order.csv")
+        with open(path, "wb") as f:
+            f.write(one)
+        r = subprocess.run([pplab, "run", "--order", path, "--schedule", name], capture_output=True, text=True)
+    return one_line_refusal("--order", r.returncode, r.stderr, REFUSED[name])
 
 
 def runtime(P, M, stages):
@@ -109,6 +155,10 @@ def check(name, P, M, v):
     data = export(name, P, M, v)
     if data is None:
         return None
+    if name in REFUSED:
+        return refused_both_ways(name, P, M, v, data)
+    if isinstance(data, tuple):
+        return f"--export-order refused a configuration the kit runs (exit {data[0]}): {data[1].strip()}"
     rows = list(csv.reader(data.decode().splitlines()))
     with tempfile.TemporaryDirectory() as d:
         path, back = os.path.join(d, "order.csv"), os.path.join(d, "back.csv")
@@ -140,9 +190,7 @@ for name in kit_schedules():
     tried = 0
     for P in (2, 3, 4):
         for v in (1, 2, 3):
-            for M in (1, P - 1, P, P + 1, 2 * P, 3 * P):
-                if M < 1:
-                    continue
+            for M in range(1, 4 * P + 1):
                 why = check(name, P, M, v)
                 if why is None:
                     continue
@@ -153,7 +201,11 @@ for name in kit_schedules():
                 else:
                     passed += 1
     own = f" with torch's {CLASSES[name].__name__}" if name in CLASSES else ""
-    print(f"{name}: {tried} orders exported, loaded by torch and compared{own}")
+    if name in REFUSED:
+        print(f"{name}: {tried} configurations whose --export-order and --order pplab refuses in one line, "
+              f"as README.md says ({REFUSED[name]})")
+    else:
+        print(f"{name}: {tried} orders exported, loaded by torch and compared{own}")
     if tried == 0:
         failed += 1
         print(f"FAIL {name}: no configuration exported")

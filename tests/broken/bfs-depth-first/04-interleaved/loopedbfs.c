@@ -7,8 +7,7 @@
  * The order is 1F1B's shape over chunk ops, depth-first: a group of micro-batches goes through one chunk before
  * the next. Which (micro-batch, chunk) a rank's k-th chunk-forward runs and how long its warm-up is are for you to
  * read off docs/04-interleaved.md's timeline, which also asks what the chunks buy against the messages they add.
- * pplab runs it only with M a multiple of P (it refuses other counts itself, before your code runs). Grade with
- * `make grade LAB=interleaved`. */
+ * Grade with `make grade LAB=interleaved`. */
 #include <stdlib.h>
 
 #include "pp.h"

@@ -6,8 +6,7 @@
  * chunk-backward, then the remaining chunk-backwards. The k-th chunk-forward of a rank runs chunk
  * (k mod Pv) div P on micro-batch (k div Pv)*P + k mod P; the k-th chunk-backward the same micro-batch with the
  * chunks in reverse (v-1 minus that). The bubble shrinks to (P-1)/(vM+P-1), paid for with v times the messages.
- * pplab runs it only with M a multiple of P (it refuses other counts itself, before your code runs). Read
- * docs/04-interleaved.md; grade with `make grade LAB=interleaved`. */
+ * Read docs/04-interleaved.md; grade with `make grade LAB=interleaved`. */
 #include <stdlib.h>
 
 #include "pp.h"

@@ -9,7 +9,7 @@ typedef struct {
     pp_rank *r;
     pp_stash **stash;
     pp_request **q;
-    int n, P, M, v, me;
+    int n, P, M, v, me, R; /* R: the micro-batches of a round, M / max(1, M div P) */
 } state;
 
 static pp_tensor *recv_now(pp_rank *r, int src, int tag) {
@@ -19,7 +19,7 @@ static pp_tensor *recv_now(pp_rank *r, int src, int tag) {
 }
 
 static void forward(state *s, int k) {
-    int chunk = (k % (s->P * s->v)) / s->P, mb = (k / (s->P * s->v)) * s->P + k % s->P;
+    int chunk = (k % (s->R * s->v)) / s->R, mb = (k / (s->R * s->v)) * s->R + k % s->R;
     int vs = pp_virtual_stage(s->r, chunk), S = pp_virtual_stages(s->r);
     pp_tensor *x = vs == 0 ? NULL : recv_now(s->r, (s->me + s->P - 1) % s->P, pp_tag(PP_FWD, mb, vs));
     pp_tensor *y = pp_stage_forward(s->r, chunk, mb, x, &s->stash[chunk * s->M + mb]);
@@ -27,7 +27,7 @@ static void forward(state *s, int k) {
 }
 
 static void backward(state *s, int k) {
-    int chunk = s->v - 1 - (k % (s->P * s->v)) / s->P, mb = (k / (s->P * s->v)) * s->P + k % s->P;
+    int chunk = s->v - 1 - (k % (s->R * s->v)) / s->R, mb = (k / (s->R * s->v)) * s->R + k % s->R;
     int vs = pp_virtual_stage(s->r, chunk), S = pp_virtual_stages(s->r);
     pp_tensor *dy = vs == S - 1 ? pp_loss_grad(s->r, 1.0f / (float)s->M)
                                 : recv_now(s->r, (s->me + 1) % s->P, pp_tag(PP_BWD, mb, vs));
@@ -38,7 +38,8 @@ static void backward(state *s, int k) {
 
 void pp_interleaved_step(pp_rank *r) {
     state s = {r, NULL, NULL, 0, pp_rank_stages(r), pp_rank_microbatches(r), pp_rank_chunks(r), pp_rank_id(r)};
-    int total = s.v * s.M, warmup = 2 * (s.P - s.me - 1) + (s.v - 1) * s.P;
+    s.R = s.M / (s.M / s.P > 1 ? s.M / s.P : 1);
+    int total = s.v * s.M, warmup = 2 * (s.P - s.me - 1) + (s.v - 1) * s.R;
     if (warmup > total) warmup = total;
     s.stash = calloc((size_t)total, sizeof *s.stash);
     s.q = calloc((size_t)(2 * total), sizeof *s.q);

@@ -2,13 +2,12 @@
  * pp_stage_backward_input then pp_stage_backward_weight at once, which pp.h says is the same thing. It keeps
  * full marks: tests/test_grader.c asserts it. */
 /* Lab 04: interleaved 1F1B (Megatron-LM). Each rank owns v chunks; chunk c of rank r is virtual stage
- * c*P + r, so a micro-batch visits rank 0, 1, ..., P-1, then rank 0 again for chunk 1, and so on. Rank r runs
- * warmup = min(2(P-r-1) + (v-1)P, vM) chunk-forwards, then alternates one chunk-forward and one
- * chunk-backward, then the remaining chunk-backwards. The k-th chunk-forward of a rank runs chunk
- * (k mod Pv) div P on micro-batch (k div Pv)*P + k mod P; the k-th chunk-backward the same micro-batch with the
- * chunks in reverse (v-1 minus that). The bubble shrinks to (P-1)/(vM+P-1), paid for with v times the messages.
- * pplab runs it only with M a multiple of P (it refuses other counts itself, before your code runs). Read
- * docs/04-interleaved.md; grade with `make grade LAB=interleaved`. */
+ * c*P + r, so a micro-batch visits rank 0, 1, ..., P-1, then rank 0 again for chunk 1, and so on. The M
+ * micro-batches make max(1, M div P) rounds of R = M / rounds. Rank r runs warmup = min(2(P-r-1) + (v-1)R, vM)
+ * chunk-forwards, then alternates one chunk-forward and one chunk-backward, then the remaining chunk-backwards.
+ * The k-th chunk-forward of a rank runs chunk (k mod Rv) div R on micro-batch (k div Rv)*R + k mod R; the k-th
+ * chunk-backward the same micro-batch with the chunks in reverse (v-1 minus that). Read docs/04-interleaved.md;
+ * grade with `make grade LAB=interleaved`. */
 #include <stdlib.h>
 
 #include "pp.h"
@@ -17,9 +16,9 @@ typedef struct job {
     int chunk, mb;
 } job;
 
-static job nth(int P, int v, int k, int backward) {
-    int chunk = (k % (P * v)) / P;
-    job j = {backward ? v - 1 - chunk : chunk, (k / (P * v)) * P + k % P};
+static job nth(int R, int v, int k, int backward) {
+    int chunk = (k % (R * v)) / R;
+    job j = {backward ? v - 1 - chunk : chunk, (k / (R * v)) * R + k % R};
     return j;
 }
 
@@ -51,19 +50,20 @@ static void backward(pp_rank *r, pp_stash **stash, sends *s, job j) {
 
 void pp_interleaved_step(pp_rank *r) {
     int P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), me = pp_rank_id(r);
-    int total = v * M, warmup = 2 * (P - me - 1) + (v - 1) * P;
+    int rounds = M / P > 1 ? M / P : 1, R = M / rounds;
+    int total = v * M, warmup = 2 * (P - me - 1) + (v - 1) * R;
     if (warmup > total) warmup = total;
     pp_stash **stash = calloc((size_t)total, sizeof *stash);
     sends s = {calloc((size_t)(2 * total), sizeof(pp_request *)), 0};
 
     /* TODO 1: warmup chunk-forwards, steady (one chunk-forward then one chunk-backward), cooldown
      * chunk-backwards. Neighbours: the previous virtual stage lives on rank (me-1+P)%P, the next on (me+1)%P. */
-    for (int k = 0; k < warmup; k++) forward(r, stash, &s, nth(P, v, k, 0));
+    for (int k = 0; k < warmup; k++) forward(r, stash, &s, nth(R, v, k, 0));
     for (int i = 0; i < total - warmup; i++) {
-        forward(r, stash, &s, nth(P, v, warmup + i, 0));
-        backward(r, stash, &s, nth(P, v, i, 1));
+        forward(r, stash, &s, nth(R, v, warmup + i, 0));
+        backward(r, stash, &s, nth(R, v, i, 1));
     }
-    for (int i = total - warmup; i < total; i++) backward(r, stash, &s, nth(P, v, i, 1));
+    for (int i = total - warmup; i < total; i++) backward(r, stash, &s, nth(R, v, i, 1));
 
     /* TODO 2: wait for outstanding sends, then one optimizer step. */
     pp_waitall(r, s.q, s.n);
