@@ -1,4 +1,4 @@
-/* Broken: lab 08 part 2 on the mixed placement of tests/valid/tpgrid-mixed-nodes (replica 0's tensor-parallel
+/* Broken: lab 08 part 2 on the mixed placement of tests/broken/tpgrid-mixed-nodes (replica 0's tensor-parallel
  * groups across nodes, replica 1's in one), with a 1F1B that has no warm-up: each rank waits for a micro-batch's
  * backward before its next forward, so the pipeline runs one micro-batch at a time and idles where the canonical
  * order on the same placement is busy. */

@@ -1,7 +1,8 @@
-/* Valid: lab 08 part 2 with Megatron's mapping but global ranks 1 and 4 traded. On a 2 x 2 x 2 grid in nodes of 4,
- * replica 0's tensor-parallel groups then span both nodes and replica 1's stay in one: the replicas' ops cost
- * different times, the step is longer than the canonical placement's, and the 1F1B order is still the canonical
- * one on this placement, so only the step on the topology may be lost. */
+/* Loses the step on the topology, and nothing else: lab 08 part 2 with Megatron's mapping but global ranks 1 and 4
+ * traded. On a 2 x 2 x 2 grid in nodes of 4, replica 0's tensor-parallel groups then span both nodes and replica
+ * 1's stay in one: the replicas' ops cost different times, the step is longer than the canonical placement's, and
+ * the 1F1B order is still the canonical one on this placement, so the bubble, held to that order replayed on the
+ * same placement, is kept. */
 #include <stdlib.h>
 
 #include "pp.h"
