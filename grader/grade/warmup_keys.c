@@ -36,12 +36,13 @@ static int append(char *val, size_t len, size_t *used, const char *fmt, ...) {
     return 0;
 }
 
-/* A configuration of the warm-up's clock: every block's forward costs 1, no latency, no edge cost; naive runs one
- * micro-batch whatever M says. */
+/* A configuration of the warm-up's clock: every block's forward costs 1, no latency, no edge cost; a row of one
+ * micro-batch (naive) runs one whatever M says. */
 static void config_for(pp_run_config *c, const char *schedule, int P, int M, int v) {
+    const pp_schedule_def *d = pp__schedule_def(schedule);
     pp__config_defaults(c);
     c->schedule = schedule;
-    c->P = P, c->M = !strcmp(schedule, "naive") ? 1 : M, c->v = v;
+    c->P = P, c->M = d && d->one_microbatch ? 1 : M, c->v = v;
     c->comm_latency = 0, c->edge_cost = 0;
 }
 

@@ -1,5 +1,5 @@
 /* warmup_keys.h: the warm-up's answer keys. Each case of a part names its key as one line of text, its form
- * written where the part is graded (warmup.c: "bubble gpipe 4 6 1", "idle 1f1b 4 8 1 15", ...), and gets its
+ * written where the part is graded (warmup_parts.h: "bubble gpipe 4 6 1", "idle 1f1b 4 8 1 15", ...), and gets its
  * answer as text: numbers in %.17g, lists space-separated. The kit computes a key from the canonical schedules and
  * their replays, an exact partition search and the grid's counts (warmup_keys.c); a student handout has none of
  * that code and looks the key up among the ones the kit recorded for the public cases (warmup_recorded.c, over

@@ -1,5 +1,5 @@
 /* warmup_lab.c: the warm-up's kind: its supervisor asks a driver of the student's file the part's questions
- * (warmup.c records the calls and their answers), and the grader grades the recorded answers. No ranks, no
+ * (warmup.c records the calls and their answers through warmup_io.h), and the grader grades the recorded answers. No ranks, no
  * reference, no mpirun. */
 #include "labkind.h"
 
