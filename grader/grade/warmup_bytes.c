@@ -205,40 +205,34 @@ static const char *link_name(int k) {
     return k >= 0 && k <= 3 ? names[k] : "a value other than 0..3";
 }
 
-void pp__warmup_grade_grid(pp_warmup_io *io, pp_warmup_draw *draw,
-                           const pp_warmup_check *checks, int nchecks, pp_test_result *out) {
-    (void)nchecks; /* the checks are taken by their place in the table */
-    grid_case gpus[PP_WARMUP_COUNT(grid_gpus_cases)], pp[PP_WARMUP_COUNT(grid_pp_cases)], dp[PP_WARMUP_COUNT(grid_dp_cases)],
-        link[PP_WARMUP_COUNT(grid_link_cases)];
-    memcpy(gpus, grid_gpus_cases, sizeof gpus), memcpy(pp, grid_pp_cases, sizeof pp);
-    memcpy(dp, grid_dp_cases, sizeof dp), memcpy(link, grid_link_cases, sizeof link);
-    if (draw) {
-        grid_draw(draw, grid_gpus_cases, PP_WARMUP_COUNT(grid_gpus_cases), 2, gpus);
-        grid_draw(draw, grid_pp_cases, PP_WARMUP_COUNT(grid_pp_cases), 0, pp);
-        grid_draw(draw, grid_dp_cases, PP_WARMUP_COUNT(grid_dp_cases), 2, dp);
-        grid_draw(draw, grid_link_cases, PP_WARMUP_COUNT(grid_link_cases), GRID_LLAMA_LINKS, link);
-    }
-    /* the number of GPUs */
+/* The number of GPUs of a grid: checks[0]. */
+static void grade_grid_gpus(pp_warmup_io *io, const pp_warmup_draw *draw, const grid_case *cases, int ncases,
+                            const pp_warmup_check *checks, pp_test_result *out) {
     int bad = 0;
     char first_bad[300] = "";
-    for (int i = 0; i < PP_WARMUP_COUNT(gpus); i++) {
-        const grid_case *g = &gpus[i];
-        int want = PP_WARMUP_KEY_INT(io, "grid-gpus %d %d %d", g->T, g->P, g->D), got = pp__warmup_ask_grid_gpus(io, g->T, g->P, g->D);
+    for (int i = 0; i < ncases; i++) {
+        const grid_case *g = &cases[i];
+        int want = PP_WARMUP_KEY_INT(io, "grid-gpus %d %d %d", g->T, g->P, g->D);
+        int got = pp__warmup_ask_grid_gpus(io, g->T, g->P, g->D);
         if (got != want && !bad++) {
             if (draw) snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: got %d", g->T, g->P, g->D, got);
             else snprintf(first_bad, sizeof first_bad, "T=%d P=%d D=%d: expected %d GPUs, got %d", g->T, g->P, g->D,
                           want, got);
         }
     }
-    pp__warmup_verdict(out, &checks[0], bad, PP_WARMUP_COUNT(gpus), "cases", "", first_bad,
-                 "how many GPUs does one stage take, how many stages does one replica have, and how many replicas "
-                 "are there?", NULL);
-    /* the pipeline's bytes, one chunk per rank and interleaved */
+    pp__warmup_verdict(out, &checks[0], bad, ncases, "cases", "", first_bad,
+                       "how many GPUs does one stage take, how many stages does one replica have, and how many "
+                       "replicas are there?", NULL);
+}
+
+/* The pipeline's bytes, one chunk per rank and interleaved: checks[1] and [2]. */
+static void grade_grid_pipeline(pp_warmup_io *io, const pp_warmup_draw *draw, const grid_case *cases, int ncases,
+                                const pp_warmup_check *checks, pp_test_result *out) {
     for (int k = 0; k < 2; k++) {
-        int n = 0;
-        bad = 0, first_bad[0] = 0;
-        for (int i = 0; i < PP_WARMUP_COUNT(pp); i++) {
-            const grid_case *g = &pp[i];
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const grid_case *g = &cases[i];
             if ((g->v > 1) != k) continue;
             double want = PP_WARMUP_KEY_NUM(io, "grid-pp %d %d %d %d %d %d %d %d", g->P, g->D, g->M, g->v, g->b, g->s,
                                      g->h, g->elem);
@@ -262,10 +256,15 @@ void pp__warmup_grade_grid(pp_warmup_io *io, pp_warmup_draw *draw,
                                "How many boundaries has one replica's pipeline, and how many replicas send?",
                            NULL);
     }
-    /* the data-parallel bytes */
-    bad = 0, first_bad[0] = 0;
-    for (int i = 0; i < PP_WARMUP_COUNT(dp); i++) {
-        const grid_case *g = &dp[i];
+}
+
+/* The data-parallel bytes: checks[3]. */
+static void grade_grid_dp(pp_warmup_io *io, const pp_warmup_draw *draw, const grid_case *cases, int ncases,
+                          const pp_warmup_check *checks, pp_test_result *out) {
+    int bad = 0;
+    char first_bad[300] = "";
+    for (int i = 0; i < ncases; i++) {
+        const grid_case *g = &cases[i];
         double want = PP_WARMUP_KEY_NUM(io, "grid-dp %d %d %d %.17g %d", g->T, g->P, g->D, g->params, g->elem);
         double got = pp__warmup_ask_grid_dp(io, g->T, g->P, g->D, g->params, g->elem);
         if (!(fabs(got - want) <= 1e-9 * want) && !bad++) {
@@ -277,16 +276,20 @@ void pp__warmup_grade_grid(pp_warmup_io *io, pp_warmup_draw *draw,
                          "%.0f bytes, got %.0f", g->T, g->P, g->D, g->params, g->elem, want, got);
         }
     }
-    pp__warmup_verdict(out, &checks[3], bad, PP_WARMUP_COUNT(dp), "cases", "", first_bad,
-                 "how many bytes of gradients does one rank hold, and how many does it send in a ring all-reduce "
-                 "over D ranks (a reduce-scatter, then an all-gather)? How many ranks do that? And with one "
-                 "replica, what is there to reduce?", NULL);
-    /* which links */
+    pp__warmup_verdict(out, &checks[3], bad, ncases, "cases", "", first_bad,
+                       "how many bytes of gradients does one rank hold, and how many does it send in a ring all-reduce "
+                       "over D ranks (a reduce-scatter, then an all-gather)? How many ranks do that? And with one "
+                       "replica, what is there to reduce?", NULL);
+}
+
+/* Which links a traffic crosses, on Llama 3's placement and on others: checks[4] and [5]. */
+static void grade_grid_links(pp_warmup_io *io, const pp_warmup_draw *draw, const grid_case *cases, int ncases,
+                             const pp_warmup_check *checks, pp_test_result *out) {
     for (int k = 0; k < 2; k++) {
-        int n = 0;
-        bad = 0, first_bad[0] = 0;
-        for (int i = 0; i < PP_WARMUP_COUNT(link); i++) {
-            const grid_case *g = &link[i];
+        int n = 0, bad = 0;
+        char first_bad[300] = "";
+        for (int i = 0; i < ncases; i++) {
+            const grid_case *g = &cases[i];
             if ((i >= GRID_LLAMA_LINKS) != k) continue;
             int want = PP_WARMUP_KEY_INT(io, "grid-link %s %d %d %d %d", g->traffic, g->G, g->T, g->P, g->D);
             int got = pp__warmup_ask_grid_link(io, g->traffic, g->G, g->T, g->P, g->D);
@@ -305,4 +308,23 @@ void pp__warmup_grade_grid(pp_warmup_io *io, pp_warmup_draw *draw,
                            "consecutive ranks in a server: do two neighbours of the traffic's group sit in one server, in "
                            "two, or both?", NULL);
     }
+}
+
+void pp__warmup_grade_grid(pp_warmup_io *io, pp_warmup_draw *draw,
+                           const pp_warmup_check *checks, int nchecks, pp_test_result *out) {
+    (void)nchecks; /* the checks are taken by their place in the table */
+    grid_case gpus[PP_WARMUP_COUNT(grid_gpus_cases)], pp[PP_WARMUP_COUNT(grid_pp_cases)],
+        dp[PP_WARMUP_COUNT(grid_dp_cases)], link[PP_WARMUP_COUNT(grid_link_cases)];
+    memcpy(gpus, grid_gpus_cases, sizeof gpus), memcpy(pp, grid_pp_cases, sizeof pp);
+    memcpy(dp, grid_dp_cases, sizeof dp), memcpy(link, grid_link_cases, sizeof link);
+    if (draw) {
+        grid_draw(draw, grid_gpus_cases, PP_WARMUP_COUNT(grid_gpus_cases), 2, gpus);
+        grid_draw(draw, grid_pp_cases, PP_WARMUP_COUNT(grid_pp_cases), 0, pp);
+        grid_draw(draw, grid_dp_cases, PP_WARMUP_COUNT(grid_dp_cases), 2, dp);
+        grid_draw(draw, grid_link_cases, PP_WARMUP_COUNT(grid_link_cases), GRID_LLAMA_LINKS, link);
+    }
+    grade_grid_gpus(io, draw, gpus, PP_WARMUP_COUNT(gpus), checks, out);
+    grade_grid_pipeline(io, draw, pp, PP_WARMUP_COUNT(pp), checks, out);
+    grade_grid_dp(io, draw, dp, PP_WARMUP_COUNT(dp), checks, out);
+    grade_grid_links(io, draw, link, PP_WARMUP_COUNT(link), checks, out);
 }

@@ -103,6 +103,113 @@ static int partition_valid(int rc, const int *first, int guard_ok, int n, int P,
     return 1;
 }
 
+/* Asks the cut of each of the three cost models into first[k]; valid[k] says whether it is a cut. Returns 1 when
+ * all three are, else 0 with the first reason in why. */
+static int ask_cuts(pp_warmup_io *io, const cost_model m[3], int first[3][PART_MAX_P + 1 + 4], int valid[3],
+                    char *why, size_t whylen) {
+    int all_valid = 1;
+    for (int k = 0; k < 3; k++) {
+        int P = m[k].P, nf = P + 1 + 4;
+        for (int i = 0; i < nf; i++) first[k][i] = -7777;
+        double copy[PART_MAX_LAYERS];
+        memcpy(copy, m[k].cost, sizeof copy);
+        int rc = pp__warmup_ask_partition(io, m[k].n, copy, P, first[k], nf);
+        int guard = 1;
+        for (int i = P + 1; i < nf; i++) guard &= first[k][i] == -7777;
+        char msg[300];
+        valid[k] = partition_valid(rc, first[k], guard, m[k].n, P, msg, sizeof msg);
+        if (!valid[k] && all_valid) snprintf(why, whylen, "%s, P=%d: %s", m[k].name, P, msg);
+        all_valid &= valid[k];
+    }
+    return all_valid;
+}
+
+/* The check that every cut is one (pc: "partition valid"). */
+static void grade_valid(const pp_warmup_draw *draw, int all_valid, const char *why, const pp_warmup_check *pc,
+                        pp_test_result *out) {
+    if (all_valid && draw)
+        pp__check_add(out, pc->name, pc->points, 1,
+                      "3 cost models: every cut is contiguous, non-empty and covers its layers");
+    else if (all_valid)
+        pp__check_add(out, pc->name, pc->points, 1,
+                      "3 cost models: every cut is contiguous, non-empty and covers the %d layers", PART_LAYERS);
+    else if (draw)
+        pp__check_add(out, pc->name, pc->points, 0, "invalid partition: %s; HINT: a "
+                      "cut is first[0] = 0 < first[1] < ... < first[P] = nlayers, every stage contiguous and "
+                      "non-empty", why);
+    else
+        pp__check_add(out, pc->name, pc->points, 0, "invalid partition: %s", why);
+}
+
+/* The check that model m's cut (first, a valid cut when valid) has the least slowest stage (pc: "partition
+ * optimal: ..."). */
+static void grade_optimal(pp_warmup_io *io, const pp_warmup_draw *draw, const cost_model *m, const int *first,
+                          int valid, const pp_warmup_check *pc, pp_test_result *out) {
+    int P = m->P;
+    char costs[PART_MAX_LAYERS * 26] = "";
+    for (int i = 0; i < m->n; i++) snprintf(costs + strlen(costs), sizeof costs - strlen(costs), " %.17g", m->cost[i]);
+    double opt = PP_WARMUP_KEY_NUM(io, "partition %d %d%s", m->n, P, costs);
+    if (!valid && draw) {
+        pp__check_add(out, pc->name, pc->points, 0, "%s, P=%d: not graded, the partition is invalid", m->name, P);
+        return;
+    } else if (!valid) {
+        pp__check_add(out, pc->name, pc->points, 0, "%s: not graded, the partition is invalid (best slowest "
+                      "stage: %.6g)", m->name, opt);
+        return;
+    }
+    char stages[200] = "";
+    double worst = 0;
+    for (int s = 0; s < P; s++) {
+        double c = span_cost(m->cost, first[s], first[s + 1]);
+        size_t len = strlen(stages);
+        snprintf(stages + len, sizeof stages - len, "%s%.6g", s ? " " : "", c);
+        if (c > worst) worst = c;
+    }
+    /* the costs are multiples of 1/64, so every sum here is exact; 1e-9 relative only covers a student's
+     * prefix-sum differences on other inputs */
+    int ok = fabs(worst - opt) <= 1e-9 * (1.0 + opt);
+    char fs[200];
+    first_str(first, P, fs, sizeof fs);
+    if (ok && draw)
+        pp__check_add(out, pc->name, pc->points, 1, "%s, P=%d: the cut is optimal (first = %s)", m->name, P, fs);
+    else if (ok)
+        pp__check_add(out, pc->name, pc->points, 1, "%s: slowest stage %.6g is optimal (first = %s, stage costs %s)",
+                      m->name, worst, fs, stages);
+    else if (draw)
+        pp__check_add(out, pc->name, pc->points, 0,
+                      "%s, P=%d: the slowest stage costs %.6g, more than the best cut's (first = %s, stage costs "
+                      "%s); HINT: equal layer counts are not enough when the embedding and the head add cost: "
+                      "search the cuts exactly",
+                      m->name, P, worst, fs, stages);
+    else
+        pp__check_add(out, pc->name, pc->points, 0,
+                      "%s: expected the slowest stage to cost %.6g (the optimum), got %.6g (first = %s, stage "
+                      "costs %s); HINT: equal layer counts are not enough when the embedding and the head add "
+                      "cost: search the cuts exactly",
+                      m->name, opt, worst, fs, stages);
+}
+
+/* Fewer layers than stages, few_n on few_P (3 on P=4 in the public case; pc: "partition impossible"). Gated on
+ * valid cuts, so a stub that always returns -1 earns nothing. */
+static void grade_impossible(pp_warmup_io *io, const pp_warmup_draw *draw, int few_n, int few_P, int all_valid,
+                             const pp_warmup_check *pc, pp_test_result *out) {
+    int few[PART_MAX_P + 1] = {0};
+    double ones[PART_MAX_P] = {1, 1, 1, 1, 1, 1, 1, 1};
+    int rc = pp__warmup_ask_partition(io, few_n, ones, few_P, few, few_P + 1);
+    if (!all_valid)
+        pp__check_add(out, pc->name, pc->points, 0, "not graded until the partitions above are valid");
+    else if (!draw)
+        pp__check_add(out, pc->name, pc->points, rc == -1,
+                      "3 layers on P=4 (a stage would be empty): expected -1, got %d", rc);
+    else if (rc == -1)
+        pp__check_add(out, pc->name, pc->points, 1, "%d layers on P=%d (a stage would be empty): returned -1", few_n,
+                      few_P);
+    else
+        pp__check_add(out, pc->name, pc->points, 0,
+                      "%d layers on P=%d (a stage would be empty): got %d; HINT: with fewer layers than stages no "
+                      "cut exists: return -1", few_n, few_P, rc);
+}
+
 void pp__warmup_grade_partition(pp_warmup_io *io, pp_warmup_draw *draw,
                                 const pp_warmup_check *checks, int nchecks, pp_test_result *out) {
     (void)nchecks; /* the checks are taken by their place in the table */
@@ -115,94 +222,8 @@ void pp__warmup_grade_partition(pp_warmup_io *io, pp_warmup_draw *draw,
     int few_n = draw ? pp__warmup_draw_int(draw, 1, few_P - 1) : 3;
     int valid[3], first[3][PART_MAX_P + 1 + 4];
     char why[400] = "";
-    int all_valid = 1;
-    for (int k = 0; k < 3; k++) {
-        int P = m[k].P, nf = P + 1 + 4;
-        for (int i = 0; i < nf; i++) first[k][i] = -7777;
-        double copy[PART_MAX_LAYERS];
-        memcpy(copy, m[k].cost, sizeof copy);
-        int rc = pp__warmup_ask_partition(io, m[k].n, copy, P, first[k], nf);
-        int guard = 1;
-        for (int i = P + 1; i < nf; i++) guard &= first[k][i] == -7777;
-        char msg[300];
-        valid[k] = partition_valid(rc, first[k], guard, m[k].n, P, msg, sizeof msg);
-        if (!valid[k] && all_valid) snprintf(why, sizeof why, "%s, P=%d: %s", m[k].name, P, msg);
-        all_valid &= valid[k];
-    }
-    if (all_valid && draw)
-        pp__check_add(out, checks[0].name, checks[0].points, 1,
-                      "3 cost models: every cut is contiguous, non-empty and covers its layers");
-    else if (all_valid)
-        pp__check_add(out, checks[0].name, checks[0].points, 1,
-                      "3 cost models: every cut is contiguous, non-empty and covers the %d layers", PART_LAYERS);
-    else if (draw)
-        pp__check_add(out, checks[0].name, checks[0].points, 0, "invalid partition: %s; HINT: a "
-                      "cut is first[0] = 0 < first[1] < ... < first[P] = nlayers, every stage contiguous and "
-                      "non-empty", why);
-    else
-        pp__check_add(out, checks[0].name, checks[0].points, 0, "invalid partition: %s", why);
-    for (int k = 0; k < 3; k++) {
-        const pp_warmup_check *pc = &checks[1 + k];
-        int P = m[k].P;
-        char costs[PART_MAX_LAYERS * 26] = "";
-        for (int i = 0; i < m[k].n; i++) snprintf(costs + strlen(costs), sizeof costs - strlen(costs), " %.17g", m[k].cost[i]);
-        double opt = PP_WARMUP_KEY_NUM(io, "partition %d %d%s", m[k].n, P, costs);
-        if (!valid[k] && draw) {
-            pp__check_add(out, pc->name, pc->points, 0, "%s, P=%d: not graded, the partition is invalid", m[k].name,
-                          P);
-            continue;
-        } else if (!valid[k]) {
-            pp__check_add(out, pc->name, pc->points, 0, "%s: not graded, the partition is invalid (best slowest "
-                          "stage: %.6g)", m[k].name, opt);
-            continue;
-        }
-        char stages[200] = "";
-        double worst = 0;
-        for (int s = 0; s < P; s++) {
-            double c = span_cost(m[k].cost, first[k][s], first[k][s + 1]);
-            size_t len = strlen(stages);
-            snprintf(stages + len, sizeof stages - len, "%s%.6g", s ? " " : "", c);
-            if (c > worst) worst = c;
-        }
-        /* the costs are multiples of 1/64, so every sum here is exact; 1e-9 relative only covers a student's
-         * prefix-sum differences on other inputs */
-        int ok = fabs(worst - opt) <= 1e-9 * (1.0 + opt);
-        char fs[200];
-        first_str(first[k], P, fs, sizeof fs);
-        if (ok && draw)
-            pp__check_add(out, pc->name, pc->points, 1, "%s, P=%d: the cut is optimal (first = %s)", m[k].name, P, fs);
-        else if (ok)
-            pp__check_add(out, pc->name, pc->points, 1, "%s: slowest stage %.6g is optimal (first = %s, stage costs %s)",
-                          m[k].name, worst, fs, stages);
-        else if (draw)
-            pp__check_add(out, pc->name, pc->points, 0,
-                          "%s, P=%d: the slowest stage costs %.6g, more than the best cut's (first = %s, stage costs "
-                          "%s); HINT: equal layer counts are not enough when the embedding and the head add cost: "
-                          "search the cuts exactly",
-                          m[k].name, P, worst, fs, stages);
-        else
-            pp__check_add(out, pc->name, pc->points, 0,
-                          "%s: expected the slowest stage to cost %.6g (the optimum), got %.6g (first = %s, stage "
-                          "costs %s); HINT: equal layer counts are not enough when the embedding and the head add "
-                          "cost: search the cuts exactly",
-                          m[k].name, opt, worst, fs, stages);
-    }
-    /* Fewer layers than stages (3 on P=4 in the public case). Gated on valid cuts, so a stub that always returns
-     * -1 earns nothing. */
-    int few[PART_MAX_P + 1] = {0};
-    double ones[PART_MAX_P] = {1, 1, 1, 1, 1, 1, 1, 1};
-    int rc = pp__warmup_ask_partition(io, few_n, ones, few_P, few, few_P + 1);
-    if (!all_valid)
-        pp__check_add(out, checks[4].name, checks[4].points, 0,
-                      "not graded until the partitions above are valid");
-    else if (!draw)
-        pp__check_add(out, checks[4].name, checks[4].points, rc == -1,
-                      "3 layers on P=4 (a stage would be empty): expected -1, got %d", rc);
-    else if (rc == -1)
-        pp__check_add(out, checks[4].name, checks[4].points, 1,
-                      "%d layers on P=%d (a stage would be empty): returned -1", few_n, few_P);
-    else
-        pp__check_add(out, checks[4].name, checks[4].points, 0,
-                      "%d layers on P=%d (a stage would be empty): got %d; HINT: with fewer layers than stages no "
-                      "cut exists: return -1", few_n, few_P, rc);
+    int all_valid = ask_cuts(io, m, first, valid, why, sizeof why);
+    grade_valid(draw, all_valid, why, &checks[0], out);
+    for (int k = 0; k < 3; k++) grade_optimal(io, draw, &m[k], first[k], valid[k], &checks[1 + k], out);
+    grade_impossible(io, draw, few_n, few_P, all_valid, &checks[4], out);
 }
