@@ -1,8 +1,10 @@
 /* checks.c: the grader's checks of one finished run against the full-batch reference and the theory, with
- * diagnoses that say what probably went wrong. Every point is gated on the gradients being right. */
+ * diagnoses that say what probably went wrong (wrong gradients: grad_mix.h; an order that parts from the canonical
+ * one: order_diff.h). Every point is gated on the gradients being right. */
 #include "checks.h"
 #include "checks_dp.h"
 #include "checks_tp.h"
+#include "grad_mix.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -33,128 +35,6 @@ double pp__rel_err(const float *got, const float *ref, int n) {
     return sqrt(diff2(got, ref, n)) / (r > 1e-30 ? r : 1e-30);
 }
 
-/* Solves A x = b (n x n, row-major, destroyed) by Gaussian elimination with partial pivoting. */
-static int solve(double *A, double *b, double *x, int n) {
-    for (int k = 0; k < n; k++) {
-        int p = k;
-        for (int i = k + 1; i < n; i++)
-            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) p = i;
-        if (fabs(A[p * n + k]) < 1e-300) return -1;
-        for (int j = 0; j < n; j++) {
-            double t = A[k * n + j];
-            A[k * n + j] = A[p * n + j];
-            A[p * n + j] = t;
-        }
-        double t = b[k];
-        b[k] = b[p];
-        b[p] = t;
-        for (int i = k + 1; i < n; i++) {
-            double f = A[i * n + k] / A[k * n + k];
-            for (int j = k; j < n; j++) A[i * n + j] -= f * A[k * n + j];
-            b[i] -= f * b[k];
-        }
-    }
-    for (int i = n - 1; i >= 0; i--) {
-        double s = b[i];
-        for (int j = i + 1; j < n; j++) s -= A[i * n + j] * x[j];
-        x[i] = s / A[i * n + i];
-    }
-    return 0;
-}
-
-/* Virtual stage vs's gradient as a mix of the micro-batches' own (least squares, c[0..M)): the stage's first
- * parameter in *first, how much of the gradient the mix leaves unexplained in *resid and its squared norm in
- * *gn. 1 when the fit could be solved. */
-static int stage_mix(const pp_run_result *res, const pp_reference *ref, int vs, double *c, int *first, double *resid,
-                     double *gn) {
-    int M = ref->M;
-    /* the stage's slice of the flattened gradient: parameters are in model order, as in the reference */
-    size_t off = 0, n = 0;
-    *first = -1;
-    for (int i = 0; i < res->nparams; i++) {
-        if (res->params[i].vstage == vs) {
-            if (*first < 0) *first = i;
-            n += (size_t)res->params[i].count;
-        } else if (*first < 0) {
-            off += (size_t)res->params[i].count;
-        }
-    }
-    float *g = pp__xmalloc(n * sizeof *g);
-    size_t k = 0;
-    for (int i = *first; i < res->nparams && res->params[i].vstage == vs; i++) {
-        memcpy(g + k, res->params[i].grad, (size_t)res->params[i].count * sizeof(float));
-        k += (size_t)res->params[i].count;
-    }
-    double *A = pp__xcalloc((size_t)(M * M), sizeof *A), *b = pp__xcalloc((size_t)M, sizeof *b);
-    for (int i = 0; i < M; i++) {
-        const float *gi = ref->mb_grad[i] + off;
-        for (size_t e = 0; e < n; e++) b[i] += (double)gi[e] * g[e];
-        for (int j = 0; j <= i; j++) {
-            const float *gj = ref->mb_grad[j] + off;
-            double s = 0;
-            for (size_t e = 0; e < n; e++) s += (double)gi[e] * gj[e];
-            A[i * M + j] = A[j * M + i] = s;
-        }
-    }
-    int ok = solve(A, b, c, M) == 0;
-    *resid = *gn = 0;
-    for (size_t e = 0; ok && e < n; e++) {
-        double fit = 0;
-        for (int i = 0; i < M; i++) fit += c[i] * ref->mb_grad[i][off + e];
-        *resid += (g[e] - fit) * (g[e] - fit);
-        *gn += (double)g[e] * g[e];
-    }
-    free(A), free(b), free(g);
-    return ok;
-}
-
-/* What a stage's mix of micro-batches (stage_mix) says went wrong, into msg. */
-static void describe_mix(const double *c, int M, int vs, int rank, char *msg, size_t len) {
-    double want = 1.0 / M, tol = 0.05 / M, lo = c[0], hi = c[0];
-    for (int i = 1; i < M; i++) lo = c[i] < lo ? c[i] : lo, hi = c[i] > hi ? c[i] : hi;
-    if (hi - lo < tol && fabs(lo - want) > tol) {
-        snprintf(msg, len, "virtual stage %d (rank %d) gradients are %.2fx the reference: did you scale the loss "
-                 "by 1/M (pp_loss_grad(r, 1.0f / M)), once?", vs, rank, lo / want);
-        return;
-    }
-    int zero_but_last = M > 1 && fabs(c[M - 1] - want) < tol;
-    for (int i = 0; i < M - 1; i++) zero_but_last &= fabs(c[i]) < tol;
-    if (zero_but_last) {
-        snprintf(msg, len, "virtual stage %d (rank %d) only kept the last micro-batch's gradient: were "
-                 "gradients zeroed between micro-batches? Accumulate them; the library zeroes once per step",
-                 vs, rank);
-        return;
-    }
-    int len0 = snprintf(msg, len, "virtual stage %d (rank %d):", vs, rank), said = 0;
-    for (int i = 0; i < M && len0 < (int)len && said < 4; i++) {
-        double times = c[i] / want;
-        if (fabs(times - 1) < 0.05) continue;
-        said++;
-        if (fabs(times) < 0.05)
-            len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d is missing;", i);
-        else
-            len0 += snprintf(msg + len0, len - (size_t)len0, " micro-batch %d counted %.2f times;", i, times);
-    }
-    if (len0 < (int)len) snprintf(msg + len0, len - (size_t)len0, " each should count once (scaled by 1/M)");
-}
-
-/* Explains a virtual stage's gradient g as a mix sum_m c_m * g_m of the micro-batches' own gradients (least
- * squares over the stage's parameters). A correct pipeline has every c_m = 1/M. Writes a diagnosis into msg. */
-static void diagnose_stage(const pp_run_result *res, const pp_reference *ref, int vs, char *msg, size_t len) {
-    int first;
-    double resid, gn, *c = pp__xcalloc((size_t)ref->M, sizeof *c);
-    int ok = stage_mix(res, ref, vs, c, &first, &resid, &gn), rank = res->params[first].rank;
-    if (gn == 0)
-        snprintf(msg, len, "virtual stage %d (rank %d) has all-zero gradients: its backward never added to them", vs,
-                 rank);
-    else if (!ok || resid > 1e-4 * gn)
-        snprintf(msg, len,
-                 "virtual stage %d (rank %d) gradients are no mix of the micro-batches' gradients: a stage got the "
-                 "wrong input or the wrong gradient (check tags, peers and which stash each backward uses)", vs, rank);
-    else
-        describe_mix(c, ref->M, vs, rank, msg, len);
-    free(c);
-}
 
 double pp__weight_rtol(const pp_run_config *c) { return 64 * PP_FP32_U * sqrt((double)c->M); }
 
@@ -230,158 +110,6 @@ static int check_one_f_one_b(const pp_run_config *c, const pp_run_result *res, c
     return bad ? -1 : 0;
 }
 
-/* The q-th rank a diagnosis looks at (q = 0..P): the preferred one first (the rank a check found at fault, or -1
- * for none), then the others in order; -1 for a turn to skip. */
-static int rank_in_turn(int q, int prefer, int P) {
-    if (q == 0) return prefer >= 0 && prefer < P ? prefer : -1;
-    return q - 1 == prefer ? -1 : q - 1;
-}
-
-/* GPipe's (and naive's) phases are the schedule: the order inside each phase, and where a weight half runs,
- * change neither the bubble nor the peak. */
-static int free_inside_phases(const pp_run_config *c) { return pp__schedule_def(c->schedule)->free_phases; }
-
-/* Where rank r's canonical order runs the weight half of (mb, chunk): its index, or -1 when the order does not
- * split that backward. */
-static int canonical_weight_half(const pp_schedule *s, int r, int mb, int chunk) {
-    for (int i = 0; i < s->n[r]; i++)
-        if (s->ops[r][i].kind == 'W' && s->ops[r][i].mb == mb && s->ops[r][i].chunk == chunk) return i;
-    return -1;
-}
-
-/* 1 when rank r's canonical order holds the weight half of (mb, chunk) back: other ops run between its input half
- * and it, so running that backward whole costs time. */
-static int held_back(const pp_schedule *s, int r, int mb, int chunk) {
-    int w = canonical_weight_half(s, r, mb, chunk);
-    return w > 0 && !(s->ops[r][w - 1].kind == 'B' && s->ops[r][w - 1].mb == mb && s->ops[r][w - 1].chunk == chunk);
-}
-
-/* Op k of rank r's run (kind, e) differs from the canonical order, and a weight half is involved: says when the
- * order runs it. msg stays "" when no weight half is. */
-static void weight_half_diff(const pp_schedule *s, int r, int k, char kind, const pp_event *e, char *msg,
-                             size_t len) {
-    const pp_sched_op *want = &s->ops[r][k];
-    if (kind == 'W') {
-        int at = canonical_weight_half(s, r, e->mb, e->chunk);
-        if (at > k)
-            snprintf(msg, len, "rank %d runs the weight half of micro-batch %d (chunk %d) too early, as its op %d: "
-                     "the canonical order runs %c mb%d chunk %d there and holds that weight half back until its op "
-                     "%d, to fill time the rank would otherwise wait", r, e->mb, e->chunk, k, want->kind, want->mb,
-                     want->chunk, at);
-    } else if (want->kind == 'W') {
-        snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d, where the canonical order runs the weight half of "
-                 "micro-batch %d (chunk %d): the order holds back no more weight halves than that", r, k, kind, e->mb,
-                 e->chunk, want->mb, want->chunk);
-    }
-}
-
-/* The first place where a rank's compute order differs from the canonical schedule (as the run split its
- * backwards, each weight half right after its input half), or "" when it matches. traces may hold a failed
- * run's ops so far: only what ran is compared. */
-/* The rank that waits for rank r's input gradient of vstage, or -1 where none does (the first virtual stage, or
- * a V's turn, where the previous stage is r's own). Where the weight half follows at once, a whole backward is the
- * same work, but its input gradient is ready only once both halves are done: that rank waits longer. */
-static int gradient_waiter(const pp_run_config *c, int r, int vstage) {
-    int prev = pp__config_prev(c, vstage), to = prev >= 0 ? pp__config_vstage_rank(c, prev) : r;
-    return to == r ? -1 : to;
-}
-
-/* An order that places weight halves needs them: a whole backward where the canonical order holds its weight
- * half back, or where another rank waits for its input gradient, is the first thing to say. Ranks in turn from
- * prefer. */
-static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int prefer,
-                                char *msg, size_t len) {
-    const char *title = pp__schedule_def(c->schedule)->title;
-    for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
-        int r = rank_in_turn(q, prefer, c->P);
-        for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
-            const pp_event *e = &traces[r].ev[i];
-            if (e->op != PP_OP_B || (e->flags & PP_EV_SPLIT)) continue;
-            int waiter = gradient_waiter(c, r, e->vstage);
-            if (held_back(s, r, e->mb, e->chunk))
-                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
-                         "%s order splits it: pp_stage_backward_input at once and pp_stage_backward_weight where the "
-                         "order places it", r, e->mb, e->chunk, title);
-            else if (canonical_weight_half(s, r, e->mb, e->chunk) >= 0 && waiter >= 0)
-                snprintf(msg, len, "rank %d runs the backward of micro-batch %d (chunk %d) whole, where the canonical "
-                         "%s order splits it: its input gradient leaves for rank %d only once the weight half is done "
-                         "too; pp_stage_backward_input, send, then pp_stage_backward_weight", r, e->mb, e->chunk,
-                         title, waiter);
-        }
-    }
-}
-
-/* Rank r's first backward comes too early or too late: the warm-up's length is the cause, said in msg. */
-static void warmup_length_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int r,
-                               char *msg, size_t len) {
-    int lead = 0, ran = 0;
-    while (lead < s->n[r] && s->ops[r][lead].kind == 'F') lead++;
-    for (int j = 0; j < traces[r].n && traces[r].ev[j].op != PP_OP_B; j++) ran += traces[r].ev[j].op == PP_OP_F;
-    int d = ran > lead ? ran - lead : lead - ran;
-    snprintf(msg, len, "rank %d runs %d forward%s before its first backward, the canonical %s order %d: its warm-up "
-             "is %d forward%s too %s", r, ran, ran == 1 ? "" : "s", pp__schedule_def(c->schedule)->title, lead, d,
-             d == 1 ? "" : "s", ran > lead ? "long" : "short");
-}
-
-/* Rank r's compute ops against the canonical order's, the first difference in msg; the number of the order's
- * ops its run has matched, returned. phases: only which phase an op runs in is compared. */
-static int rank_order_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int r, int phases,
-                           char *msg, size_t len) {
-    static const char kinds[] = {'F', 'B', 'W'};
-    int k = 0, backwards_before = 0;
-    for (int i = 0; i < traces[r].n && !msg[0]; i++) {
-        const pp_event *e = &traces[r].ev[i];
-        if (!pp__op_is_compute(e->op)) continue;
-        char kind = kinds[e->op];
-        const pp_sched_op *want = k < s->n[r] ? &s->ops[r][k] : NULL;
-        if (!want) {
-            snprintf(msg, len, "rank %d runs more ops than the canonical order (its op %d is %c mb%d chunk %d)", r, k,
-                     kind, e->mb, e->chunk);
-        } else if (phases ? (want->kind == 'F') != (kind == 'F')
-                          : want->kind != kind || want->mb != e->mb || want->chunk != e->chunk) {
-            if (!phases && backwards_before == 0 && (kind == 'F') != (want->kind == 'F'))
-                warmup_length_diff(c, traces, s, r, msg, len);
-            if (!msg[0]) weight_half_diff(s, r, k, kind, e, msg, len);
-            if (!msg[0])
-                snprintf(msg, len, "rank %d op %d is %c mb%d chunk %d; the canonical order runs %c mb%d chunk %d "
-                         "there", r, k, kind, e->mb, e->chunk, want->kind, want->mb, want->chunk);
-        }
-        backwards_before += kind == 'B';
-        k++;
-        /* a whole backward is its input half and, at once, its weight half: where the order runs the two back
-         * to back, it is both of the order's ops */
-        if (!msg[0] && kind == 'B' && !(e->flags & PP_EV_SPLIT) && k < s->n[r] && s->ops[r][k].kind == 'W' &&
-            s->ops[r][k].mb == e->mb && s->ops[r][k].chunk == e->chunk)
-            k++;
-    }
-    return k;
-}
-
-void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
-                    size_t len) {
-    pp_schedule s;
-    int split, rebuilt;
-    msg[0] = 0;
-    if (pp__schedule_as_run(&s, c, traces, &split, &rebuilt)) return;
-    int phases = free_inside_phases(c);
-    whole_backward_diff(c, traces, &s, prefer, msg, len);
-    for (int q = 0; q <= c->P && !msg[0]; q++) {
-        int r = rank_in_turn(q, prefer, c->P);
-        if (r < 0) continue;
-        int k = rank_order_diff(c, traces, &s, r, phases, msg, len);
-        /* a rank that failed waiting for an input was about to run the op that input feeds */
-        int dir, mb, vs;
-        if (msg[0] || !waiting || waiting[r] < 0 || k >= s.n[r] || !pp__tag_split(waiting[r], &dir, &mb, &vs)) continue;
-        char kind = dir == PP_FWD ? 'F' : 'B';
-        int chunk = vs >= 0 && vs < c->P * c->v ? pp__config_vstage_chunk(c, vs) : -1;
-        const pp_sched_op *want = &s.ops[r][k];
-        if (phases ? (want->kind == 'F') != (kind == 'F') : want->kind != kind || want->mb != mb || want->chunk != chunk)
-            snprintf(msg, len, "rank %d op %d waits for the input of %c mb%d chunk %d; the canonical order runs %c mb%d "
-                     "chunk %d there", r, k, kind, mb, chunk, want->kind, want->mb, want->chunk);
-    }
-    pp__schedule_free(&s);
-}
-
 /* The first backward on rank r whose weight half does not follow it at once (the next compute op of the rank is
  * something else): its index in r's trace, or -1. */
 static int first_deferred_weight(const pp_run_result *res, int r) {
@@ -403,7 +131,7 @@ typedef enum { COST_SAME, COST_REBUILT, COST_DEFERRED_W, COST_TP_SUMS } cost_cau
 static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, int prefer, char *msg, size_t len) {
     msg[0] = 0;
     for (int q = 0; q <= c->P; q++) {
-        int r = rank_in_turn(q, prefer, c->P);
+        int r = pp__order_diff_rank(q, prefer, c->P);
         if (r < 0) continue;
         const pp_trace *t = &res->traces[r];
         for (int i = 0; i < t->n && !c->recompute; i++) {
@@ -430,7 +158,7 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
             return COST_TP_SUMS;
         }
         /* where the order places the weight halves itself, the order check compares them */
-        int d = free_inside_phases(c) || pp__schedule_def(c->schedule)->weight_halves ? -1 : first_deferred_weight(res, r);
+        int d = pp__schedule_def(c->schedule)->free_phases || pp__schedule_def(c->schedule)->weight_halves ? -1 : first_deferred_weight(res, r);
         if (d >= 0) {
             snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
                      "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "
@@ -626,7 +354,7 @@ static int check_gradients(run_checks *k, double *err) {
     else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))
         ; /* the reduce's mistake, named as such */
     else if (ref->mb_grad)
-        diagnose_stage(res, ref, vs, msg, sizeof msg);
+        pp__grad_mix_explain(res, ref, vs, msg, sizeof msg);
     else
         snprintf(msg, sizeof msg, "virtual stage %d gradients differ from the reference", vs);
     pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",

@@ -9,6 +9,7 @@
 #define PP_CHECKS_H
 
 #include "grade.h"
+#include "order_diff.h"
 #include "reference.h"
 
 #define PP_FP32_U (1.0 / 16777216.0)
@@ -51,13 +52,6 @@ void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_r
 /* When every gradient of res is zero (an untouched handout), adds the failed checks at once, without the cost of
  * a reference run, and returns 1; else returns 0 and adds nothing. */
 int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_test_result *out);
-
-/* The first place where a rank's compute order (F, B, W) differs from the canonical schedule's, as one line into
- * msg ("rank 0 op 4 is F mb1 chunk 1; the canonical order runs F mb1 chunk 0 there"), or "" when it does not;
- * rank prefer (-1: none) is looked at first. traces may be a failed run's ops so far, and waiting (NULL: none)
- * each rank's receive it failed in, which names the op it was about to run. */
-void pp__order_diff(const pp_run_config *c, const pp_trace *traces, const int *waiting, int prefer, char *msg,
-                    size_t len);
 
 /* Adds the checks of a run that did not complete (all zero) and records its status and error, alone: a run that
  * failed has no bubble or peak to fall short of, so nothing of the canonical order is named (traces and waiting,
