@@ -85,14 +85,14 @@ LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 # ---- answers: what the labs grade -----------------------------------------------------------------------
 # The kit computes every answer: the schedules' canonical orders, peaks and bubbles, the placements, the library's
 # own tensor-parallel block (lib/schedule/canonical.c and answers_generated.c, behind lib/schedule/answers.h), the
-# order interpreter of pplab run --order and the warm-up's keys (grader/grade/orderrun.c and warmup_keys.c). A
+# order interpreter of pplab run --order and the warm-up's keys (grader/grade/order_interp.c and warmup_keys.c). A
 # student handout has none of those files: it builds the recorded column, which reads what the kit recorded for the
 # handout's public configurations (lib/schedule/answers.rec, written by make answers) and computes nothing. The
 # column is chosen here and nowhere else; `make ANSWERS=recorded` builds a kit as its handout would (in
 # build-recorded/).
 ANSWERS_generated := lib/schedule/canonical.c lib/schedule/answers_generated.c grader/grade/warmup_keys.c \
-                     grader/grade/orderrun.c
-ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/orderrun_absent.c
+                     grader/grade/order_interp.c
+ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/order_interp_absent.c
 # the generators' own header, which only the kit's answer files include
 ANSWERS_private   := lib/schedule/canonical.h
 HAVE_GENERATORS := $(if $(wildcard lib/schedule/canonical.c),1,0)

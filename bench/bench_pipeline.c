@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "bench.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runtime.h"
-#include "schedule.h"
+#include "replay.h"
 
 #define PL_MAX_RANKS 2
 #define PL_MAX_REPS 16

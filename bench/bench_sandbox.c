@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runtime.h"
 #include "host.h"
 

@@ -5,7 +5,7 @@
 
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "testutil.h"
 
 /* Source attacks and what stops each: the build, through whichever view the mode has. */

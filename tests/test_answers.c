@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "answers.h"
-#include "schedule.h"
+#include "replay.h"
 #include "testutil.h"
 #include "warmup_keys.h"
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "testutil.h"
 
 TestSuite(autograder, .timeout = 900);

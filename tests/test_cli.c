@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "schedules.h"
 #include "testset.h"
 #include "suite.h"

@@ -1,11 +1,11 @@
 /* test_clock.c: the virtual clock on the reference solutions. The expected numbers are computed here, by
- * formulas and by a replay written independently of the grader's (grader/theory/schedule.c), so neither the library
+ * formulas and by a replay written independently of the grader's (grader/theory/replay.c), so neither the library
  * nor the grader grades itself. Also checks that every reference solution runs the canonical order exactly. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "runtime.h"
 
 static pp_step_fn solution(const char *lab) {

@@ -9,7 +9,7 @@
 
 #include "checks.h"
 #include "checks_dp.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
 #include "suite.h"
 #include "testutil.h"

@@ -21,7 +21,7 @@
 
 #include "checks.h"
 #include "hash.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
 #include "host.h"
 #include "report.h"

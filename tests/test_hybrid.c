@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "exposed.h"
 #include "runtime.h"
 

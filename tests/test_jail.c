@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "jail_cases.h"
 #include "landlock.h"
 #include "policy.h"

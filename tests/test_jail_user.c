@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "policy.h"
 #include "runner.h"
 #include "uids.h"

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
 #include "mpiutil.h"
 #include "rpc.h"

@@ -13,7 +13,7 @@
 #include "canonical.h"
 #include "config.h"
 #include "placement.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 #include "testset.h"
 

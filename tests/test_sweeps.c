@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "testutil.h"
 
 TestSuite(sweeps, .timeout = 600);

@@ -9,11 +9,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "pp.h"
 #include "rank.h"
 #include "runner.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 #include "testset.h"
 #include "testutil.h"

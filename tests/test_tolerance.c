@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "checks.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
 #include "suite.h"
 #include "testutil.h"

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include "grade.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
-#include "schedule.h"
+#include "replay.h"
 #include "suite.h"
 #include "testutil.h"
 

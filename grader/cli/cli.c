@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "schedules.h"
 #include "transport.h"
 

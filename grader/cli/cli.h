@@ -5,7 +5,7 @@
 #define PP_CLI_H
 
 #include "runtime.h"
-#include "schedule.h"
+#include "replay.h"
 
 /* Options of `pplab run` that are not the run's configuration itself. */
 typedef struct pp_cli_run {

@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "figures.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "plot.h"
 
 static const char usage[] =

@@ -11,7 +11,7 @@
 
 #include "answers.h"
 #include "cli.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "report.h"
 #include "runner.h"
 #include "host.h"

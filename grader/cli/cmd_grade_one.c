@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "crash.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runner.h"
 #include "schedules.h"
 #include "host.h"

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "landlock.h"
 #include "policy.h"
 #include "transport.h"

@@ -11,17 +11,17 @@
 #include "cli.h"
 #include "crash.h"
 #include "files.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "plot.h"
 #include "result.h"
-#include "schedule.h"
+#include "replay.h"
 #include "host.h"
 #include "uids.h"
 #include "checks_dp.h"
 #include "exposed.h"
 #include "timeline.h"
-#include "orderfile.h"
-#include "orderrun.h"
+#include "order_csv.h"
+#include "order_interp.h"
 #include "tracefile.h"
 #include "transport.h"
 
@@ -180,7 +180,7 @@ static int run_table(run_opts *r, pp_flag *out) {
                  "replica 0's ranks under --dp",
          .dflt = "not written"},
         {.name = "--order", .kind = PP_FLAG_STR, .to = &o->order, .arg = "FILE.csv",
-         .help = pp__orderrun_built
+         .help = pp__order_interp_built
                      ? "run the order in FILE, PyTorch's compute-only schedule CSV (as --export-order or torch's "
                        "_dump_csv writes it), on the model and the clock instead of a lab, and grade it with every "
                        "check of pplab grade against --schedule's canonical order; its rows give --stages, its stages "
@@ -281,7 +281,7 @@ static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const ch
 static int export_order(const pp_trace *traces, int P, const char *path, const char *what) {
     char err[512];
     fflush(stdout); /* the figures first, then the line about the file, also where both go to one pipe */
-    if (pp__orderfile_write(traces, P, path, err, sizeof err)) {
+    if (pp__order_csv_write(traces, P, path, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         return 1;
     }
@@ -412,7 +412,7 @@ static int run_main(int argc, char **argv) {
     char err[4096];
     int chose_chunks = pp__cli_run_defaults(&o);
     static pp_schedule file_order;
-    if (o.order && !pp__orderrun_built)
+    if (o.order && !pp__order_interp_built)
         pp__cli_fail("run", "--order runs an order through the kit's own interpreter, which this handout leaves out "
                      "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
                      "the instructor's kit");
@@ -424,7 +424,7 @@ static int run_main(int argc, char **argv) {
         pp__cli_fail("run", "unknown transport '%s': use threads, mpi or nccl", o.cfg.transport);
     if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.trace && pp__cli_writable(o.trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
-    if (o.export_order && pp__orderfile_name_check(o.export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o.export_order && pp__order_csv_name_check(o.export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.export_order && pp__cli_writable(o.export_order, err, sizeof err))
         pp__cli_fail("run", "--export-order %s", err);
     if (hid.dump_grads && pp__cli_writable(hid.dump_grads, err, sizeof err))
@@ -448,13 +448,13 @@ static int run_main(int argc, char **argv) {
     /* --order grades its run: the gradients and weights come back */
     pp_program prog = {.symbol = lab->symbol, .no_params = !hid.dump_grads && !o.order};
     int started = 0;
-    if (o.order) pp__orderrun_set(&file_order), prog.fn = pp__orderrun_step;
+    if (o.order) pp__order_interp_set(&file_order), prog.fn = pp__order_interp_step;
     else started = start_program(&o, &hid, lab, &prog, me);
     if (started) return me == 0 ? started : 0;
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
     pp__run_program(&o.cfg, &prog, &res);
-    if (o.order) pp__orderrun_set(NULL);
+    if (o.order) pp__order_interp_set(NULL);
     pp__host_close(&hid.sb);
     /* as root the run's drivers had a uid of their own: nothing of it may be left */
     if (hid.sb.drop_uid && hid.sb.lockdown && !hid.in_process) pp__uid_reap(hid.sb.uid);

@@ -18,7 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "report.h"
 #include "text.h"
 

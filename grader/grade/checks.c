@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "placement.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 #include "tag.h"
 

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "exposed.h"
 #include "model.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 
 /* The grid lab runs blocks of its own too, part 1's: its points are the grid's, and its blocks' notes still name a

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "grade.h"
-#include "impl.h"
+#include "impl_build.h"
 
 /* The test's runs under mpirun, one each: without recomputation first (when the test needs it), then graded.
  * Their time after start-up counts against the test's limit; a run past it is killed with everything below

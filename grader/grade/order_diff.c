@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "placement.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 #include "tag.h"
 

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "grade.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "runopts.h"
 #include "runtime.h"
 

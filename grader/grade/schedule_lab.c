@@ -18,7 +18,7 @@
 #include "result.h"
 #include "resultfile.h"
 #include "runopts.h"
-#include "schedule.h"
+#include "replay.h"
 #include "testcfg.h"
 #include "tracefile.h"
 #include "transport.h"

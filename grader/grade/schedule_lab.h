@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "grade.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "labkind.h"
 #include "reference.h"
 

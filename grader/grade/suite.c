@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "impl.h"
+#include "impl_build.h"
 #include "schedules.h"
 #include "testset.h"
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "answers.h"
-#include "schedule.h"
+#include "replay.h"
 
 #define KEY_MAX_P 64
 

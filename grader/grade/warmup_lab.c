@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "host.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "resultfile.h"
 #include "runopts.h"
 #include "warmup_call.h"

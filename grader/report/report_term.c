@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hash.h"
-#include "impl.h"
+#include "impl_build.h"
 #include "suite.h"
 
 #define C_GREEN "\033[32m"

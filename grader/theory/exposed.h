@@ -7,7 +7,7 @@
 #ifndef PP_THEORY_EXPOSED_H
 #define PP_THEORY_EXPOSED_H
 
-#include "schedule.h"
+#include "replay.h"
 
 /* The step's end once the reduces of `mode` (the schedule row's pp_reduce_mode) run on their lanes after the
  * compute of traces[0..n) (a replay or a run: one replica's P ranks, or every replica's, replica d's from d x P on):

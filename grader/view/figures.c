@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "plot.h"
-#include "schedule.h"
+#include "replay.h"
 
 #include "reference.h"
 

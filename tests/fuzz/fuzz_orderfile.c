@@ -1,4 +1,4 @@
-/* fuzz_orderfile.c: an order in PyTorch's compute-only CSV (grader/view/orderfile.c), as pplab run --order reads
+/* fuzz_orderfile.c: an order in PyTorch's compute-only CSV (grader/view/order_csv.c), as pplab run --order reads
  * a file someone else wrote: torch's _dump_csv, a colleague's, a hand-edited one. Every input is read or refused
  * with one printable line naming the file; what is read has the shape the runner relies on (each action's
  * micro-batch and chunk in range, each on the rank that holds its stage), and replays on the virtual clock or
@@ -7,7 +7,7 @@
 
 #include "error.h"
 #include "fuzz.h"
-#include "orderfile.h"
+#include "order_csv.h"
 #include "placement.h"
 
 /* The order as the writer would put it: a trace per rank, each action an event on its virtual stage. */
@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pp_schedule s;
     char err[1024] = "";
     int prefer = size && (data[0] & 1);
-    if (pp__orderfile_parse("f.csv", (const char *)data, size, prefer, &s, err, sizeof err)) {
+    if (pp__order_csv_parse("f.csv", (const char *)data, size, prefer, &s, err, sizeof err)) {
         fuzz_one_line(err, sizeof err, "a refusal");
         fuzz_require(!strncmp(err, "--order f.csv", 13), "a refusal that does not name the file: %s", err);
         return 0;
@@ -83,9 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pp_trace *tr = pp__xcalloc((size_t)s.P, sizeof *tr);
     to_traces(&s, tr);
     const char *path = back_file();
-    fuzz_require(pp__orderfile_write(tr, s.P, path, err, sizeof err) == 0, "the writer refused: %s", err);
+    fuzz_require(pp__order_csv_write(tr, s.P, path, err, sizeof err) == 0, "the writer refused: %s", err);
     pp_schedule back;
-    fuzz_require(pp__orderfile_read(path, s.vshape, &back, err, sizeof err) == 0, "written back, refused: %s", err);
+    fuzz_require(pp__order_csv_read(path, s.vshape, &back, err, sizeof err) == 0, "written back, refused: %s", err);
     same_order(&s, &back);
     for (int r = 0; r < s.P; r++) pp__trace_clear(&tr[r]);
     free(tr);

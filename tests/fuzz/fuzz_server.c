@@ -1,6 +1,6 @@
 /* fuzz_server.c: the rank server (lib/run/server.c), fed a stream of requests as a hostile schedule driver would
  * write them. A two-stage run of a small model: one rank is pp__server_step serving this input through a real
- * channel, every other rank runs its canonical order in-process (pp__orderrun_step, with every send nonblocking,
+ * channel, every other rank runs its canonical order in-process (pp__order_interp_step, with every send nonblocking,
  * so that nothing the served rank does deadlocks it that would not deadlock a correct partner), so sends,
  * receives, stashes and reduces meet real partners.
  * Every input runs to its end: a request that is refused ends the run with a message, never a crash, and no
@@ -28,12 +28,12 @@
 
 #include "fuzz.h"
 #include "host.h"
-#include "orderrun.h"
+#include "order_interp.h"
 #include "pp.h"
 #include "rank.h"
 #include "rpc.h"
 #include "runtime.h"
-#include "schedule.h"
+#include "replay.h"
 #include "schedules.h"
 #include "server.h"
 
@@ -131,7 +131,7 @@ static int served_rank;
 
 static void step(pp_rank *r) {
     if (r->id != served_rank) {
-        pp__orderrun_step(r); /* the canonical order, set for each input */
+        pp__order_interp_step(r); /* the canonical order, set for each input */
         return;
     }
     /* what pp__run_program does for a sandboxed rank, for this one alone */
@@ -216,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
     pp_schedule order;
     fuzz_require(!pp__schedule_build(&order, cfg.schedule, cfg.P, cfg.M, cfg.v), "no row %s", cfg.schedule);
-    pp__orderrun_set(&order);
+    pp__order_interp_set(&order);
 
     fake_driver f = {.c = d->chan, .at = data + 1, .end = data + size};
     pthread_t th;
@@ -238,7 +238,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     d->reaped = 1;
     pp__server_stop(s, res.status == PP_OK);
     pp__result_free(&res);
-    pp__orderrun_set(NULL);
+    pp__order_interp_set(NULL);
     pp__schedule_free(&order);
     served_srv = NULL;
     return 0;

@@ -1,11 +1,11 @@
-/* run_order.c: pplab run --order FILE.csv, an order in PyTorch's compute-only CSV run on the kit's model and
+/* cmd_run_order.c: pplab run --order FILE.csv, an order in PyTorch's compute-only CSV run on the kit's model and
  * graded as the schedule it names (cli.h). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "orderfile.h"
+#include "order_csv.h"
 #include "report.h"
 #include "schedule_lab.h"
 
@@ -50,7 +50,7 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s) {
         pp__cli_fail("run", "--order runs each action as the library's whole stage, and %s's blocks are the "
                      "schedule's own: measure the order under --schedule 1f1b, with the same --tp", d->title);
     if (o->cfg.recompute) pp__cli_fail("run", "--order runs the file's actions as they are: drop --recompute");
-    if (pp__orderfile_read(o->order, d->vshape, s, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (pp__order_csv_read(o->order, d->vshape, s, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (s->vshape != d->vshape)
         pp__cli_fail("run", "--order %s places its stages %s, and %s places them %s: name a schedule of the file's "
                      "placement",

@@ -1,5 +1,5 @@
-/* impl.c: implementation folders, the build cache, and loading a build in-process. */
-#include "impl.h"
+/* impl_build.c: implementation folders, the build cache, and loading a build in-process. */
+#include "impl_build.h"
 
 #include <dlfcn.h>
 #include <errno.h>

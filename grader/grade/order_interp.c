@@ -1,5 +1,5 @@
-/* orderrun.c: an order from a file run on the kit's model (orderrun.h). */
-#include "orderrun.h"
+/* order_interp.c: an order from a file run on the kit's model (order_interp.h). */
+#include "order_interp.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "error.h"
 #include "placement.h"
 
-const int pp__orderrun_built = 1;
+const int pp__order_interp_built = 1;
 
 static const pp_schedule *order;
 
@@ -26,7 +26,7 @@ static void *keep(size_t n, size_t size) {
     return p;
 }
 
-void pp__orderrun_set(const pp_schedule *s) {
+void pp__order_interp_set(const pp_schedule *s) {
     pthread_mutex_lock(&kept_lock);
     for (size_t i = 0; i < nkept; i++) free(kept[i]);
     free(kept);
@@ -89,7 +89,7 @@ static void weight(rank_state *st, const pp_sched_op *o) {
     pp_stash_free(st->r, *sp), *sp = NULL;
 }
 
-void pp__orderrun_step(pp_rank *r) {
+void pp__order_interp_step(pp_rank *r) {
     const pp_schedule *s = order;
     int me = pp_rank_id(r), P = pp_rank_stages(r), M = pp_rank_microbatches(r), v = pp_rank_chunks(r), S = P * v;
     size_t n = (size_t)s->n[me];

@@ -1,8 +1,8 @@
-/* schedule.h: the canonical schedules as per-rank op lists (their orders are answers: lib/schedule/answers.h), and
+/* replay.h: the canonical schedules as per-rank op lists (their orders are answers: lib/schedule/answers.h), and
  * a replay of any op list under the virtual clock's rules. The reference solutions follow these orders exactly;
  * the grader replays them for theory when latency or edge costs make the closed formula inexact. */
-#ifndef PP_SCHEDULE_H
-#define PP_SCHEDULE_H
+#ifndef PP_THEORY_REPLAY_H
+#define PP_THEORY_REPLAY_H
 
 #include "runtime.h"
 #include "schedules.h"
@@ -110,4 +110,4 @@ int pp__theory_held(const pp_run_config *c);
  * returns buf. */
 const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len);
 
-#endif /* PP_SCHEDULE_H */
+#endif /* PP_THEORY_REPLAY_H */

@@ -1,7 +1,7 @@
-/* impl.h: finding, building and loading a lab implementation (labs/, solutions/ or any folder with the same
+/* impl_build.h: finding, building and loading a lab implementation (labs/, solutions/ or any folder with the same
  * layout). Every lab is built on its own, so one lab's compile error never stops the others. */
-#ifndef PP_IMPL_H
-#define PP_IMPL_H
+#ifndef PP_IMPL_BUILD_H
+#define PP_IMPL_BUILD_H
 
 #include <stddef.h>
 
@@ -61,4 +61,4 @@ void *pp__impl_load(const char *impl, const pp_lab_info *lab, char *err, size_t 
 /* The build folder (the one holding the schedule driver) and the project root above it. */
 void pp__impl_dirs(char *build, char *root, size_t len);
 
-#endif /* PP_IMPL_H */
+#endif /* PP_IMPL_BUILD_H */

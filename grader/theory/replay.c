@@ -1,5 +1,5 @@
-/* schedule.c: canonical per-rank op orders and their replay under the virtual clock. */
-#include "schedule.h"
+/* replay.c: canonical per-rank op orders and their replay under the virtual clock. */
+#include "replay.h"
 
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* check.c: a test result's checks, added one at a time by every lab's checks (grade.h). */
+/* check_add.c: a test result's checks, added one at a time by every lab's checks (grade.h). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

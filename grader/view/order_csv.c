@@ -1,5 +1,5 @@
-/* orderfile.c: a run's order in PyTorch's compute-only CSV (orderfile.h). */
-#include "orderfile.h"
+/* order_csv.c: a run's order in PyTorch's compute-only CSV (order_csv.h). */
+#include "order_csv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "error.h"
 #include "placement.h"
 
-int pp__orderfile_name_check(const char *path, char *err, size_t errlen) {
+int pp__order_csv_name_check(const char *path, char *err, size_t errlen) {
     size_t n = path ? strlen(path) : 0;
     if (n > 4 && !strcmp(path + n - 4, ".csv")) return 0;
     snprintf(err, errlen, "--export-order %s: name the file .csv (PyTorch's compute-only order CSV)",
@@ -23,8 +23,8 @@ static void cell(const pp_event *e, char *buf, size_t len) {
     snprintf(buf, len, "%d%c%d", e->vstage, kind, e->mb);
 }
 
-int pp__orderfile_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen) {
-    if (pp__orderfile_name_check(path, err, errlen)) return -1;
+int pp__order_csv_write(const pp_trace *traces, int P, const char *path, char *err, size_t errlen) {
+    if (pp__order_csv_name_check(path, err, errlen)) return -1;
     FILE *f = fopen(path, "w");
     if (!f) {
         snprintf(err, errlen, "--export-order %s: %s: check the folder exists and is writable", path, strerror(errno));
@@ -199,7 +199,7 @@ static int placement_of(const order_rows *o, int S, int prefer, const char *path
     return -1;
 }
 
-int pp__orderfile_parse(const char *name, const char *text, size_t len, int prefer_vshape, pp_schedule *s, char *err,
+int pp__order_csv_parse(const char *name, const char *text, size_t len, int prefer_vshape, pp_schedule *s, char *err,
                         size_t errlen) {
     memset(s, 0, sizeof *s);
     order_rows *o = pp__xcalloc(1, sizeof *o);
@@ -244,7 +244,7 @@ int pp__orderfile_parse(const char *name, const char *text, size_t len, int pref
     return 0;
 }
 
-int pp__orderfile_read(const char *path, int prefer_vshape, pp_schedule *s, char *err, size_t errlen) {
+int pp__order_csv_read(const char *path, int prefer_vshape, pp_schedule *s, char *err, size_t errlen) {
     memset(s, 0, sizeof *s);
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -259,7 +259,7 @@ int pp__orderfile_read(const char *path, int prefer_vshape, pp_schedule *s, char
         snprintf(err, errlen, "--order %s: larger than %d MiB: an order of at most 64 ranks and 1024 micro-batches "
                  "is far smaller", path, ORDER_MAX_BYTES >> 20);
     else
-        rc = pp__orderfile_parse(path, text, len, prefer_vshape, s, err, errlen);
+        rc = pp__order_csv_parse(path, text, len, prefer_vshape, s, err, errlen);
     free(text);
     return rc;
 }
