@@ -402,12 +402,12 @@ static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *la
 }
 
 static int run_main(int argc, char **argv) {
-    static run_opts hid;
+    static run_opts opts;
     pp_flag flags[PP_CLI_MAX_FLAGS];
-    run_opts_init(&hid);
-    pp__cli_parse(&pp__cli_run, flags, run_table(&hid, flags), argc, argv, NULL, NULL);
-    pp_cli_run o = hid.o;
-    if (hid.unsafe) hid.sb.lockdown = 0, hid.sb.drop_uid = 0;
+    run_opts_init(&opts);
+    pp__cli_parse(&pp__cli_run, flags, run_table(&opts, flags), argc, argv, NULL, NULL);
+    pp_cli_run o = opts.o;
+    if (opts.unsafe) opts.sb.lockdown = 0, opts.sb.drop_uid = 0;
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
     int chose_chunks = pp__cli_run_defaults(&o);
@@ -427,7 +427,7 @@ static int run_main(int argc, char **argv) {
     if (o.export_order && pp__order_csv_name_check(o.export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.export_order && pp__cli_writable(o.export_order, err, sizeof err))
         pp__cli_fail("run", "--export-order %s", err);
-    if (hid.dump_grads && pp__cli_writable(hid.dump_grads, err, sizeof err))
+    if (opts.dump_grads && pp__cli_writable(opts.dump_grads, err, sizeof err))
         pp__cli_fail("run", "--dump-grads %s", err);
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
     if (o.export_order && pp__config_dual(&o.cfg))
@@ -446,18 +446,18 @@ static int run_main(int argc, char **argv) {
     const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
     /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
     /* --order grades its run: the gradients and weights come back */
-    pp_program prog = {.symbol = lab->symbol, .no_params = !hid.dump_grads && !o.order};
+    pp_program prog = {.symbol = lab->symbol, .no_params = !opts.dump_grads && !o.order};
     int started = 0;
     if (o.order) pp__order_interp_set(&file_order), prog.fn = pp__order_interp_step;
-    else started = start_program(&o, &hid, lab, &prog, me);
+    else started = start_program(&o, &opts, lab, &prog, me);
     if (started) return me == 0 ? started : 0;
     pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
     pp__run_program(&o.cfg, &prog, &res);
     if (o.order) pp__order_interp_set(NULL);
-    pp__host_close(&hid.sb);
+    pp__host_close(&opts.sb);
     /* as root the run's drivers had a uid of their own: nothing of it may be left */
-    if (hid.sb.drop_uid && hid.sb.lockdown && !hid.in_process) pp__uid_reap(hid.sb.uid);
+    if (opts.sb.drop_uid && opts.sb.lockdown && !opts.in_process) pp__uid_reap(opts.sb.uid);
     if (me > 0) {
         /* rank 0 holds the gathered results and reports for every process */
         pp__result_free(&res);
@@ -557,9 +557,9 @@ static int run_main(int argc, char **argv) {
         fprintf(stderr, "pplab run: trace of step 1 written to %s (%s)\n", o.trace,
                 pp__tracefile_describe(res.traces, P, o.trace, what, sizeof what));
     }
-    if (hid.dump_grads && grads_write(&res, hid.dump_grads)) {
+    if (opts.dump_grads && grads_write(&res, opts.dump_grads)) {
         fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",
-                hid.dump_grads);
+                opts.dump_grads);
         rc = 1;
     }
     if (o.export_order && export_order(res.traces, P / res.D, o.export_order, "the order of step 1")) rc = 1;

@@ -315,9 +315,9 @@ static void copy_grad_differs(const pp_run_config *c, const pp_run_result *res, 
 }
 
 /* Gradients against the full-batch reference: 1 when they are right, which every other point waits for. */
-static int check_gradients(run_checks *k, double *err) {
-    const pp_run_result *res = k->res;
-    const pp_reference *ref = k->ref;
+static int check_gradients(run_checks *run, double *err) {
+    const pp_run_result *res = run->res;
+    const pp_reference *ref = run->ref;
     char msg[600];
     int names_ok = res->nparams == ref->nparams;
     for (int i = 0; names_ok && i < res->nparams; i++) {
@@ -326,68 +326,68 @@ static int check_gradients(run_checks *k, double *err) {
     }
     int worst_i = names_ok ? pp__checks_worst(err, res->nparams) : 0;
     double worst = err[worst_i];
-    k->out->grad_err = worst;
+    run->out->grad_err = worst;
     if (names_ok && worst <= PP_GRAD_RTOL && res->grad_differs) {
-        copy_grad_differs(k->c, res, msg, sizeof msg);
-        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s", msg);
+        copy_grad_differs(run->c, res, msg, sizeof msg);
+        pp__check_add(run->out, "gradients", PP_PTS_GRADS, 0, "%s", msg);
         return 0;
     }
     if (names_ok && worst <= PP_GRAD_RTOL) {
-        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
+        pp__check_add(run->out, "gradients", PP_PTS_GRADS, 1, "every parameter within %.0e of the full-batch gradient "
                       "(worst %.1e, %s)", PP_GRAD_RTOL, worst, res->params[worst_i].name);
         return 1;
     }
     if (!names_ok) {
-        pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "the parameter set differs from the reference model");
+        pp__check_add(run->out, "gradients", PP_PTS_GRADS, 0, "the parameter set differs from the reference model");
         return 0;
     }
     int vs = res->params[worst_i].vstage, opt_many = -1;
-    for (int r = 0; r < k->c->P; r++)
+    for (int r = 0; r < run->c->P; r++)
         if (res->opt_calls[r] > 1) opt_many = r;
     if (opt_many >= 0)
         snprintf(msg, sizeof msg, "rank %d called pp_optimizer_step %d times in one step: step once, after "
                  "the last backward", opt_many, res->opt_calls[opt_many]);
-    else if (after_step(k->c, res, msg, sizeof msg))
+    else if (after_step(run->c, res, msg, sizeof msg))
         ; /* an op that added to the gradients after the step had read them */
-    else if (pp__checks_tp_diagnose(k->c, res, msg, sizeof msg))
+    else if (pp__checks_tp_diagnose(run->c, res, msg, sizeof msg))
         ; /* a block call given the wrong kind of tensor: the first one, named */
-    else if (pp__checks_dp_diagnose(k->c, res, ref, msg, sizeof msg))
+    else if (pp__checks_dp_diagnose(run->c, res, ref, msg, sizeof msg))
         ; /* the reduce's mistake, named as such */
     else if (ref->mb_grad)
         pp__grad_mix_explain(res, ref, vs, msg, sizeof msg);
     else
         snprintf(msg, sizeof msg, "virtual stage %d gradients differ from the reference", vs);
-    pp__check_add(k->out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",
-                  k->own ? "" : k->own_msg, k->own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
+    pp__check_add(run->out, "gradients", PP_PTS_GRADS, 0, "%s%s%s (worst: %s, relative error %.2e > %.0e)",
+                  run->own ? "" : run->own_msg, run->own ? "" : "; so ", msg, res->params[worst_i].name, worst, PP_GRAD_RTOL);
     return 0;
 }
 
 /* Weights and losses after K steps, and one optimizer step per rank and step. */
-static void check_weights(run_checks *k, double *err) {
-    const pp_run_config *c = k->c;
-    const pp_run_result *res = k->res;
+static void check_weights(run_checks *run, double *err) {
+    const pp_run_config *c = run->c;
+    const pp_run_result *res = run->res;
     double lworst = 0;
     for (int i = 0; i < res->nparams; i++)
-        err[i] = pp__rel_err(res->params[i].weight, k->ref->params[i].weight, res->params[i].count);
+        err[i] = pp__rel_err(res->params[i].weight, run->ref->params[i].weight, res->params[i].count);
     int wi = pp__checks_worst(err, res->nparams);
     double wworst = err[wi];
     for (int s = 0; s < c->steps; s++) {
-        double e = fabs((double)res->loss[s] - k->ref->loss[s]) / (fabs((double)k->ref->loss[s]) + 1e-12);
+        double e = fabs((double)res->loss[s] - run->ref->loss[s]) / (fabs((double)run->ref->loss[s]) + 1e-12);
         if (!(e <= lworst)) lworst = e;
     }
-    k->out->weight_err = wworst;
-    k->out->loss_err = lworst;
+    run->out->weight_err = wworst;
+    run->out->loss_err = lworst;
     double wtol = pp__weight_rtol(c);
     int opt_bad = -1;
     for (int r = 0; r < c->P; r++)
         if (res->opt_calls[r] != 1) opt_bad = r;
     if (opt_bad >= 0) {
-        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step "
+        pp__check_add(run->out, gate_names[0], PP_PTS_WEIGHTS, 0, "rank %d called pp_optimizer_step %d times in step "
                       "1; expected once, after the last backward", opt_bad, res->opt_calls[opt_bad]);
         return;
     }
     if (res->shard_differs) {
-        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s shard %d of rank %d (replica %d) "
+        pp__check_add(run->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s shard %d of rank %d (replica %d) "
                       "holds %s, which every shard holds whole, differently from shard 0: the shards no longer hold "
                       "one model", c->steps, c->steps == 1 ? "" : "s", res->shard_differs, res->shard_rank % c->P,
                       res->shard_rank / c->P, res->shard_param);
@@ -395,43 +395,43 @@ static void check_weights(run_checks *k, double *err) {
     }
     if (res->copy_differs) {
         int s = res->copy_stage;
-        pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s the two copies of stage %d differ "
+        pp__check_add(run->out, gate_names[0], PP_PTS_WEIGHTS, 0, "after %d step%s the two copies of stage %d differ "
                       "(%s on rank %d's chunk 0 and rank %d's chunk 1): both must step on the sum of their gradients, "
                       "pp_grad_reduce on each before every optimizer step", c->steps, c->steps == 1 ? "" : "s", s,
                       res->copy_param, s, c->P - 1 - s);
         return;
     }
-    int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL, own = k->own;
-    pp__check_add(k->out, gate_names[0], PP_PTS_WEIGHTS, ok, "%s%safter %d step%s: worst weight error %.1e (%s, limit "
-                  "%.1e = 64 u sqrt(M)), worst loss error %.1e (limit %.0e)", ok || own ? "" : k->own_msg,
+    int ok = wworst <= wtol && lworst <= PP_LOSS_RTOL, own = run->own;
+    pp__check_add(run->out, gate_names[0], PP_PTS_WEIGHTS, ok, "%s%safter %d step%s: worst weight error %.1e (%s, limit "
+                  "%.1e = 64 u sqrt(M)), worst loss error %.1e (limit %.0e)", ok || own ? "" : run->own_msg,
                   ok || own ? "" : "; so ", c->steps, c->steps == 1 ? "" : "s", wworst, res->params[wi].name, wtol,
                   lworst, PP_LOSS_RTOL);
 }
 
 /* The bubble against the canonical order replayed with the freedoms pp.h gives (split backwards); at or below
  * it keeps the points: outcomes are graded, not imitation. */
-static void check_bubble(run_checks *k) {
-    const pp_run_config *c = k->c;
-    const pp_run_result *res = k->res;
+static void check_bubble(run_checks *run) {
+    const pp_run_config *c = run->c;
+    const pp_run_result *res = run->res;
     int formula;
     char note[64], how[128];
     double theory = pp__theory_bubble_run(c, res->traces, &formula, note, sizeof note);
     snprintf(how, sizeof how, "%s%s%s", formula ? "formula" : "replay of the canonical schedule", note[0] ? " " : "",
              note);
-    k->out->bubble = res->bubble;
-    k->out->theory = theory;
+    run->out->bubble = res->bubble;
+    run->out->theory = theory;
     char where[300];
     double span = canonical_span(c, res, where, sizeof where);
     int longer = span >= 0 && res->makespan > span + PP_BUBBLE_TOL;
     if (res->bubble < theory - PP_BUBBLE_TOL && !longer) {
-        pp_check *x = pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, below the canonical "
+        pp_check *x = pp__check_add(run->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, below the canonical "
                                     "order's %.4f (%s) by %.4f: %s", res->bubble, theory, how, theory - res->bubble,
                                     where);
         x->better = 1;
         return;
     }
     if (res->bubble <= theory + PP_BUBBLE_TOL && !longer) {
-        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble,
+        pp__check_add(run->out, gate_names[2], PP_PTS_BUBBLE, 1, "%.4f measured, %.4f in theory (%s)", res->bubble,
                       theory, how);
         return;
     }
@@ -440,49 +440,49 @@ static void check_bubble(run_checks *k) {
     if (res->bubble <= theory + PP_BUBBLE_TOL)
         snprintf(more, sizeof more, "; %s: the run does more work than the canonical schedule", where);
     char why[400];
-    snprintf(why, sizeof why, "%s", k->own ? "" : k->own_msg);
+    snprintf(why, sizeof why, "%s", run->own ? "" : run->own_msg);
     if (!why[0]) cost_diff(c, res, -1, why, sizeof why);
     /* the canonical order's ops are named only here, where an outcome failed, and never for a hidden test */
-    if (!why[0] && !k->secret) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
-    if (k->secret)
-        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, %s the canonical order here (%s): %s",
+    if (!why[0] && !run->secret) pp__order_diff(c, res->traces, NULL, -1, why, sizeof why);
+    if (run->secret)
+        pp__check_add(run->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, %s the canonical order here (%s): %s",
                       res->bubble, longer ? "on a longer step than" : "above what idles",  how, why[0] ? why :
                       "some rank waits where the canonical order keeps it busy: draw this configuration with "
                       "build/pplab run --canonical ... --timeline and compare it with your run's timeline");
     else if (why[0])
-        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s%s)", why,
+        pp__check_add(run->out, gate_names[2], PP_PTS_BUBBLE, 0, "%s (bubble %.4f measured, %.4f in theory, %s%s)", why,
                       res->bubble, theory, how, more);
     else
-        pp__check_add(k->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s%s): every op runs "
+        pp__check_add(run->out, gate_names[2], PP_PTS_BUBBLE, 0, "%.4f measured, expected %.4f (%s%s): every op runs "
                       "in the canonical order at its cost, yet the idle time differs", res->bubble, theory, how,
                       more);
 }
 
 /* A peak at or below the canonical order's on every rank, some below it: which ones, for the report. */
-static void check_peak_below(run_checks *k, int fewer) {
-    const pp_run_result *res = k->res;
+static void check_peak_below(run_checks *run, int fewer) {
+    const pp_run_result *res = run->res;
     char below[300];
     size_t n = 0;
     below[0] = 0;
-    for (int r = 0, said = 0; r < k->c->P && r < PP_MAX_RANKS && n < sizeof below; r++) {
-        if (res->peak_stashes[r] >= k->out->peak_bound[r]) continue;
+    for (int r = 0, said = 0; r < run->c->P && r < PP_MAX_RANKS && n < sizeof below; r++) {
+        if (res->peak_stashes[r] >= run->out->peak_bound[r]) continue;
         if (said++ == 4) {
             n += (size_t)snprintf(below + n, sizeof below - n, ", ...");
             break;
         }
         n += (size_t)snprintf(below + n, sizeof below - n, "%srank %d held %d, the canonical order %d", said > 1
-                              ? "; " : "", r, res->peak_stashes[r], k->out->peak_bound[r]);
+                              ? "; " : "", r, res->peak_stashes[r], run->out->peak_bound[r]);
     }
-    pp_check *x = pp__check_add(k->out, gate_names[3], PP_PTS_PEAK, 1, "every rank at or below the canonical "
+    pp_check *x = pp__check_add(run->out, gate_names[3], PP_PTS_PEAK, 1, "every rank at or below the canonical "
                                 "order's peak, %d below it: %s", fewer, below);
     x->better = 1;
 }
 
 /* The stash peak, rank by rank, at or below the canonical order's; stashes left unfreed lose it too. */
-static void check_peak(run_checks *k) {
-    const pp_run_config *c = k->c;
-    const pp_run_result *res = k->res;
-    pp_test_result *out = k->out;
+static void check_peak(run_checks *run) {
+    const pp_run_config *c = run->c;
+    const pp_run_result *res = run->res;
+    pp_test_result *out = run->out;
     int peak_ok = 1, bad_r = 0, fewer = 0;
     for (int r = 0; r < c->P && r < PP_MAX_RANKS; r++) {
         out->peak[r] = res->peak_stashes[r];
@@ -492,12 +492,12 @@ static void check_peak(run_checks *k) {
     }
     /* the cause first: a deferred weight half keeps its stash alive, an order differs */
     char od[400] = "";
-    if (!peak_ok && !k->own) {
-        snprintf(od, sizeof od, "%s", k->own_msg);
+    if (!peak_ok && !run->own) {
+        snprintf(od, sizeof od, "%s", run->own_msg);
     } else if (!peak_ok && cost_diff(c, res, bad_r, od, sizeof od) != COST_DEFERRED_W) {
         /* a rebuilt stash costs time, not memory: the order is what holds the stashes (named for public tests) */
         od[0] = 0;
-        if (!k->secret) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
+        if (!run->secret) pp__order_diff(c, res->traces, NULL, bad_r, od, sizeof od);
     }
     int unfreed_r = -1;
     for (int r = 0; r < c->P; r++)
@@ -509,10 +509,10 @@ static void check_peak(run_checks *k) {
                       "each backward, or the activation memory grows until the step ends", unfreed_r,
                       res->unfreed_stashes[unfreed_r], res->unfreed_stashes[unfreed_r] == 1 ? "" : "es");
     else if (peak_ok && fewer)
-        check_peak_below(k, fewer);
+        check_peak_below(run, fewer);
     else if (peak_ok)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
-    else if (k->secret)
+    else if (run->secret)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s%srank %d held %d stashes at once, more than the "
                       "canonical order holds there: %s", od, od[0] ? "; so " : "", bad_r, res->peak_stashes[bad_r],
                       hint);
@@ -525,37 +525,37 @@ static void check_peak(run_checks *k) {
 }
 
 /* Boundary messages: one per micro-batch, direction and boundary between two ranks. */
-static void check_messages(run_checks *k) {
-    const pp_run_result *res = k->res;
-    int P = k->c->P, sent = 0;
+static void check_messages(run_checks *run) {
+    const pp_run_result *res = run->res;
+    int P = run->c->P, sent = 0;
     for (int r = 0; r < P; r++) sent += res->sent_msgs[r];
-    int want = pp__theory_messages(k->c), self_r = -1, self_n = 0;
+    int want = pp__theory_messages(run->c), self_r = -1, self_n = 0;
     for (int r = 0; r < P && self_r < 0; r++)
         for (int i = 0; i < res->traces[r].n; i++)
             if (res->traces[r].ev[i].op == PP_OP_SEND && res->traces[r].ev[i].peer == r) self_r = r, self_n++;
     char expected[48] = "";
-    if (!k->secret) snprintf(expected, sizeof expected, ", expected %d", want);
+    if (!run->secret) snprintf(expected, sizeof expected, ", expected %d", want);
     if (sent != want && self_r >= 0)
-        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: rank %d sent %d to "
+        pp__check_add(run->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: rank %d sent %d to "
                       "itself; two virtual stages on one rank need no message: pass the output straight into the "
                       "next op", sent, expected, self_r, self_n);
     else if (sent == want)
-        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 1, "%d boundary messages sent: one per micro-batch, "
+        pp__check_add(run->out, gate_names[4], PP_PTS_MESSAGES, 1, "%d boundary messages sent: one per micro-batch, "
                       "direction and boundary between two ranks", sent);
     else
-        pp__check_add(k->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and "
+        pp__check_add(run->out, gate_names[4], PP_PTS_MESSAGES, 0, "%d boundary messages sent%s: each activation and "
                       "each gradient crosses each boundary between two ranks exactly once", sent, expected);
 }
 
 /* Recomputation's memory: M stage inputs plus one stage's worth of activations being rebuilt, against the same
  * schedule run without it (plain). */
-static void check_recompute(run_checks *k, const pp_run_result *plain) {
-    const pp_run_result *res = k->res;
-    pp_test_result *out = k->out;
+static void check_recompute(run_checks *run, const pp_run_result *plain) {
+    const pp_run_result *res = run->res;
+    pp_test_result *out = run->out;
     char lim_txt[48];
     int ok = plain && plain->status == PP_OK, r_bad = 0, d;
     size_t limit = 0;
-    for (int r = 0; ok && r < k->c->P; r++) {
+    for (int r = 0; ok && r < run->c->P; r++) {
         size_t lim = (size_t)(out->peak_bound[r] - 1) * res->act_bytes + res->peak_single[r];
         if (res->peak_bytes[r] > lim) ok = 0, r_bad = r, limit = lim;
     }
@@ -586,26 +586,26 @@ static void check_recompute(run_checks *k, const pp_run_result *plain) {
 
 void pp__checks_run(const pp_run_config *c, const pp_run_result *res, const pp_run_result *plain,
                     const pp_reference *ref, pp_test_result *out) {
-    run_checks k = {.c = c, .res = res, .ref = ref, .out = out, .secret = out->cfg.secret};
+    run_checks run = {.c = c, .res = res, .ref = ref, .out = out, .secret = out->cfg.secret};
     /* an op run twice or never is the cause of what it breaks (gradients, the loss): found first */
-    k.own = check_one_f_one_b(c, res, k.own_msg, sizeof k.own_msg) == 0;
+    run.own = check_one_f_one_b(c, res, run.own_msg, sizeof run.own_msg) == 0;
     double *err = pp__xcalloc((size_t)res->nparams + 1, sizeof *err);
-    if (!check_gradients(&k, err)) {
+    if (!check_gradients(&run, err)) {
         free(err);
         add_gated(c, out, "the gradients must be right first");
         return;
     }
-    check_weights(&k, err);
+    check_weights(&run, err);
     free(err);
-    pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, k.own, "%s", k.own ? "each micro-batch ran exactly one F "
-                  "and one B on each virtual stage, on the rank that owns it" : k.own_msg);
-    check_bubble(&k);
-    check_peak(&k);
-    check_messages(&k);
+    pp__check_add(out, gate_names[1], PP_PTS_ONE_F_ONE_B, run.own, "%s", run.own ? "each micro-batch ran exactly one F "
+                  "and one B on each virtual stage, on the rank that owns it" : run.own_msg);
+    check_bubble(&run);
+    check_peak(&run);
+    check_messages(&run);
     pp__checks_dp(c, res, out);
     pp__checks_tp(c, res, out);
     pp__checks_grid(c, res, out);
-    if (c->recompute) check_recompute(&k, plain);
+    if (c->recompute) check_recompute(&run, plain);
 }
 
 void pp__checks_failed_run(const pp_run_config *c, pp_status st, const char *error, const pp_trace *traces,
