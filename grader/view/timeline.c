@@ -194,87 +194,100 @@ static void print_row(FILE *out, const int *cell, const tl_op *ops, int c0, int 
     fputc('\n', out);
 }
 
-void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color) {
-    int n;
-    tl_op *ops = collect(traces, P, forward_only, &n);
+/* The grid a timeline is drawn on: one cell is `unit` of virtual time, ncells of them, each cw characters wide. */
+typedef struct tl_grid {
+    double unit;
+    int ncells, cw;
+} tl_grid;
 
+/* The shortest op's duration (one cell), which kinds of op occur (has), and how many backwards are input halves
+ * and how many whole. */
+static double grid_unit(const tl_op *ops, int n, int *has, int *halves, int *wholes) {
     double unit = INFINITY;
-    int has[PP_OP_COUNT] = {0}, halves = 0, wholes = 0;
     for (int i = 0; i < n; i++) {
         double d = ops[i].e - ops[i].s;
         if (d > 1e-12 && d < unit) unit = d;
         has[ops[i].op] = 1;
-        halves += ops[i].op == PP_OP_B && ops[i].split;
-        wholes += ops[i].op == PP_OP_B && !ops[i].split;
+        *halves += ops[i].op == PP_OP_B && ops[i].split;
+        *wholes += ops[i].op == PP_OP_B && !ops[i].split;
     }
-    if (!isfinite(unit)) unit = 1;
+    return isfinite(unit) ? unit : 1;
+}
 
-    int ncells = 0, cw = 1;
+/* Widens g to hold the ops: their last cell and their longest label. */
+static void grid_fit_ops(tl_grid *g, const tl_op *ops, int n, int v) {
     for (int i = 0; i < n; i++) {
-        int end = cell_of(ops[i].e, unit), beg = cell_of(ops[i].s, unit);
+        int end = cell_of(ops[i].e, g->unit), beg = cell_of(ops[i].s, g->unit);
         if (end <= beg) end = beg + 1;
-        if (end > ncells) ncells = end;
+        if (end > g->ncells) g->ncells = end;
         char lab[48];
         label_of(&ops[i], v, lab, sizeof lab);
-        if ((int)strlen(lab) > cw) cw = (int)strlen(lab);
+        if ((int)strlen(lab) > g->cw) g->cw = (int)strlen(lab);
     }
-    /* the gradient reduces (lab 07), each rank's on a lane of its own under its compute row */
-    int nr = 0;
+}
+
+/* The gradient reduces (lab 07), each rank's drawn on a lane of its own under its compute row (none when
+ * forward_only): into *nr of them, g widened to hold them. */
+static tl_op *collect_reduces(const pp_trace *traces, int P, int forward_only, tl_grid *g, int *nr) {
+    int count = 0;
     for (int r = 0; r < P; r++)
-        for (int i = 0; i < traces[r].n; i++) nr += traces[r].ev[i].op == PP_OP_REDUCE;
-    tl_op *rops = pp__xmalloc(((size_t)nr + 1) * sizeof *rops);
-    nr = 0;
+        for (int i = 0; i < traces[r].n; i++) count += traces[r].ev[i].op == PP_OP_REDUCE;
+    tl_op *rops = pp__xmalloc(((size_t)count + 1) * sizeof *rops);
+    *nr = 0;
     for (int r = 0; r < P && !forward_only; r++)
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (e->op != PP_OP_REDUCE) continue;
-            rops[nr++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0, 0, 0};
-            int end = cell_of(e->vend, unit), beg = cell_of(e->vstart, unit);
+            rops[(*nr)++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0, 0, 0};
+            int end = cell_of(e->vend, g->unit), beg = cell_of(e->vstart, g->unit);
             if (end <= beg) end = beg + 1;
-            if (end > ncells) ncells = end;
-            if (cw < 2 + (e->chunk > 9)) cw = 2 + (e->chunk > 9);
+            if (end > g->ncells) g->ncells = end;
+            if (g->cw < 2 + (e->chunk > 9)) g->cw = 2 + (e->chunk > 9);
         }
-    if (ncells > TL_MAX_CELLS) ncells = TL_MAX_CELLS;
-    int *rcells = pp__xmalloc(((size_t)P * ncells + 1) * sizeof *rcells), *lane = pp__xcalloc((size_t)P + 1, sizeof *lane);
-    for (size_t i = 0; i < (size_t)P * ncells; i++) rcells[i] = -1;
-    for (int i = 0; i < nr; i++) {
-        int beg = cell_of(rops[i].s, unit), end = cell_of(rops[i].e, unit);
-        if (end <= beg) end = beg + 1;
-        lane[rops[i].rank] = 1;
-        for (int c = beg; c < end && c < ncells; c++) rcells[(size_t)rops[i].rank * ncells + c] = i;
-    }
+    return rops;
+}
 
-    /* cells[r * ncells + c]: index of the op in that slot, or -1 when the rank is idle */
-    int *cells = pp__xmalloc(((size_t)P * ncells + 1) * sizeof *cells);
-    for (size_t i = 0; i < (size_t)P * ncells; i++) cells[i] = -1;
+/* cells[r * ncells + c]: the index of the op of rank r in cell c, or -1 when the rank is idle there; lane (NULL:
+ * none) marks each rank that has an op. */
+static int *fill_cells(const tl_op *ops, int n, int P, const tl_grid *g, int *lane) {
+    int *cells = pp__xmalloc(((size_t)P * g->ncells + 1) * sizeof *cells);
+    for (size_t i = 0; i < (size_t)P * g->ncells; i++) cells[i] = -1;
     for (int i = 0; i < n; i++) {
-        int beg = cell_of(ops[i].s, unit), end = cell_of(ops[i].e, unit);
+        int beg = cell_of(ops[i].s, g->unit), end = cell_of(ops[i].e, g->unit);
         if (end <= beg) end = beg + 1;
-        for (int c = beg; c < end && c < ncells; c++) cells[(size_t)ops[i].rank * ncells + c] = i;
+        if (lane) lane[ops[i].rank] = 1;
+        for (int c = beg; c < end && c < g->ncells; c++) cells[(size_t)ops[i].rank * g->ncells + c] = i;
     }
+    return cells;
+}
 
+/* Every rank's row (and its reduce lane, where it has one), wrapped into blocks that fit `width` columns. */
+static void print_rows(FILE *out, const tl_grid *g, int P, const int *cells, const tl_op *ops, const int *rcells,
+                       const tl_op *rops, const int *lane, int v, int width, int color) {
     int digits = 1;
     for (int x = P - 1; x >= 10; x /= 10) digits++;
     int prefix = 4 + digits + 2; /* "GPU " + number + ": " */
-    int per_block = (width - prefix + 1) / (cw + 1);
+    int per_block = (width - prefix + 1) / (g->cw + 1);
     if (per_block < 1) per_block = 1;
-    int wrap = ncells > per_block;
-
+    int ncells = g->ncells, wrap = ncells > per_block;
     for (int c0 = 0; c0 < ncells || c0 == 0; c0 += per_block) {
         int c1 = c0 + per_block < ncells ? c0 + per_block : ncells;
         if (c0 > 0) fputc('\n', out);
-        if (wrap) fprintf(out, "t=%g\n", c0 * unit);
+        if (wrap) fprintf(out, "t=%g\n", c0 * g->unit);
         for (int r = 0; r < P; r++) {
             fprintf(out, "GPU %*d: ", digits, r);
-            print_row(out, cells + (size_t)r * ncells, ops, c0, c1, cw, v, color);
+            print_row(out, cells + (size_t)r * ncells, ops, c0, c1, g->cw, v, color);
             if (lane[r]) {
                 fprintf(out, "%*s: ", 4 + digits, "AR");
-                print_row(out, rcells + (size_t)r * ncells, rops, c0, c1, cw, v, color);
+                print_row(out, rcells + (size_t)r * ncells, rops, c0, c1, g->cw, v, color);
             }
         }
         if (ncells == 0) break;
     }
+}
 
+/* The legend's kinds of op, as they occur; returns the separator the legend goes on with. */
+static const char *print_legend_ops(FILE *out, const int *has, int halves, int wholes, int v) {
     fprintf(out, "Legend: ");
     const char *sep = "";
     static const char *const what[] = {"forward", "backward", "weight-gradient half of the backward"};
@@ -288,6 +301,12 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
             fprintf(out, " (its input-gradient half where a W of it follows, else the whole backward)");
         sep = ", ";
     }
+    return sep;
+}
+
+/* The rest of the legend (the cell's unit, the shards' sums, the reduce lane) and the idle fraction. */
+static void print_notes(FILE *out, const tl_op *ops, int n, int P, double unit, const char *sep, int forward_only,
+                        int nr) {
     /* a comm latency or edge cost can put op boundaries between cells; say so rather than draw false detail */
     int off_grid = 0;
     for (int i = 0; i < n && !off_grid; i++) {
@@ -312,6 +331,19 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
         fprintf(out, "AR = the rank's reduce lane: Rc = the gradient all-reduce of local chunk c over its data-parallel "
                 "group, from its start to its end\n");
     fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
+}
+
+void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color) {
+    int n, nr, has[PP_OP_COUNT] = {0}, halves = 0, wholes = 0;
+    tl_op *ops = collect(traces, P, forward_only, &n);
+    tl_grid g = {grid_unit(ops, n, has, &halves, &wholes), 0, 1};
+    grid_fit_ops(&g, ops, n, v);
+    tl_op *rops = collect_reduces(traces, P, forward_only, &g, &nr);
+    if (g.ncells > TL_MAX_CELLS) g.ncells = TL_MAX_CELLS;
+    int *lane = pp__xcalloc((size_t)P + 1, sizeof *lane);
+    int *rcells = fill_cells(rops, nr, P, &g, lane), *cells = fill_cells(ops, n, P, &g, NULL);
+    print_rows(out, &g, P, cells, ops, rcells, rops, lane, v, width, color);
+    print_notes(out, ops, n, P, g.unit, print_legend_ops(out, has, halves, wholes, v), forward_only, nr);
     free(cells);
     free(rcells);
     free(rops);
