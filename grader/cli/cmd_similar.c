@@ -716,21 +716,108 @@ static void free_text(sim_text *t) {
     free(t->bytes);
 }
 
+/* Refuses options that name what is not there: the kit, the stubs, a --json that cannot be written. */
+static void check_options(const similar_opts *o) {
+    char err[PATH_MAX + 256];
+    if (!o->nsubs)
+        pp__cli_fail("similar", "name the submissions to compare: folders (students' trees or a Gradescope "
+                     "export's uploads) or lab files");
+    if (!is_dir(o->kit))
+        pp__cli_fail("similar", "--kit %s: no such folder: name the kit's root (its solutions/ and labs/)", o->kit);
+    if (o->stubs && !is_dir(o->stubs)) pp__cli_fail("similar", "--stubs %s: no such folder", o->stubs);
+    if (o->json && pp__cli_writable(o->json, err, sizeof err)) pp__cli_fail("similar", "--json %s", err);
+}
+
+/* The answer sources, each read once, into *nsrc texts; one missing from a kit (it has solutions/) is a list out
+ * of date. *reference: whether the kit has any reference code (solutions or sources) to compare with. */
+static sim_text *read_sources(const similar_opts *o, int *nsrc, int *reference) {
+    char solutions[PATH_MAX + 16];
+    snprintf(solutions, sizeof solutions, "%s/solutions", o->kit);
+    int have_solutions = is_dir(solutions);
+    char *list = xstrdup(o->sources ? o->sources : "");
+    sim_text *src = pp__xcalloc(strlen(list) / 2 + 1, sizeof *src);
+    *nsrc = 0;
+    for (char *save = NULL, *p = strtok_r(list, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save)) {
+        if (!kit_text(o->kit, p, &src[*nsrc])) (*nsrc)++;
+        else if (have_solutions)
+            fprintf(stderr, "pplab similar: %s/%s is missing: not compared (the build's list of answer sources is "
+                    "out of date)\n", o->kit, p);
+    }
+    free(list);
+    *reference = have_solutions || *nsrc > 0;
+    if (!*reference)
+        printf("no reference code in %s (a student handout?): the submissions are compared with each other only\n",
+               o->kit);
+    return src;
+}
+
+/* Compares lab l's members: the submissions that hold it, the kit's solution (read into *sol) and the answer
+ * sources, with the lab's stub blanked out. Returns 0 when nothing was compared, 1 when it was, -1 on an error
+ * (said); *nstubs counts the stubs found. m has room for every submission and source and the solution. */
+static int compare_members(similar_run *r, int l, member *m, sim_text *sol, sim_text *src, int nsrc, int *nstubs) {
+    const similar_opts *o = r->o;
+    char err[PATH_MAX + 256];
+    int n = 0;
+    for (int i = 0; i < o->nsubs; i++)
+        if (r->subs[i].file[l].bytes) m[n++] = (member){.sub = i, .text = &r->subs[i].file[l]};
+    if (!n) return 0;
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof rel, "solutions/%s", r->lf[l].rel);
+    if (!kit_text(o->kit, rel, sol)) m[n++] = (member){.sub = -1, .kit = sol->shown, .text = sol};
+    for (int k = 0; k < nsrc; k++) m[n++] = (member){.sub = -1, .kit = src[k].shown, .text = &src[k]};
+    if (n < 2) return 0;
+    char stubpath[PATH_MAX];
+    if (o->stubs) snprintf(stubpath, sizeof stubpath, "%s/%s", o->stubs, r->lf[l].rel);
+    else snprintf(stubpath, sizeof stubpath, "%s/labs/%s", o->kit, r->lf[l].rel);
+    sim_text stub = {0};
+    if (!read_text(stubpath, 0, &stub, err, sizeof err)) (*nstubs)++;
+    int rc = 1;
+    if (compare_lab(r, l, m, n, stub.bytes, err, sizeof err)) {
+        char *said = shown(err);
+        fprintf(stderr, "pplab similar: %s\n", said);
+        free(said);
+        rc = -1;
+    }
+    free(stub.bytes);
+    for (int i = 0; i < n; i++) free(m[i].blank), m[i].blank = NULL;
+    return rc;
+}
+
+/* The pairs at or above the threshold, most similar first, their count, and the JSON report. Returns the exit
+ * status: 1 when a pair was found, 0 when none, 2 when the report could not be written. */
+static int print_pairs(similar_run *r, int reference) {
+    const similar_opts *o = r->o;
+    if (r->npairs) qsort(r->pairs, (size_t)r->npairs, sizeof *r->pairs, by_similarity);
+    for (int i = 0; i < r->npairs; i++) {
+        if (i) printf("\n");
+        print_pair(r, &r->pairs[i]);
+    }
+    if (r->npairs) printf("\n");
+    printf("%ld pair%s compared, %d at or above %d%%\n", r->compared, r->compared == 1 ? "" : "s", r->npairs,
+           o->threshold);
+    fflush(stdout);
+    if (o->json && write_json(r, o->json, o->kit, reference)) return 2;
+    return r->npairs ? 1 : 0;
+}
+
+static void free_submissions(submission *subs, int nsubs, int nlf) {
+    for (int i = 0; i < nsubs; i++) {
+        for (int l = 0; l < nlf; l++) free_text(&subs[i].file[l]);
+        free(subs[i].file);
+        free(subs[i].name);
+    }
+    free(subs);
+}
+
 static int similar_main(int argc, char **argv) {
     similar_opts o;
     pp_flag flags[PP_CLI_MAX_FLAGS];
     similar_opts_init(&o);
     o.subs = pp__xcalloc((size_t)argc, sizeof *o.subs);
     pp__cli_parse(&pp__cli_similar, flags, similar_table(&o, flags), argc, argv, sub_operand, &o);
-    if (!o.nsubs)
-        pp__cli_fail("similar", "name the submissions to compare: folders (students' trees or a Gradescope "
-                     "export's uploads) or lab files");
-    char root[PATH_MAX], build[PATH_MAX], err[PATH_MAX + 256];
-    if (!o.kit) pp__impl_dirs(build, root, sizeof root), o.kit = root;
-    if (!is_dir(o.kit))
-        pp__cli_fail("similar", "--kit %s: no such folder: name the kit's root (its solutions/ and labs/)", o.kit);
-    if (o.stubs && !is_dir(o.stubs)) pp__cli_fail("similar", "--stubs %s: no such folder", o.stubs);
-    if (o.json && pp__cli_writable(o.json, err, sizeof err)) pp__cli_fail("similar", "--json %s", err);
+    char root[PATH_MAX], build[PATH_MAX];
+    if (o.nsubs && !o.kit) pp__impl_dirs(build, root, sizeof root), o.kit = root;
+    check_options(&o);
     char sim[PATH_MAX];
     if (find_sim(sim, sizeof sim)) {
         fflush(stdout);
@@ -743,24 +830,8 @@ static int similar_main(int argc, char **argv) {
     int nlf = lab_files(lf);
     submission *subs = pp__xcalloc((size_t)o.nsubs, sizeof *subs);
     for (int i = 0; i < o.nsubs; i++) load_submission(&subs[i], o.subs[i], lf, nlf);
-
-    /* the answer sources, each read once; one missing from a kit (it has solutions/) is a list out of date */
-    char solutions[PATH_MAX + 16];
-    snprintf(solutions, sizeof solutions, "%s/solutions", o.kit);
-    int have_solutions = is_dir(solutions), nsrc = 0;
-    char *list = xstrdup(o.sources ? o.sources : "");
-    sim_text *src = pp__xcalloc(strlen(list) / 2 + 1, sizeof *src);
-    for (char *save = NULL, *p = strtok_r(list, " \t\n", &save); p; p = strtok_r(NULL, " \t\n", &save)) {
-        if (!kit_text(o.kit, p, &src[nsrc])) nsrc++;
-        else if (have_solutions)
-            fprintf(stderr, "pplab similar: %s/%s is missing: not compared (the build's list of answer sources is "
-                    "out of date)\n", o.kit, p);
-    }
-    free(list);
-    int reference = have_solutions || nsrc > 0;
-    if (!reference)
-        printf("no reference code in %s (a student handout?): the submissions are compared with each other only\n",
-               o.kit);
+    int nsrc, reference;
+    sim_text *src = read_sources(&o, &nsrc, &reference);
 
     char tmp[PATH_MAX];
     const char *tmpdir = getenv("TMPDIR");
@@ -775,49 +846,16 @@ static int similar_main(int argc, char **argv) {
     member **members = pp__xcalloc((size_t)nlf, sizeof *members);
     sim_text *sol = pp__xcalloc((size_t)nlf, sizeof *sol);
     for (int l = 0; l < nlf && !rc; l++) {
-        member *m = members[l] = pp__xcalloc((size_t)(o.nsubs + nsrc + 1), sizeof *m);
-        int n = 0;
-        for (int i = 0; i < o.nsubs; i++)
-            if (subs[i].file[l].bytes) m[n++] = (member){.sub = i, .text = &subs[i].file[l]};
-        if (!n) continue;
-        char rel[PATH_MAX];
-        snprintf(rel, sizeof rel, "solutions/%s", lf[l].rel);
-        if (!kit_text(o.kit, rel, &sol[l])) m[n++] = (member){.sub = -1, .kit = sol[l].shown, .text = &sol[l]};
-        for (int k = 0; k < nsrc; k++) m[n++] = (member){.sub = -1, .kit = src[k].shown, .text = &src[k]};
-        if (n < 2) continue;
-        ncompared_labs++;
-        char stubpath[PATH_MAX];
-        if (o.stubs) snprintf(stubpath, sizeof stubpath, "%s/%s", o.stubs, lf[l].rel);
-        else snprintf(stubpath, sizeof stubpath, "%s/labs/%s", o.kit, lf[l].rel);
-        sim_text stub = {0};
-        if (!read_text(stubpath, 0, &stub, err, sizeof err)) nstubs++;
-        if (compare_lab(&r, l, m, n, stub.bytes, err, sizeof err)) {
-            char *said = shown(err);
-            fprintf(stderr, "pplab similar: %s\n", said);
-            free(said);
-            rc = 2;
-        }
-        free(stub.bytes);
-        for (int i = 0; i < n; i++) free(m[i].blank), m[i].blank = NULL;
+        members[l] = pp__xcalloc((size_t)(o.nsubs + nsrc + 1), sizeof *members[l]);
+        int compared = compare_members(&r, l, members[l], &sol[l], src, nsrc, &nstubs);
+        if (compared < 0) rc = 2;
+        else ncompared_labs += compared;
     }
     if (made) rmdir(tmp);
     if (!rc && ncompared_labs && !nstubs)
         printf("no stubs in %s: text every student starts from counts as shared\n",
                o.stubs ? o.stubs : "the kit's labs/");
-
-    if (!rc) {
-        if (r.npairs) qsort(r.pairs, (size_t)r.npairs, sizeof *r.pairs, by_similarity);
-        for (int i = 0; i < r.npairs; i++) {
-            if (i) printf("\n");
-            print_pair(&r, &r.pairs[i]);
-        }
-        if (r.npairs) printf("\n");
-        printf("%ld pair%s compared, %d at or above %d%%\n", r.compared, r.compared == 1 ? "" : "s", r.npairs,
-               o.threshold);
-        fflush(stdout);
-        if (o.json && write_json(&r, o.json, o.kit, reference)) rc = 2;
-        else rc = r.npairs ? 1 : 0;
-    }
+    if (!rc) rc = print_pairs(&r, reference);
 
     for (int i = 0; i < r.npairs; i++) free(r.pairs[i].runs);
     free(r.pairs);
@@ -826,12 +864,7 @@ static int similar_main(int argc, char **argv) {
     free(sol);
     for (int k = 0; k < nsrc; k++) free_text(&src[k]);
     free(src);
-    for (int i = 0; i < o.nsubs; i++) {
-        for (int l = 0; l < nlf; l++) free_text(&subs[i].file[l]);
-        free(subs[i].file);
-        free(subs[i].name);
-    }
-    free(subs);
+    free_submissions(subs, o.nsubs, nlf);
     free(lf);
     free(o.subs);
     return rc;
