@@ -122,28 +122,19 @@ void pp__impl_set_compile_limit(double seconds) { compile_limit_s = seconds; }
 static const char *const warmup_fns[] = {PP_WARMUP_FUNCTIONS(PP_WU_NAME)};
 #undef PP_WU_NAME
 
-pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
-                         size_t errlen) {
-    char build[PATH_MAX], root[PATH_MAX], src[PATH_MAX + 128], outdir[2 * PATH_MAX + 64], rel[128];
-    pp__impl_dirs(build, root, sizeof build);
-    const char *file = lab->file;
-    snprintf(src, sizeof src, "%s/%s/%s.c", dir, lab->folder, file);
-    snprintf(rel, sizeof rel, "%s/%s.c", lab->folder, file);
-    struct stat lst;
-    if (fstatat(AT_FDCWD, src, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
-        snprintf(err, errlen, "no implementation of lab %s: %s is missing", lab->name, src);
-        return PP_ERR_COMPILE;
-    }
-    /* labs/ and solutions/ of this project have their own folders; any other has one named by its path */
+/* The build folder of implementation folder dir into outdir (made when missing, private to the grader): labs/
+ * and solutions/ of this project have their own folders; any other has one named by its path. */
+static pp_status build_folder(const char *dir, const char *build, const char *root, char *outdir, size_t len,
+                              char *err, size_t errlen) {
     const char *base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
     char rootdir[PATH_MAX + 64];
     snprintf(rootdir, sizeof rootdir, "%s/%s", root, base);
     if (!strcmp(rootdir, dir) && (!strcmp(base, "labs") || !strcmp(base, "solutions"))) {
-        snprintf(outdir, sizeof outdir, "%s/impl/%s", build, base);
+        snprintf(outdir, len, "%s/impl/%s", build, base);
     } else {
         unsigned long h = 5381;
         for (const char *p = dir; *p; p++) h = h * 33 + (unsigned char)*p;
-        snprintf(outdir, sizeof outdir, "%s/impl/other/%s-%08lx", build, base, h & 0xffffffffUL);
+        snprintf(outdir, len, "%s/impl/other/%s-%08lx", build, base, h & 0xffffffffUL);
     }
     /* the builds are the grader's alone: a jailed uid may not even list them (they hold the reference's) */
     char mk[2 * PATH_MAX + 80];
@@ -156,6 +147,51 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         snprintf(err, errlen, "cannot create %s: check the permissions of the build folder", outdir);
         return PP_ERR_IO;
     }
+    return PP_OK;
+}
+
+/* Under the lock of the build (lockp), compiles c into out's object and shared object unless the key file keyp
+ * already holds key (the same file, pp.h, compiler and rules), then writes the key. */
+static pp_status build_locked(const pp_compile *c, pp_impl *out, const char *keyp, const char *lockp,
+                              const char *key, size_t klen, char *err, size_t errlen) {
+    int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0 || flock(fd, LOCK_EX)) {
+        snprintf(err, errlen, "cannot lock %s: %s", lockp, strerror(errno));
+        if (fd >= 0) close(fd);
+        return PP_ERR_IO;
+    }
+    pp_status st = PP_OK;
+    if (!same_file(keyp, key, klen) || access(out->object, R_OK) || access(out->shared, R_OK)) {
+        char tobj[PATH_MAX + 32], tso[PATH_MAX + 32];
+        snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
+        snprintf(tso, sizeof tso, "%s.tmp%d", out->shared, (int)getpid());
+        unlink(keyp); /* a build that fails leaves no key: the next one starts over */
+        st = pp__compile_lab(c, tobj, tso, err, errlen);
+        if (st == PP_OK && (rename(tobj, out->object) || rename(tso, out->shared) || pp__file_write(keyp, key, klen, 0600))) {
+            snprintf(err, errlen, "cannot install %s: %s", out->object, strerror(errno));
+            st = PP_ERR_IO;
+        }
+        unlink(tobj);
+        unlink(tso);
+    }
+    flock(fd, LOCK_UN);
+    close(fd);
+    return st;
+}
+
+pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandbox *sb, pp_impl *out, char *err,
+                         size_t errlen) {
+    char build[PATH_MAX], root[PATH_MAX], src[PATH_MAX + 128], outdir[2 * PATH_MAX + 64], rel[128];
+    pp__impl_dirs(build, root, sizeof build);
+    const char *file = lab->file;
+    snprintf(src, sizeof src, "%s/%s/%s.c", dir, lab->folder, file);
+    snprintf(rel, sizeof rel, "%s/%s.c", lab->folder, file);
+    struct stat lst;
+    if (fstatat(AT_FDCWD, src, &lst, AT_SYMLINK_NOFOLLOW) != 0) {
+        snprintf(err, errlen, "no implementation of lab %s: %s is missing", lab->name, src);
+        return PP_ERR_COMPILE;
+    }
+    if (build_folder(dir, build, root, outdir, sizeof outdir, err, errlen)) return PP_ERR_IO;
     /* named by the lab, not its folder: one folder may hold several labs (05-zerobubble) */
     pp__impl_driver(out->driver, sizeof out->driver);
     snprintf(out->object, sizeof out->object, "%s/%s.o", outdir, lab->name);
@@ -182,32 +218,9 @@ pp_status pp__impl_build(const char *dir, const pp_lab_info *lab, const pp_sandb
         free(text);
         return PP_ERR_IO;
     }
-    int fd = open(lockp, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-    if (fd < 0 || flock(fd, LOCK_EX)) {
-        snprintf(err, errlen, "cannot lock %s: %s", lockp, strerror(errno));
-        if (fd >= 0) close(fd);
-        free(key);
-        free(text);
-        return PP_ERR_IO;
-    }
-    pp_status st = PP_OK;
-    if (!same_file(keyp, key, klen) || access(out->object, R_OK) || access(out->shared, R_OK)) {
-        char tobj[PATH_MAX + 32], tso[PATH_MAX + 32];
-        snprintf(tobj, sizeof tobj, "%s.tmp%d", out->object, (int)getpid());
-        snprintf(tso, sizeof tso, "%s.tmp%d", out->shared, (int)getpid());
-        pp_compile c = {.src = src, .text = text, .ntext = nsrc, .rel = rel, .pp_h = pp_h, .keep = keep, .nkeep = nkeep,
-                        .require = lab->symbol != NULL, .sb = sb, .time_limit_s = compile_limit_s};
-        unlink(keyp); /* a build that fails leaves no key: the next one starts over */
-        st = pp__compile_lab(&c, tobj, tso, err, errlen);
-        if (st == PP_OK && (rename(tobj, out->object) || rename(tso, out->shared) || pp__file_write(keyp, key, klen, 0600))) {
-            snprintf(err, errlen, "cannot install %s: %s", out->object, strerror(errno));
-            st = PP_ERR_IO;
-        }
-        unlink(tobj);
-        unlink(tso);
-    }
-    flock(fd, LOCK_UN);
-    close(fd);
+    pp_compile c = {.src = src, .text = text, .ntext = nsrc, .rel = rel, .pp_h = pp_h, .keep = keep, .nkeep = nkeep,
+                    .require = lab->symbol != NULL, .sb = sb, .time_limit_s = compile_limit_s};
+    pp_status st = build_locked(&c, out, keyp, lockp, key, klen, err, errlen);
     free(key);
     free(text);
     return st;

@@ -117,6 +117,54 @@ static double start_window_s(const pp_test_config *tc) {
  * keepalive gives up on it). */
 #define MPI_END_S 3
 
+/* Starts c's mpirun: its pid, or -1 when fork fails. */
+static pid_t mpirun_spawn(const mpi_cmd *c) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul >= 0) dup2(nul, 0), close(nul);
+        execvp(c->argv[0], c->argv);
+        fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with "
+                "--transport threads\n", strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+/* How an mpirun ended: its wait status, whether it ran past the time left after its ranks were ready (over) or
+ * never got them started (unstarted), and when they were ready (0: never). */
+typedef struct mpirun_end {
+    int st, over, unstarted;
+    double t_ready;
+} mpirun_end;
+
+/* Waits for mpirun pid, whose ranks say they are ready in the file `ready` and whose rank 0 writes its result to
+ * path, killing it once it runs `left` seconds past ready, never starts its ranks, or cannot end after the result. */
+static mpirun_end mpirun_watch(pid_t pid, const pp_test_config *tc, const char *path, const char *ready,
+                               double left) {
+    mpirun_end e = {0, 0, 0, 0};
+    double t_launch = pp__now(), t_result = 0;
+    while (pid > 0) {
+        pid_t got = waitpid(pid, &e.st, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR)) break;
+        double t = pp__now();
+        struct stat rs;
+        if (!e.t_ready && access(ready, F_OK) == 0) e.t_ready = t;
+        if (!t_result && stat(path, &rs) == 0 && rs.st_size > 0) t_result = t;
+        e.unstarted = !e.t_ready && !t_result && t - t_launch > start_window_s(tc);
+        e.over = e.t_ready && !t_result && t - e.t_ready > left;
+        /* rank 0 wrote its result: an mpirun that still cannot end (a node it lost) is ended for it */
+        if ((t_result && t - t_result > MPI_END_S) || e.unstarted || e.over) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, &e.st, 0) < 0 && errno == EINTR) {}
+            break;
+        }
+        usleep(2000);
+    }
+    return e;
+}
+
 void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const char *backend, uint64_t token,
                         const char *res_path, const char *plain_path) {
     char tok[32];
@@ -135,41 +183,10 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
         char ready[PATH_MAX + 8];
         snprintf(ready, sizeof ready, "%s.ready", path);
         mpi_cmd_build(c, tc, impl, backend, path, plain);
-        pid_t pid = fork();
-        if (pid == 0) {
-            /* mpirun forwards stdin to rank 0: a background process group reading the terminal would stop */
-            int nul = open("/dev/null", O_RDONLY);
-            if (nul >= 0) dup2(nul, 0), close(nul);
-            execvp(c->argv[0], c->argv);
-            fprintf(stderr, "pplab grade: cannot start mpirun (%s): install openmpi-bin or grade with "
-                    "--transport threads\n", strerror(errno));
-            _exit(127);
-        }
-        int st = 0, over = 0, unstarted = 0;
-        double t_launch = pp__now(), t_ready = 0, t_result = 0;
-        while (pid > 0) {
-            pid_t got = waitpid(pid, &st, WNOHANG);
-            if (got == pid || (got < 0 && errno != EINTR)) break;
-            double t = pp__now();
-            struct stat rs;
-            if (!t_ready && access(ready, F_OK) == 0) t_ready = t;
-            if (!t_result && stat(path, &rs) == 0 && rs.st_size > 0) t_result = t;
-            unstarted = !t_ready && !t_result && t - t_launch > start_window_s(tc);
-            over = t_ready && !t_result && t - t_ready > limit - used;
-            /* rank 0 wrote its result: an mpirun that still cannot end (a node it lost) is ended for it */
-            if (t_result && t - t_result > MPI_END_S) {
-                kill(pid, SIGKILL);
-                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-                break;
-            }
-            if (unstarted || over) {
-                kill(pid, SIGKILL);
-                while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-                break;
-            }
-            usleep(2000);
-        }
-        if (t_ready) used += pp__now() - t_ready;
+        pid_t pid = mpirun_spawn(c);
+        mpirun_end e = mpirun_watch(pid, tc, path, ready, limit - used);
+        int st = e.st, over = e.over, unstarted = e.unstarted;
+        if (e.t_ready) used += pp__now() - e.t_ready;
         pp__reap_children(NULL, 0);
         pp_run_result res;
         memset(&res, 0, sizeof res);
