@@ -398,6 +398,32 @@ static int keep_file(const char *dir, const char *name, size_t max, const char *
     return rc;
 }
 
+/* Waits for builder pid (killed after limit seconds, *timed_out then 1), reading its verdict from fd into msg
+ * (VERDICT_MAX bytes at most) as it comes: a full pipe must not stall the builder. Returns the bytes read. */
+static size_t builder_wait(pid_t pid, int fd, double limit, char *msg, int *timed_out) {
+    size_t got = 0;
+    double t0 = now_s();
+    ssize_t k;
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    while (pid > 0) {
+        struct timespec nap = {0, 2000000};
+        int st;
+        while (got < VERDICT_MAX && (k = read(fd, msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
+        if (waitpid(pid, &st, WNOHANG) == pid) break;
+        if (now_s() - t0 > limit) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            *timed_out = 1;
+            break;
+        }
+        nanosleep(&nap, NULL);
+    }
+    while (got < VERDICT_MAX && (k = read(fd, msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
+    return got;
+}
+
 pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const char *out_shared, char *err,
                           size_t len) {
     pp_sandbox sb = *c->sb;
@@ -443,29 +469,9 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const cha
     }
     close(fds[1]);
     char msg[VERDICT_MAX + 1];
-    size_t got = 0;
-    double limit = c->time_limit_s > 0 ? c->time_limit_s : 60, t0 = now_s();
+    double limit = c->time_limit_s > 0 ? c->time_limit_s : 60;
     int timed_out = 0;
-    while (pid > 0) {
-        struct timespec nap = {0, 2000000};
-        int st;
-        /* read as it comes: a full pipe must not stall the builder */
-        int fl = fcntl(fds[0], F_GETFL);
-        fcntl(fds[0], F_SETFL, fl | O_NONBLOCK);
-        ssize_t k;
-        while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
-        if (waitpid(pid, &st, WNOHANG) == pid) break;
-        if (now_s() - t0 > limit) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            waitpid(pid, &st, 0);
-            timed_out = 1;
-            break;
-        }
-        nanosleep(&nap, NULL);
-    }
-    ssize_t k;
-    while (got < VERDICT_MAX && (k = read(fds[0], msg + got, VERDICT_MAX - got)) > 0) got += (size_t)k;
+    size_t got = builder_wait(pid, fds[0], limit, msg, &timed_out);
     close(fds[0]);
     /* whatever the builder left running: its session, and as root every process of its uid, wherever it went */
     kill(-pid, SIGKILL);
