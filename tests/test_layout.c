@@ -464,6 +464,191 @@ Test(layout, checks_are_one_short_function_each) {
     cr_expect_gt(functions, 20, "only %d functions found in the checks", functions);
 }
 
+/* ---- every function fits in one view ------------------------------------------------------------------------- */
+
+/* The kit's own C, in its rooms (a room that a layout moves elsewhere, driver/ or base/, is read where it is). */
+static const char *const code_roots[] = {"lib", "grader", "sandbox", "bench", "kernels", "driver", "base"};
+
+/* Functions being shortened elsewhere, allowed past the limit until that work lands; "FILE-SUFFIX:NAME", the file
+ * telling apart names that several files use (main). Remove each line as its function comes under the limit. */
+static const char *const long_for_now[] = {
+    "cmd_run.c:run_main",       "cmd_grade.c:grade_main",         "runtime.c:pp__run_program",
+    "mpi.c:mpi_step_end",       "result.c:pp__result_decode",     "config.c:pp__config_check",
+    "runtime_mpi.c:pp__run_mpi_merge", "driver/main.c:main",      "warmup_call.c:pp__warmup_call",
+};
+
+enum { FN_MAX_LINES = 80 };
+
+/* text with its comments, string and character literals and preprocessor lines blanked to spaces, newlines kept:
+ * what is left is the code's braces, parentheses and names, so that a brace in a string or a comment counts for
+ * nothing. */
+static void blank_non_code(char *t) {
+    int bol = 1;
+    for (char *p = t; *p;) {
+        if (bol && (*p == ' ' || *p == '\t')) { p++; continue; }
+        if (bol && *p == '#') { /* a directive, with its continued lines */
+            for (; *p && !(*p == '\n' && p[-1] != '\\'); p++) *p = *p == '\n' ? '\n' : ' ';
+            continue;
+        }
+        bol = 0;
+        if (p[0] == '/' && p[1] == '*') {
+            char *end = strstr(p + 2, "*/");
+            end = end ? end + 2 : p + strlen(p);
+            for (; p < end; p++) *p = *p == '\n' ? '\n' : ' ';
+        } else if (p[0] == '/' && p[1] == '/') {
+            for (; *p && *p != '\n'; p++) *p = ' ';
+        } else if (*p == '"' || *p == '\'') {
+            char q = *p++;
+            for (; *p && *p != q; p++) {
+                if (*p == '\\' && p[1]) *p++ = ' ';
+                *p = *p == '\n' ? '\n' : ' ';
+            }
+            if (*p) p++;
+        } else {
+            bol = *p++ == '\n';
+        }
+    }
+}
+
+/* The name before the parameter list that ends at code[close] (the last ')' before a body): its identifier. */
+static void function_name(const char *code, long close, char *name, size_t len) {
+    int depth = 0;
+    long i = close;
+    for (; i >= 0; i--) {
+        if (code[i] == ')') depth++;
+        if (code[i] == '(' && --depth == 0) break;
+    }
+    while (i > 0 && (code[i - 1] == ' ' || code[i - 1] == '\t' || code[i - 1] == '\n')) i--;
+    long end = i;
+    while (i > 0 && (code[i - 1] == '_' || (code[i - 1] >= 'a' && code[i - 1] <= 'z') ||
+                     (code[i - 1] >= 'A' && code[i - 1] <= 'Z') || (code[i - 1] >= '0' && code[i - 1] <= '9')))
+        i--;
+    snprintf(name, len, "%.*s", (int)(end - i), code + i);
+}
+
+/* A function's extent: where its body opens and how many lines it counts. */
+typedef struct fn_len {
+    char name[128];
+    int line, lines;
+} fn_len;
+
+/* The functions of the file at path into out (max of them); returns how many there are. A body is a '{' at file
+ * scope right after a parameter list's ')'; its length runs from the line of that brace to the line of its closing
+ * one, less the lines inside brace initializers ('{' after '='), which are data (a flag table) rather than steps
+ * to follow. */
+static int scan_functions(const char *path, fn_len *out, int max) {
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "cannot read %s", path);
+    static char code[1 << 21];
+    size_t n = fread(code, 1, sizeof code - 1, f);
+    fclose(f);
+    cr_assert_lt(n, sizeof code - 1, "%s is larger than the test reads", path);
+    code[n] = 0;
+    blank_non_code(code);
+    int depth = 0, line = 1, start = 0, init_depth = 0, init_start = 0, init_lines = 0, count = 0;
+    char last = 0, name[128] = "";
+    long close = -1;
+    for (long i = 0; code[i]; i++) {
+        char ch = code[i];
+        if (ch == '\n') line++;
+        if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') continue;
+        if (ch == '{') {
+            if (start && !init_depth && last == '=') init_depth = depth + 1, init_start = line;
+            if (depth == 0 && last == ')') start = line, init_lines = 0, function_name(code, close, name, sizeof name);
+            depth++;
+        } else if (ch == '}') {
+            depth--;
+            if (init_depth && depth == init_depth - 1) init_lines += line - init_start, init_depth = 0;
+            if (depth == 0 && start && count < max) {
+                snprintf(out[count].name, sizeof out[count].name, "%s", name);
+                out[count].line = start, out[count].lines = line - start + 1 - init_lines;
+                count++;
+            }
+            if (depth == 0) start = 0;
+        } else if (ch == ')') {
+            close = i;
+        }
+        last = ch;
+    }
+    return count;
+}
+
+/* 1 when long_for_now names function name of the file at path. */
+static int long_for_now_has(const char *path, const char *name) {
+    for (size_t k = 0; k < COUNT(long_for_now); k++) {
+        const char *colon = strchr(long_for_now[k], ':');
+        size_t pl = strlen(path), sl = (size_t)(colon - long_for_now[k]);
+        if (!strcmp(colon + 1, name) && pl >= sl && !strncmp(path + pl - sl, long_for_now[k], sl)) return 1;
+    }
+    return 0;
+}
+
+/* Holds every function of the file at path to the limit; returns how many it read. */
+static int check_function_lengths(const char *path) {
+    static fn_len fns[4096];
+    int n = scan_functions(path, fns, (int)COUNT(fns));
+    for (int i = 0; i < n; i++)
+        if (!long_for_now_has(path, fns[i].name))
+            cr_expect_leq(fns[i].lines, FN_MAX_LINES, "%s:%d: %s is %d lines long (at most %d, brace initializers "
+                          "aside): split it by what each part does", path, fns[i].line, fns[i].name, fns[i].lines,
+                          FN_MAX_LINES);
+    return n;
+}
+
+/* Reads every .c, .h and .cu file under dir; returns how many functions they hold. */
+static int check_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int functions = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st)) continue;
+        const char *dot = strrchr(e->d_name, '.');
+        if (S_ISDIR(st.st_mode)) functions += check_tree(path);
+        else if (dot && (!strcmp(dot, ".c") || !strcmp(dot, ".h") || !strcmp(dot, ".cu")))
+            functions += check_function_lengths(path);
+    }
+    closedir(d);
+    return functions;
+}
+
+/* Every function of the kit's own C fits in one view: at most 80 lines, brace initializers (flag tables) aside;
+ * a reader holds a function whole, and a change cannot break a branch the reader never saw. The functions are
+ * found by a scan of the code's tokens that knows C's braces, comments, strings and directives (no compiler
+ * flag or tool that a machine may lack: the scan runs wherever the tests do, and .cu files too). */
+Test(layout, every_function_fits_in_one_view) {
+    int functions = 0;
+    for (size_t i = 0; i < COUNT(code_roots); i++) functions += check_tree(code_roots[i]);
+    cr_expect_gt(functions, 1000, "only %d functions found in the kit's own C", functions);
+}
+
+/* The scan counts what the limit means: a function, less its brace initializers, and nothing in its comments or
+ * strings. */
+Test(layout, the_function_scan_counts_lines) {
+    char path[] = "/tmp/pplab-fnlen-XXXXXX.c";
+    int fd = mkstemps(path, 2);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "static const int table[] = {\n1,\n2,\n};\n/* } { */\nint f(int x) {\n    const char *s = \"}\";\n");
+    for (int i = 0; i < 90; i++) fprintf(f, "    x += %d; /* { */\n", i);
+    fprintf(f, "    return x;\n}\nvoid g(void) {\n    static const int t[] = {\n");
+    for (int i = 0; i < 100; i++) fprintf(f, "        %d,\n", i);
+    fprintf(f, "    };\n    (void)t;\n}\n");
+    fclose(f);
+    fn_len fns[4];
+    int n = scan_functions(path, fns, 4);
+    unlink(path);
+    cr_assert_eq(n, 2, "the scan found %d functions in a file of 2 (and a table)", n);
+    cr_expect(!strcmp(fns[0].name, "f") && fns[0].line == 6 && fns[0].lines == 94, "f: %s at %d, %d lines",
+              fns[0].name, fns[0].line, fns[0].lines);
+    cr_expect(!strcmp(fns[1].name, "g") && fns[1].lines == 4, "g, its table aside: %s, %d lines", fns[1].name,
+              fns[1].lines);
+}
+
 /* The runner is the same for every lab: what a test runs, which processes it captures, how long it may take and
  * how its file is graded come from the row's kind (labkind.h), so that a new lab adds a row and a kind, never a
  * branch in runner.c. Its code (comments aside) holds no string literal that is a lab's name or folder, and every
