@@ -7,16 +7,19 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      ?= -O2 -g
+# base/ is everyone's ground floor: status codes and the fatal path, text made safe to show, hashing, the layout
+# of a message tag; it includes nothing of the kit's, so that every room may stand on it
+BASE_INC := -Ibase
 # sandbox/ is the trust boundary's room: proto (linked into both processes), host (the trusted end of a driver),
 # policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules), driver (the
 # program that holds student code)
 SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
-# lib/ in rooms, from the ground up: base (errors, text, hashing), schedule (the table, placement, tags), model
+# lib/ in rooms, from the ground up: schedule (the table, placement, tags), model
 # (tensors, backends, the model and pp.h's compute calls), transport (pp.h's messages and reduces, the transports),
 # run (configuration, ranks, the runtime, results, the rank server); pp.h, the public header, above them all
-LIB_ROOMS := base schedule model transport run
+LIB_ROOMS := schedule model transport run
 LIB_INC := -Ilib $(addprefix -Ilib/,$(LIB_ROOMS))
-CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread $(LIB_INC) -Ikernels $(SANDBOX_INC)
+CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread $(BASE_INC) $(LIB_INC) -Ikernels $(SANDBOX_INC)
 LDLIBS_BASE := -lm -lpthread -ldl
 
 ifeq ($(SAN),1)
@@ -110,7 +113,8 @@ ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated)
 
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)
-LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
+LIB_SRC  := $(wildcard base/*.c) \
+            $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
             $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
 # The schedule driver: the one program that loads a student's object, one process per rank, the same for every
@@ -119,12 +123,12 @@ LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWE
 DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
               sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/schedule/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
-DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(BASE_INC) $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
 NVCC        := $(CUDA_HOME)/bin/nvcc
-NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(LIB_INC) -Ikernels -Isandbox/proto \
+NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(BASE_INC) $(LIB_INC) -Ikernels -Isandbox/proto \
                --expt-relaxed-constexpr -Werror all-warnings \
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90

@@ -22,12 +22,12 @@ typedef struct {
 
 /* The folders that hold the kit's C, each a room; and those the build names with -I (the Makefile's LIB_INC,
  * SANDBOX_INC and GRADER_INC), where an #include "name" resolves. */
-static const char *const source_dirs[] = {"lib",           "lib/base",       "lib/schedule",   "lib/model",
+static const char *const source_dirs[] = {"lib",           "base",           "lib/schedule",   "lib/model",
                                           "lib/transport", "lib/run",        "sandbox/proto",  "sandbox/host",
                                           "sandbox/policy", "sandbox/toolchain", "sandbox/driver", "grader/cli",
                                           "grader/grade",  "grader/theory",  "grader/report",  "grader/view",
                                           "kernels/cpu"};
-static const char *const include_dirs[] = {"lib",           "lib/base",       "lib/schedule",      "lib/model",
+static const char *const include_dirs[] = {"lib",           "base",           "lib/schedule",      "lib/model",
                                            "lib/transport", "lib/run",        "kernels",           "sandbox/proto",
                                            "sandbox/host",  "sandbox/policy", "sandbox/toolchain", "grader/cli",
                                            "grader/grade",  "grader/theory",  "grader/report",     "grader/view"};
@@ -247,9 +247,9 @@ Test(layout, the_loaders_table_is_pp_h) {
 }
 
 /* lib/ is in rooms that show the runtime, and its top holds pp.h alone: a reader who opens lib/ sees the public
- * header and five folders, not a flat list of forty files. */
+ * header and four folders, not a flat list of forty files. */
 Test(layout, lib_is_in_rooms) {
-    const char *rooms[] = {"base", "schedule", "model", "transport", "run"};
+    const char *rooms[] = {"schedule", "model", "transport", "run"};
     DIR *d = opendir("lib");
     cr_assert(d, "cannot open lib (run the tests from the project root)");
     struct dirent *e;
@@ -262,7 +262,7 @@ Test(layout, lib_is_in_rooms) {
         int room = 0;
         for (size_t i = 0; i < COUNT(rooms); i++) room |= !strcmp(e->d_name, rooms[i]);
         if (S_ISDIR(st.st_mode))
-            cr_expect(room, "lib/%s is a folder outside the rooms (base, schedule, model, transport, run)", e->d_name);
+            cr_expect(room, "lib/%s is a folder outside the rooms (schedule, model, transport, run)", e->d_name);
         else
             cr_expect_str_eq(e->d_name, "pp.h", "lib/%s lies outside lib's rooms: only pp.h stands at lib/'s top",
                              e->d_name);
@@ -361,7 +361,7 @@ static void call_graph(void) {
     *strrchr(exe, '/') = 0; /* <build>/tests */
     *strrchr(exe, '/') = 0; /* <build> */
     snprintf(g_objroot, sizeof g_objroot, "%s/obj", exe);
-    const char *rooms[] = {"lib", "kernels", "sandbox", "grader", "bench"};
+    const char *rooms[] = {"base", "lib", "kernels", "sandbox", "grader", "bench"};
     for (size_t i = 0; i < COUNT(rooms); i++) scan_objects(rooms[i]);
     for (int i = 0; i < nwanted; i++)
         for (int k = 0; k < ndefined; k++)
