@@ -121,7 +121,7 @@ LIB_SRC  := $(wildcard base/*.c) \
 # submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
 # limits, LSan fails under seccomp), never with CUDA or MPI.
 DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
-              sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/schedule/tag.c
+              sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c base/tag.c
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
 DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(BASE_INC) $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
