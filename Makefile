@@ -10,9 +10,9 @@ OPT      ?= -O2 -g
 # base/ is everyone's ground floor: status codes and the fatal path, text made safe to show, hashing, the layout
 # of a message tag; it includes nothing of the kit's, so that every room may stand on it
 BASE_INC := -Ibase
-# sandbox/ is the trust boundary's room: proto (linked into both processes), host (the trusted end of a driver),
-# policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules), driver (the
-# program that holds student code)
+# sandbox/ is the trust boundary's trusted machinery: proto (linked into both processes), host (the trusted end of a
+# driver), policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules). The
+# program that holds student code is driver/, a room of its own above pp.h (below)
 SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
 # lib/ in rooms, from the ground up: schedule (the table, placement, tags), model
 # (tensors, backends, the model and pp.h's compute calls), transport (pp.h's messages and reduces, the transports),
@@ -117,13 +117,15 @@ LIB_SRC  := $(wildcard base/*.c) \
             $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
             $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
-# The schedule driver: the one program that loads a student's object, one process per rank, the same for every
-# submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
-# limits, LSan fails under seccomp), never with CUDA or MPI.
-DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
+# The schedule driver (driver/): the one program that loads a student's object, one process per rank, the same for
+# every submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
+# limits, LSan fails under seccomp), never with CUDA or MPI. A second implementation of pp.h, it sees of lib/ that
+# header alone (-Ilib, no room of lib's), and links what it shares with pplab: the protocol, the filter, base/'s
+# tag layout. Its objects are a compilation of their own, in obj-driver/.
+DRIVER_SRC := $(wildcard driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
               sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c base/tag.c
-DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
-DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(BASE_INC) $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
+DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj-driver/%.o,$(DRIVER_SRC))
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(BASE_INC) -Ilib -Isandbox/proto -Isandbox/policy -Idriver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
@@ -282,7 +284,7 @@ $(BUILD)/obj/%.cu.o: %.cu
 	$(call msg,NVCC,$<)
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/driver/%.o: %.c
+$(BUILD)/obj-driver/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$< [driver])
 	$(Q)$(CC) $(DRIVER_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -484,4 +486,4 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz build-recorded dist out
 
--include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-driver $(BUILD)/tests -name '*.d' 2>/dev/null)

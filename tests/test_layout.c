@@ -24,7 +24,7 @@ typedef struct {
  * SANDBOX_INC and GRADER_INC), where an #include "name" resolves. */
 static const char *const source_dirs[] = {"lib",           "base",           "lib/schedule",   "lib/model",
                                           "lib/transport", "lib/run",        "sandbox/proto",  "sandbox/host",
-                                          "sandbox/policy", "sandbox/toolchain", "sandbox/driver", "grader/cli",
+                                          "sandbox/policy", "sandbox/toolchain", "driver",         "grader/cli",
                                           "grader/grade",  "grader/theory",  "grader/report",  "grader/view",
                                           "kernels/cpu"};
 static const char *const include_dirs[] = {"lib",           "base",           "lib/schedule",      "lib/model",
@@ -180,7 +180,7 @@ Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
  * schedule driver built from it cannot reach the grader's state by accident, and its code stays small enough to
  * read. */
 Test(layout, sandbox_includes_only_the_protocol_of_lib) {
-    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/driver", "sandbox/toolchain"};
+    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "driver", "sandbox/toolchain"};
     const char *allowed_lib[] = {"pp.h", "tag.h", "placement.h", "error.h"};
     int seen = 0;
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {

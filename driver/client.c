@@ -2,8 +2,8 @@
  * runtime, which checks it and runs it on the rank's real state, in order. Every call is posted (rpc.h): it
  * returns at once, with the handles the runtime will make for it, so a step costs the driver one wait, at its
  * end; what the schedule shows of itself waits for its thread's posts (pp__drv_settle). Handles pass through
- * as opaque pointers. The facts of the rank (pp_rank_id, ...), pp_tag and pp_version are answered here. Calls from several
- * threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
+ * as opaque pointers. The facts of the rank (pp_rank_id, ...), pp_tag and pp_version are answered here. Calls
+ * from several threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -206,8 +206,8 @@ int pp_virtual_stage(const pp_rank *r, int chunk) {
 
 /* pp.h's two calls that read no state, as the runtime answers them (lib/schedule/pure_calls.c): the tag from base's
  * layout, which both sides share (tag.h says why it lies there), the version from pp.h. */
-_Static_assert(PP_FWD == 0 && PP_BWD == 1 && PP_TAG_MAX_MB == PP__TAG_MAX_MB && PP_TAG_MAX_VSTAGE == PP__TAG_MAX_VSTAGE &&
-                   PP_TAG_RAW_MAX == PP__TAG_RAW_MAX,
+_Static_assert(PP_FWD == 0 && PP_BWD == 1 && PP_TAG_MAX_MB == PP__TAG_MAX_MB &&
+                   PP_TAG_MAX_VSTAGE == PP__TAG_MAX_VSTAGE && PP_TAG_RAW_MAX == PP__TAG_RAW_MAX,
                "pp.h's tag limits are the layout's (tag.h)");
 int pp_tag(pp_dir dir, int mb, int vstage) { return pp__tag_make((int)dir, mb, vstage); }
 const char *pp_version(void) { return PP_VERSION; }
