@@ -14,7 +14,7 @@ BASE_INC := -Ibase
 # driver), policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules). The
 # program that holds student code is driver/, a room of its own above pp.h (below)
 SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
-# lib/ in rooms, from the ground up: schedule (the table, placement, tags), model
+# lib/ in rooms, from the ground up: schedule (the table, placement, the answers, pp_tag), model
 # (tensors, backends, the model and pp.h's compute calls), transport (pp.h's messages and reduces, the transports),
 # run (configuration, ranks, the runtime, results, the rank server); pp.h, the public header, above them all
 LIB_ROOMS := schedule model transport run
