@@ -7,16 +7,19 @@ CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
 WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      ?= -O2 -g
-# sandbox/ is the trust boundary's room: proto (linked into both processes), host (the trusted end of a driver),
-# policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules), driver (the
-# program that holds student code)
+# base/ is everyone's ground floor: status codes and the fatal path, text made safe to show, hashing, the layout
+# of a message tag; it includes nothing of the kit's, so that every room may stand on it
+BASE_INC := -Ibase
+# sandbox/ is the trust boundary's trusted machinery: proto (linked into both processes), host (the trusted end of a
+# driver), policy (what a jailed process may do), toolchain (the lab build: compiler, tokens, object rules). The
+# program that holds student code is driver/, a room of its own above pp.h (below)
 SANDBOX_INC := -Isandbox/proto -Isandbox/host -Isandbox/policy
-# lib/ in rooms, from the ground up: base (errors, text, hashing), schedule (the table, placement, tags), model
+# lib/ in rooms, from the ground up: schedule (the table, placement, the answers, pp_tag), model
 # (tensors, backends, the model and pp.h's compute calls), transport (pp.h's messages and reduces, the transports),
 # run (configuration, ranks, the runtime, results, the rank server); pp.h, the public header, above them all
-LIB_ROOMS := base schedule model transport run
+LIB_ROOMS := schedule model transport run
 LIB_INC := -Ilib $(addprefix -Ilib/,$(LIB_ROOMS))
-CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread $(LIB_INC) -Ikernels $(SANDBOX_INC)
+CFLAGS_BASE := $(CSTD) $(OPT) $(WARN) -fPIC -pthread $(BASE_INC) $(LIB_INC) -Ikernels $(SANDBOX_INC)
 LDLIBS_BASE := -lm -lpthread -ldl
 
 ifeq ($(SAN),1)
@@ -110,21 +113,24 @@ ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated)
 
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)
-LIB_SRC  := $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
+LIB_SRC  := $(wildcard base/*.c) \
+            $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
             $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
-# The schedule driver: the one program that loads a student's object, one process per rank, the same for every
-# submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
-# limits, LSan fails under seccomp), never with CUDA or MPI.
-DRIVER_SRC := $(wildcard sandbox/driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
-              sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c lib/schedule/tag.c
-DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj/driver/%.o,$(DRIVER_SRC))
-DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(LIB_INC) $(SANDBOX_INC) -Isandbox/driver
+# The schedule driver (driver/): the one program that loads a student's object, one process per rank, the same for
+# every submission. Static (it starts in an empty root), never built with a sanitizer (ASan refuses address-space
+# limits, LSan fails under seccomp), never with CUDA or MPI. A second implementation of pp.h, it sees of lib/ that
+# header alone (-Ilib, no room of lib's), and links what it shares with pplab: the protocol, the filter, base/'s
+# tag layout. Its objects are a compilation of their own, in obj-driver/.
+DRIVER_SRC := $(wildcard driver/*.c) sandbox/proto/chan.c sandbox/proto/wire.c sandbox/proto/crash.c \
+              sandbox/proto/warmup_call.c sandbox/proto/grid_call.c sandbox/proto/elfrules.c sandbox/policy/filter.c base/tag.c
+DRIVER_OBJ := $(patsubst %.c,$(BUILD)/obj-driver/%.o,$(DRIVER_SRC))
+DRIVER_CFLAGS := $(CSTD) -O2 -g $(WARN) -pthread $(BASE_INC) -Ilib -Isandbox/proto -Isandbox/policy -Idriver
 CUDA_SRC := $(wildcard kernels/cuda/*.cu)
 
 ifeq ($(HAVE_CUDA),1)
 NVCC        := $(CUDA_HOME)/bin/nvcc
-NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(LIB_INC) -Ikernels -Isandbox/proto \
+NVCCFLAGS   := -O2 -std=c++20 -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-unused-parameter $(BASE_INC) $(LIB_INC) -Ikernels -Isandbox/proto \
                --expt-relaxed-constexpr -Werror all-warnings \
                -gencode arch=compute_90,code=sm_90 -gencode arch=compute_80,code=sm_80 \
                -gencode arch=compute_90,code=compute_90
@@ -278,7 +284,7 @@ $(BUILD)/obj/%.cu.o: %.cu
 	$(call msg,NVCC,$<)
 	$(Q)$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/obj/driver/%.o: %.c
+$(BUILD)/obj-driver/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call msg,CC,$< [driver])
 	$(Q)$(CC) $(DRIVER_CFLAGS) $(DEPFLAGS) -c $< -o $@
@@ -480,4 +486,4 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz build-recorded dist out
 
--include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/obj-driver $(BUILD)/tests -name '*.d' 2>/dev/null)

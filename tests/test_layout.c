@@ -1,7 +1,9 @@
-/* test_layout.c: rules of the source tree that no compiler checks. lib/ and grader/'s rooms include each other's
- * files without a cycle, a file and its header counting as one module (a cycle is what makes a header impossible to
- * read alone, and a library impossible to split); CUDA's #ifdef stays in the two registries and kernels/. Tests
- * run from the project root. */
+/* test_layout.c: rules of the source tree that no compiler checks. The kit is a plan of rooms in levels (base/ at
+ * the bottom, the trusted sandbox/, lib/, then pplab's grader/ beside the untrusted driver/ and labs/), and no file
+ * includes or calls a room above its own or beside it, read from the sources and from the build's objects; the
+ * files include each other without a cycle, a file and its header counting as one module (a cycle is what makes a
+ * header impossible to read alone, and a library impossible to split), and call each other without a loop; CUDA's
+ * #ifdef stays in the two registries and kernels/. Tests run from the project root. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -13,7 +15,7 @@
 #include "labs.h"
 #include "symbols.h"
 
-enum { MAX_MODS = 256, NAME = 128 };
+enum { MAX_MODS = 512, NAME = 128 };
 
 typedef struct {
     char name[NAME]; /* "lib/run/runtime": the path without .c/.h */
@@ -22,12 +24,12 @@ typedef struct {
 
 /* The folders that hold the kit's C, each a room; and those the build names with -I (the Makefile's LIB_INC,
  * SANDBOX_INC and GRADER_INC), where an #include "name" resolves. */
-static const char *const source_dirs[] = {"lib",           "lib/base",       "lib/schedule",   "lib/model",
+static const char *const source_dirs[] = {"lib",           "base",           "lib/schedule",   "lib/model",
                                           "lib/transport", "lib/run",        "sandbox/proto",  "sandbox/host",
-                                          "sandbox/policy", "sandbox/toolchain", "sandbox/driver", "grader/cli",
+                                          "sandbox/policy", "sandbox/toolchain", "driver",         "grader/cli",
                                           "grader/grade",  "grader/theory",  "grader/report",  "grader/view",
                                           "kernels/cpu"};
-static const char *const include_dirs[] = {"lib",           "lib/base",       "lib/schedule",      "lib/model",
+static const char *const include_dirs[] = {"lib",           "base",           "lib/schedule",      "lib/model",
                                            "lib/transport", "lib/run",        "kernels",           "sandbox/proto",
                                            "sandbox/host",  "sandbox/policy", "sandbox/toolchain", "grader/cli",
                                            "grader/grade",  "grader/theory",  "grader/report",     "grader/view"};
@@ -62,9 +64,17 @@ static int resolve(const char *dir, const char *name, char *out, size_t len) {
     return 0;
 }
 
+/* A C or CUDA source or header: name.c, name.h, name.cu. */
+static int is_source(const char *name) {
+    size_t n = strlen(name);
+    return (n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h')) ||
+           (n > 3 && !strcmp(name + n - 3, ".cu"));
+}
+
 static void strip_ext(char *path) {
     size_t n = strlen(path);
     if (n > 2 && path[n - 2] == '.' && (path[n - 1] == 'c' || path[n - 1] == 'h')) path[n - 2] = 0;
+    else if (n > 3 && !strcmp(path + n - 3, ".cu")) path[n - 3] = 0;
 }
 
 static void add_dep(int from, int to) {
@@ -79,8 +89,7 @@ static void scan_dir(const char *dir) {
     cr_assert(d, "cannot open %s (run the tests from the project root)", dir);
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t n = strlen(e->d_name);
-        if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
+        if (!is_source(e->d_name)) continue;
         char path[512], self[512], line[1024], target[640];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         snprintf(self, sizeof self, "%s", path);
@@ -175,44 +184,120 @@ Test(layout, cuda_ifdefs_only_in_the_registries_and_kernels) {
     }
 }
 
-/* The trust boundary's room includes nothing of the runtime: sandbox/ reads only its own headers and, of lib/,
- * the few the protocol speaks (pp.h's types and pp_tag, the placement of virtual stages, the status table). A
- * schedule driver built from it cannot reach the grader's state by accident, and its code stays small enough to
- * read. */
-Test(layout, sandbox_includes_only_the_protocol_of_lib) {
-    const char *dirs[] = {"sandbox/proto", "sandbox/host", "sandbox/policy", "sandbox/driver", "sandbox/toolchain"};
-    const char *allowed_lib[] = {"pp.h", "tag.h", "placement.h", "error.h"};
-    int seen = 0;
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
-        DIR *d = opendir(dirs[i]);
-        cr_assert(d, "cannot open %s (run the tests from the project root)", dirs[i]);
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            size_t n = strlen(e->d_name);
-            if (n < 3 || e->d_name[n - 2] != '.' || (e->d_name[n - 1] != 'c' && e->d_name[n - 1] != 'h')) continue;
-            char path[512], line[1024], inc[256];
-            snprintf(path, sizeof path, "%s/%s", dirs[i], e->d_name);
-            FILE *f = fopen(path, "r");
-            cr_assert(f, "cannot read %s", path);
-            for (int ln = 1; fgets(line, sizeof line, f); ln++) {
-                if (sscanf(line, " #include \"%255[^\"]\"", inc) != 1) continue;
-                seen++;
-                char target[600];
-                int ours = 0;
-                for (size_t k = 0; k < sizeof dirs / sizeof dirs[0] && !ours; k++) {
-                    snprintf(target, sizeof target, "%s/%s", dirs[k], inc);
-                    ours = exists(target);
-                }
-                for (size_t k = 0; k < sizeof allowed_lib / sizeof allowed_lib[0] && !ours; k++)
-                    ours = !strcmp(inc, allowed_lib[k]);
-                cr_expect(ours, "%s:%d includes \"%s\", which is neither sandbox/'s nor one of lib/'s protocol headers "
-                          "(pp.h, tag.h, placement.h, error.h)", path, ln, inc);
-            }
-            fclose(f);
+/* ---- rooms: the plan of the kit, from the ground up ------------------------------------------------------------ */
+
+/* Every folder of the kit's C lies in a room, and the rooms stand in levels: a file includes and calls files of its
+ * own room and of rooms on lower levels only, never one above it nor one beside it on its own level (docs/design.md,
+ * "Layers", draws the same plan).
+ *   0  base/               everyone's: status codes and the fatal path, text made safe to show, hashing, the tag
+ *                          layout
+ *   1  sandbox/proto/      what both sides of the trust boundary link: the channel, the wire, the requests
+ *      sandbox/policy/     what a jailed process may do
+ *   2  sandbox/host/       the trusted end of a driver
+ *      sandbox/toolchain/  the lab build
+ *   3  lib/                the runtime, pp.h on top; with kernels/, the backends its model room registers (each
+ *                          calls the other through backend.h, so they are one room in two folders)
+ *   4  grader/             pplab; with bench/, pplab bench, a command of grader/cli's table
+ *      driver/             the untrusted side's pp.h: the schedule driver, which sees of lib/ pp.h alone ...
+ *      labs/               ... as the labs (and their solutions) do
+ * The driver and the labs stand on pp.h and beside the grader, blind to it and it to them. */
+static const struct room {
+    const char *name;
+    const char *folders[2]; /* the top folders it holds */
+    int level;
+    int above_pp_h; /* it may see of lib/ pp.h alone */
+} rooms[] = {
+    {"base", {"base"}, 0, 0},
+    {"sandbox/proto", {"sandbox/proto"}, 1, 0},
+    {"sandbox/policy", {"sandbox/policy"}, 1, 0},
+    {"sandbox/host", {"sandbox/host"}, 2, 0},
+    {"sandbox/toolchain", {"sandbox/toolchain"}, 2, 0},
+    {"lib", {"lib", "kernels"}, 3, 0},
+    {"grader", {"grader", "bench"}, 4, 0},
+    {"driver", {"driver"}, 4, 1},
+    {"labs", {"labs", "solutions"}, 4, 1},
+};
+
+/* The room of a module ("lib/run/rank": a path without its extension), -1 when no room holds it. */
+static int room_of(const char *module) {
+    for (size_t i = 0; i < COUNT(rooms); i++)
+        for (size_t k = 0; k < COUNT(rooms[i].folders) && rooms[i].folders[k]; k++) {
+            size_t n = strlen(rooms[i].folders[k]);
+            if (!strncmp(module, rooms[i].folders[k], n) && module[n] == '/') return (int)i;
+        }
+    return -1;
+}
+
+/* 1 when module from may not include or call module to, with the reason in why; 0 when it may. */
+static int edge_forbidden(const char *from, const char *to, char *why, size_t len) {
+    int a = room_of(from), b = room_of(to);
+    if (a < 0 || b < 0) {
+        snprintf(why, len, "%s lies in no room (add its folder to test_layout.c's rooms, at its level)",
+                 a < 0 ? from : to);
+        return 1;
+    }
+    if (a == b) return 0;
+    if (rooms[b].level >= rooms[a].level) {
+        snprintf(why, len, "room %s (level %d) reaches room %s (level %d), which is %s it", rooms[a].name,
+                 rooms[a].level, rooms[b].name, rooms[b].level, rooms[b].level > rooms[a].level ? "above" : "beside");
+        return 1;
+    }
+    if (rooms[a].above_pp_h && !strcmp(rooms[b].name, "lib") && strcmp(to, "lib/pp")) {
+        snprintf(why, len, "room %s stands above pp.h: of lib/ it may use pp.h alone", rooms[a].name);
+        return 1;
+    }
+    return 0;
+}
+
+/* Every edge of the graph of modules (includes or calls) against the plan; how many edges there were. */
+static int check_rooms(const char *verb) {
+    int edges = 0;
+    char why[300];
+    for (int v = 0; v < nmods; v++)
+        for (int i = 0; i < mods[v].ndeps; i++, edges++)
+            if (edge_forbidden(mods[v].name, mods[mods[v].deps[i]].name, why, sizeof why))
+                cr_expect(0, "%s %s %s: %s", mods[v].name, verb, mods[mods[v].deps[i]].name, why);
+    return edges;
+}
+
+/* The rule itself: what it lets pass and what it stops, each way a room can be left. */
+Test(layout, the_room_check_finds_an_edge_up) {
+    char why[300];
+    cr_expect(!edge_forbidden("lib/run/server", "sandbox/host/host", why, sizeof why), "%s", why);
+    cr_expect(!edge_forbidden("sandbox/host/host", "base/error", why, sizeof why), "%s", why);
+    cr_expect(!edge_forbidden("kernels/cpu/backend_cpu", "lib/model/backend", why, sizeof why), "%s", why);
+    cr_expect(!edge_forbidden("driver/driver", "lib/pp", why, sizeof why), "%s", why);
+    cr_expect(!edge_forbidden("labs/02-gpipe/gpipe", "lib/pp", why, sizeof why), "%s", why);
+    cr_expect(edge_forbidden("sandbox/toolchain/files", "lib/run/rank", why, sizeof why), "the trusted machinery "
+              "calling up into lib/");
+    cr_expect(edge_forbidden("base/error", "sandbox/proto/wire", why, sizeof why), "base/ standing on a room");
+    cr_expect(edge_forbidden("sandbox/proto/chan", "sandbox/policy/filter", why, sizeof why), "a room beside");
+    cr_expect(edge_forbidden("grader/cli/main", "driver/main", why, sizeof why), "the grader reaching the driver");
+    cr_expect(edge_forbidden("driver/client", "lib/schedule/placement", why, sizeof why), "the driver past pp.h");
+    cr_expect_str_eq(why, "room driver stands above pp.h: of lib/ it may use pp.h alone");
+    cr_expect(edge_forbidden("tools/x", "base/error", why, sizeof why), "a folder outside the rooms");
+}
+
+/* No file includes a header of a room above its own or beside it: the rooms' sources, the CUDA kernels', and every
+ * lab's and solution's. */
+Test(layout, rooms_include_only_rooms_below) {
+    for (size_t i = 0; i < COUNT(source_dirs); i++) scan_dir(source_dirs[i]);
+    scan_dir("kernels/cuda");
+    scan_dir("bench");
+    const char *labs_dirs[] = {"labs", "solutions"};
+    for (size_t i = 0; i < COUNT(labs_dirs); i++) {
+        DIR *d = opendir(labs_dirs[i]);
+        cr_assert(d, "cannot open %s (run from the project root)", labs_dirs[i]);
+        for (struct dirent *e; (e = readdir(d));) {
+            char sub[512];
+            struct stat st;
+            snprintf(sub, sizeof sub, "%s/%s", labs_dirs[i], e->d_name);
+            if (e->d_name[0] != '.' && stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) scan_dir(sub);
         }
         closedir(d);
     }
-    cr_expect_gt(seen, 20, "only %d includes found", seen);
+    int edges = check_rooms("includes");
+    cr_expect_gt(edges, 200, "only %d includes found between the kit's files", edges);
 }
 
 /* The loader's table names exactly the functions pp.h declares (sandbox/proto/symbols.h): a pp.h function it
@@ -247,9 +332,9 @@ Test(layout, the_loaders_table_is_pp_h) {
 }
 
 /* lib/ is in rooms that show the runtime, and its top holds pp.h alone: a reader who opens lib/ sees the public
- * header and five folders, not a flat list of forty files. */
+ * header and four folders, not a flat list of forty files. */
 Test(layout, lib_is_in_rooms) {
-    const char *rooms[] = {"base", "schedule", "model", "transport", "run"};
+    const char *rooms[] = {"schedule", "model", "transport", "run"};
     DIR *d = opendir("lib");
     cr_assert(d, "cannot open lib (run the tests from the project root)");
     struct dirent *e;
@@ -262,7 +347,7 @@ Test(layout, lib_is_in_rooms) {
         int room = 0;
         for (size_t i = 0; i < COUNT(rooms); i++) room |= !strcmp(e->d_name, rooms[i]);
         if (S_ISDIR(st.st_mode))
-            cr_expect(room, "lib/%s is a folder outside the rooms (base, schedule, model, transport, run)", e->d_name);
+            cr_expect(room, "lib/%s is a folder outside the rooms (schedule, model, transport, run)", e->d_name);
         else
             cr_expect_str_eq(e->d_name, "pp.h", "lib/%s lies outside lib's rooms: only pp.h stands at lib/'s top",
                              e->d_name);
@@ -278,22 +363,24 @@ Test(layout, lib_is_in_rooms) {
 /* ---- calls: who calls whom, read from the objects the build made ----------------------------------------------- */
 
 /* A module of the call graph is one compiled file (build/obj/lib/run/result.o is lib/run/result); it calls another
- * when it leaves a symbol undefined that the other defines. */
+ * when it leaves a symbol undefined that the other defines in the same program. Two programs are read: pplab's
+ * objects (build/obj: every room but the driver; libpp is made of them too) and the driver's own compilation of
+ * what it links (build/obj-driver), each resolved within itself, since the driver defines pp.h's functions again. */
 static char g_objroot[512];
-enum { MAX_SYMS = 8192 };
+enum { PROGRAM_PPLAB, PROGRAM_DRIVER, MAX_SYMS = 8192 };
 static struct {
     char name[96];
-    int mod;
+    int mod, program;
 } defined[MAX_SYMS];
 static int ndefined;
 static struct {
     char name[96];
-    int mod;
+    int mod, program;
 } wanted[4 * MAX_SYMS];
 static int nwanted;
 
-/* Whether build/obj/<rel>.o was compiled from a source that still exists (a file moved away leaves its old
- * object behind in a build folder). Writes the module's name. */
+/* Whether <root>/<rel>.o was compiled from a source that still exists (a file moved away leaves its old object
+ * behind in a build folder). Writes the module's name. */
 static int object_module(const char *rel, char *name, size_t len) {
     char src[600];
     snprintf(name, len, "%s", rel);
@@ -308,7 +395,7 @@ static int object_module(const char *rel, char *name, size_t len) {
     return exists(src);
 }
 
-static void read_object(const char *path, const char *rel) {
+static void read_object(const char *path, const char *rel, int program) {
     char name[NAME], cmd[1200], line[512];
     if (!object_module(rel, name, sizeof name)) return;
     int me = module_index(name);
@@ -321,51 +408,54 @@ static void read_object(const char *path, const char *rel) {
         if (type == 'U') {
             cr_assert_lt(nwanted, (int)COUNT(wanted), "too many undefined symbols");
             snprintf(wanted[nwanted].name, sizeof wanted[nwanted].name, "%s", sym);
+            wanted[nwanted].program = program;
             wanted[nwanted++].mod = me;
         } else if (strchr("TDBRVW", type)) { /* global: what other files can call or read */
             cr_assert_lt(ndefined, MAX_SYMS, "too many symbols");
             snprintf(defined[ndefined].name, sizeof defined[ndefined].name, "%s", sym);
+            defined[ndefined].program = program;
             defined[ndefined++].mod = me;
         }
     }
     pclose(p);
 }
 
-/* The kit's own objects under build/obj: lib/, kernels/, sandbox/, grader/ and bench/ (not the driver's second
- * compilation of the protocol, which is another program, nor the tests). */
-static void scan_objects(const char *rel) {
+/* The objects under root/rel, every folder down; rel "" is the whole root. */
+static void scan_objects(const char *root, const char *rel, int program) {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/%s", g_objroot, rel);
+    snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
         char sub[1024], path[2048];
-        snprintf(sub, sizeof sub, "%s/%s", rel, e->d_name);
-        snprintf(path, sizeof path, "%s/%s", g_objroot, sub);
+        snprintf(sub, sizeof sub, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name);
+        snprintf(path, sizeof path, "%s/%s", root, sub);
         struct stat st;
         if (stat(path, &st) != 0) continue;
         size_t n = strlen(e->d_name);
-        if (S_ISDIR(st.st_mode)) scan_objects(sub);
-        else if (n > 2 && !strcmp(e->d_name + n - 2, ".o")) read_object(path, sub);
+        if (S_ISDIR(st.st_mode)) scan_objects(root, sub, program);
+        else if (n > 2 && !strcmp(e->d_name + n - 2, ".o")) read_object(path, sub, program);
     }
     closedir(d);
 }
 
 static void call_graph(void) {
-    char exe[512];
+    char exe[512], driver_root[600];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     cr_assert(n > 0, "cannot read /proc/self/exe");
     exe[n] = 0;
     *strrchr(exe, '/') = 0; /* <build>/tests */
     *strrchr(exe, '/') = 0; /* <build> */
     snprintf(g_objroot, sizeof g_objroot, "%s/obj", exe);
-    const char *rooms[] = {"lib", "kernels", "sandbox", "grader", "bench"};
-    for (size_t i = 0; i < COUNT(rooms); i++) scan_objects(rooms[i]);
+    snprintf(driver_root, sizeof driver_root, "%s/obj-driver", exe);
+    scan_objects(g_objroot, "", PROGRAM_PPLAB);
+    scan_objects(driver_root, "", PROGRAM_DRIVER);
     for (int i = 0; i < nwanted; i++)
         for (int k = 0; k < ndefined; k++)
-            if (!strcmp(wanted[i].name, defined[k].name)) add_dep(wanted[i].mod, defined[k].mod);
+            if (wanted[i].program == defined[k].program && !strcmp(wanted[i].name, defined[k].name))
+                add_dep(wanted[i].mod, defined[k].mod);
 }
 
 /* No two files call each other, through any number of others: a call loop is a pair of files that can only be
@@ -384,6 +474,23 @@ Test(layout, no_call_loop) {
             cr_expect(!dfs(v, cycle, sizeof cycle), "a call loop (each file calls the next): %s", cycle);
             if (cycle[0]) break;
         }
+}
+
+/* No compiled file calls into a room above its own or beside it (the plan above), in pplab or in the driver: the
+ * driver calls the protocol, the filter and base/, never lib/ (it implements pp.h itself), and sandbox/ calls
+ * nothing of lib/. Every compiled file lies in a room. */
+Test(layout, rooms_call_only_rooms_below) {
+    call_graph();
+    cr_assert_gt(nmods, 60, "only %d compiled files found under %s: build first (make)", nmods, g_objroot);
+    int client = module_index("driver/client"), proto = 0;
+    for (int i = 0; i < mods[client].ndeps; i++)
+        proto |= !strncmp(mods[mods[client].deps[i]].name, "sandbox/proto/", 14);
+    cr_expect(proto, "the call graph misses the driver's calls into the protocol: is build/obj-driver there?");
+    for (int v = 0; v < nmods; v++)
+        cr_expect_geq(room_of(mods[v].name), 0, "%s was compiled, yet lies in no room of test_layout.c's plan",
+                      mods[v].name);
+    int edges = check_rooms("calls");
+    cr_expect_gt(edges, 300, "only %d calls found between the kit's files", edges);
 }
 
 /* Each step of the jail is written once, in sandbox/policy/jail.c, and taken through pp__jail_enter: the uid

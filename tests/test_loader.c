@@ -1,4 +1,4 @@
-/* test_loader.c: the schedule driver's loader (sandbox/driver/loader.c) and the build's object check
+/* test_loader.c: the schedule driver's loader (driver/loader.c) and the build's object check
  * (sandbox/toolchain/objcheck.c), on objects compiled here from small C files: plain C of every kind runs when
  * loaded in-process against a test table; every construct a lab object may not hold is refused by both with its
  * one-line message; no symbol trick of an object reaches the host's own functions; and thousands of mutated
@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../sandbox/driver/loader.c"
+#include "../driver/loader.c"
 #include "objcheck.h"
 
 #define CAP ((size_t)64 << 20)

@@ -99,7 +99,7 @@ const char *pp__report_points(double p, char *buf, size_t len);
  * can quote the student's pp_fail message or the compiler) through the three functions below, so that what a
  * submission prints can neither rewrite a terminal nor pass for a line of the grader's. */
 
-/* The cleaning and marking of text the grader did not write (lib/base/text.h), as the reports name them. */
+/* The cleaning and marking of text the grader did not write (base/text.h), as the reports name them. */
 #define PP_REPORT_MARK PP_TEXT_MARK
 static inline char *pp__report_clean(const char *s, size_t max) { return pp__text_clean(s, max); }
 static inline char *pp__report_quote(const char *s, size_t max) { return pp__text_quote(s, max); }

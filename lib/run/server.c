@@ -44,12 +44,14 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
                             char *err, size_t len) {
     pp_server *s = pp__xcalloc(1, sizeof *s);
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = pp__config_rank_pipe(cfg, rank), .P = cfg->P, .M = cfg->M,
-                       .v = cfg->v, .recompute = cfg->recompute, .vshape = pp__config_vshape(cfg),
-                       .dual = pp__config_dual(cfg), .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
+                       .v = cfg->v, .recompute = cfg->recompute, .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
                        .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1,
                        .grid = pp__schedule_def(cfg->schedule)->grid && rank == 0}; /* asked once, of rank 0 */
-    for (int ch = 0; ch < cfg->v && ch < 16; ch++)
-        f.blocks[ch] = pp__config_blocks(cfg, pp__config_vstage(cfg, f.rank, ch));
+    for (int ch = 0; ch < cfg->v && ch < 16; ch++) {
+        f.vstage[ch] = pp__config_vstage(cfg, f.rank, ch);
+        f.prev_vstage[ch] = pp__config_prev(cfg, f.vstage[ch]);
+        f.blocks[ch] = pp__config_blocks(cfg, f.vstage[ch]);
+    }
     snprintf(f.symbol, sizeof f.symbol, "%s", symbol);
     snprintf(s->symbol, sizeof s->symbol, "%s", symbol);
     /* spinning pays only while the two ends of every rank can have a core each */

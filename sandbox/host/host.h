@@ -4,7 +4,7 @@
  * process's memory reaches it), descriptors 0 = /dev/null, 1 and 2 = this process's output, 3 = its channel,
  * 5 = the lab's object, and nothing else; an empty environment; and the jail of policy.h (an empty root and a
  * uid of the test's own as root, limits, Landlock, the pre-exec seccomp filter). It then locks itself down
- * (sandbox/driver/lockdown.c) before it loads the student's object. */
+ * (driver/lockdown.c) before it loads the student's object. */
 #ifndef PP_HOST_H
 #define PP_HOST_H
 

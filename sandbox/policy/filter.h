@@ -1,5 +1,5 @@
 /* filter.h: the seccomp allow list of a schedule driver, written once and used twice. The driver loads it
- * itself (sandbox/driver/lockdown.c) before it loads any student code; pplab exports the same list as BPF once
+ * itself (driver/lockdown.c) before it loads any student code; pplab exports the same list as BPF once
  * and loads it with a raw seccomp() call in each driver's child before the execve, so that even the driver's own
  * start-up runs filtered. Filters stack and the kernel applies the strictest answer, so the driver's filter only
  * ever removes calls from the one loaded before it. */

@@ -1,5 +1,5 @@
 /* jail.h: the jail of a process that runs code or input of a student's, and each of its steps. The kinds:
- *   PP_JAIL_DRIVER  a schedule driver (sandbox/driver), one per rank or one for the warm-up;
+ *   PP_JAIL_DRIVER  a schedule driver (driver/), one per rank or one for the warm-up;
  *   PP_JAIL_BUILD   the lab build (sandbox/toolchain): the builder and the tools it starts;
  *   PP_JAIL_TOOL    one tool of a build (the compiler, the assembler, objcopy) on top of the build's jail;
  *   PP_JAIL_PROBE   what pplab asks of this machine before grading: the uid switch and a seccomp filter;
@@ -12,7 +12,7 @@
  * pp__jail_enter alone, which takes for each kind the steps it needs; the caller then execs with an empty
  * (driver) or fixed (build) environment.
  *
- * Everything a grade rests on is set here or in the driver's own lockdown (sandbox/driver/lockdown.c), which
+ * Everything a grade rests on is set here or in the driver's own lockdown (driver/lockdown.c), which
  * checks that no new privileges is set and loads the same allow list (filter.h) before the student's object. */
 #ifndef PP_JAIL_H
 #define PP_JAIL_H

@@ -35,12 +35,15 @@ typedef struct pp_chan_facts {
     int32_t mode;            /* PP_CHAN_SCHEDULE or PP_CHAN_WARMUP */
     int32_t rank, P, M, v, recompute; /* rank: its pipeline index p, 0..P-1 */
     int32_t replica, D;      /* its replica d, 0..D-1, of D */
-    int32_t vshape;          /* 1: virtual stages placed in a V (placement.h) */
-    int32_t dual;            /* 1: ... as full DualPipe's two pipelines (placement.h) */
     int32_t tp, T;           /* its shard t, 0..T-1, of T (--tp) */
     int32_t grid;            /* 1: this driver (rank 0's alone) asks the lab's mapping of the grid (grid.h), after
                               * PP_RPC_GRID_ASK; its first PP_RPC_NEXT carries pp__grid_ask's answer */
     int32_t blocks[16];      /* the blocks of each of its v chunks (pp_stage_blocks) */
+    /* where its chunks lie, as the runtime placed them (lib/schedule/placement.h): the driver is told, never
+     * computes it, so that it links no schedule code of the runtime's and cannot disagree with it */
+    int32_t vstage[16];      /* the virtual stage of each of its v chunks (pp_virtual_stage) */
+    int32_t prev_vstage[16]; /* the virtual stage before it on its micro-batches' path, -1 where it reads the
+                              * tokens (a backward there makes no dx) */
     int32_t sandbox;         /* 1: lock down (seccomp) before any student code; 0: --unsafe-no-sandbox */
     int64_t spin_ns;         /* how long the driver spins for a reply before it sleeps */
     char symbol[48];         /* the step function to call ("pp_gpipe_step"); unused for the warm-up */

@@ -1,6 +1,6 @@
 /* elfrules.h: what a lab object may hold, as rules on its ELF structure, shared by the two readers of that
  * object: the build's object check (sandbox/toolchain/objcheck.c), which runs in the grader and gives the early,
- * friendly refusal, and the schedule driver's loader (sandbox/driver/loader.c), which runs in the jail and is
+ * friendly refusal, and the schedule driver's loader (driver/loader.c), which runs in the jail and is
  * the boundary. One copy of each rule, so the two can only differ where they mean to (the check also holds
  * section names to what a C compiler emits, and the lab's functions to the only visible symbols).
  *

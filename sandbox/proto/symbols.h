@@ -1,5 +1,5 @@
 /* symbols.h: every name a lab object may leave undefined, which is every name the schedule driver's loader
- * resolves (sandbox/driver/loader.c) and every name the build's object check accepts (sandbox/toolchain/objcheck.c).
+ * resolves (driver/loader.c) and every name the build's object check accepts (sandbox/toolchain/objcheck.c).
  * One list, so the two can never disagree: a function missing here is refused at build time with its name, not
  * at run time with a crash.
  *

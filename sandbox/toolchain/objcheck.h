@@ -1,5 +1,5 @@
 /* objcheck.h: what a compiled lab object may contain, checked in the grader when it is built, so a student
- * reads why a file is refused before anything runs. The driver's loader (sandbox/driver/loader.c) is the
+ * reads why a file is refused before anything runs. The driver's loader (driver/loader.c) is the
  * boundary and applies the same rules (sandbox/proto/elfrules.h) again in the jail; this check adds the
  * friendlier, stricter ones: only the sections a C compiler emits for plain code, each with its usual type and
  * flags, and only the lab's functions visible. */

@@ -1,5 +1,5 @@
 /* fuzz_loader.c: a lab object as the schedule driver's loader gets it in the jail (pp__loader_load), resolved
- * against the driver's own table (sandbox/driver/symtab.c, every name of sandbox/proto/symbols.h): the bytes
+ * against the driver's own table (driver/symtab.c, every name of sandbox/proto/symbols.h): the bytes
  * a student's build produced, or any bytes, since the loader is the boundary and the build's check may have
  * been got past. Each input is loaded, its functions looked up (pp__loader_symbol) and the image unloaded;
  * nothing of the image is ever called.
@@ -24,9 +24,9 @@
 #include "fuzz.h"
 #include "objcheck.h"
 
-#include "../../sandbox/driver/loader.c"
-#include "../../sandbox/driver/memory.c"
-#include "../../sandbox/driver/symtab.c"
+#include "../../driver/loader.c"
+#include "../../driver/memory.c"
+#include "../../driver/symtab.c"
 /* symtab.c's names for the table alone: from here on malloc is malloc again */
 #undef malloc
 #undef calloc

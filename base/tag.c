@@ -1,4 +1,4 @@
-/* tag.c: pp_tag(), its inverse, and pp_version(): pure functions, linked into the runtime and the driver. */
+/* tag.c: the tag layout (tag.h): making a boundary message's tag, splitting it, describing it. */
 #include "tag.h"
 
 #include <stdio.h>
@@ -9,13 +9,12 @@
 #define TAG_VS_SHIFT 14
 #define TAG_MB_MASK ((1 << TAG_VS_SHIFT) - 1)
 #define TAG_VS_MASK ((1 << (TAG_DIR_SHIFT - TAG_VS_SHIFT)) - 1)
-_Static_assert(TAG_MB_MASK == PP_TAG_MAX_MB && TAG_VS_MASK == PP_TAG_MAX_VSTAGE && TAG_MARK - 1 == PP_TAG_RAW_MAX,
-               "pp.h's tag limits are the layout's");
+_Static_assert(TAG_MB_MASK == PP__TAG_MAX_MB && TAG_VS_MASK == PP__TAG_MAX_VSTAGE && TAG_MARK - 1 == PP__TAG_RAW_MAX,
+               "tag.h's limits are the layout's");
 
-int pp_tag(pp_dir dir, int mb, int vstage) {
-    if ((dir != PP_FWD && dir != PP_BWD) || mb < 0 || mb > TAG_MB_MASK || vstage < 0 || vstage > TAG_VS_MASK)
-        return -1;
-    return TAG_MARK | ((int)dir << TAG_DIR_SHIFT) | (vstage << TAG_VS_SHIFT) | mb;
+int pp__tag_make(int dir, int mb, int vstage) {
+    if ((dir != 0 && dir != 1) || mb < 0 || mb > TAG_MB_MASK || vstage < 0 || vstage > TAG_VS_MASK) return -1;
+    return TAG_MARK | (dir << TAG_DIR_SHIFT) | (vstage << TAG_VS_SHIFT) | mb;
 }
 
 int pp__tag_split(int tag, int *dir, int *mb, int *vstage) {
@@ -29,10 +28,8 @@ int pp__tag_split(int tag, int *dir, int *mb, int *vstage) {
 const char *pp__tag_describe(int tag, char *buf, size_t len) {
     int dir, mb, vs;
     if (pp__tag_split(tag, &dir, &mb, &vs))
-        snprintf(buf, len, "%s mb%d vs%d", dir == PP_FWD ? "F" : "B", mb, vs);
+        snprintf(buf, len, "%s mb%d vs%d", dir == 0 ? "F" : "B", mb, vs);
     else
         snprintf(buf, len, "raw %d", tag);
     return buf;
 }
-
-const char *pp_version(void) { return PP_VERSION; }

@@ -57,65 +57,82 @@ static unsigned char *object_read(int fd, size_t *n, char *err, size_t len) {
     return buf;
 }
 
-int main(void) {
-    prctl(PR_SET_NAME, "pplab-driver"); /* started through a descriptor, it would be called "4" */
+/* The channel pplab handed over on descriptor 3, and a copy of its facts: the student's code may write to the
+ * channel later; the copy stays as given. Exits with 2 when there is none (started by hand). */
+static pp_chan_facts channel_attach(void) {
     pp_chan *c = pp__chan_attach(PP_CHAN_FD);
     if (!c) {
         say("pplab-driver: no channel on descriptor 3: this program is started by pplab, not by hand\n");
-        return 2;
+        exit(2);
     }
     close(PP_CHAN_FD);
     pp__drv_chan = c;
-    pp_chan_facts f = c->facts; /* the student's code may write to the channel later; these stay as given */
+    pp_chan_facts f = c->facts;
     f.symbol[sizeof f.symbol - 1] = 0;
+    return f;
+}
+
+/* Locks the process down, then reads the lab's object from descriptor 5, loads it into img and seals the
+ * process (no executable memory from then on). Stops the run with the reason when a step fails. */
+static void object_load_locked(const pp_chan_facts *f, pp_image *img) {
     char err[600];
-    if (pp__drv_lockdown(f.sandbox, f.rank, err, sizeof err))
+    if (pp__drv_lockdown(f->sandbox, f->rank, err, sizeof err))
         pp__drv_stop(PP_RPC_SETUP_FAILED, PP_STOP_LOCKDOWN, errno, err);
 
     /* locked down: from here on the object's bytes are read, parsed and run */
     size_t n = 0;
     unsigned char *obj = object_read(PP_OBJ_FD, &n, err, sizeof err);
     close(PP_OBJ_FD);
-    static pp_image img;
     size_t nsyms;
     const pp_loader_symbol *syms = pp__drv_symbols(&nsyms);
-    if (!obj || pp__loader_load(&img, obj, n, syms, nsyms, PP_LAB_MAX_IMAGE, err, sizeof err))
+    if (!obj || pp__loader_load(img, obj, n, syms, nsyms, PP_LAB_MAX_IMAGE, err, sizeof err))
         pp__drv_stop(PP_RPC_LOAD_FAILED, PP_STOP_OBJECT, 0, err);
     free(obj);
-    if (f.sandbox && pp__drv_seal(err, sizeof err)) pp__drv_stop(PP_RPC_SETUP_FAILED, PP_STOP_SEAL, errno, err);
+    if (f->sandbox && pp__drv_seal(err, sizeof err)) pp__drv_stop(PP_RPC_SETUP_FAILED, PP_STOP_SEAL, errno, err);
+}
 
-    pp_rank *r = pp__drv_rank_init(&f);
-    void (*step)(pp_rank *) = NULL;
-    if (f.mode == PP_CHAN_SCHEDULE && !(*(void **)&step = pp__loader_symbol(&img, f.symbol)))
+/* What the commands call in the loaded object: the rank's step function (a schedule; the run stops without one),
+ * or the warm-up's functions, each of which a student may have deleted (the grader then fails that part alone). */
+static void entry_points_find(const pp_chan_facts *f, const pp_image *img, void (**step)(pp_rank *),
+                              pp_warmup_fns *fns) {
+    *step = NULL;
+    if (f->mode == PP_CHAN_SCHEDULE && !(*(void **)step = pp__loader_symbol(img, f->symbol)))
         pp__drv_stop(PP_RPC_MISUSE, PP_STOP_NO_STEP, 0, NULL);
-    /* the warm-up's functions, each of which a student may have deleted: the grader then fails that part alone */
-    pp_warmup_fns fns;
-    memset(&fns, 0, sizeof fns);
-    if (f.mode == PP_CHAN_WARMUP) {
-#define PP_WU_FIND(field, symbol, type) *(void **)&fns.field = pp__loader_symbol(&img, #symbol);
+    memset(fns, 0, sizeof *fns);
+    if (f->mode == PP_CHAN_WARMUP) {
+#define PP_WU_FIND(field, symbol, type) *(void **)&fns->field = pp__loader_symbol(img, #symbol);
         PP_WARMUP_FUNCTIONS(PP_WU_FIND)
 #undef PP_WU_FIND
     }
-    static unsigned char answer[PP_CHAN_MSG - 64], args[PP_CHAN_MSG];
-    size_t answer_len = 0;
-    /* the grid lab's mapping, asked once, before the first step: the runtime places the run by it */
-    if (f.mode == PP_CHAN_SCHEDULE && f.grid) {
-        pp_grid_place_fn *place;
-        pp_grid_group_fn *group;
-        *(void **)&place = pp__loader_symbol(&img, "pp_tpgrid_place");
-        *(void **)&group = pp__loader_symbol(&img, "pp_tpgrid_group");
-        if (!place || !group) pp__drv_stop(PP_RPC_MISUSE, PP_STOP_NO_STEP, place ? 2 : 1, NULL);
-        /* the last word that is the driver's alone: the submission's code runs from the next line on */
-        pp_wire w;
-        unsigned st;
-        pp__drv_begin(&w, PP_RPC_GRID_ASK);
-        pp__drv_call(&w, &st);
-        pp__drv_end();
-        pp_wire out;
-        pp__wire_init_fixed(&out, answer, sizeof answer);
-        pp__grid_ask(f.T, f.P, f.D, place, group, &out);
-        answer_len = out.bad ? 0 : out.len;
-    }
+}
+
+/* The grid lab's mapping, asked once, before the first step (the runtime places the run by it): the answer,
+ * written into answer (cap bytes), and its length (0 when it did not fit). */
+static size_t grid_mapping_ask(const pp_chan_facts *f, const pp_image *img, unsigned char *answer, size_t cap) {
+    pp_grid_place_fn *place;
+    pp_grid_group_fn *group;
+    *(void **)&place = pp__loader_symbol(img, "pp_tpgrid_place");
+    *(void **)&group = pp__loader_symbol(img, "pp_tpgrid_group");
+    if (!place || !group) pp__drv_stop(PP_RPC_MISUSE, PP_STOP_NO_STEP, place ? 2 : 1, NULL);
+    /* the last word that is the driver's alone: the submission's code runs from the next line on */
+    pp_wire w;
+    unsigned st;
+    pp__drv_begin(&w, PP_RPC_GRID_ASK);
+    pp__drv_call(&w, &st);
+    pp__drv_end();
+    pp_wire out;
+    pp__wire_init_fixed(&out, answer, cap);
+    pp__grid_ask(f->T, f->P, f->D, place, group, &out);
+    return out.bad ? 0 : out.len;
+}
+
+/* The runtime's commands, until it says EXIT (or anything but what this driver runs): each PP_RPC_NEXT carries
+ * the answer of the command before (answer_len bytes of answer, a warm-up call's or the grid's mapping), and its
+ * reply is the next command. */
+__attribute__((noreturn)) static void commands_serve(const pp_chan_facts *f, pp_rank *r, void (*step)(pp_rank *),
+                                                    const pp_warmup_fns *fns, unsigned char *answer, size_t cap,
+                                                    size_t answer_len) {
+    static unsigned char args[PP_CHAN_MSG];
     for (;;) {
         pp_wire w;
         unsigned st;
@@ -133,16 +150,31 @@ int main(void) {
             pp__drv_step_begin(sid, hrank);
             step(r);
             answer_len = 0;
-        } else if (st == PP_REPLY_CALL && f.mode == PP_CHAN_WARMUP) {
+        } else if (st == PP_REPLY_CALL && f->mode == PP_CHAN_WARMUP) {
             pp_wire_in a;
             pp_wire out;
             pp__wire_in_init(&a, args, nargs);
-            pp__wire_init_fixed(&out, answer, sizeof answer);
-            pp__warmup_call(&fns, &a, &out);
+            pp__wire_init_fixed(&out, answer, cap);
+            pp__warmup_call(fns, &a, &out);
             answer_len = out.bad ? 0 : out.len;
         } else {
             fflush(stdout);
             exit(0);
         }
     }
+}
+
+int main(void) {
+    prctl(PR_SET_NAME, "pplab-driver"); /* started through a descriptor, it would be called "4" */
+    pp_chan_facts f = channel_attach();
+    static pp_image img;
+    object_load_locked(&f, &img);
+    pp_rank *r = pp__drv_rank_init(&f);
+    void (*step)(pp_rank *);
+    pp_warmup_fns fns;
+    entry_points_find(&f, &img, &step, &fns);
+    static unsigned char answer[PP_CHAN_MSG - 64];
+    size_t answer_len = 0;
+    if (f.mode == PP_CHAN_SCHEDULE && f.grid) answer_len = grid_mapping_ask(&f, &img, answer, sizeof answer);
+    commands_serve(&f, r, step, &fns, answer, sizeof answer, answer_len);
 }

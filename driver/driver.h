@@ -12,7 +12,7 @@
  *   symtab.c    the table the loader resolves against (sandbox/proto/symbols.h with addresses)
  *   memory.c    allocations, noted when one fails
  * and, shared with pplab: chan.c, wire.c, crash.c, warmup_call.c (sandbox/proto), filter.c (sandbox/policy),
- * tag.c (pp_tag). */
+ * tag.c (base/: the tag layout pp_tag answers with). */
 #ifndef PP_DRIVER_H
 #define PP_DRIVER_H
 

@@ -2,8 +2,8 @@
  * runtime, which checks it and runs it on the rank's real state, in order. Every call is posted (rpc.h): it
  * returns at once, with the handles the runtime will make for it, so a step costs the driver one wait, at its
  * end; what the schedule shows of itself waits for its thread's posts (pp__drv_settle). Handles pass through
- * as opaque pointers. The facts of the rank (pp_rank_id, ...) and pp_tag are answered here. Calls from several
- * threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
+ * as opaque pointers. The facts of the rank (pp_rank_id, ...), pp_tag and pp_version are answered here. Calls
+ * from several threads of a schedule are serialised: the rank has one channel, as it has one runtime thread. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -13,15 +13,15 @@
 #include <unistd.h>
 
 #include "driver.h"
-#include "placement.h"
 #include "rpc.h"
+#include "tag.h"
 
 pp_chan *pp__drv_chan;
 
 struct pp_rank {
     uint32_t magic;
-    int id, P, M, v, recompute, vshape, dual, replica, D, tp, T;
-    int blocks[16];
+    int id, P, M, v, recompute, replica, D, tp, T;
+    int blocks[16], vstage[16], prev_vstage[16]; /* per chunk, as the runtime placed them (chan.h) */
 };
 
 #define RANK_MAGIC 0x72616e6bu
@@ -54,21 +54,24 @@ static uint64_t stash_new(int chunk) {
     return handle_new(PP_HANDLE_STASH);
 }
 
-/* dx of a backward on stash h: NULL where its virtual stage reads the tokens. A handle that is not one of this step's stashes gets an
- * id: the runtime refuses the call before it compares ids. */
+/* dx of a backward on stash h: NULL where its virtual stage reads the tokens (the runtime's placement, told in the
+ * facts). A handle that is not one of this step's stashes gets an id: the runtime refuses the call before it
+ * compares ids (and it refused the forward of a stash whose chunk does not exist). */
 static uint64_t dx_new(const pp_rank *r, uint64_t h) {
     uint32_t i = pp__handle_index(h);
     if (pp__handle_kind(h) == PP_HANDLE_STASH && pp__handle_rank(h) == handle_rank &&
-        pp__handle_step(h) == step_id && i < made[PP_HANDLE_STASH] && i < stash_cap &&
-        pp__place_prev(r->P, r->dual, pp__place_vstage(r->P, r->vshape, r->id, stash_chunk[i])) < 0)
+        pp__handle_step(h) == step_id && i < made[PP_HANDLE_STASH] && i < stash_cap && stash_chunk[i] >= 0 &&
+        stash_chunk[i] < r->v && stash_chunk[i] < 16 && r->prev_vstage[stash_chunk[i]] < 0)
         return 0;
     return handle_new(PP_HANDLE_TENSOR);
 }
 
 pp_rank *pp__drv_rank_init(const pp_chan_facts *f) {
-    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->vshape, f->dual, f->replica,
-                                f->D, f->tp, f->T, {0}};
+    the_rank = (struct pp_rank){RANK_MAGIC, f->rank, f->P, f->M, f->v, f->recompute, f->replica, f->D, f->tp, f->T,
+                                {0}, {0}, {0}};
     memcpy(the_rank.blocks, f->blocks, sizeof the_rank.blocks);
+    memcpy(the_rank.vstage, f->vstage, sizeof the_rank.vstage);
+    memcpy(the_rank.prev_vstage, f->prev_vstage, sizeof the_rank.prev_vstage);
     return &the_rank;
 }
 
@@ -196,10 +199,18 @@ int pp_stage_blocks(const pp_rank *r, int chunk) {
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_rank(r, "pp_virtual_stage");
-    if (chunk >= 0 && chunk < r->v) return pp__place_vstage(r->P, r->vshape, r->id, chunk);
+    if (chunk >= 0 && chunk < r->v && chunk < 16) return r->vstage[chunk];
     simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
     stall(); /* the runtime refuses it */
 }
+
+/* pp.h's two calls that read no state, as the runtime answers them (lib/schedule/pure_calls.c): the tag from base's
+ * layout, which both sides share (tag.h says why it lies there), the version from pp.h. */
+_Static_assert(PP_FWD == 0 && PP_BWD == 1 && PP_TAG_MAX_MB == PP__TAG_MAX_MB &&
+                   PP_TAG_MAX_VSTAGE == PP__TAG_MAX_VSTAGE && PP_TAG_RAW_MAX == PP__TAG_RAW_MAX,
+               "pp.h's tag limits are the layout's (tag.h)");
+int pp_tag(pp_dir dir, int mb, int vstage) { return pp__tag_make((int)dir, mb, vstage); }
+const char *pp_version(void) { return PP_VERSION; }
 
 /* ---- compute ------------------------------------------------------------------------------------------- */
 
