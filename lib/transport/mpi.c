@@ -1325,34 +1325,21 @@ static void mpi_fini(pp_world *w) {
     if (owns) MPI_Finalize();
 }
 
-/* The mpi transport (see comm.h for each op's contract). The world owns the context from init to fini; the
- * transport owns each request's packed buffer (pp_request.tp) until step_end. */
-const pp_transport_ops pp__transport_mpi = {
-    .name = "mpi",
-    .init = mpi_init,
-    .post = mpi_post,
-    .wait = mpi_wait,
-    .rank_exit = mpi_rank_exit,
-    .step_end = mpi_step_end,
-    .wake_all = mpi_wake_all,
-    .fini = mpi_fini,
-    .rank_failed = mpi_rank_failed,
-    .reduce_post = mpi_reduce_post,
-    .tp_post = mpi_tp_post,
-};
+/* ---- the runtime's collectives (comm.h's sum and gather) ------------------------------------------------ */
 
-/* ---- collectives for the runtime (transport.h) ------------------------------------------------------- */
+/* launched_rank: the launcher's environment says it (launcher.h). */
+static int mpi_launched_rank(void) { return pp__mpi_env_rank(); }
 
-void pp__mpi_sum(pp_world *w, double *v, int n) {
-    mp_ctx *c = w->tp == &pp__transport_mpi ? ctx_of(w) : NULL;
+static void mpi_sum(pp_world *w, double *v, int n) {
+    mp_ctx *c = ctx_of(w);
     if (!c || n <= 0) return;
     MPI_Request q;
     MPI_Iallreduce(MPI_IN_PLACE, v, n, MPI_DOUBLE, MPI_SUM, c->ctl, &q);
     if (mp_waitall(c, 1, &q, MPI_STATUSES_IGNORE)) pp__world_fail(w, PP_ERR_LOST, watch_lost(c));
 }
 
-void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
-    mp_ctx *c = w->tp == &pp__transport_mpi ? ctx_of(w) : NULL;
+static void *mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
+    mp_ctx *c = ctx_of(w);
     if (!c) return NULL;
     int P = c->size, mylen = (int)len;
     PP_ASSERT(len < (size_t)1 << 30);
@@ -1388,3 +1375,23 @@ void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
     }
     return all;
 }
+
+/* The mpi transport (see comm.h for each op's contract). The world owns the context from init to fini; the
+ * transport owns each request's packed buffer (pp_request.tp) until step_end. */
+const pp_transport_ops pp__transport_mpi = {
+    .name = "mpi",
+    .caps = PP_TRANSPORT_MPI_CAPS,
+    .init = mpi_init,
+    .post = mpi_post,
+    .wait = mpi_wait,
+    .rank_exit = mpi_rank_exit,
+    .step_end = mpi_step_end,
+    .wake_all = mpi_wake_all,
+    .fini = mpi_fini,
+    .rank_failed = mpi_rank_failed,
+    .reduce_post = mpi_reduce_post,
+    .tp_post = mpi_tp_post,
+    .launched_rank = mpi_launched_rank,
+    .sum = mpi_sum,
+    .gather = mpi_gather,
+};

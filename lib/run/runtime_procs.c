@@ -1,4 +1,4 @@
-/* runtime_mpi.c: what a run does differently when every rank is its own process (the mpi transport): each
+/* runtime_procs.c: what a run does differently when every rank is its own process (the mpi transport): each
  * process collects its own rank's results as with threads, then rank 0 gathers the others' (traces, counters,
  * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. No MPI
  * call here: the collectives are the transport's (transport.h). */
@@ -11,21 +11,21 @@
 #include "runtime.h"
 #include "transport.h"
 
-int pp__run_mpi_agree(pp_world *w, int ok) {
+int pp__run_procs_agree(pp_world *w, int ok) {
     double bad = ok ? 0 : 1;
-    pp__mpi_sum(w, &bad, 1);
+    pp__transport_sum(w, &bad, 1);
     return bad == 0;
 }
 
-void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count) {
+void pp__run_procs_loss(pp_world *w, double *loss_sum, int *count) {
     /* only the last stage has a loss: the sum adds zeros */
     double v[2] = {*loss_sum, (double)*count};
-    pp__mpi_sum(w, v, 2);
+    pp__transport_sum(w, v, 2);
     *loss_sum = v[0];
     *count = (int)v[1];
 }
 
-void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
+void pp__run_procs_merge(pp_world *w, pp_run_result *res) {
     /* every process sends its part; a result describes shard 0's R ranks, the other shards' processes adding the
      * slices of the parameters they cut */
     int me = w->local_rank, P = w->P, R = res->P, T = w->cfg->T > 1 ? w->cfg->T : 1;
@@ -34,7 +34,7 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
     pp__result_encode(&b, res, 0); /* the losses were summed over the processes already */
     PP_ASSERT(!b.bad);
     size_t *lens = pp__xcalloc((size_t)P, sizeof *lens);
-    unsigned char *all = pp__mpi_gather(w, b.p, b.len, lens);
+    unsigned char *all = pp__transport_gather(w, b.p, b.len, lens);
     pp__wire_free(&b);
     if (me != 0 || !all) {
         free(lens);
@@ -142,7 +142,7 @@ static void compare_grad_prints(const pp_run_config *c, const unsigned char *all
     }
 }
 
-void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
+void pp__run_procs_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
     pp_rank *r = &w->ranks[w->local_rank];
     int n = pp__rank_nparams(r), k = 0;
@@ -164,7 +164,7 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
             for (size_t e = 0; g && e < ng; e++) mine[k].grad_norm2 += (double)g[e] * g[e];
         }
     size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
-    unsigned char *all = pp__mpi_gather(w, mine, (size_t)n * sizeof *mine, lens);
+    unsigned char *all = pp__transport_gather(w, mine, (size_t)n * sizeof *mine, lens);
     free(mine);
     if (w->local_rank == 0 && all) {
         size_t *off = pp__xcalloc((size_t)w->P, sizeof *off);
