@@ -1,7 +1,7 @@
 /* comm.h: messages between ranks. The API layer (comm.c) checks arguments, keeps groups, moves virtual time
  * and writes the trace; a transport moves bytes and decides when a request completes:
  *   threads  ranks are threads of one process (transport/threads.c), exact deadlock detection;
- *   mpi      one process per rank (transport/mpi.c), deadlocks confirmed at a deadline (the same report);
+ *   mpi      one process per rank (transport/mpi.c and mpi_*.c), deadlocks confirmed at a deadline (the same report);
  *   nccl     ranks are threads, one GPU each (transport/nccl.cu).
  * Matching is on (source, destination, tag), first posted first matched, as in MPI and NCCL. */
 #ifndef PP_COMM_H
