@@ -144,19 +144,11 @@ static inline const char *watch_lost(const mp_ctx *c) { return __atomic_load_n(&
 /* Seconds on a monotonic clock (pp__now, the runtime's clock). */
 static inline double mp_now(void) { return pp__now(); }
 
-/* ---- mpi.c: setup ------------------------------------------------------------------------------------ */
-
-/* Completes the n requests q (their statuses into st, or MPI_STATUSES_IGNORE), polling where a blocking call
- * would wait; returns -1 at once, leaving them, when rank 0's watch found ranks lost: without them no collective
- * can complete, and the lost ones are the report. Every collective of a step's end and of the run's results goes
- * through it, so that rank 0 is never stuck in one. */
-int pp__mpi_waitall(const mp_ctx *c, int n, MPI_Request *q, MPI_Status *st);
-
 /* ---- mpi_p2p.c: messages ----------------------------------------------------------------------------- */
 
 /* The call a message's header names (mp_header.api): "pp_send" or, for 1, "pp_isend". */
 const char *pp__mpi_api_name(int api);
-/* "bf16 (8 x 16)": a received header's shape, as pp__tensor_describe words a tensor, into buf. */
+/* A received header's shape, worded as pp__tensor_describe words a tensor, into buf. */
 const char *pp__mpi_shape_describe(int rows, int cols, int dtype, char *buf, size_t len);
 /* comm.h's post: a send (header and bytes packed into one buffer) or a receive of the expected shape. A tag this
  * MPI cannot carry aborts the posting rank. */
@@ -180,6 +172,11 @@ void pp__mpi_tp_step_end(pp_world *w, mp_ctx *c);
 
 /* ---- mpi_watch.c: the watch and the deadlock confirmation ---------------------------------------------- */
 
+/* Completes the n requests q (their statuses into st, or MPI_STATUSES_IGNORE), polling where a blocking call
+ * would wait; returns -1 at once, leaving them, when rank 0's watch found ranks lost: without them no collective
+ * can complete, and the lost ones are the report. Every collective of a step's end and of the run's results goes
+ * through it, so that rank 0 is never stuck in one. */
+int pp__mpi_waitall(const mp_ctx *c, int n, MPI_Request *q, MPI_Status *st);
 /* Starts the watch thread (when MPI's thread level allows it), having gathered every process's host name for the
  * reports; stops it, every process's last beats in (after a loss, at once). */
 void pp__mpi_watch_start(pp_world *w, mp_ctx *c, int threads);

@@ -10,6 +10,22 @@
 #include "mpi_ctx.h"
 #include "text.h"
 
+/* Completes the n requests q (their statuses into st, or MPI_STATUSES_IGNORE), polling where a blocking call
+ * would wait; returns -1 at once, leaving them, when rank 0's watch found ranks lost: without them no collective
+ * can complete, and the lost ones are the report. Every collective of a step's end and of the run's results goes
+ * through it, so that rank 0 is never stuck in one. */
+int pp__mpi_waitall(const mp_ctx *c, int n, MPI_Request *q, MPI_Status *st) {
+    for (unsigned it = 0;; it++) {
+        int flag = 0;
+        MPI_Testall(n, q, &flag, st);
+        if (flag) return 0;
+        if (watch_lost(c)) return -1;
+        if (it < 256) continue;
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* ---- the watch: ranks that went silent --------------------------------------------------------------------- */
 
 /* A process whose node died or whose network was cut answers nothing, not even a deadline's quiet round, so the
