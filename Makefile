@@ -113,8 +113,10 @@ ANSWERS_OFF := $(ANSWERS_$(if $(filter generated,$(ANSWERS)),recorded,generated)
 
 # ---- sources -------------------------------------------------------------------------------------------
 # the transports beyond threads are built only where their library is (below)
+# (the mpi transport is mpi.c and its mpi_*.c, beside the NCCL groups it sets up)
+MPI_SRC  := $(wildcard lib/transport/mpi.c lib/transport/mpi_*.c) lib/transport/nccl_groups.c
 LIB_SRC  := $(wildcard base/*.c) \
-            $(filter-out lib/transport/mpi.c lib/transport/nccl_groups.c $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
+            $(filter-out $(MPI_SRC) $(ANSWERS_OFF),$(wildcard $(addsuffix /*.c,$(addprefix lib/,$(LIB_ROOMS))))) \
             $(wildcard kernels/cpu/*.c) \
             $(wildcard sandbox/proto/*.c sandbox/host/*.c sandbox/policy/*.c)
 # The schedule driver (driver/): the one program that loads a student's object, one process per rank, the same for
@@ -151,10 +153,10 @@ endif
 ifeq ($(HAVE_MPI),1)
 MPI_CFLAGS := $(shell mpicc --showme:compile)
 MPI_LIBS   := $(shell mpicc --showme:link)
-LIB_SRC    += lib/transport/mpi.c lib/transport/nccl_groups.c
+LIB_SRC    += $(MPI_SRC)
 CFLAGS     += -DPP_HAVE_MPI
 LIB_LDLIBS += $(MPI_LIBS)
-$(BUILD)/obj/lib/transport/mpi.o $(BUILD)/obj/lib/transport/nccl_groups.o: CFLAGS += $(MPI_CFLAGS)
+$(patsubst %.c,$(BUILD)/obj/%.o,$(MPI_SRC)): CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/obj/lib/transport/transport.o: CFLAGS += $(MPI_CFLAGS)
 endif
 

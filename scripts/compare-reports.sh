@@ -5,6 +5,10 @@
 #   scripts/compare-reports.sh save BUILD DIR     grade with BUILD, write each variant's reports into DIR
 #   scripts/compare-reports.sh diff DIR_A DIR_B   print every report that differs; exit 1 if any does
 # Run from a checkout; BUILD is a build folder (its pplab). Each variant's folder holds one lab, graded alone.
+# Optional, from the environment:
+#   TRANSPORT=mpi          grade with --transport mpi (one mpirun per test) instead of the default threads
+#   VARIANTS="V[:LAB] ..." grade only these (e.g. "solutions:tpgrid tests/broken/mpi-deadlock"); LAB picks one lab of
+#                          solutions or labs, whose report is then named after it
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,14 +24,21 @@ save)
     mkdir -p "$out"
     # the variants, one lab each; then the reference solutions and the untouched stubs, every lab (the warm-up's
     # answers and its failures among them)
-    for v in tests/broken/* tests/valid/* solutions labs; do
+    transport=()
+    [ -n "${TRANSPORT:-}" ] && transport=(--transport "$TRANSPORT")
+    for item in ${VARIANTS:-tests/broken/* tests/valid/* solutions labs}; do
+        v=${item%%:*} lab=${item#*:}
         [ -d "$v" ] || continue
         name=$(echo "$v" | tr / _)
-        case $v in
-        solutions | labs) lab=all ;;
-        *) lab=$(basename "$(find "$v" -mindepth 1 -maxdepth 1 -type d | head -1)") ;;
-        esac
-        "$build/pplab" grade --impl "$v" --lab "$lab" --jobs 2 --json "$out/$name.json" \
+        if [ "$lab" != "$item" ]; then
+            name=${name}_$lab
+        else
+            case $v in
+            solutions | labs) lab=all ;;
+            *) lab=$(basename "$(find "$v" -mindepth 1 -maxdepth 1 -type d | head -1)") ;;
+            esac
+        fi
+        "$build/pplab" grade --impl "$v" --lab "$lab" "${transport[@]}" --jobs 2 --json "$out/$name.json" \
             --junit "$out/$name.xml" --gradescope "$out/$name.gs.json" > "$out/$name.out" 2>&1 || true
         for f in "$out/$name".*; do normalize "$f" > "$f.n" && mv "$f.n" "$f"; done
     done ;;

@@ -11,6 +11,7 @@
 #include "runtime.h"
 #include "tag.h"
 #include "tensor.h"
+#include "transport.h"
 
 /* Each Criterion test runs in its own process, so step functions and the test body share plain globals. */
 static _Atomic int g_fail;           /* a step function saw a wrong value */
@@ -680,4 +681,30 @@ Test(comm, tags_keep_what_pp_h_promises) {
     cr_expect(!pp__tag_split(PP_TAG_RAW_MAX, &dir, &mb, &vs), "the largest raw tag reads as a boundary");
     cr_expect(!pp__tag_split(0, &dir, &mb, &vs));
     cr_expect_str_eq(pp_version(), PP_VERSION);
+}
+
+/* Every transport built here says in its table what the registry says of it (transport.h's PP_TRANSPORT_*_CAPS),
+ * and has the entries its capabilities promise: the callers ask the capabilities and then call those entries. */
+Test(comm, each_transport_has_what_its_capabilities_say, .timeout = 30) {
+    int built = 0;
+    for (int i = 0; pp__transport_name(i); i++) {
+        const char *name = pp__transport_name(i);
+        unsigned caps = pp__transport_caps(name);
+        cr_expect(caps & PP_TRANSPORT_DP_REDUCES, "%s: every transport reduces the replicas' gradients", name);
+        if (!pp__transport_built(name)) continue;
+        char err[512];
+        const pp_transport_ops *t = pp__transport_find(name, err, sizeof err);
+        cr_assert(t, "%s is built but not found: %s", name, err);
+        built++;
+        cr_expect_str_eq(t->name, name);
+        cr_expect_eq(t->caps, caps, "%s: its table says %#x, the registry %#x", name, t->caps, caps);
+        cr_expect_eq(!!(caps & PP_TRANSPORT_TP_SUMS), t->tp_post != NULL, "%s: tp_post against its caps", name);
+        cr_expect_eq(!!(caps & PP_TRANSPORT_DP_REDUCES), t->reduce_post != NULL, "%s: reduce_post", name);
+        int procs = !!(caps & PP_TRANSPORT_PROCESSES);
+        cr_expect(procs == (t->launched_rank != NULL) && procs == (t->sum != NULL) && procs == (t->gather != NULL),
+                  "%s: launched_rank, sum and gather go with PP_TRANSPORT_PROCESSES", name);
+    }
+    cr_expect_geq(built, 1, "not even the threads transport is built");
+    cr_expect_null(pp__transport_launched("nccl"));
+    cr_expect_eq(pp__transport_caps("carrier-pigeon"), 0u);
 }

@@ -14,6 +14,7 @@
 
 #include "labs.h"
 #include "symbols.h"
+#include "transport.h"
 
 enum { MAX_MODS = 512, NAME = 128 };
 
@@ -576,14 +577,6 @@ Test(layout, checks_are_one_short_function_each) {
 /* The kit's own C, in its rooms (a room that a layout moves elsewhere, driver/ or base/, is read where it is). */
 static const char *const code_roots[] = {"lib", "grader", "sandbox", "bench", "kernels", "driver", "base"};
 
-/* Functions being shortened elsewhere, allowed past the limit until that work lands; "FILE-SUFFIX:NAME", the file
- * telling apart names that several files use (main). Remove each line as its function comes under the limit. */
-static const char *const long_for_now[] = {
-    "cmd_run.c:run_main",       "cmd_grade.c:grade_main",         "runtime.c:pp__run_program",
-    "mpi.c:mpi_step_end",       "result.c:pp__result_decode",     "config.c:pp__config_check",
-    "runtime_mpi.c:pp__run_mpi_merge",
-};
-
 enum { FN_MAX_LINES = 80 };
 
 /* text with its comments, string and character literals and preprocessor lines blanked to spaces, newlines kept:
@@ -680,25 +673,13 @@ static int scan_functions(const char *path, fn_len *out, int max) {
     return count;
 }
 
-/* 1 when long_for_now names function name of the file at path. */
-static int long_for_now_has(const char *path, const char *name) {
-    for (size_t k = 0; k < COUNT(long_for_now); k++) {
-        const char *colon = strchr(long_for_now[k], ':');
-        size_t pl = strlen(path), sl = (size_t)(colon - long_for_now[k]);
-        if (!strcmp(colon + 1, name) && pl >= sl && !strncmp(path + pl - sl, long_for_now[k], sl)) return 1;
-    }
-    return 0;
-}
-
 /* Holds every function of the file at path to the limit; returns how many it read. */
 static int check_function_lengths(const char *path) {
     static fn_len fns[4096];
     int n = scan_functions(path, fns, (int)COUNT(fns));
     for (int i = 0; i < n; i++)
-        if (!long_for_now_has(path, fns[i].name))
-            cr_expect_leq(fns[i].lines, FN_MAX_LINES, "%s:%d: %s is %d lines long (at most %d, brace initializers "
-                          "aside): split it by what each part does", path, fns[i].line, fns[i].name, fns[i].lines,
-                          FN_MAX_LINES);
+        cr_expect_leq(fns[i].lines, FN_MAX_LINES, "%s:%d: %s is %d lines long (at most %d, brace initializers aside): "
+                      "split it by what each part does", path, fns[i].line, fns[i].name, fns[i].lines, FN_MAX_LINES);
     return n;
 }
 
@@ -806,6 +787,98 @@ Test(layout, the_runner_names_no_lab) {
         fclose(f);
     }
     cr_expect_gt(literals, 10, "only %d string literals found in the runner: is it still there?", literals);
+}
+
+/* How many string comparisons in the C text `src` (of file `path`, for the messages; NULL: silent) test a
+ * transport's name: a strcmp, strncmp, strcasecmp or strncasecmp whose arguments hold an identifier with
+ * "transport" in it (cfg->transport) or a string literal that is a transport's name ("mpi"). Comments are skipped
+ * and literals read as C reads them, so a name in a comment or a message counts for nothing. */
+static int transport_name_tests(const char *src, const char *path) {
+    static const char *const cmps[] = {"strcmp", "strncmp", "strcasecmp", "strncasecmp"};
+    int found = 0, line = 1, call_line = 0, depth = 0, hit = 0;
+    for (const char *p = src; *p; p++) {
+        if (*p == '\n') line++;
+        if (p[0] == '/' && p[1] == '*') {
+            for (p += 2; *p && !(p[0] == '*' && p[1] == '/'); p++) line += *p == '\n';
+            if (!*p) break;
+            p++;
+        } else if (p[0] == '/' && p[1] == '/') {
+            while (p[1] && p[1] != '\n') p++;
+        } else if (*p == '"' || *p == '\'') {
+            char lit[256];
+            size_t n = 0;
+            for (char q = *p++; *p && *p != q; p++) {
+                if (*p == '\\' && p[1]) p++;
+                if (n + 1 < sizeof lit) lit[n++] = *p;
+            }
+            lit[n] = 0;
+            for (int i = 0; depth && pp__transport_name(i); i++) hit |= !strcmp(lit, pp__transport_name(i));
+            if (!*p) break;
+        } else if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') {
+            const char *start = p;
+            while (p[1] == '_' || (p[1] >= 'a' && p[1] <= 'z') || (p[1] >= 'A' && p[1] <= 'Z') ||
+                   (p[1] >= '0' && p[1] <= '9'))
+                p++;
+            size_t n = (size_t)(p - start) + 1;
+            char word[128];
+            snprintf(word, sizeof word, "%.*s", (int)(n < sizeof word ? n : sizeof word - 1), start);
+            if (depth && strcasestr(word, "transport")) hit = 1;
+            for (size_t k = 0; !depth && k < COUNT(cmps); k++)
+                if (!strcmp(word, cmps[k])) {
+                    const char *q = p + 1;
+                    while (*q == ' ' || *q == '\t') q++;
+                    if (*q == '(') depth = -1, call_line = line; /* its '(' opens the arguments */
+                }
+        } else if (*p == '(' && depth) {
+            depth = depth < 0 ? 1 : depth + 1;
+        } else if (*p == ')' && depth > 0 && --depth == 0) {
+            if (hit && path) cr_expect(0, "%s:%d tests a transport's name: ask its capabilities (comm.h's "
+                                          "PP_TRANSPORT_* bits, transport.h) instead", path, call_line);
+            found += hit;
+            hit = 0;
+        }
+    }
+    return found;
+}
+
+/* A transport is known by what it can do, as a lab by its kind: outside the registry (lib/transport/transport.c)
+ * no file of the kit tests a transport's name, so that a new transport is its own file, its table and its row in
+ * the registry, and no caller changes. Comparisons are what is counted, not every literal: a default ("threads" in
+ * a configuration) or a transport's own table names a transport without making anything depend on the name. */
+Test(layout, no_transport_is_told_apart_by_its_name) {
+    int files = 0, tests = 0;
+    for (size_t i = 0; i < COUNT(source_dirs) + 2; i++) {
+        const char *dir = i < COUNT(source_dirs) ? source_dirs[i] : i == COUNT(source_dirs) ? "bench" : "kernels/cuda";
+        DIR *d = opendir(dir);
+        cr_assert(d, "cannot open %s (run the tests from the project root)", dir);
+        for (struct dirent *e; (e = readdir(d));) {
+            const char *dot = strrchr(e->d_name, '.');
+            if (!dot || (strcmp(dot, ".c") && strcmp(dot, ".h") && strcmp(dot, ".cu"))) continue;
+            char path[512];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (!strcmp(path, "lib/transport/transport.c")) continue;
+            FILE *f = fopen(path, "r");
+            cr_assert(f, "cannot read %s", path);
+            static char src[1 << 20];
+            src[fread(src, 1, sizeof src - 1, f)] = 0;
+            fclose(f);
+            tests += transport_name_tests(src, path);
+            files++;
+        }
+        closedir(d);
+    }
+    cr_expect_eq(tests, 0, "%d comparisons of a transport's name outside lib/transport/transport.c", tests);
+    cr_expect_gt(files, 100, "only %d files read", files);
+}
+
+/* The count above finds what it must, and only that. */
+Test(layout, the_transport_name_count_finds_one) {
+    cr_expect_eq(transport_name_tests("if (!strcmp(cfg->transport, \"mpi\")) x(); /* strcmp(transport, a) */", NULL),
+                 1);
+    cr_expect_eq(transport_name_tests("int m = strcmp (kind, \"nccl\") && !strncmp(t->name, \"threads\", 7);", NULL),
+                 2);
+    cr_expect_eq(transport_name_tests("if (strcmp(o->transport_name, a)) y(\"mpi\");", NULL), 1);
+    cr_expect_eq(transport_name_tests("if (!strcmp(api, \"pp_recv\")) f(\"threads\", cfg->transport);", NULL), 0);
 }
 
 /* docs/README.md's table of chapters names every chapter docs/ holds (NN-name.md), each with its lab folder. */

@@ -140,149 +140,145 @@ static void keep_private(const char *cfgfile) {
     }
 }
 
-static int grade_main(int argc, char **argv) {
-    static grade_opts o;
-    pp_flag flags[PP_CLI_MAX_FLAGS];
-    grade_opts_init(&o);
-    pp__cli_parse(&pp__cli_grade, flags, grade_table(&o, flags), argc, argv, NULL, NULL);
-    const char *impl = o.impl, *lab = o.lab, *backend = o.backend, *json = o.json, *junit = o.junit, *gs = o.gs,
-               *cfgfile = o.cfgfile, *plots = o.plots, *transport = o.transport;
-    int only_config = o.only_config, table = o.table, quiet = o.quiet, jobs = o.jobs, in_process = o.in_process;
-    pp_sandbox sb = o.sb;
-    if (o.unsafe) sb.lockdown = 0, sb.drop_uid = 0;
-    /* a folder names every lab in it (05-zerobubble: zbh1 and zbh2), which the suite selects by folder */
-    if (strcmp(lab, "all") && !pp__lab_find(lab))
-        pp__cli_fail("grade", "unknown lab '%s': use all, %s, or a lab's folder", lab,
-                     pp__lab_names((char[300]){0}, 300, ", ", " or "));
-    if (strcmp(backend, "cpu") && strcmp(backend, "cuda")) pp__cli_fail("grade", "unknown backend '%s': use cpu or cuda", backend);
-    if (only_config && !cfgfile) pp__cli_fail("grade", "%s needs --config FILE", "--only-config");
-    /* under mpi this process stays free of MPI: each test is an mpirun of this very binary */
-    char exe[PATH_MAX];
-    if (strcmp(transport, "threads") && strcmp(transport, "mpi"))
-        pp__cli_fail("grade", "unknown transport '%s': use threads or mpi", transport);
-    if (!strcmp(transport, "mpi")) {
-        ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (!pp__mpi_built())
-            pp__cli_fail("grade", "--transport %s: this pplab was built without MPI: install libopenmpi-dev and rebuild",
-                              transport);
-        if (system("command -v mpirun >/dev/null 2>&1") != 0)
-            pp__cli_fail("grade", "--transport %s: mpirun not found: install openmpi-bin (Open MPI)", transport);
-        if (k <= 0) pp__cli_fail("grade", "--transport %s: cannot find the pplab executable (/proc/self/exe)", transport);
-        exe[k] = 0;
-        if (pp__mpi_env_launcher())
-            pp__cli_fail("grade", "--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
-                              transport);
-        pp__runopts_set_transport("mpi", exe);
-        if (o.hostfile && access(o.hostfile, R_OK))
-            pp__cli_fail("grade", "--hostfile %s: %s: give Open MPI's host file (one node per line, slots=N)",
-                         o.hostfile, strerror(errno));
-        pp__runopts_set_hostfile(o.hostfile);
-    } else if (o.hostfile) {
-        pp__cli_fail("grade", "--hostfile spreads mpirun's ranks over nodes: use it with --transport mpi");
+/* The grading's transport, checked, into runopts: where ranks are processes this process stays free of MPI, and
+ * each test is a launch (mpirun) of this very binary. */
+static void grade_transport(const grade_opts *o) {
+    static char exe[PATH_MAX]; /* runopts keeps it */
+    const char *transport = o->transport;
+    char names[64];
+    unsigned caps = pp__transport_caps(transport);
+    if (!(caps & PP_TRANSPORT_GRADES))
+        pp__cli_fail("grade", "unknown transport '%s': use %s", transport,
+                     pp__transport_names(PP_TRANSPORT_GRADES, names, sizeof names, ", ", " or "));
+    if (!(caps & PP_TRANSPORT_PROCESSES)) {
+        if (o->hostfile)
+            pp__cli_fail("grade", "--hostfile spreads mpirun's ranks over nodes: use it with --transport mpi");
+        return;
     }
-    char dir[PATH_MAX], err[4096];
-    if (pp__impl_dir(impl, dir, sizeof dir))
-        pp__cli_fail("grade", "--impl %s: no such folder (%s)", impl, pp__impl_choices());
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (!pp__transport_built(transport))
+        pp__cli_fail("grade", "--transport %s: this pplab was built without MPI: install libopenmpi-dev and rebuild",
+                     transport);
+    if (system("command -v mpirun >/dev/null 2>&1") != 0)
+        pp__cli_fail("grade", "--transport %s: mpirun not found: install openmpi-bin (Open MPI)", transport);
+    if (k <= 0) pp__cli_fail("grade", "--transport %s: cannot find the pplab executable (/proc/self/exe)", transport);
+    exe[k] = 0;
+    if (pp__mpi_env_launcher())
+        pp__cli_fail("grade", "--transport %s: run pplab grade itself without mpirun; it starts one mpirun per test",
+                     transport);
+    pp__runopts_set_transport(transport, exe);
+    if (o->hostfile && access(o->hostfile, R_OK))
+        pp__cli_fail("grade", "--hostfile %s: %s: give Open MPI's host file (one node per line, slots=N)", o->hostfile,
+                     strerror(errno));
+    pp__runopts_set_hostfile(o->hostfile);
+}
 
-    pp_test_config *cfgs = NULL;
-    int n = only_config ? 0 : pp__suite_default(lab, !strcmp(backend, "cuda"), &cfgs);
-    if (cfgfile && pp__suite_load(cfgfile, lab, &cfgs, &n, err, sizeof err)) {
+/* The configurations to grade into *cfgs: the lab's default set and --config's. Their count, or -1 once it said
+ * why there are none to grade. */
+static int grade_configs(const grade_opts *o, pp_test_config **cfgs) {
+    char err[4096];
+    int n = o->only_config ? 0 : pp__suite_default(o->lab, !strcmp(o->backend, "cuda"), cfgs);
+    if (o->cfgfile && pp__suite_load(o->cfgfile, o->lab, cfgs, &n, err, sizeof err)) {
         fprintf(stderr, "pplab grade: %s\n", err);
-        free(cfgs);
-        return 2;
+        free(*cfgs);
+        return -1;
     }
     if (n == 0) {
-        fprintf(stderr, "pplab grade: no configurations to grade for lab %s\n", lab);
-        free(cfgs);
-        return 2;
+        fprintf(stderr, "pplab grade: no configurations to grade for lab %s\n", o->lab);
+        free(*cfgs);
+        return -1;
     }
-    /* a handout holds the answers of its public configurations alone (answers.h): what it cannot grade is refused
-     * here, in one line, before anything is built */
-    int recorded = !strcmp(pp__answers_source(), "recorded");
+    return n;
+}
+
+/* A handout holds the answers of its public configurations alone (answers.h): what it cannot grade is refused
+ * here, in one line, before anything is built. */
+static void grade_refuse_unheld(const grade_opts *o, const pp_test_config *cfgs, int n, int recorded) {
+    char err[4096];
     for (int i = 0; i < n; i++) {
         if (!strcmp(cfgs[i].lab, "warmup")) {
             if (cfgs[i].drawn && recorded)
                 pp__cli_fail("grade", "--config %s: its warmup-seed line draws warm-up cases whose answer keys only "
                              "the instructor's kit computes; this handout grades the public cases: drop the line",
-                             cfgfile ? cfgfile : "");
+                             o->cfgfile ? o->cfgfile : "");
             continue;
         }
         pp_run_config rc;
-        pp__test_to_run(&cfgs[i], backend, &rc);
+        pp__test_to_run(&cfgs[i], o->backend, &rc);
         rc.place = NULL; /* a grid lab's run is held to the canonical placement's step */
         if (!pp__theory_held(&rc))
             pp__cli_fail("grade", "%s%s %s P=%d M=%d v=%d: %s", cfgs[i].secret ? "--config " : "",
-                         cfgs[i].secret && cfgfile ? cfgfile : "", cfgs[i].lab, rc.P, rc.M, rc.v,
+                         cfgs[i].secret && o->cfgfile ? o->cfgfile : "", cfgs[i].lab, rc.P, rc.M, rc.v,
                          pp__theory_unheld(&rc, err, sizeof err));
     }
-    for (int i = 0; i < n && o.time_limit > 0; i++)
-        if (cfgs[i].time_limit_s > o.time_limit) cfgs[i].time_limit_s = o.time_limit;
-    /* nothing on disk changes before every argument has been checked */
-    const char *outs[][2] = {{json, "--json"}, {junit, "--junit"}, {gs, "--gradescope"}};
+}
+
+/* The sandbox must work here before anything of a submission is built or run: no silent downgrade. Nothing on disk
+ * changes before every argument has been checked. */
+static void grade_sandbox(const grade_opts *o, pp_sandbox *sb) {
+    char err[4096], driver[PATH_MAX];
+    const char *outs[][2] = {{o->json, "--json"}, {o->junit, "--junit"}, {o->gs, "--gradescope"}};
     for (size_t i = 0; i < sizeof outs / sizeof *outs; i++)
         if (outs[i][0] && pp__cli_writable(outs[i][0], err, sizeof err)) pp__cli_fail("grade", "%s %s", outs[i][1], err);
-    char driver[PATH_MAX];
     pp__impl_driver(driver, sizeof driver);
-    if (!in_process && pp__sandbox_check_driver(&sb, driver, err, sizeof err)) pp__cli_fail("grade", "%s", err);
-    keep_private(cfgfile);
-    /* The sandbox must work here before anything of a submission is built or run: no silent downgrade. */
-    if (in_process && !strcmp(transport, "mpi"))
+    if (!o->in_process && pp__sandbox_check_driver(sb, driver, err, sizeof err)) pp__cli_fail("grade", "%s", err);
+    keep_private(o->cfgfile);
+    if (o->in_process && (pp__transport_caps(o->transport) & PP_TRANSPORT_PROCESSES))
         pp__cli_fail("grade", "--in-process runs schedules in the test's own process: use it with --transport threads");
-    if (!in_process && sb.lockdown && pp__sandbox_probe(&sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
-    pp__runopts_set_sandbox(&sb);
-    pp__runopts_set_in_process(in_process);
-    /* Build every lab involved first: nothing is forked or threaded yet. */
-    pp_impl *built = pp__xcalloc((size_t)pp__nlabs, sizeof *built);
-    pp_status *build_st = pp__xcalloc((size_t)pp__nlabs, sizeof *build_st);
-    char (*build_err)[2048] = pp__xcalloc((size_t)pp__nlabs, sizeof *build_err);
+    if (!o->in_process && sb->lockdown && pp__sandbox_probe(sb, err, sizeof err)) pp__cli_fail("grade", "%s", err);
+    pp__runopts_set_sandbox(sb);
+    pp__runopts_set_in_process(o->in_process);
+}
+
+/* Every lab the configurations use, built before anything is forked or threaded. */
+typedef struct grade_builds {
+    pp_impl *built;
+    pp_status *st;
+    char (*err)[2048];
+} grade_builds;
+
+static void grade_build(const char *dir, const pp_test_config *cfgs, int n, pp_sandbox *sb, grade_builds *b) {
+    b->built = pp__xcalloc((size_t)pp__nlabs, sizeof *b->built);
+    b->st = pp__xcalloc((size_t)pp__nlabs, sizeof *b->st);
+    b->err = pp__xcalloc((size_t)pp__nlabs, sizeof *b->err);
     for (int l = 0; l < pp__nlabs; l++) {
         int used = 0;
-        build_st[l] = PP_OK;
+        b->st[l] = PP_OK;
         for (int i = 0; i < n; i++) used |= !strcmp(cfgs[i].lab, pp__labs[l].name);
-        if (used) build_st[l] = pp__impl_build(dir, &pp__labs[l], &sb, &built[l], build_err[l], sizeof build_err[l]);
+        if (used) b->st[l] = pp__impl_build(dir, &pp__labs[l], sb, &b->built[l], b->err[l], sizeof b->err[l]);
     }
-    if (plots) {
-        mkdir(plots, 0755);
-        pp__runopts_set_plot_dir(plots);
-    }
-    /* `pplab grade | head` must still write the report files */
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGINT, on_interrupt);
-    signal(SIGTERM, on_interrupt);
-    int color = isatty(1) && !getenv("NO_COLOR");
-    pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
-    if (!quiet)
-        printf("grading %s (%s) on %s%s: %d tests%s%s\n", impl, dir, backend,
-               strcmp(transport, "mpi") ? "" : ", one mpirun per test", n,
-               in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)",
-               recorded ? "; this handout grades its public configurations, with the answers it records (the "
-                          "instructor's kit grades hidden ones)" : "");
-    /* `jobs` tests in flight at once; results are reported in configuration order */
+}
+
+/* Runs the tests, `jobs` in flight at once, and reports each one as it finishes, in configuration order. */
+static void grade_run(const grade_opts *o, const pp_test_config *cfgs, int n, const grade_builds *b,
+                      pp_test_result *res, int color) {
     pp_runner_job **job = pp__xcalloc((size_t)n, sizeof *job);
     int started = 0;
     for (int i = 0; i < n; i++) {
-        for (; started < n && started < i + jobs; started++) {
+        for (; started < n && started < i + o->jobs; started++) {
             int l = (int)(pp__lab_find(cfgs[started].lab) - pp__labs);
-            job[started] = pp__runner_start(&cfgs[started], build_st[l] == PP_OK ? &built[l] : NULL, build_st[l],
-                                            build_err[l], backend, &res[started]);
+            job[started] = pp__runner_start(&cfgs[started], b->st[l] == PP_OK ? &b->built[l] : NULL, b->st[l],
+                                            b->err[l], o->backend, &res[started]);
         }
         pp__runner_finish(job[i], &res[i]);
         pp__report_name_unique(res, i);
-        if (!quiet) {
+        if (!o->quiet) {
             pp__report_progress(stdout, &res[i], i + 1, n, color);
             fflush(stdout);
         }
     }
     free(job);
-    free(built);
-    free(build_st);
-    free(build_err);
-    if (table) pp__report_table(stdout, res, n);
+}
+
+/* The summary and the report files; the exit status: 0 iff full marks, 1 below, 2 for a report not written, 3 for
+ * a test that could not be graded. */
+static int grade_report(const grade_opts *o, pp_test_result *res, int n, int color) {
+    if (o->table) pp__report_table(stdout, res, n);
     pp__report_summary(stdout, res, n, color);
     int rc = 0;
-    if (json && pp__report_json(json, res, n, impl, backend)) rc = 2;
-    if (junit && pp__report_junit(junit, res, n, impl, backend)) rc = 2;
-    if (gs && pp__report_gradescope(gs, res, n, impl, backend)) rc = 2;
+    if (o->json && pp__report_json(o->json, res, n, o->impl, o->backend)) rc = 2;
+    if (o->junit && pp__report_junit(o->junit, res, n, o->impl, o->backend)) rc = 2;
+    if (o->gs && pp__report_gradescope(o->gs, res, n, o->impl, o->backend)) rc = 2;
     double score = 0, max = 0;
     int ungraded = 0;
     for (int i = 0; i < n; i++) score += res[i].score, max += res[i].max, ungraded += pp__test_ungraded(&res[i]);
@@ -290,6 +286,58 @@ static int grade_main(int argc, char **argv) {
         printf("NOT GRADED: %d test%s failed in pplab or the machine, not in the submission (see each one's error): "
                "the score above is no grade; fix the cause and grade again\n", ungraded, ungraded > 1 ? "s" : "");
     if (!rc) rc = ungraded ? 3 : score == max ? 0 : 1;
+    return rc;
+}
+
+static int grade_main(int argc, char **argv) {
+    static grade_opts o;
+    pp_flag flags[PP_CLI_MAX_FLAGS];
+    grade_opts_init(&o);
+    pp__cli_parse(&pp__cli_grade, flags, grade_table(&o, flags), argc, argv, NULL, NULL);
+    pp_sandbox sb = o.sb;
+    if (o.unsafe) sb.lockdown = 0, sb.drop_uid = 0;
+    /* a folder names every lab in it (05-zerobubble: zbh1 and zbh2), which the suite selects by folder */
+    if (strcmp(o.lab, "all") && !pp__lab_find(o.lab))
+        pp__cli_fail("grade", "unknown lab '%s': use all, %s, or a lab's folder", o.lab,
+                     pp__lab_names((char[300]){0}, 300, ", ", " or "));
+    if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda"))
+        pp__cli_fail("grade", "unknown backend '%s': use cpu or cuda", o.backend);
+    if (o.only_config && !o.cfgfile) pp__cli_fail("grade", "%s needs --config FILE", "--only-config");
+    grade_transport(&o);
+    char dir[PATH_MAX];
+    if (pp__impl_dir(o.impl, dir, sizeof dir))
+        pp__cli_fail("grade", "--impl %s: no such folder (%s)", o.impl, pp__impl_choices());
+    pp_test_config *cfgs = NULL;
+    int n = grade_configs(&o, &cfgs);
+    if (n < 0) return 2;
+    int recorded = !strcmp(pp__answers_source(), "recorded");
+    grade_refuse_unheld(&o, cfgs, n, recorded);
+    for (int i = 0; i < n && o.time_limit > 0; i++)
+        if (cfgs[i].time_limit_s > o.time_limit) cfgs[i].time_limit_s = o.time_limit;
+    grade_sandbox(&o, &sb);
+    grade_builds b;
+    grade_build(dir, cfgs, n, &sb, &b);
+    if (o.plots) {
+        mkdir(o.plots, 0755);
+        pp__runopts_set_plot_dir(o.plots);
+    }
+    /* `pplab grade | head` must still write the report files */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGINT, on_interrupt);
+    signal(SIGTERM, on_interrupt);
+    int color = isatty(1) && !getenv("NO_COLOR");
+    pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
+    if (!o.quiet)
+        printf("grading %s (%s) on %s%s: %d tests%s%s\n", o.impl, dir, o.backend,
+               pp__transport_caps(o.transport) & PP_TRANSPORT_PROCESSES ? ", one mpirun per test" : "", n,
+               o.in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)",
+               recorded ? "; this handout grades its public configurations, with the answers it records (the "
+                          "instructor's kit grades hidden ones)" : "");
+    grade_run(&o, cfgs, n, &b, res, color);
+    free(b.built);
+    free(b.st);
+    free(b.err);
+    int rc = grade_report(&o, res, n, color);
     free(res);
     free(cfgs);
     return rc;

@@ -146,7 +146,8 @@ static int grade_one_main(int argc, char **argv) {
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
     const char *tok = getenv("PPLAB_TOKEN");
     int world = o.tc.P * o.tc.D * (o.tc.T > 1 ? o.tc.T : 1); /* every shard of every stage of every replica */
-    if (!pp__mpi_built() || !pp__mpi_env_launcher() || (np > 0 && np != world) || !tok) {
+    const char *transport = pp__transport_launched(NULL); /* a launched process runs the one of processes */
+    if (!transport || !pp__transport_built(transport) || !pp__mpi_env_launcher() || (np > 0 && np != world) || !tok) {
         if (me == 0)
             fprintf(stderr, "pplab grade-one: needs mpirun -np %d, PPLAB_TOKEN in the environment and a pplab built "
                             "with MPI (it is started by pplab grade --transport mpi)\n", world);
@@ -166,7 +167,7 @@ static int grade_one_main(int argc, char **argv) {
     static pp_impl impl;
     snprintf(impl.driver, sizeof impl.driver, "%s", o.driver);
     snprintf(impl.object, sizeof impl.object, "%s", o.object);
-    int rc = pp__schedule_lab_execute(pp__lab_find(o.tc.lab), &o.tc, &impl, o.backend, "mpi", o.deadline, o.plain,
+    int rc = pp__schedule_lab_execute(pp__lab_find(o.tc.lab), &o.tc, &impl, o.backend, transport, o.deadline, o.plain,
                                       token, o.out);
     if (rc && me == 0) fprintf(stderr, "pplab grade-one: cannot write %s: check /tmp is writable\n", o.out);
     return me == 0 ? rc : 0;

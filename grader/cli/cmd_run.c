@@ -227,17 +227,17 @@ static int grads_write(const pp_run_result *res, const char *path) {
     return rc;
 }
 
-/* Under mpirun or srun: checks the launch (MPI compiled in, as many processes as stages) and switches the run
- * to the mpi transport. Returns the process's rank (only rank 0 prints), or -1 when the launch is wrong (rank 0
- * prints why).
+/* Under mpirun or srun: checks the launch (the transport whose ranks are processes compiled in, as many processes
+ * as ranks) and switches the run to that transport. Returns the process's rank (only rank 0 prints), or -1 when the
+ * launch is wrong (rank 0 prints why).
  * Rank 0 speaks for the job, exit status included: the other processes exit 0 even when the run failed, since
  * the launcher kills the whole job at the first non-zero exit, which could stop rank 0 before its report is out;
  * mpirun and srun still exit non-zero, from rank 0's status. */
-static int mpi_launch(pp_cli_run *o) {
+static int launch_check(pp_cli_run *o) {
     int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
-    const char *launcher = pp__mpi_env_launcher();
-    if (!launcher || (strcmp(o->cfg.transport, "threads") && strcmp(o->cfg.transport, "mpi"))) return 0;
-    if (!pp__mpi_built()) {
+    const char *launcher = pp__mpi_env_launcher(), *launched = pp__transport_launched(o->cfg.transport);
+    if (!launcher || !launched) return 0;
+    if (!pp__transport_built(launched)) {
         if (me == 0)
             fprintf(stderr, "pplab run: started by %s but this pplab was built without MPI: install libopenmpi-dev "
                             "and rebuild, or run pplab without %s\n", launcher, launcher);
@@ -251,7 +251,7 @@ static int mpi_launch(pp_cli_run *o) {
                     strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", world);
         return -1;
     }
-    o->cfg.transport = "mpi";
+    o->cfg.transport = launched;
     return me;
 }
 
@@ -401,6 +401,169 @@ static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *la
     return 0;
 }
 
+/* Every choice checked, in every mode, --canonical's too, before anything runs; the --order file read into
+ * file_order. Says when the chunks were the schedule's default. */
+static void run_check(pp_cli_run *o, const run_opts *h, pp_schedule *file_order) {
+    char err[4096], names[64];
+    int chose_chunks = pp__cli_run_defaults(o);
+    if (o->order && !pp__order_interp_built)
+        pp__cli_fail("run", "--order runs an order through the kit's own interpreter, which this handout leaves out "
+                     "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
+                     "the instructor's kit");
+    if (o->order) pp__cli_order_load(o, file_order), chose_chunks = 0;
+    if (strcmp(o->cfg.backend, "cpu") && strcmp(o->cfg.backend, "cuda"))
+        pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o->cfg.backend);
+    if (!pp__transport_caps(o->cfg.transport))
+        pp__cli_fail("run", "unknown transport '%s': use %s", o->cfg.transport,
+                     pp__transport_names(0, names, sizeof names, ", ", " or "));
+    if (o->trace && pp__tracefile_format_check(o->trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o->trace && pp__cli_writable(o->trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
+    if (o->export_order && pp__order_csv_name_check(o->export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o->export_order && pp__cli_writable(o->export_order, err, sizeof err))
+        pp__cli_fail("run", "--export-order %s", err);
+    if (h->dump_grads && pp__cli_writable(h->dump_grads, err, sizeof err))
+        pp__cli_fail("run", "--dump-grads %s", err);
+    if (pp__config_check(&o->cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
+    if (o->export_order && pp__config_dual(&o->cfg))
+        pp__cli_fail("run", "--export-order writes PyTorch's schedule CSV, where a stage index lives on one rank; %s "
+                     "holds every stage twice, on two pipelines, which that format cannot say (its order is "
+                     "DeepSeek's, see docs/06-vshape.md): drop --export-order", pp__schedule_def(o->cfg.schedule)->title);
+    pp__cli_run_finish(o);
+    if (pp__config_check(&o->cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
+    if (chose_chunks && pp__mpi_env_rank() == 0)
+        fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
+                o->cfg.v, o->cfg.schedule);
+}
+
+/* Builds and runs the schedule (or the --order file's order) into res. Returns -1 when the run happened, else the
+ * exit status (a program that did not start). */
+static int run_execute(pp_cli_run *o, run_opts *h, pp_schedule *file_order, int me, pp_run_result *res) {
+    const pp_lab_info *lab = pp__lab_for_schedule(o->cfg.schedule);
+    /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
+    /* --order grades its run: the gradients and weights come back */
+    pp_program prog = {.symbol = lab->symbol, .no_params = !h->dump_grads && !o->order};
+    int started = 0;
+    if (o->order) pp__order_interp_set(file_order), prog.fn = pp__order_interp_step;
+    else started = start_program(o, h, lab, &prog, me);
+    if (started) return me == 0 ? started : 0;
+    pp__crash_install(pp__current_rank, NULL);
+    pp__run_program(&o->cfg, &prog, res);
+    if (o->order) pp__order_interp_set(NULL);
+    pp__host_close(&h->sb);
+    /* as root the run's drivers had a uid of their own: nothing of it may be left */
+    if (h->sb.drop_uid && h->sb.lockdown && !h->in_process) pp__uid_reap(h->sb.uid);
+    return -1;
+}
+
+/* A failed run's one line on stderr. */
+static void run_failure_print(const pp_run_result *res) {
+    if (res->status == PP_ERR_NODEVICE)
+        fprintf(stderr, "%s\n", res->error);
+    else if (!strncmp(res->error, pp__status_str(res->status), strlen(pp__status_str(res->status))))
+        fprintf(stderr, "pplab run: %s\n", res->error); /* the message already names its kind */
+    else
+        fprintf(stderr, "pplab run: %s: %s\n", pp__status_str(res->status), res->error);
+}
+
+/* The operations every rank ran; none at all is said, with what to try. */
+static int run_ops(const pp_run_result *res, const pp_lab_info *lab) {
+    int ops = 0;
+    for (int r = 0; r < res->P; r++) ops += res->traces[r].n;
+    if (!ops) {
+        /* a handout has no solutions/: name it only where it is */
+        char build[PATH_MAX], root[PATH_MAX], sol[PATH_MAX + 16];
+        pp__impl_dirs(build, root, sizeof build);
+        snprintf(sol, sizeof sol, "%s/solutions", root);
+        fprintf(stderr, "pplab run: no rank ran any operation: is %s still the untouched stub? (%s--canonical draws "
+                "the ideal schedule)\n", lab->symbol, access(sol, F_OK) == 0 ? "--impl solutions runs the reference, " : "");
+    }
+    return ops;
+}
+
+/* The run's figures against the theory: bubble, peaks, the virtual step, the exposed communication. Returns whether
+ * the theory holds this configuration (a handout holds the canonical answers of its public configurations only:
+ * elsewhere the run says what it measured, without a comparison). */
+static int run_figures_print(pp_cli_run *o, const pp_run_result *res) {
+    int P = res->P;
+    /* the grid lab's run sat where its mapping put it: its theory prices the same links; its step is held to the
+     * canonical placement's */
+    pp_run_config canon = o->cfg;
+    if (res->place && res->nplace == pp__config_world(&o->cfg)) o->cfg.place = res->place;
+    int held_run = pp__theory_held(&o->cfg), held = held_run && pp__theory_held(&canon), formula;
+    char note[64] = "", why[4096];
+    if (held) printf("bubble: %.4f (theory %.4f)\n", res->bubble,
+                     pp__theory_bubble_run(&o->cfg, res->traces, &formula, note, sizeof note));
+    else printf("bubble: %.4f\n", res->bubble);
+    printf("peak stashes:");
+    for (int r = 0; r < P; r++) printf(" %d", res->peak_stashes[r]);
+    printf("\n");
+    if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
+    /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
+    if ((o->cfg.T > 1 || o->cfg.node_size > 0) && held) {
+        double canonical = pp__theory_step(&canon);
+        if (pp__checks_dp_applies(&canon)) pp__theory_exposed_replay(&canon, &canonical, NULL); /* and its reduces */
+        printf("virtual step: %.4f (the canonical order's %.4f%s)\n", res->step_time, canonical,
+               o->cfg.place ? ", placed by tdp" : "");
+    } else if (o->cfg.T > 1 || o->cfg.node_size > 0) {
+        printf("virtual step: %.4f\n", res->step_time);
+    }
+    if (!held) printf("theory: none here: %s\n", pp__theory_unheld(held_run ? &canon : &o->cfg, why, sizeof why));
+    if (pp__checks_dp_applies(&o->cfg) && !held) {
+        printf("exposed communication: step %.4f, %.4f with a free reduce\n", res->step_time,
+               pp__run_free_span(&o->cfg, res->traces));
+    } else if (pp__checks_dp_applies(&o->cfg)) {
+        double free_span = pp__run_free_span(&o->cfg, res->traces), theory = pp__theory_exposed(&o->cfg, &formula);
+        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n",
+               res->step_time - free_span, theory, formula ? "formula" : "replay", res->step_time, free_span);
+    }
+    return held;
+}
+
+/* Measured time (--wall, or any device but the CPU): against the canonical schedule replayed on the measured op
+ * durations, where the theory holds. */
+static void run_wall_print(const pp_cli_run *o, const pp_run_result *res, int held) {
+    int P = res->P;
+    pp_schedule s;
+    pp_costs k;
+    double replay = -1;
+    if (held && pp__schedule_build(&s, o->cfg.schedule, P, o->cfg.M, o->cfg.v) == 0) {
+        pp__costs_from_trace(&k, res->traces, &o->cfg);
+        replay = pp__schedule_bubble(&s, &k);
+        pp__costs_free(&k);
+        pp__schedule_free(&s);
+    }
+    if (held)
+        printf("wall bubble: %.4f (replay of measured op times %.4f, %s timing)\n",
+               pp__trace_wall_bubble(res->traces, P), replay, strcmp(o->cfg.backend, "cpu") ? "device" : "host");
+    else
+        printf("wall bubble: %.4f (%s timing)\n", pp__trace_wall_bubble(res->traces, P),
+               strcmp(o->cfg.backend, "cpu") ? "device" : "host");
+}
+
+/* The files the run was asked for (--trace, --dump-grads, --export-order, --plot) and --order's grade. 0, or 1 when
+ * one of them failed. */
+static int run_files_write(const pp_cli_run *o, const run_opts *h, pp_run_result *res, int ops) {
+    char err[4096];
+    int rc = 0, P = res->P;
+    if (o->trace && pp__tracefile_write(res->traces, P, res->D, o->trace, err, sizeof err)) {
+        fprintf(stderr, "pplab run: %s\n", err);
+        rc = 1;
+    } else if (o->trace) {
+        char what[200];
+        fprintf(stderr, "pplab run: trace of step 1 written to %s (%s)\n", o->trace,
+                pp__tracefile_describe(res->traces, P, o->trace, what, sizeof what));
+    }
+    if (h->dump_grads && grads_write(res, h->dump_grads)) {
+        fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",
+                h->dump_grads);
+        rc = 1;
+    }
+    if (o->export_order && export_order(res->traces, P / res->D, o->export_order, "the order of step 1")) rc = 1;
+    if (o->plot && plot_run(o, res->traces, res->D, "")) rc = 1;
+    if (o->order && ops && pp__cli_order_grade(&o->cfg, res, o->order)) rc = 1;
+    return rc;
+}
+
 static int run_main(int argc, char **argv) {
     static run_opts opts;
     pp_flag flags[PP_CLI_MAX_FLAGS];
@@ -410,161 +573,43 @@ static int run_main(int argc, char **argv) {
     if (opts.unsafe) opts.sb.lockdown = 0, opts.sb.drop_uid = 0;
     if (o.forward_only && !o.timeline) pp__cli_fail("run", "--forward-only only applies with --timeline");
     char err[4096];
-    int chose_chunks = pp__cli_run_defaults(&o);
     static pp_schedule file_order;
-    if (o.order && !pp__order_interp_built)
-        pp__cli_fail("run", "--order runs an order through the kit's own interpreter, which this handout leaves out "
-                     "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
-                     "the instructor's kit");
-    if (o.order) pp__cli_order_load(&o, &file_order), chose_chunks = 0;
-    /* every choice is checked in every mode, --canonical's too, before anything runs */
-    if (strcmp(o.cfg.backend, "cpu") && strcmp(o.cfg.backend, "cuda"))
-        pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o.cfg.backend);
-    if (strcmp(o.cfg.transport, "threads") && strcmp(o.cfg.transport, "mpi") && strcmp(o.cfg.transport, "nccl"))
-        pp__cli_fail("run", "unknown transport '%s': use threads, mpi or nccl", o.cfg.transport);
-    if (o.trace && pp__tracefile_format_check(o.trace, err, sizeof err)) pp__cli_fail("run", "%s", err);
-    if (o.trace && pp__cli_writable(o.trace, err, sizeof err)) pp__cli_fail("run", "--trace %s", err);
-    if (o.export_order && pp__order_csv_name_check(o.export_order, err, sizeof err)) pp__cli_fail("run", "%s", err);
-    if (o.export_order && pp__cli_writable(o.export_order, err, sizeof err))
-        pp__cli_fail("run", "--export-order %s", err);
-    if (opts.dump_grads && pp__cli_writable(opts.dump_grads, err, sizeof err))
-        pp__cli_fail("run", "--dump-grads %s", err);
-    if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
-    if (o.export_order && pp__config_dual(&o.cfg))
-        pp__cli_fail("run", "--export-order writes PyTorch's schedule CSV, where a stage index lives on one rank; %s "
-                     "holds every stage twice, on two pipelines, which that format cannot say (its order is "
-                     "DeepSeek's, see docs/06-vshape.md): drop --export-order", pp__schedule_def(o.cfg.schedule)->title);
-    pp__cli_run_finish(&o);
-    if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
-    if (chose_chunks && pp__mpi_env_rank() == 0)
-        fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
-                o.cfg.v, o.cfg.schedule);
+    run_check(&o, &opts, &file_order);
     if (o.canonical) return run_canonical(&o);
     if (pp__config_runnable(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
-    int me = mpi_launch(&o);
+    int me = launch_check(&o);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
-    const pp_lab_info *lab = pp__lab_for_schedule(o.cfg.schedule);
-    /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
-    /* --order grades its run: the gradients and weights come back */
-    pp_program prog = {.symbol = lab->symbol, .no_params = !opts.dump_grads && !o.order};
-    int started = 0;
-    if (o.order) pp__order_interp_set(&file_order), prog.fn = pp__order_interp_step;
-    else started = start_program(&o, &opts, lab, &prog, me);
-    if (started) return me == 0 ? started : 0;
-    pp__crash_install(pp__current_rank, NULL);
     pp_run_result res;
-    pp__run_program(&o.cfg, &prog, &res);
-    if (o.order) pp__order_interp_set(NULL);
-    pp__host_close(&opts.sb);
-    /* as root the run's drivers had a uid of their own: nothing of it may be left */
-    if (opts.sb.drop_uid && opts.sb.lockdown && !opts.in_process) pp__uid_reap(opts.sb.uid);
+    int started = run_execute(&o, &opts, &file_order, me, &res);
+    if (started >= 0) return started;
     if (me > 0) {
         /* rank 0 holds the gathered results and reports for every process */
         pp__result_free(&res);
         return 0;
     }
     if (res.status != PP_OK) {
-        if (res.status == PP_ERR_NODEVICE)
-            fprintf(stderr, "%s\n", res.error);
-        else if (!strncmp(res.error, pp__status_str(res.status), strlen(pp__status_str(res.status))))
-            fprintf(stderr, "pplab run: %s\n", res.error); /* the message already names its kind */
-        else
-            fprintf(stderr, "pplab run: %s: %s\n", pp__status_str(res.status), res.error);
+        run_failure_print(&res);
         pp__result_free(&res);
         return 1;
     }
-    int P = res.P; /* every rank of the run: D replicas of the pipeline */
-    if (!strcmp(o.cfg.transport, "mpi")) printf("transport: mpi (%d processes)\n", pp__config_world(&o.cfg));
-    int ops = 0;
-    for (int r = 0; r < P; r++) ops += res.traces[r].n;
-    if (!ops) {
-        /* a handout has no solutions/: name it only where it is */
-        char build[PATH_MAX], root[PATH_MAX], sol[PATH_MAX + 16];
-        pp__impl_dirs(build, root, sizeof build);
-        snprintf(sol, sizeof sol, "%s/solutions", root);
-        fprintf(stderr, "pplab run: no rank ran any operation: is %s still the untouched stub? (%s--canonical draws "
-                "the ideal schedule)\n", lab->symbol, access(sol, F_OK) == 0 ? "--impl solutions runs the reference, " : "");
-    }
+    if (pp__transport_caps(o.cfg.transport) & PP_TRANSPORT_PROCESSES)
+        printf("transport: %s (%d processes)\n", o.cfg.transport, pp__config_world(&o.cfg));
+    int ops = run_ops(&res, pp__lab_for_schedule(o.cfg.schedule));
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
-        pp__timeline_print(stdout, res.traces, P, o.cfg.v, o.forward_only, term_width(), color);
+        pp__timeline_print(stdout, res.traces, res.P, o.cfg.v, o.forward_only, term_width(), color);
     }
-    /* the grid lab's run sat where its mapping put it: its theory prices the same links; its step is held to the
-     * canonical placement's */
-    pp_run_config canon = o.cfg;
-    if (res.place && res.nplace == pp__config_world(&o.cfg)) o.cfg.place = res.place;
-    /* a handout holds the canonical answers of its public configurations only: elsewhere the run says what it
-     * measured, without a comparison */
-    int held_run = pp__theory_held(&o.cfg), held = held_run && pp__theory_held(&canon), formula;
-    char note[64] = "", why[4096];
-    if (held) printf("bubble: %.4f (theory %.4f)\n", res.bubble,
-                     pp__theory_bubble_run(&o.cfg, res.traces, &formula, note, sizeof note));
-    else printf("bubble: %.4f\n", res.bubble);
-    printf("peak stashes:");
-    for (int r = 0; r < P; r++) printf(" %d", res.peak_stashes[r]);
-    printf("\n");
-    if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
-    /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
-    if ((o.cfg.T > 1 || o.cfg.node_size > 0) && held) {
-        double canonical = pp__theory_step(&canon);
-        if (pp__checks_dp_applies(&canon)) pp__theory_exposed_replay(&canon, &canonical, NULL); /* and its reduces */
-        printf("virtual step: %.4f (the canonical order's %.4f%s)\n", res.step_time, canonical,
-               o.cfg.place ? ", placed by tdp" : "");
-    } else if (o.cfg.T > 1 || o.cfg.node_size > 0) {
-        printf("virtual step: %.4f\n", res.step_time);
-    }
-    if (!held) printf("theory: none here: %s\n", pp__theory_unheld(held_run ? &canon : &o.cfg, why, sizeof why));
-    if (pp__checks_dp_applies(&o.cfg) && !held) {
-        printf("exposed communication: step %.4f, %.4f with a free reduce\n", res.step_time,
-               pp__run_free_span(&o.cfg, res.traces));
-    } else if (pp__checks_dp_applies(&o.cfg)) {
-        int formula;
-        double free_span = pp__run_free_span(&o.cfg, res.traces), theory = pp__theory_exposed(&o.cfg, &formula);
-        printf("exposed communication: %.4f (theory %.4f, %s); step %.4f, %.4f with a free reduce\n",
-               res.step_time - free_span, theory, formula ? "formula" : "replay", res.step_time, free_span);
-    }
+    int held = run_figures_print(&o, &res);
     print_step_time(res.step_s, o.cfg.steps);
     if (o.per_rank) {
         printf("bubble per rank:");
-        for (int r = 0; r < P; r++) printf(" %.4f", pp__trace_rank_bubble(res.traces, P, r));
+        for (int r = 0; r < res.P; r++) printf(" %.4f", pp__trace_rank_bubble(res.traces, res.P, r));
         printf("\n");
     }
-    if (o.wall || strcmp(o.cfg.backend, "cpu")) {
-        /* measured time: compare with the canonical schedule replayed on the measured op durations */
-        pp_schedule s;
-        pp_costs k;
-        double replay = -1;
-        if (held && pp__schedule_build(&s, o.cfg.schedule, P, o.cfg.M, o.cfg.v) == 0) {
-            pp__costs_from_trace(&k, res.traces, &o.cfg);
-            replay = pp__schedule_bubble(&s, &k);
-            pp__costs_free(&k);
-            pp__schedule_free(&s);
-        }
-        if (held)
-            printf("wall bubble: %.4f (replay of measured op times %.4f, %s timing)\n",
-                   pp__trace_wall_bubble(res.traces, P), replay, strcmp(o.cfg.backend, "cpu") ? "device" : "host");
-        else
-            printf("wall bubble: %.4f (%s timing)\n", pp__trace_wall_bubble(res.traces, P),
-                   strcmp(o.cfg.backend, "cpu") ? "device" : "host");
-    }
+    if (o.wall || strcmp(o.cfg.backend, "cpu")) run_wall_print(&o, &res, held);
     fflush(stdout);
     int rc = ops ? 0 : 1; /* a run that did no work is no success */
-    if (o.trace && pp__tracefile_write(res.traces, P, res.D, o.trace, err, sizeof err)) {
-        fprintf(stderr, "pplab run: %s\n", err);
-        rc = 1;
-    } else if (o.trace) {
-        char what[200];
-        fprintf(stderr, "pplab run: trace of step 1 written to %s (%s)\n", o.trace,
-                pp__tracefile_describe(res.traces, P, o.trace, what, sizeof what));
-    }
-    if (opts.dump_grads && grads_write(&res, opts.dump_grads)) {
-        fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",
-                opts.dump_grads);
-        rc = 1;
-    }
-    if (o.export_order && export_order(res.traces, P / res.D, o.export_order, "the order of step 1")) rc = 1;
-    if (o.plot && plot_run(&o, res.traces, res.D, "")) rc = 1;
-    if (o.order && ops && pp__cli_order_grade(&o.cfg, &res, o.order)) rc = 1;
+    if (run_files_write(&o, &opts, &res, ops)) rc = 1;
     pp__result_free(&res);
     return rc;
 }

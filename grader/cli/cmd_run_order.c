@@ -8,6 +8,7 @@
 #include "order_csv.h"
 #include "report.h"
 #include "schedule_lab.h"
+#include "caps.h"
 
 /* The run the file describes, against the flags that were given: each of --stages, --chunks and --microbatches
  * either agrees with the file or is taken from it. */
@@ -37,8 +38,9 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s) {
                      "(%s)", pp__schedule_names(names, sizeof names, ", ", " or "));
     const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
     if (!d) return; /* the configuration check names it */
-    if (strcmp(o->cfg.transport, "threads"))
-        pp__cli_fail("run", "--order runs on the threads transport: drop --transport %s", o->cfg.transport);
+    if (!(pp__transport_caps(o->cfg.transport) & PP_TRANSPORT_ORDERS))
+        pp__cli_fail("run", "--order runs on the %s transport: drop --transport %s",
+                     pp__transport_names(PP_TRANSPORT_ORDERS, names, sizeof names, ", ", " or "), o->cfg.transport);
     if (d->reduce != PP_REDUCE_NONE)
         pp__cli_fail("run", "--order runs one pipeline, and %s is a data-parallel schedule: name its pipeline's "
                      "schedule (1f1b, interleaved)", o->cfg.schedule);

@@ -2,7 +2,8 @@
 #include "runopts.h"
 
 #include <stdio.h>
-#include <string.h>
+
+#include "caps.h"
 
 static const char *plot_dir;
 static const char *mpi_exe;      /* pplab to start under mpirun; NULL: ranks are threads of the supervisor */
@@ -39,11 +40,13 @@ void pp__runopts_set_hostfile(const char *hostfile) { mpi_hostfile = hostfile; }
 const char *pp__runopts_hostfile(void) { return mpi_hostfile; }
 
 int pp__runopts_set_transport(const char *transport, const char *pplab_exe) {
-    if (!strcmp(transport, "threads")) {
+    unsigned caps = pp__transport_caps(transport);
+    if (!(caps & PP_TRANSPORT_GRADES)) return -1;
+    if (!(caps & PP_TRANSPORT_PROCESSES)) {
         mpi_exe = NULL;
         return 0;
     }
-    if (strcmp(transport, "mpi") || !pplab_exe) return -1;
+    if (!pplab_exe) return -1;
     mpi_exe = pplab_exe;
     return 0;
 }

@@ -9,9 +9,10 @@
 /* How later tests run their drivers (uid, limits, lockdown); copied. The default is pp__sandbox_defaults(). */
 void pp__runopts_set_sandbox(const pp_sandbox *sb);
 
-/* Picks how later tests run: "threads" (the default: every rank a thread of the supervisor, serving its driver)
- * or "mpi" (the supervisor starts `mpirun -np P pplab_exe grade-one ...`; pplab_exe must stay valid). A lab
- * without ranks (the warm-up) never uses MPI. Returns -1 for an unknown transport. */
+/* Picks how later tests run, by what the transport can do: ranks as threads (the default, threads: every rank a
+ * thread of the supervisor, serving its driver) or as processes (mpi: the supervisor starts `mpirun -np P pplab_exe
+ * grade-one ...`; pplab_exe must stay valid). A lab without ranks (the warm-up) never uses MPI. Returns -1 for a
+ * transport that grading cannot use (transport.h's PP_TRANSPORT_GRADES). */
 int pp__runopts_set_transport(const char *transport, const char *pplab_exe);
 /* Under mpi, the host file each test's mpirun is given (NULL: none, this machine alone); must stay valid. */
 void pp__runopts_set_hostfile(const char *hostfile);

@@ -41,7 +41,8 @@ int pp__schedule_lab_execute(const pp_lab_info *lab, const pp_test_config *tc, c
     pp__sandbox_size_tasks(&sb, rc.P);
     pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
     char ready[PATH_MAX];
-    if (!strcmp(transport, "mpi")) {
+    int procs = (pp__transport_caps(transport) & PP_TRANSPORT_PROCESSES) != 0; /* rank 0's process writes */
+    if (procs) {
         snprintf(ready, sizeof ready, "%s.ready", path);
         prog.on_ready = ready_touch, prog.ready_arg = ready;
     }
@@ -63,7 +64,7 @@ int pp__schedule_lab_execute(const pp_lab_info *lab, const pp_test_config *tc, c
     }
     pp__host_close(&sb);
     int rc_w = 0;
-    if (strcmp(transport, "mpi") || pp__mpi_env_rank() == 0) rc_w = pp__resultfile_put_run(path, token, &res, rc.steps) ? 1 : 0;
+    if (!procs || pp__mpi_env_rank() == 0) rc_w = pp__resultfile_put_run(path, token, &res, rc.steps) ? 1 : 0;
     pp__result_free(&res);
     return rc_w;
 }

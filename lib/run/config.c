@@ -7,6 +7,7 @@
 #include "error.h"
 #include "placement.h"
 #include "schedules.h"
+#include "caps.h"
 
 void pp__config_defaults(pp_run_config *c) {
     memset(c, 0, sizeof *c);
@@ -306,12 +307,8 @@ int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen) {
     return 0;
 }
 
-int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
-    char names[256];
-    if (!def)
-        return BAD("unknown schedule '%s': use %s", c->schedule ? c->schedule : "(none)",
-                   pp__schedule_names(names, sizeof names, ", ", " or "));
+/* The counts of the run: stages, micro-batches, chunks, replicas and shards within their ranges. */
+static int check_counts(const pp_run_config *c, char *err, size_t errlen) {
     if (c->P < 1 || c->P > 64) return BAD("--stages %d is out of range: use 1..64", c->P);
     if (c->M < 1 || c->M > 1024) return BAD("--microbatches %d is out of range: use 1..1024", c->M);
     if (c->v < 1 || c->v > 16) return BAD("--chunks %d is out of range: use 1..16", c->v);
@@ -321,25 +318,36 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
                                          c->T);
     if (c->T * c->D * c->P > 256)
         return BAD("--tp %d x --dp %d x --stages %d = %d ranks: use at most 256", c->T, c->D, c->P, c->T * c->D * c->P);
-    /* the shards' all-reduce meets in memory (threads, nccl's threads) or by MPI's collectives (a communicator per
-     * stage's shards) */
-    if (c->T > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
-        strcmp(c->transport, "nccl"))
-        return BAD("--tp %d runs on the threads, mpi and nccl transports, not on %s", c->T, c->transport);
+    return 0;
+}
+
+/* The shards and the replicas: a transport that can sum the shards (in memory with threads, by MPI's collectives
+ * on a communicator per stage's shards) and reduce the replicas, a schedule that has replicas, costs >= 0. */
+static int check_parallel(const pp_run_config *c, const pp_schedule_def *def, char *err, size_t errlen) {
+    char names[128];
+    unsigned caps = pp__transport_caps(c->transport);
+    if (c->T > 1 && !(caps & PP_TRANSPORT_TP_SUMS))
+        return BAD("--tp %d runs on the %s transports, not on %s", c->T,
+                   pp__transport_names(PP_TRANSPORT_TP_SUMS, names, sizeof names, ", ", " and "), c->transport);
     if (c->T > 1 && (4 * c->hidden) % c->T)
         return BAD("--tp %d cuts each block's FFN (4 x --width = %d columns) into equal shards: use a --tp that divides "
                    "it", c->T, 4 * c->hidden);
     if (c->D > 1 && def->reduce == PP_REDUCE_NONE)
         return BAD("--dp %d needs a data-parallel schedule (dp1f1b or dpinterleaved): the %s schedule is one "
                    "pipeline", c->D, def->title);
-    /* nccl's ranks are threads of one process too: the reduce is reduce.c's in-process one, in replica order */
-    if (c->D > 1 && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi") &&
-        strcmp(c->transport, "nccl"))
-        return BAD("--dp %d runs on the threads, mpi and nccl transports, not on %s", c->D, c->transport);
+    if (c->D > 1 && !(caps & PP_TRANSPORT_DP_REDUCES))
+        return BAD("--dp %d runs on the %s transports, not on %s", c->D,
+                   pp__transport_names(PP_TRANSPORT_DP_REDUCES, names, sizeof names, ", ", " and "), c->transport);
     if (c->tp_alpha < 0 || c->tp_beta < 0)
         return BAD("--tp-alpha %g and --tp-beta %g must be >= 0", c->tp_alpha, c->tp_beta);
     if (c->reduce_alpha < 0 || c->reduce_beta < 0)
         return BAD("--reduce-alpha %g and --reduce-beta %g must be >= 0", c->reduce_alpha, c->reduce_beta);
+    return 0;
+}
+
+/* What the schedule's row asks of chunks and micro-batches. */
+static int check_shape(const pp_run_config *c, const pp_schedule_def *def, char *err, size_t errlen) {
+    char names[256];
     if (c->v > 1 && !def->chunked)
         return BAD("--chunks %d needs --schedule %s (the %s schedule has one chunk per rank)", c->v,
                    pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule);
@@ -362,9 +370,18 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("%s runs the micro-batches in max(1, M div P) equal rounds: %d micro-batches make %d rounds, "
                    "which do not divide them; use a multiple of the stage count (%d) or fewer than %d micro-batches",
                    def->title, c->M, rounds, c->P, 2 * c->P);
-    if (def->grid && c->transport && strcmp(c->transport, "threads") && strcmp(c->transport, "mpi"))
-        return BAD("%s runs on the threads and mpi transports, not on %s: its placement is read from the submission "
-                   "before the run", def->title, c->transport);
+    return 0;
+}
+
+/* What the schedule's row rules out: the grid lab off a transport that places it, or beyond 64 ranks; recomputation
+ * with blocks of its own or deferred weight halves. */
+static int check_schedule_options(const pp_run_config *c, const pp_schedule_def *def, char *err, size_t errlen) {
+    char names[128];
+    /* its placement is read from the submission before the run, and every rank runs where it says */
+    if (def->grid && !(pp__transport_caps(c->transport) & PP_TRANSPORT_GRID))
+        return BAD("%s runs on the %s transports, not on %s: its placement is read from the submission "
+                   "before the run", def->title,
+                   pp__transport_names(PP_TRANSPORT_GRID, names, sizeof names, ", ", " and "), c->transport);
     if (def->grid && pp__config_world(c) > 64)
         return BAD("%s runs at most 64 ranks: --tp %d x --stages %d x --dp %d is %d", def->title, c->T, c->P, c->D,
                    pp__config_world(c));
@@ -375,6 +392,11 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("--recompute is not offered with %s: its deferred weight halves keep each rebuilt stash whole "
                    "until they run, which the recomputation memory bound does not cover; drop --recompute",
                    def->title);
+    return 0;
+}
+
+/* The model: its layers' layout, its shape, and tensors whose element counts fit the kernels' ints. */
+static int check_model(const pp_run_config *c, char *err, size_t errlen) {
     if (c->layers < 0) return BAD("--layers %d must be positive", c->layers);
     int blocks[64 * 16];
     if (pp__config_layout(c, blocks, err, errlen)) return -1;
@@ -388,6 +410,11 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("a tensor of this model would exceed 2^31 elements (micro-batch %lld tokens x %lld): lower "
                    "--microbatch-size, --seq, --width or --vocab", rows, widest);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
+    return 0;
+}
+
+/* What prices a message: a latency, or a topology whose placement names each axis once. */
+static int check_links(const pp_run_config *c, const pp_schedule_def *def, char *err, size_t errlen) {
     if (c->comm_latency < 0) return BAD("--comm-latency %g must be >= 0", c->comm_latency);
     if (c->node_size < 0 || c->node_size > 256) return BAD("--node-size %d is out of range: use 1..256", c->node_size);
     if (c->node_size > 0 && c->comm_latency > 0)
@@ -405,5 +432,17 @@ int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
                    "(lab 08), which places them by your own mapping", c->node_size, order, c->T > 1 ? c->T : 1, c->D,
                    c->P);
     if (c->edge_cost < 0) return BAD("--edge-cost %g must be >= 0", c->edge_cost);
+    return 0;
+}
+
+int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
+    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    char names[256];
+    if (!def)
+        return BAD("unknown schedule '%s': use %s", c->schedule ? c->schedule : "(none)",
+                   pp__schedule_names(names, sizeof names, ", ", " or "));
+    if (check_counts(c, err, errlen) || check_parallel(c, def, err, errlen) || check_shape(c, def, err, errlen) ||
+        check_schedule_options(c, def, err, errlen) || check_model(c, err, errlen) || check_links(c, def, err, errlen))
+        return -1;
     return 0;
 }

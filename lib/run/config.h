@@ -100,7 +100,7 @@ int pp__config_vstage_chunk(const pp_run_config *c, int vs);
 
 /* Which part of a backward a cost is asked for: the whole, its input half (B, which makes dx), its weight half (W). */
 typedef enum { PP_BWD_WHOLE, PP_BWD_INPUT, PP_BWD_WEIGHT } pp_bwd_part;
-/* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/schedule.c): a
+/* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/replay.c): a
  * forward of a virtual stage costs its blocks (pp__config_blocks), plus edge_cost for the embedding (stage 0) and for the head and
  * loss (the last stage), plus, with --tp, one shards' sum per block (pp__config_tp_sum_cost); a backward costs that
  * compute once per half it runs (both for a whole one, one for its input or its weight half) and the blocks' sums

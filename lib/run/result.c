@@ -117,8 +117,9 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     }
 }
 
-int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res) {
-    memset(res, 0, sizeof *res);
+/* The result's fixed part: status, error, shape and the comparisons' verdicts, each field within its range. Returns
+ * the parameter count the bytes announce. */
+static int decode_verdicts(pp_wire_in *r, int P, int v, pp_run_result *res) {
     res->status = (pp_status)pp__wire_get_u32(r, 0, PP_STATUS_COUNT - 1);
     pp__wire_get_str(r, res->error, sizeof res->error);
     /* the shape must be the configuration's: nothing else is graded */
@@ -145,18 +146,23 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     res->wall_s = pp__wire_get_f64(r);
     res->dloss_calls_total = (int)pp__wire_get_i64(r, 0, INT32_MAX);
     res->loss_count = (int)pp__wire_get_i64(r, 0, INT32_MAX);
-    /* a grid's places: a permutation of the world's ranks (at most 8 shards of P ranks) */
+    return nparams;
+}
+
+/* A grid's places: a permutation of the world's ranks (at most 8 shards of P ranks). */
+static void decode_places(pp_wire_in *r, int P, pp_run_result *res) {
     res->nplace = (int)pp__wire_get_i64(r, 0, 8 * (int64_t)P);
-    if (res->nplace && !r->bad) {
-        res->place = pp__xcalloc((size_t)res->nplace, sizeof *res->place);
-        unsigned char seen[8 * 1024] = {0};
-        for (int i = 0; i < res->nplace && !r->bad; i++) {
-            res->place[i] = (int)pp__wire_get_i64(r, 0, res->nplace - 1);
-            if (!r->bad && seen[res->place[i]]++) r->bad = 1;
-        }
+    if (!res->nplace || r->bad) return;
+    res->place = pp__xcalloc((size_t)res->nplace, sizeof *res->place);
+    unsigned char seen[8 * 1024] = {0};
+    for (int i = 0; i < res->nplace && !r->bad; i++) {
+        res->place[i] = (int)pp__wire_get_i64(r, 0, res->nplace - 1);
+        if (!r->bad && seen[res->place[i]]++) r->bad = 1;
     }
-    /* a note names a call, a place and a kind the grader's sentences know: each field within its range */
-    pp_tp_note *t = &res->tp_note;
+}
+
+/* A note names a call, a place and a kind the grader's sentences know: each field within its range. */
+static void decode_tp_note(pp_wire_in *r, int P, int v, pp_tp_note *t) {
     t->code = (int)pp__wire_get_i64(r, 0, PP_TPN_COUNT - 1);
     t->api = (int)pp__wire_get_i64(r, 0, PP_BAPI_COUNT - 1);
     t->rank = (int)pp__wire_get_i64(r, 0, 8 * (int64_t)P);
@@ -167,42 +173,37 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
     t->backward = (int)pp__wire_get_i64(r, 0, 1);
     t->shards = (int)pp__wire_get_i64(r, 0, 8);
     t->other = (int)pp__wire_get_i64(r, -1, INT32_MAX);
-    int ok = (int)pp__wire_get_u32(r, 0, 1);
-    if (r->bad || (!ok && res->status == PP_OK)) {
-        free(res->place);
-        memset(res, 0, sizeof *res);
+}
+
+/* Rank q's trace: its length (no more events than the bytes left hold), then its events, each of rank q (a rank
+ * reports its own ops only). -1 on bad bytes. */
+static int decode_trace(pp_wire_in *r, int q, pp_run_result *res) {
+    int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
+    if (r->bad) return -1;
+    res->traces[q].n = res->traces[q].cap = n;
+    res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
+    pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
+    for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q;
+    return 0;
+}
+
+/* A failed run's part: when it has them, what each rank ran of the step that failed and the tag it waited on. */
+static int decode_failure(pp_wire_in *r, int P, pp_run_result *res) {
+    if (!pp__wire_get_u32(r, 0, 1)) return r->bad ? -1 : 0;
+    pp__result_alloc_ranks(res, P);
+    for (int q = 0; q < P && !r->bad; q++) {
+        res->waiting_tag[q] = (int)pp__wire_get_i64(r, -1, INT32_MAX);
+        if (decode_trace(r, q, res)) break;
+    }
+    if (r->bad) {
+        pp__result_free(res);
         return -1;
     }
-    if (!ok) {
-        if (!pp__wire_get_u32(r, 0, 1)) return r->bad ? -1 : 0;
-        pp__result_alloc_ranks(res, P);
-        for (int q = 0; q < P && !r->bad; q++) {
-            res->waiting_tag[q] = (int)pp__wire_get_i64(r, -1, INT32_MAX);
-            int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
-            if (r->bad) break;
-            res->traces[q].n = res->traces[q].cap = n;
-            res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
-            pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
-            for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q;
-        }
-        if (r->bad) {
-            pp__result_free(res);
-            return -1;
-        }
-        return 0;
-    }
-    res->nparams = nparams;
-    res->params = pp__xcalloc((size_t)nparams + 1, sizeof *res->params);
-    res->loss = pp__xcalloc((size_t)steps, sizeof(float));
-    pp__wire_get(r, res->loss, (size_t)steps * sizeof(float));
-    res->step_s = pp__xcalloc((size_t)steps, sizeof(double));
-    pp__wire_get(r, res->step_s, (size_t)steps * sizeof(double));
-    for (int i = 0; i < nparams && !r->bad; i++) {
-        pp_param_result *p = &res->params[i];
-        p->vstage = (int)pp__wire_get_i64(r, 0, (int64_t)P * v - 1);
-        p->rank = (int)pp__wire_get_i64(r, 0, P - 1);
-        pp__param_decode(r, p);
-    }
+    return 0;
+}
+
+/* A completed run's per-rank figures and traces. */
+static void decode_ranks(pp_wire_in *r, int P, pp_run_result *res) {
     pp__result_alloc_ranks(res, P);
     for (int q = 0; q < P && !r->bad; q++) {
         res->opt_calls[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
@@ -215,13 +216,35 @@ int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res
         res->late_grad_zero[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->tp_sums[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->tp_bytes[q] = pp__wire_get_f64(r);
-        int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
-        if (r->bad) break;
-        res->traces[q].n = res->traces[q].cap = n;
-        res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
-        pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
-        for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q; /* a rank reports its own ops only */
+        if (decode_trace(r, q, res)) break;
     }
+}
+
+int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res) {
+    memset(res, 0, sizeof *res);
+    int nparams = decode_verdicts(r, P, v, res);
+    decode_places(r, P, res);
+    decode_tp_note(r, P, v, &res->tp_note);
+    int ok = (int)pp__wire_get_u32(r, 0, 1);
+    if (r->bad || (!ok && res->status == PP_OK)) {
+        free(res->place);
+        memset(res, 0, sizeof *res);
+        return -1;
+    }
+    if (!ok) return decode_failure(r, P, res);
+    res->nparams = nparams;
+    res->params = pp__xcalloc((size_t)nparams + 1, sizeof *res->params);
+    res->loss = pp__xcalloc((size_t)steps, sizeof(float));
+    pp__wire_get(r, res->loss, (size_t)steps * sizeof(float));
+    res->step_s = pp__xcalloc((size_t)steps, sizeof(double));
+    pp__wire_get(r, res->step_s, (size_t)steps * sizeof(double));
+    for (int i = 0; i < nparams && !r->bad; i++) {
+        pp_param_result *p = &res->params[i];
+        p->vstage = (int)pp__wire_get_i64(r, 0, (int64_t)P * v - 1);
+        p->rank = (int)pp__wire_get_i64(r, 0, P - 1);
+        pp__param_decode(r, p);
+    }
+    decode_ranks(r, P, res);
     if (r->bad) {
         pp__result_free(res);
         return -1;

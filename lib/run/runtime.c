@@ -273,7 +273,7 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
             memcpy(&notes[i * PP_TPN_COUNT], w->ranks[i].tp_notes, sizeof w->ranks[i].tp_notes);
     } else {
         size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
-        notes = pp__mpi_gather(w, w->ranks[w->local_rank].tp_notes, sizeof w->ranks[w->local_rank].tp_notes, lens);
+        notes = pp__transport_gather(w, w->ranks[w->local_rank].tp_notes, sizeof w->ranks[w->local_rank].tp_notes, lens);
         free(lens);
     }
     if (notes) res->tp_note = first_tp_note(w->cfg, notes, w->P);
@@ -394,7 +394,7 @@ static void compare_replicas(pp_world *w, pp_run_result *res) {
     res->replica_differs = res->copy_differs = res->shard_differs = 0;
     /* under MPI each process holds one rank: the weights are compared by their fingerprints on rank 0 */
     if (w->local_rank >= 0) {
-        pp__run_mpi_replicas(w, res);
+        pp__run_procs_replicas(w, res);
         return;
     }
     compare_grads(w, res);
@@ -418,13 +418,50 @@ static void compare_replicas(pp_world *w, pp_run_result *res) {
                     res->shard_differs = t, res->shard_rank = i;
 }
 
-/* One driver per rank this process runs (all of them with threads, its own under MPI), before the transport
- * starts: MPI forbids fork() after MPI_Init. Returns 0, or -1 with the reason in err. */
-static int servers_start(const pp_run_config *cfg, const pp_program *prog, pp_server **srv, char *err, size_t len) {
-    int mpi = cfg->transport && !strcmp(cfg->transport, "mpi"), only = mpi ? pp__mpi_env_rank() : -1;
-    for (int i = 0; i < pp__config_world(cfg); i++) {
-        if (only >= 0 && i != only) continue;
-        if (!(srv[i] = pp__server_start(cfg, prog->sandbox, prog->symbol, i, err, len))) return -1;
+/* What one run holds from its check to its teardown, besides the world. */
+typedef struct run_state {
+    const pp_run_config *cfg; /* the run's configuration; &placed once a grid lab's mapping placed it */
+    const pp_program *prog;
+    const pp_transport_ops *tp;
+    int N;                    /* the world's ranks: D replicas of the P-stage pipeline, per shard */
+    int me;                   /* the rank this process runs where ranks are processes (its launcher says which), else -1 */
+    pp_server **srv;          /* [N]: the drivers this process started */
+    int grid, grid_ok, place[PP_GRID_MAX];
+    pp_run_config placed;
+} run_state;
+
+/* The checks a run passes before anything starts: the configuration, and a transport that is there (refused before
+ * any driver starts). 0, or -1 with the run's failure in res. */
+static int run_refused(const pp_run_config *cfg, run_state *s, pp_run_result *res) {
+    char err[512];
+    if (pp__config_check(cfg, err, sizeof err) || pp__config_runnable(cfg, err, sizeof err) ||
+        !(s->tp = pp__transport_find(cfg->transport, err, sizeof err))) {
+        res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stops the drivers this process started (ok: the run succeeded, so they may end gently) and frees the list. */
+static void drivers_stop(pp_server **srv, int N, int ok) {
+    for (int i = 0; i < N; i++) pp__server_stop(srv[i], ok);
+    free(srv);
+}
+
+/* One driver per rank this process runs (all of them where ranks are threads, its own where they are processes),
+ * before the transport starts: MPI forbids fork() after MPI_Init. 0, or -1 with the run's failure in res. */
+static int drivers_start(run_state *s, pp_run_result *res) {
+    char err[512];
+    s->srv = pp__xcalloc((size_t)s->N, sizeof *s->srv);
+    for (int i = 0; s->prog->sandbox && i < s->N; i++) {
+        if (s->me >= 0 && i != s->me) continue;
+        if (!(s->srv[i] = pp__server_start(s->cfg, s->prog->sandbox, s->prog->symbol, i, err, sizeof err))) {
+            drivers_stop(s->srv, s->N, 0);
+            res->status = PP_ERR_SANDBOX;
+            snprintf(res->error, sizeof res->error, "%s", err);
+            return -1;
+        }
     }
     return 0;
 }
@@ -460,165 +497,190 @@ static int grid_place(const pp_run_config *cfg, const pp_program *prog, pp_serve
     return 0;
 }
 
+/* The grid lab's run sits on the nodes where its mapping puts each rank: rank 0's driver says it (where ranks are
+ * processes, rank 0's reads it and gives it to the others once the transport is up, grid_share). -1 when the run
+ * ends here, its failure in res. */
+static int grid_setup(run_state *s, pp_run_result *res) {
+    s->grid = pp__schedule_def(s->cfg->schedule)->grid, s->grid_ok = 1;
+    if (!s->grid) return 0;
+    if (s->me <= 0) s->grid_ok = grid_place(s->cfg, s->prog, s->srv, s->place, res) == 0;
+    if (!s->grid_ok && s->me < 0) {
+        drivers_stop(s->srv, s->N, 0);
+        return -1;
+    }
+    s->placed = *s->cfg;
+    s->placed.place = s->place;
+    s->cfg = &s->placed;
+    return 0;
+}
+
+/* The world of the run, before its transport starts. */
+static void world_init(pp_world *w, const run_state *s, pp_run_result *res) {
+    const pp_run_config *cfg = s->cfg;
+    memset(w, 0, sizeof *w);
+    w->cfg = cfg;
+    w->P = s->N;
+    w->local_rank = -1;
+    w->node_rank = w->node_size = -1;
+    w->no_params = s->prog->no_params;
+    w->wake_all = wake_all;
+    w->driver_death = driver_death;
+    w->rank_failed = rank_failed;
+    pthread_mutex_init(&w->fail_lock, NULL);
+    w->tp = s->tp;
+    w->ranks = pp__xcalloc((size_t)s->N, sizeof *w->ranks);
+    pp__reduce_world_init(w);
+    res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
+    res->step_s = pp__xcalloc((size_t)cfg->steps, sizeof(double));
+    res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
+}
+
+/* Sets up every rank this process runs, each with its driver; where ranks are processes, every process must start
+ * the steps or none. 1 when the steps may start; 0 with the failure in res. */
+static int ranks_setup(pp_world *w, const run_state *s, pp_run_result *res) {
+    char err[512];
+    int ready = 1;
+    for (int i = 0; i < s->N && ready; i++)
+        if (rank_is_local(w, i) && rank_setup(w, &w->ranks[i], i, err, sizeof err)) {
+            res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
+            snprintf(res->error, sizeof res->error, "%s", err);
+            ready = 0;
+        } else if (rank_is_local(w, i)) {
+            w->ranks[i].srv = s->srv[i];
+        }
+    if (w->local_rank >= 0 && !pp__run_procs_agree(w, ready) && ready) {
+        res->status = PP_ERR_BACKEND;
+        snprintf(res->error, sizeof res->error,
+                 "another process could not set up its rank: see the messages of the other ranks");
+        ready = 0;
+    }
+    return ready;
+}
+
+/* Where ranks are processes, the grid's places go from rank 0 to every process (a sum to which only rank 0 adds).
+ * Returns ready, 0 when rank 0 refused the grid. */
+static int grid_share(pp_world *w, run_state *s, int ready, pp_run_result *res) {
+    if (!s->grid || w->local_rank < 0) return ready;
+    double v[PP_GRID_MAX + 1] = {0};
+    if (w->local_rank == 0) {
+        v[0] = s->grid_ok ? 1 : -1;
+        for (int i = 0; i < s->N && s->grid_ok; i++) v[i + 1] = s->place[i];
+    }
+    pp__transport_sum(w, v, s->N + 1);
+    for (int i = 0; i < s->N; i++) s->place[i] = (int)v[i + 1];
+    if (v[0] < 0 && ready && w->local_rank > 0) {
+        res->status = PP_ERR_USAGE;
+        snprintf(res->error, sizeof res->error, "rank 0 refused the submission's grid: see its message");
+    }
+    return v[0] < 0 ? 0 : ready;
+}
+
+/* Starts the transport and the ranks. 1 when the steps may start; 0 with the failure in res. *up: the transport
+ * started (fini is owed). */
+static int world_start(pp_world *w, run_state *s, pp_run_result *res, int *up) {
+    *up = 0;
+    if (w->tp->init(w)) {
+        res->status = PP_ERR_CONFIG;
+        snprintf(res->error, sizeof res->error, "%s", w->error[0] ? w->error : "transport setup failed");
+        return 0;
+    }
+    *up = 1;
+    int ready = grid_share(w, s, ranks_setup(w, s, res), res);
+    if (s->grid && ready) {
+        res->nplace = s->N;
+        res->place = pp__xmalloc((size_t)s->N * sizeof *res->place);
+        memcpy(res->place, s->place, (size_t)s->N * sizeof *s->place);
+    }
+    return ready;
+}
+
+/* Runs the steps, as long as none fails. */
+static void steps_run(pp_world *w, pp_step_fn fn, pp_run_result *res) {
+    for (int step = 0; step < w->cfg->steps; step++) {
+        double wall0 = pp__now();
+        for (int i = 0; i < w->P; i++)
+            if (rank_is_local(w, i)) rank_step_reset(&w->ranks[i], step, wall0);
+        if (w->local_rank >= 0) {
+            rank_run_step(&w->ranks[w->local_rank], fn);
+        } else {
+            run_threads_step(w, fn);
+            /* every rank returned, failed or stopped waiting: the run's failure is chosen now (where ranks are
+             * processes step_end chooses it, from every process's part) */
+            pp__world_settle(w);
+        }
+        /* where ranks are processes step_end is collective: every process joins it, failed or not, to agree on
+         * the outcome */
+        if (!pp__world_failed(w) || w->local_rank >= 0) w->tp->step_end(w);
+        if (pp__world_failed(w)) break;
+        res->step_s[step] = pp__now() - wall0;
+        double loss = 0;
+        int count = 0;
+        for (int i = 0; i < w->P; i++)
+            if (rank_is_local(w, i)) loss += w->ranks[i].last_loss_sum, count += w->ranks[i].loss_count;
+        if (w->local_rank >= 0) pp__run_procs_loss(w, &loss, &count);
+        if (pp__world_failed(w)) break; /* ranks lost, where ranks are processes */
+        res->loss[step] = count ? (float)(loss / count) : 0.0f;
+        if (step == 0) collect_step0(w, res);
+    }
+}
+
+/* The run's outcome into res: its failure with what each rank ran of the step that failed (a diagnosis compares it
+ * with the canonical order), or, when it ran, its replicas' comparison, parameters and merged results. */
+static void results_collect(pp_world *w, int ready, pp_run_result *res) {
+    if (pp__world_failed(w)) {
+        res->status = w->status;
+        snprintf(res->error, sizeof res->error, "%s", w->error);
+        if (!res->traces) pp__result_alloc_ranks(res, res->P);
+        for (int i = 0; i < res->P; i++)
+            if (rank_is_local(w, i) && w->ranks[i].cfg) {
+                pp__trace_clear(&res->traces[i]);
+                res->traces[i] = w->ranks[i].trace;
+                w->ranks[i].trace = (pp_trace){0};
+                res->waiting_tag[i] = w->ranks[i].waiting_tag;
+            }
+    } else if (ready) {
+        compare_replicas(w, res); /* first: the parameters' collection takes the gradient snapshots */
+        if (!w->no_params) collect_params(w, res);
+        if (w->local_rank >= 0) pp__run_procs_merge(w, res);
+        res->status = PP_OK;
+        if (pp__world_failed(w)) { /* ranks lost while the results were gathered */
+            res->status = w->status;
+            snprintf(res->error, sizeof res->error, "%s", w->error);
+        }
+    }
+}
+
+/* Ends the run: drivers before the transport (where ranks are processes, a driver waiting on its rank must not
+ * outlive it), then the ranks, the transport and the world. */
+static void world_teardown(pp_world *w, run_state *s, int up, pp_status status) {
+    for (int i = 0; i < s->N && status == PP_OK; i++) pp__server_release(s->srv[i]);
+    drivers_stop(s->srv, s->N, status == PP_OK);
+    for (int i = 0; i < s->N; i++)
+        if (w->ranks[i].cfg) rank_teardown(&w->ranks[i]);
+    if (up) w->tp->fini(w);
+    free(w->ranks);
+    pp__reduce_world_free(w);
+    pthread_mutex_destroy(&w->fail_lock);
+}
+
 pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res) {
     memset(res, 0, sizeof *res);
     res->P = cfg->P * cfg->D; /* the ranks the result describes: shard 0's under --tp */
     res->D = cfg->D;
     res->v = cfg->v;
-    char err[512];
-    if (pp__config_check(cfg, err, sizeof err) || pp__config_runnable(cfg, err, sizeof err)) {
-        res->status = PP_ERR_CONFIG;
-        snprintf(res->error, sizeof res->error, "%s", err);
-        return res->status;
-    }
-    pp_step_fn fn = prog->sandbox ? pp__server_step : prog->fn;
-    int N = pp__config_world(cfg); /* the world's ranks: D replicas of the P-stage pipeline, per shard */
-    pp_server **srv = pp__xcalloc((size_t)N, sizeof *srv);
-    if (prog->sandbox && servers_start(cfg, prog, srv, err, sizeof err)) {
-        for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
-        free(srv);
-        res->status = PP_ERR_SANDBOX;
-        snprintf(res->error, sizeof res->error, "%s", err);
-        return res->status;
-    }
-    /* the grid lab's run sits on the nodes where its mapping puts each rank: rank 0's driver says it (under MPI,
-     * rank 0's process reads it and gives it to the others once MPI is up) */
-    int place[PP_GRID_MAX] = {0}, grid = pp__schedule_def(cfg->schedule)->grid, grid_ok = 1;
-    int mpi = cfg->transport && !strcmp(cfg->transport, "mpi");
-    pp_run_config placed;
-    if (grid) {
-        if (!mpi || pp__mpi_env_rank() == 0) grid_ok = grid_place(cfg, prog, srv, place, res) == 0;
-        if (!grid_ok && !mpi) {
-            for (int i = 0; i < N; i++) pp__server_stop(srv[i], 0);
-            free(srv);
-            return res->status;
-        }
-        placed = *cfg;
-        placed.place = place;
-        cfg = &placed;
-    }
+    run_state s = {.cfg = cfg, .prog = prog, .N = pp__config_world(cfg)};
+    if (run_refused(cfg, &s, res)) return res->status;
+    s.me = s.tp->launched_rank ? s.tp->launched_rank() : -1;
+    if (drivers_start(&s, res) || grid_setup(&s, res)) return res->status;
     pp_world w;
-    memset(&w, 0, sizeof w);
-    w.cfg = cfg;
-    w.P = N;
-    w.local_rank = -1;
-    w.node_rank = w.node_size = -1;
-    w.no_params = prog->no_params;
-    w.wake_all = wake_all;
-    w.driver_death = driver_death;
-    w.rank_failed = rank_failed;
-    pthread_mutex_init(&w.fail_lock, NULL);
-    w.tp = pp__transport_find(cfg->transport, err, sizeof err);
-    w.ranks = pp__xcalloc((size_t)N, sizeof *w.ranks);
-    pp__reduce_world_init(&w);
-    res->loss = pp__xcalloc((size_t)cfg->steps, sizeof(float));
-    res->step_s = pp__xcalloc((size_t)cfg->steps, sizeof(double));
-    res->act_bytes = (size_t)cfg->mb_size * cfg->seq * cfg->hidden * sizeof(float);
-    int ready = 0, tp_up = 0;
-    if (!w.tp) {
-        res->status = PP_ERR_CONFIG;
-        snprintf(res->error, sizeof res->error, "%s", err);
-    } else if (w.tp->init(&w)) {
-        res->status = PP_ERR_CONFIG;
-        snprintf(res->error, sizeof res->error, "%s", w.error[0] ? w.error : "transport setup failed");
-    } else {
-        ready = tp_up = 1;
-        for (int i = 0; i < N && ready; i++)
-            if (rank_is_local(&w, i) && rank_setup(&w, &w.ranks[i], i, err, sizeof err)) {
-                res->status = strncmp(err, "no CUDA device", 14) ? PP_ERR_BACKEND : PP_ERR_NODEVICE;
-                snprintf(res->error, sizeof res->error, "%s", err);
-                ready = 0;
-            } else if (rank_is_local(&w, i)) {
-                w.ranks[i].srv = srv[i];
-            }
-        /* under MPI (one rank per process) every process must start the steps, or none */
-        if (w.local_rank >= 0 && !pp__run_mpi_agree(&w, ready) && ready) {
-            res->status = PP_ERR_BACKEND;
-            snprintf(res->error, sizeof res->error,
-                     "another process could not set up its rank: see the messages of the other ranks");
-            ready = 0;
-        }
-        /* under MPI the grid's places go from rank 0 to every process (a sum to which only rank 0 adds) */
-        if (grid && w.local_rank >= 0) {
-            double v[PP_GRID_MAX + 1] = {0};
-            if (w.local_rank == 0) {
-                v[0] = grid_ok ? 1 : -1;
-                for (int i = 0; i < N && grid_ok; i++) v[i + 1] = place[i];
-            }
-            pp__mpi_sum(&w, v, N + 1);
-            for (int i = 0; i < N; i++) place[i] = (int)v[i + 1];
-            if (v[0] < 0 && ready && w.local_rank > 0) {
-                res->status = PP_ERR_USAGE;
-                snprintf(res->error, sizeof res->error, "rank 0 refused the submission's grid: see its message");
-            }
-            if (v[0] < 0) ready = 0;
-        }
-    }
-    if (grid && ready) {
-        res->nplace = N;
-        res->place = pp__xmalloc((size_t)N * sizeof *res->place);
-        memcpy(res->place, place, (size_t)N * sizeof *place);
-    }
+    world_init(&w, &s, res);
+    int up = 0, ready = world_start(&w, &s, res, &up);
     if (ready && prog->on_ready && w.local_rank <= 0) prog->on_ready(prog->ready_arg);
     double t0 = pp__now();
-    for (int step = 0; ready && step < cfg->steps; step++) {
-        double wall0 = pp__now();
-        for (int i = 0; i < N; i++)
-            if (rank_is_local(&w, i)) rank_step_reset(&w.ranks[i], step, wall0);
-        if (w.local_rank >= 0) {
-            rank_run_step(&w.ranks[w.local_rank], fn);
-        } else {
-            run_threads_step(&w, fn);
-            /* every rank returned, failed or stopped waiting: the run's failure is chosen now (under MPI
-             * step_end chooses it, from every process's part) */
-            pp__world_settle(&w);
-        }
-        /* under MPI step_end is collective: every process joins it, failed or not, to agree on the outcome */
-        if (!pp__world_failed(&w) || w.local_rank >= 0) w.tp->step_end(&w);
-        if (pp__world_failed(&w)) break;
-        res->step_s[step] = pp__now() - wall0;
-        double loss = 0;
-        int count = 0;
-        for (int i = 0; i < N; i++)
-            if (rank_is_local(&w, i)) loss += w.ranks[i].last_loss_sum, count += w.ranks[i].loss_count;
-        if (w.local_rank >= 0) pp__run_mpi_loss(&w, &loss, &count);
-        if (pp__world_failed(&w)) break; /* ranks lost under MPI */
-        res->loss[step] = count ? (float)(loss / count) : 0.0f;
-        if (step == 0) collect_step0(&w, res);
-    }
+    if (ready) steps_run(&w, prog->sandbox ? pp__server_step : prog->fn, res);
     res->wall_s = pp__now() - t0;
-    if (pp__world_failed(&w)) {
-        res->status = w.status;
-        snprintf(res->error, sizeof res->error, "%s", w.error);
-        /* what each rank ran of the step that failed: a diagnosis compares it with the canonical order */
-        if (!res->traces) pp__result_alloc_ranks(res, res->P);
-        for (int i = 0; i < res->P; i++)
-            if (rank_is_local(&w, i) && w.ranks[i].cfg) {
-                pp__trace_clear(&res->traces[i]);
-                res->traces[i] = w.ranks[i].trace;
-                w.ranks[i].trace = (pp_trace){0};
-                res->waiting_tag[i] = w.ranks[i].waiting_tag;
-            }
-    } else if (ready) {
-        compare_replicas(&w, res); /* first: the parameters' collection takes the gradient snapshots */
-        if (!w.no_params) collect_params(&w, res);
-        if (w.local_rank >= 0) pp__run_mpi_merge(&w, res);
-        res->status = PP_OK;
-        if (pp__world_failed(&w)) { /* ranks lost while the results were gathered */
-            res->status = w.status;
-            snprintf(res->error, sizeof res->error, "%s", w.error);
-        }
-    }
-    /* drivers end before the transport does: under MPI, a driver waiting on its rank must not outlive it */
-    for (int i = 0; i < N && res->status == PP_OK; i++) pp__server_release(srv[i]);
-    for (int i = 0; i < N; i++) pp__server_stop(srv[i], res->status == PP_OK);
-    free(srv);
-    for (int i = 0; i < N; i++)
-        if (w.ranks[i].cfg) rank_teardown(&w.ranks[i]);
-    if (tp_up) w.tp->fini(&w);
-    free(w.ranks);
-    pp__reduce_world_free(&w);
-    pthread_mutex_destroy(&w.fail_lock);
+    results_collect(&w, ready, res);
+    world_teardown(&w, &s, up, res->status);
     return res->status;
 }
 

@@ -96,9 +96,10 @@ typedef struct pp_program {
 } pp_program;
 
 /* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.
- * With cfg->transport "mpi" this process runs only its own rank (the transport's MPI rank) and every process
- * must call it; rank 0's res is then the whole run's, as with threads, the others' hold only their rank.
- * Drivers start before the transport (MPI_Init), from the calling thread, which must outlive the run. */
+ * On a transport whose ranks are processes (PP_TRANSPORT_PROCESSES, as mpi's) this process runs only its own rank
+ * (the one its launcher names) and every process must call it; rank 0's res is then the whole run's, as with
+ * threads, the others' hold only their rank. Drivers start before the transport (MPI_Init), from the calling
+ * thread, which must outlive the run. */
 pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_run_result *res);
 /* The same for an in-process step function. */
 pp_status pp__run(const pp_run_config *cfg, pp_step_fn fn, pp_run_result *res);
@@ -110,18 +111,18 @@ void pp__shard_into(float *all, const float *part, int rows, int cols, pp_split 
 /* Allocates res's per-rank arrays (traces, counters, peaks) for P ranks, zeroed; freed by pp__result_free. */
 void pp__result_alloc_ranks(pp_run_result *res, int P);
 
-/* ---- one process per rank (runtime_mpi.c); collectives: every process calls them ---------------------- */
+/* ---- one process per rank (runtime_procs.c); collectives: every process calls them ---------------------- */
 
 /* 1 when ok is true on every process. */
-int pp__run_mpi_agree(pp_world *w, int ok);
+int pp__run_procs_agree(pp_world *w, int ok);
 /* Sums a step's loss and loss count over the processes, in place. */
-void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count);
+void pp__run_procs_loss(pp_world *w, double *loss_sum, int *count);
 /* Compares the replicas' weights after the run as compare_replicas does with threads (replica d >= 1 against
  * replica 0, stage by stage, parameter by parameter; the first that differs is named in res on rank 0), by a
  * 64-bit fingerprint of each parameter's bytes gathered on rank 0. */
-void pp__run_mpi_replicas(pp_world *w, pp_run_result *res);
+void pp__run_procs_replicas(pp_world *w, pp_run_result *res);
 /* Rank 0 gathers the other processes' step-1 counters, traces, gradients and weights into res (filled with
  * its own rank's part by the runtime); on the others res keeps their own part. */
-void pp__run_mpi_merge(pp_world *w, pp_run_result *res);
+void pp__run_procs_merge(pp_world *w, pp_run_result *res);
 
 #endif /* PP_RUNTIME_H */

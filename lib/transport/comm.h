@@ -1,13 +1,14 @@
 /* comm.h: messages between ranks. The API layer (comm.c) checks arguments, keeps groups, moves virtual time
  * and writes the trace; a transport moves bytes and decides when a request completes:
  *   threads  ranks are threads of one process (transport/threads.c), exact deadlock detection;
- *   mpi      one process per rank (transport/mpi.c), deadlocks confirmed at a deadline (the same report);
+ *   mpi      one process per rank (transport/mpi.c and mpi_*.c), deadlocks confirmed at a deadline (the same report);
  *   nccl     ranks are threads, one GPU each (transport/nccl.cu).
  * Matching is on (source, destination, tag), first posted first matched, as in MPI and NCCL. */
 #ifndef PP_COMM_H
 #define PP_COMM_H
 
 #include <stddef.h>
+#include "caps.h"
 #include "request.h"
 #include "tag.h"
 #include "tensor.h"
@@ -27,6 +28,8 @@ struct pp_reduce_part;
 
 typedef struct pp_transport_ops {
     const char *name;
+    /* PP_TRANSPORT_* bits (caps.h): what the transport can do. */
+    unsigned caps;
     /* Sets up the transport for world w (called once, before any step). Returns 0, or non-zero with the reason
      * in w->error (the run then fails with it). */
     int (*init)(pp_world *w);
@@ -59,6 +62,18 @@ typedef struct pp_transport_ops {
      * copy of its partial product (NULL for a part that says how it left), which the transport frees. NULL: the
      * transport has no tensor parallelism (the configuration check refuses --tp there). */
     void (*tp_post)(pp_world *w, int rank, pp_request *q, const struct pp_reduce_part *part, float *data);
+    /* PP_TRANSPORT_PROCESSES: the rank this process runs, as its launcher's environment says it (before init, so
+     * that the runtime starts this rank's driver alone before the transport forbids fork). NULL: every rank is a
+     * thread of this process. */
+    int (*launched_rank)(void);
+    /* PP_TRANSPORT_PROCESSES, collective, after init: sums v[0..n) over every process, in place. On ranks lost
+     * meanwhile it fails the run (PP_ERR_LOST) and leaves v. NULL where one process holds every rank. */
+    void (*sum)(pp_world *w, double *v, int n);
+    /* PP_TRANSPORT_PROCESSES, collective, after init: gathers len bytes of every process on rank 0, which gets a
+     * malloc'd concatenation in rank order (the caller frees it) and each part's length in lens[0..P); NULL
+     * elsewhere, and on ranks lost meanwhile (the run then fails, PP_ERR_LOST). NULL where one process holds every
+     * rank. */
+    void *(*gather)(pp_world *w, const void *buf, size_t len, size_t *lens);
 } pp_transport_ops;
 
 struct pp_rank;

@@ -1,6 +1,6 @@
 /* deadlock.h: the deadlock report, written from a snapshot of what each rank waits on, so that every transport
  * words one deadlock the same: threads take the snapshot under their lock the moment no rank can move
- * (transport/threads.c), MPI from every process's part once its ranks agreed that none can (transport/mpi.c).
+ * (transport/threads.c), MPI from every process's part once its ranks agreed that none can (transport/mpi_step.c).
  *
  * The report names each blocked rank's call, the wait-for structure (rank a waits for rank b when the first
  * operation a's wait still misses names b: a cycle, or a chain ending at a rank that returned), the near misses (a

@@ -357,6 +357,7 @@ static void nccl_fini(pp_world *w)
 
 const pp_transport_ops pp__transport_nccl = {
     /* name */ "nccl",
+    /* caps */ PP_TRANSPORT_NCCL_CAPS,
     /* init */ nccl_init,
     /* post */ nccl_post,
     /* wait */ nccl_wait,
@@ -367,6 +368,7 @@ const pp_transport_ops pp__transport_nccl = {
     /* rank_failed: NCCL cannot cancel a posted operation, so the first failure stops the run */ nullptr,
     /* reduce_post */ nccl_reduce_post,
     /* tp_post */ nccl_tp_post,
+    /* launched_rank, sum, gather: every rank is a thread of this process */ nullptr, nullptr, nullptr,
 };
 
 /* ---- NCCL across processes: the table the mpi transport uses with the cuda backend (nccl_api.h) ------------ */

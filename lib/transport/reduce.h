@@ -18,7 +18,7 @@
  *   - otherwise, a member returned from its step without it: every member that called it fails when it waits,
  *     naming the lowest such replica.
  * Where the parts meet is the transport's (comm.h, reduce_post): in memory for ranks that are threads of one
- * process (pp__reduce_local_post: the threads and nccl transports), by collectives under MPI (transport/mpi.c). */
+ * process (pp__reduce_local_post: the threads and nccl transports), by collectives under MPI (mpi_reduce.c). */
 #ifndef PP_REDUCE_H
 #define PP_REDUCE_H
 

@@ -29,6 +29,7 @@
 #include "reduce.h"
 #include "tensor.h"
 #include "text.h"
+#include "transport.h"
 
 typedef struct tp_rank {
     pthread_cond_t cv;       /* this rank's sleep in wait() */
@@ -487,6 +488,7 @@ static void threads_fini(pp_world *w) {
  * init to fini; requests stay owned by their rank, the transport only links them while they are posted. */
 const pp_transport_ops pp__transport_threads = {
     .name = "threads",
+    .caps = PP_TRANSPORT_THREADS_CAPS,
     .init = threads_init,
     .post = threads_post,
     .wait = threads_wait,

@@ -5,6 +5,18 @@
 #include <string.h>
 
 #include "plugin.h"
+#include "rank.h"
+
+#ifdef PP_HAVE_MPI
+#define MPI_BUILT 1
+#else
+#define MPI_BUILT 0
+#endif
+#ifdef PP_HAVE_NCCL
+#define NCCL_BUILT 1
+#else
+#define NCCL_BUILT 0
+#endif
 
 const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t errlen) {
     if (!name || !strcmp(name, "threads")) return &pp__transport_threads;
@@ -24,6 +36,12 @@ const pp_transport_ops *pp__transport_find(const char *name, char *err, size_t e
     return NULL;
 }
 
+int pp__transport_built(const char *name) {
+    if (!name || !strcmp(name, "threads")) return 1;
+    if (!strcmp(name, "mpi")) return MPI_BUILT;
+    return !strcmp(name, "nccl") && NCCL_BUILT;
+}
+
 void pp__transport_describe_all(FILE *out) {
     fprintf(out, "  threads     usable   ranks are threads of one process; exact deadlock detection\n");
 #ifdef PP_HAVE_MPI
@@ -39,10 +57,10 @@ void pp__transport_describe_all(FILE *out) {
     fprintf(out, "  cuda-local  =threads  with --backend cuda: ranks share one GPU, messages copy between their streams\n");
 }
 
-#ifdef PP_HAVE_MPI
-int pp__mpi_built(void) { return 1; }
-#else
-int pp__mpi_built(void) { return 0; }
-void pp__mpi_sum(pp_world *w, double *v, int n) {}
-void *pp__mpi_gather(pp_world *w, const void *buf, size_t len, size_t *lens) { return NULL; }
-#endif
+void pp__transport_sum(pp_world *w, double *v, int n) {
+    if (w->tp && w->tp->sum && n > 0) w->tp->sum(w, v, n);
+}
+
+void *pp__transport_gather(pp_world *w, const void *buf, size_t len, size_t *lens) {
+    return w->tp && w->tp->gather ? w->tp->gather(w, buf, len, lens) : NULL;
+}

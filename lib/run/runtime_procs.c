@@ -1,4 +1,4 @@
-/* runtime_mpi.c: what a run does differently when every rank is its own process (the mpi transport): each
+/* runtime_procs.c: what a run does differently when every rank is its own process (the mpi transport): each
  * process collects its own rank's results as with threads, then rank 0 gathers the others' (traces, counters,
  * gradients and weights, encoded by result.h) so that its pp_run_result is the one a threads run gives. No MPI
  * call here: the collectives are the transport's (transport.h). */
@@ -11,50 +11,22 @@
 #include "runtime.h"
 #include "transport.h"
 
-int pp__run_mpi_agree(pp_world *w, int ok) {
+int pp__run_procs_agree(pp_world *w, int ok) {
     double bad = ok ? 0 : 1;
-    pp__mpi_sum(w, &bad, 1);
+    pp__transport_sum(w, &bad, 1);
     return bad == 0;
 }
 
-void pp__run_mpi_loss(pp_world *w, double *loss_sum, int *count) {
+void pp__run_procs_loss(pp_world *w, double *loss_sum, int *count) {
     /* only the last stage has a loss: the sum adds zeros */
     double v[2] = {*loss_sum, (double)*count};
-    pp__mpi_sum(w, v, 2);
+    pp__transport_sum(w, v, 2);
     *loss_sum = v[0];
     *count = (int)v[1];
 }
 
-void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
-    /* every process sends its part; a result describes shard 0's R ranks, the other shards' processes adding the
-     * slices of the parameters they cut */
-    int me = w->local_rank, P = w->P, R = res->P, T = w->cfg->T > 1 ? w->cfg->T : 1;
-    pp_wire b;
-    pp__wire_init(&b);
-    pp__result_encode(&b, res, 0); /* the losses were summed over the processes already */
-    PP_ASSERT(!b.bad);
-    size_t *lens = pp__xcalloc((size_t)P, sizeof *lens);
-    unsigned char *all = pp__mpi_gather(w, b.p, b.len, lens);
-    pp__wire_free(&b);
-    if (me != 0 || !all) {
-        free(lens);
-        free(all);
-        return;
-    }
-
-    /* rank 0: every process's part, its own included, in rank order; each holds its rank's figures */
-    pp_run_result *part = pp__xcalloc((size_t)P, sizeof *part);
-    size_t off = 0;
-    int total = 0;
-    for (int q = 0; q < P; q++) {
-        pp_wire_in in;
-        pp__wire_in_init(&in, all + off, lens[q]);
-        off += lens[q];
-        PP_ASSERT(pp__result_decode(&in, R, w->cfg->v, 0, &part[q]) == 0);
-        if (q < R) total += part[q].nparams;
-    }
-    for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
-    free(res->params);
+/* Rank 0: each of the result's R ranks' counters and trace of step 1, from that rank's own part. */
+static void merge_figures(pp_run_result *res, pp_run_result *part, int R) {
     res->dloss_calls_total = res->loss_count = 0;
     for (int q = 0; q < R; q++) {
         res->opt_calls[q] = part[q].opt_calls[q];
@@ -73,9 +45,31 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
         res->traces[q] = part[q].traces[q];
         part[q].traces[q] = (pp_trace){0};
     }
-    /* parameters in the model's order: virtual stage by virtual stage, each from the rank that owns it */
+}
+
+/* A cut parameter p of virtual stage s put together from its T shards' slices: shard t's comes from the process of
+ * shard t of the same rank (parameter i of its part). */
+static void merge_shards(const pp_world *w, pp_run_result *part, int R, int T, int s, int i, pp_param_result *p) {
+    int n = p->count;
+    size_t whole = (size_t)n * T * sizeof(float);
+    float *weight = pp__xmalloc(whole), *grad = pp__xmalloc(whole);
+    for (int t = 0; t < T; t++) {
+        const pp_param_result *sl = t ? &part[t * R + pp__config_vstage_rank(w->cfg, s)].params[i] : p;
+        PP_ASSERT(sl->count == n && !strcmp(sl->name, p->name));
+        pp__shard_into(weight, sl->weight, p->rows, p->cols, (pp_split)p->split, T, t);
+        pp__shard_into(grad, sl->grad, p->rows, p->cols, (pp_split)p->split, T, t);
+    }
+    free(p->weight), free(p->grad);
+    p->weight = weight, p->grad = grad, p->count = n * T;
+}
+
+/* Rank 0: the parameters in the model's order, virtual stage by virtual stage, each from the rank that owns it
+ * (replica 0's virtual stages: the parameters a result holds), total of them. */
+static void merge_params(const pp_world *w, pp_run_result *res, pp_run_result *part, int R, int total) {
+    int T = w->cfg->T > 1 ? w->cfg->T : 1, S = w->cfg->P * w->cfg->v, k = 0;
+    for (int i = 0; i < res->nparams; i++) free(res->params[i].grad), free(res->params[i].weight);
+    free(res->params);
     res->params = pp__xcalloc((size_t)total + 1, sizeof *res->params);
-    int S = w->cfg->P * w->cfg->v, k = 0; /* replica 0's virtual stages: the parameters a result holds */
     for (int s = 0; s < S; s++) {
         pp_run_result *pq = &part[pp__config_vstage_rank(w->cfg, s)];
         for (int i = 0; i < pq->nparams; i++)
@@ -83,23 +77,42 @@ void pp__run_mpi_merge(pp_world *w, pp_run_result *res) {
                 pp_param_result *p = &res->params[k++];
                 *p = pq->params[i];
                 pq->params[i].grad = pq->params[i].weight = NULL;
-                if (T == 1 || p->split == PP_SPLIT_NONE) continue;
-                /* a cut parameter: shard t's slice comes from the process of shard t of the same rank */
-                int n = p->count;
-                size_t whole = (size_t)n * T * sizeof(float);
-                float *weight = pp__xmalloc(whole), *grad = pp__xmalloc(whole);
-                for (int t = 0; t < T; t++) {
-                    const pp_param_result *sl = t ? &part[t * R + pp__config_vstage_rank(w->cfg, s)].params[i] : p;
-                    PP_ASSERT(sl->count == n && !strcmp(sl->name, p->name));
-                    pp__shard_into(weight, sl->weight, p->rows, p->cols, (pp_split)p->split, T, t);
-                    pp__shard_into(grad, sl->grad, p->rows, p->cols, (pp_split)p->split, T, t);
-                }
-                free(p->weight), free(p->grad);
-                p->weight = weight, p->grad = grad, p->count = n * T;
+                if (T > 1 && p->split != PP_SPLIT_NONE) merge_shards(w, part, R, T, s, i, p);
             }
     }
     PP_ASSERT(k == total);
     res->nparams = total;
+}
+
+void pp__run_procs_merge(pp_world *w, pp_run_result *res) {
+    /* every process sends its part; a result describes shard 0's R ranks, the other shards' processes adding the
+     * slices of the parameters they cut */
+    int me = w->local_rank, P = w->P, R = res->P;
+    pp_wire b;
+    pp__wire_init(&b);
+    pp__result_encode(&b, res, 0); /* the losses were summed over the processes already */
+    PP_ASSERT(!b.bad);
+    size_t *lens = pp__xcalloc((size_t)P, sizeof *lens);
+    unsigned char *all = pp__transport_gather(w, b.p, b.len, lens);
+    pp__wire_free(&b);
+    if (me != 0 || !all) {
+        free(lens);
+        free(all);
+        return;
+    }
+    /* rank 0: every process's part, its own included, in rank order; each holds its rank's figures */
+    pp_run_result *part = pp__xcalloc((size_t)P, sizeof *part);
+    size_t off = 0;
+    int total = 0;
+    for (int q = 0; q < P; q++) {
+        pp_wire_in in;
+        pp__wire_in_init(&in, all + off, lens[q]);
+        off += lens[q];
+        PP_ASSERT(pp__result_decode(&in, R, w->cfg->v, 0, &part[q]) == 0);
+        if (q < R) total += part[q].nparams;
+    }
+    merge_params(w, res, part, R, total);
+    merge_figures(res, part, R);
     res->bubble = pp__trace_bubble(res->traces, R);
     res->makespan = pp__trace_makespan(res->traces, R);
     res->step_time = pp__trace_step_time(res->traces, R);
@@ -142,7 +155,7 @@ static void compare_grad_prints(const pp_run_config *c, const unsigned char *all
     }
 }
 
-void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
+void pp__run_procs_replicas(pp_world *w, pp_run_result *res) {
     const pp_run_config *c = w->cfg;
     pp_rank *r = &w->ranks[w->local_rank];
     int n = pp__rank_nparams(r), k = 0;
@@ -164,7 +177,7 @@ void pp__run_mpi_replicas(pp_world *w, pp_run_result *res) {
             for (size_t e = 0; g && e < ng; e++) mine[k].grad_norm2 += (double)g[e] * g[e];
         }
     size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
-    unsigned char *all = pp__mpi_gather(w, mine, (size_t)n * sizeof *mine, lens);
+    unsigned char *all = pp__transport_gather(w, mine, (size_t)n * sizeof *mine, lens);
     free(mine);
     if (w->local_rank == 0 && all) {
         size_t *off = pp__xcalloc((size_t)w->P, sizeof *off);
