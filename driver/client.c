@@ -116,7 +116,7 @@ pp_wire_in pp__drv_call(pp_wire *w, unsigned *status) {
 void pp__drv_end(void) { pthread_mutex_unlock(&chan_lock); }
 
 /* The runtime stopped the run and will end this process: nothing to return to. */
-static void __attribute__((noreturn)) stall(void) {
+static void __attribute__((noreturn)) wait_to_be_ended(void) {
     for (;;) pause();
 }
 
@@ -126,7 +126,7 @@ void pp__drv_fail(const char *msg) {
     pp__drv_begin(&w, PP_RPC_FAIL);
     pp__wire_str(&w, msg, PP_RPC_TEXT_MAX);
     pp__drv_call(&w, &st);
-    stall();
+    wait_to_be_ended();
 }
 
 void pp__drv_stop(int op, int code, long arg, const char *detail) {
@@ -137,7 +137,7 @@ void pp__drv_stop(int op, int code, long arg, const char *detail) {
     pp__wire_i64(&w, arg);
     pp__wire_str(&w, detail ? detail : "", PP_RPC_TEXT_MAX);
     pp__drv_call(&w, &st);
-    stall();
+    wait_to_be_ended();
 }
 
 /* A pp_rank pointer other than the one the step function received: the runtime reports it like any misuse. */
@@ -155,13 +155,13 @@ static void call(pp_wire *w) {
     pp__drv_call(w, &st);
     if (st != PP_REPLY_OK) {
         pp__drv_end();
-        stall();
+        wait_to_be_ended();
     }
     pp__drv_end();
 }
 
 /* A request with one u64 argument and no results, posted or called. */
-static void simple(pp_rank *r, const char *api, int op, uint64_t a) {
+static void request_one_arg(pp_rank *r, const char *api, int op, uint64_t a) {
     check_rank(r, api);
     pp_wire w;
     if (pp__rpc_postable((unsigned)op)) {
@@ -193,15 +193,15 @@ int pp_block_shard(const pp_block *b) { return b ? the_rank.tp : -1; }
 int pp_stage_blocks(const pp_rank *r, int chunk) {
     check_rank(r, "pp_stage_blocks");
     if (chunk >= 0 && chunk < r->v && chunk < 16) return r->blocks[chunk];
-    simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
-    stall(); /* the runtime refuses it: the chunk does not exist */
+    request_one_arg((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
+    wait_to_be_ended(); /* the runtime refuses it: the chunk does not exist */
 }
 
 int pp_virtual_stage(const pp_rank *r, int chunk) {
     check_rank(r, "pp_virtual_stage");
     if (chunk >= 0 && chunk < r->v && chunk < 16) return r->vstage[chunk];
-    simple((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
-    stall(); /* the runtime refuses it */
+    request_one_arg((pp_rank *)r, "pp_virtual_stage", PP_RPC_VIRTUAL_STAGE, (uint64_t)(int64_t)chunk);
+    wait_to_be_ended(); /* the runtime refuses it */
 }
 
 /* pp.h's two calls that read no state, as the runtime answers them (lib/schedule/pure_calls.c): the tag from base's
@@ -328,7 +328,7 @@ pp_tensor *pp_stage_backward_input(pp_rank *r, pp_stash *stash, pp_tensor *dy) {
 }
 
 void pp_stage_backward_weight(pp_rank *r, pp_stash *stash) {
-    simple(r, "pp_stage_backward_weight", PP_RPC_BACKWARD_WEIGHT, id_of(stash));
+    request_one_arg(r, "pp_stage_backward_weight", PP_RPC_BACKWARD_WEIGHT, id_of(stash));
 }
 
 pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
@@ -345,11 +345,11 @@ pp_tensor *pp_loss_grad(pp_rank *r, float scale) {
 /* ---- stashes, optimizer -------------------------------------------------------------------------------- */
 
 void pp_stash_checkpoint(pp_rank *r, pp_stash *stash) {
-    simple(r, "pp_stash_checkpoint", PP_RPC_CHECKPOINT, id_of(stash));
+    request_one_arg(r, "pp_stash_checkpoint", PP_RPC_CHECKPOINT, id_of(stash));
 }
-void pp_stash_free(pp_rank *r, pp_stash *stash) { simple(r, "pp_stash_free", PP_RPC_STASH_FREE, id_of(stash)); }
-void pp_optimizer_step(pp_rank *r) { simple(r, "pp_optimizer_step", PP_RPC_OPTIMIZER_STEP, 0); }
-void pp_grad_zero(pp_rank *r) { simple(r, "pp_grad_zero", PP_RPC_GRAD_ZERO, 0); }
+void pp_stash_free(pp_rank *r, pp_stash *stash) { request_one_arg(r, "pp_stash_free", PP_RPC_STASH_FREE, id_of(stash)); }
+void pp_optimizer_step(pp_rank *r) { request_one_arg(r, "pp_optimizer_step", PP_RPC_OPTIMIZER_STEP, 0); }
+void pp_grad_zero(pp_rank *r) { request_one_arg(r, "pp_grad_zero", PP_RPC_GRAD_ZERO, 0); }
 
 /* ---- messages ------------------------------------------------------------------------------------------ */
 
@@ -404,7 +404,7 @@ pp_request *pp_irecv(pp_rank *r, int src, int tag, pp_tensor **out) {
     return ptr_of(q);
 }
 
-void pp_wait(pp_rank *r, pp_request *req) { simple(r, "pp_wait", PP_RPC_WAIT, id_of(req)); }
+void pp_wait(pp_rank *r, pp_request *req) { request_one_arg(r, "pp_wait", PP_RPC_WAIT, id_of(req)); }
 
 void pp_waitall(pp_rank *r, pp_request **reqs, int n) {
     check_rank(r, "pp_waitall");
@@ -447,8 +447,8 @@ pp_request *pp_grad_ireduce(pp_rank *r, int chunk) {
     return ptr_of(q);
 }
 
-void pp_group_start(pp_rank *r) { simple(r, "pp_group_start", PP_RPC_GROUP_START, 0); }
-void pp_group_end(pp_rank *r) { simple(r, "pp_group_end", PP_RPC_GROUP_END, 0); }
+void pp_group_start(pp_rank *r) { request_one_arg(r, "pp_group_start", PP_RPC_GROUP_START, 0); }
+void pp_group_end(pp_rank *r) { request_one_arg(r, "pp_group_end", PP_RPC_GROUP_END, 0); }
 
 /* ---- misc ---------------------------------------------------------------------------------------------- */
 

@@ -91,14 +91,14 @@ static int mpi_init(pp_world *w) {
 }
 
 /* How long a process that lost ranks waits at its exit for the launcher to end the job. */
-static double linger_s;
+static double exit_wait_s;
 
 /* At the exit of a process that lost ranks, once its report is out: an mpirun whose rank exits while a node is
  * lost holds on to that node until its own keepalive gives the node up (oob_tcp_keepalive_*), and then ends the
- * job, this process with it; if it has not done so after linger_s, this process ends anyway. */
-static void linger(void) {
+ * job, this process with it; if it has not done so after exit_wait_s, this process ends anyway. */
+static void wait_for_launcher_end(void) {
     fflush(NULL);
-    struct timespec ts = {(time_t)linger_s, 0};
+    struct timespec ts = {(time_t)exit_wait_s, 0};
     nanosleep(&ts, NULL);
 }
 
@@ -109,11 +109,11 @@ static void mpi_fini(pp_world *w) {
     pp__mpi_watch_stop(c);
     if (lost) {
         /* MPI cannot end without the lost ranks: this process leaves it unfinished, and the launcher ends the
-         * job once the node is given up (see linger) */
+         * job once the node is given up (see wait_for_launcher_end) */
         free(c->slots), free(c->ts), free(c->sent_to), free(c->recv_from), free(c->notice_from), free(c);
         w->tp_ctx = NULL;
-        linger_s = 3 * (w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0);
-        atexit(linger);
+        exit_wait_s = 3 * (w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0);
+        atexit(wait_for_launcher_end);
         return;
     }
     if (c->nccl_dp) c->nccl->comm_free(c->nccl_dp);

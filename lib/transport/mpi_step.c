@@ -73,7 +73,7 @@ static int deadlock_report(const pp_world *w, const mp_ctx *c, const mp_report *
 }
 
 /* Rank 0: the run's one report from every rank's contribution. Returns the status (PP_OK when clean). */
-static pp_status compose(const pp_world *w, const mp_ctx *c, const mp_report *all, double deadline, char *out,
+static pp_status report_compose(const pp_world *w, const mp_ctx *c, const mp_report *all, double deadline, char *out,
                          size_t cap) {
     size_t len = 0;
     out[0] = 0;
@@ -266,7 +266,7 @@ static int outcome_share(pp_world *w, mp_ctx *c, const mp_report *mine, double d
     MPI_Request q;
     MPI_Igather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, c->ctl, &q);
     int lost = pp__mpi_waitall(c, 1, &q, MPI_STATUSES_IGNORE);
-    if (!lost && c->rank == 0) out->status = (int32_t)compose(w, c, all, deadline, out->text, sizeof out->text);
+    if (!lost && c->rank == 0) out->status = (int32_t)report_compose(w, c, all, deadline, out->text, sizeof out->text);
     if (!lost) MPI_Ibcast(out, (int)sizeof *out, MPI_BYTE, 0, c->ctl, &q);
     if (!lost) lost = pp__mpi_waitall(c, 1, &q, MPI_STATUSES_IGNORE);
     if (!lost && out->status != PP_OK) {
