@@ -1,6 +1,6 @@
 /* host.h: the trusted end of a jailed driver: starting it, waiting for its next request, replying, reading how
- * it ended, stopping it. The rank server (lib/run/server.c) and the warm-up's calls (grader/grade/warmup_io.c) both serve one. A
- * driver gets a fresh execve of the one driver executable the kit builds (never a fork of pplab: nothing of this
+ * it ended, stopping it. The rank server (lib/run/server.c) and the warm-up's calls (grader/grade/warmup_io.c)
+ * both serve one. A driver gets a fresh execve of the one driver executable the kit builds (never a fork of pplab: nothing of this
  * process's memory reaches it), descriptors 0 = /dev/null, 1 and 2 = this process's output, 3 = its channel,
  * 5 = the lab's object, and nothing else; an empty environment; and the jail of policy.h (an empty root and a
  * uid of the test's own as root, limits, Landlock, the pre-exec seccomp filter). It then locks itself down
