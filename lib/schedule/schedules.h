@@ -54,13 +54,6 @@ typedef struct pp_schedule_def {
     const char *peak_hint;
 } pp_schedule_def;
 
-/* Every row's step function, for the schedule driver, which must name them at link time (weak references:
- * a student's object defines only its own lab's). test_schedules holds every row's symbol to this list. */
-#define PP_SCHEDULE_STEPS(X) X(pp_naive_step) X(pp_gpipe_step) X(pp_1f1b_step) X(pp_interleaved_step) \
-    X(pp_loopedbfs_step) X(pp_zbh1_step) X(pp_zbh2_step) X(pp_zbinterleaved_step) X(pp_zbv_step) \
-    X(pp_dualpipev_step) X(pp_dualpipe_step) X(pp_dp1f1b_step) X(pp_dpinterleaved_step) \
-    X(pp_tpblock_step) X(pp_tpgrid_step)
-
 /* Room an order needs: an F, a B and a W per micro-batch and chunk. */
 #define PP_SCHED_ROOM(M, v) (3 * (M) * (v))
 
