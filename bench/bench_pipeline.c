@@ -39,7 +39,7 @@ static double pl_step(pp_step_fn fn, int P, int hidden, int layers, int M, doubl
                       double *bubble) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = "gpipe";
+    c.schedule = pp__schedule_def("gpipe");
     c.P = P;
     c.M = M;
     c.layers = layers;
@@ -85,7 +85,7 @@ int pp__bench_pipeline(const pp_bench_opts *o) {
     }
     pp_run_config d;
     pp__config_defaults(&d);
-    d.schedule = "gpipe", d.P = P, d.M = M, d.layers = layers;
+    d.schedule = pp__schedule_def("gpipe"), d.P = P, d.M = M, d.layers = layers;
     double bubble = pp__theory_bubble(&d, NULL), exp_wall = (1.0 / P) / (1.0 - bubble);
     printf("#   model: hidden %d, layers %d, M %d micro-batches of %d x seq %d, vocab %d, cpu backend, SGD\n", hidden,
            layers, M, d.mb_size, d.seq, d.vocab);

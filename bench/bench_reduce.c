@@ -27,7 +27,7 @@ static void reduce_step(pp_rank *r) {
 static double reduce_time(int D, int h, int reps, double *bytes) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = "dp1f1b";
+    c.schedule = pp__schedule_def("dp1f1b");
     c.P = 1, c.M = 1, c.D = D, c.layers = 1, c.hidden = h, c.vocab = 64, c.mb_size = 1, c.seq = 1;
     c.steps = reps + 1; /* the first step warms allocator and caches up and is dropped */
     *bytes = pp__config_grad_bytes(&c, 0);

@@ -29,7 +29,7 @@ typedef struct rpc_figures {
 static int rpc_run(pp_step_fn fn, pp_sandbox *sb, int P, rpc_figures *f) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = "naive";
+    c.schedule = pp__schedule_def("naive");
     c.P = P, c.M = 1, c.hidden = 8, c.vocab = 8, c.seq = 1, c.mb_size = 1;
     c.steps = 1001; /* bench/rpc's STEPS + 1 */
     char path[] = "/tmp/pplab-bench-rpc-XXXXXX";

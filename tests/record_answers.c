@@ -89,7 +89,7 @@ static void add_shape(const pp_schedule_def *def, int P, int M, int v) {
     if (def->one_microbatch) M = 1;
     if (!def->chunked) v = 1;
     pp__config_defaults(&c);
-    c.schedule = def->name, c.P = P, c.M = M, c.v = v;
+    c.schedule = pp__schedule_def(def->name), c.P = P, c.M = M, c.v = v;
     if (pp__config_check(&c, err, sizeof err)) return;
     for (int i = 0; i < nshapes; i++)
         if (shapes[i].def == def && shapes[i].P == P && shapes[i].M == M && shapes[i].v == v) return;

@@ -7,6 +7,7 @@
 
 #include "impl_build.h"
 #include "runtime.h"
+#include "schedules.h"
 
 static pp_step_fn solution(const char *lab) {
     char err[4096];
@@ -18,7 +19,7 @@ static pp_step_fn solution(const char *lab) {
 static void run(const char *lab, int P, int M, int v, double lat, pp_run_result *res) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = lab, c.P = P, c.M = M, c.v = v, c.comm_latency = lat;
+    c.schedule = pp__schedule_def(lab), c.P = P, c.M = M, c.v = v, c.comm_latency = lat;
     cr_assert_eq(pp__run(&c, solution(lab), res), PP_OK, "%s", res->error);
 }
 
@@ -111,7 +112,7 @@ Test(clock, uneven_layouts_cost_what_their_blocks_cost) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_run_config c;
         pp__config_defaults(&c);
-        c.schedule = "gpipe", c.P = 4, c.M = 6, c.layers = cases[i].layers, c.layout = cases[i].layout;
+        c.schedule = pp__schedule_def("gpipe"), c.P = 4, c.M = 6, c.layers = cases[i].layers, c.layout = cases[i].layout;
         c.edge_cost = cases[i].edge;
         pp_run_result res;
         cr_assert_eq(pp__run(&c, solution("gpipe"), &res), PP_OK, "%s", res.error);
@@ -134,7 +135,7 @@ Test(clock, layouts_place_every_block_once) {
                 for (size_t k = 0; k < sizeof layouts / sizeof *layouts; k++) {
                     pp_run_config c;
                     pp__config_defaults(&c);
-                    c.schedule = v > 1 ? "interleaved" : "gpipe", c.P = P, c.M = P, c.v = v, c.layers = L;
+                    c.schedule = pp__schedule_def(v > 1 ? "interleaved" : "gpipe"), c.P = P, c.M = P, c.v = v, c.layers = L;
                     c.layout = layouts[k];
                     int b[64], S = P * v, sum = 0, lo = 1 << 30, hi = 0, prev = 1 << 30, ok = 1;
                     char err[256];
@@ -171,7 +172,7 @@ Test(clock, where_recv_is_called_does_not_move_the_clock) {
     pp_run_config c;
     pp_run_result a, b;
     pp__config_defaults(&c);
-    c.schedule = "1f1b", c.P = 4, c.M = 8, c.comm_latency = 0.25;
+    c.schedule = pp__schedule_def("1f1b"), c.P = 4, c.M = 8, c.comm_latency = 0.25;
     cr_assert_eq(pp__run(&c, solution("1f1b"), &a), PP_OK);
     c.eager = 1;
     cr_assert_eq(pp__run(&c, solution("1f1b"), &b), PP_OK);

@@ -9,6 +9,7 @@
 
 #include "pp.h"
 #include "runtime.h"
+#include "schedules.h"
 #include "tag.h"
 #include "tensor.h"
 #include "transport.h"
@@ -362,7 +363,7 @@ Test(comm, near_misses_never_pair_directions, .timeout = 10) {
     pp_run_config c;
     pp_run_result res;
     config(&c, 2, 0);
-    c.v = 2, c.M = 2, c.schedule = "interleaved";
+    c.v = 2, c.M = 2, c.schedule = pp__schedule_def("interleaved");
     run(&c, step_fwd_vs_bwd, &res);
     cr_assert_eq(res.status, PP_ERR_DEADLOCK, "expected a deadlock, got status %d: %s", res.status, res.error);
     cr_expect(!strstr(res.error, "near miss"), "a forward send and a backward receive are no near miss: %s", res.error);

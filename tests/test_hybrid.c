@@ -20,7 +20,7 @@ static pp_step_fn solution(const char *lab) {
 static pp_run_config config(const char *lab, int D, int P, int M, int v, double alpha, double beta) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = lab, c.D = D, c.P = P, c.M = M, c.v = v, c.reduce_alpha = alpha, c.reduce_beta = beta;
+    c.schedule = pp__schedule_def(lab), c.D = D, c.P = P, c.M = M, c.v = v, c.reduce_alpha = alpha, c.reduce_beta = beta;
     return c;
 }
 

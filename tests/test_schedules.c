@@ -21,7 +21,7 @@
 static int allowed(const pp_schedule_def *d, int P, int M, int v) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = d->name, c.P = P, c.M = M, c.v = v;
+    c.schedule = pp__schedule_def(d->name), c.P = P, c.M = M, c.v = v;
     char err[256];
     return pp__config_check(&c, err, sizeof err);
 }
@@ -91,7 +91,7 @@ static void check_order(const pp_schedule_def *d, int P, int M, int v) {
 static void check_bubble(const pp_schedule_def *d, int P, int M, int v) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = d->name, c.P = P, c.M = M, c.v = v;
+    c.schedule = pp__schedule_def(d->name), c.P = P, c.M = M, c.v = v;
     pp_schedule s;
     pp_costs k;
     cr_assert_eq(pp__schedule_build(&s, d->name, P, M, v), 0);
@@ -156,7 +156,7 @@ Test(schedules, default_tests_fit_their_rules) {
 static double bubble_of(const char *name, int P, int M, double latency) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = name, c.P = P, c.M = M, c.v = 1, c.comm_latency = latency;
+    c.schedule = pp__schedule_def(name), c.P = P, c.M = M, c.v = 1, c.comm_latency = latency;
     return pp__theory_bubble(&c, NULL);
 }
 
@@ -350,7 +350,7 @@ Test(schedules, interleaved_takes_the_counts_torch_takes) {
             for (int v = 1; v <= 4; v++) {
                 pp_run_config c;
                 pp__config_defaults(&c);
-                c.schedule = "interleaved", c.P = P, c.M = M, c.v = v;
+                c.schedule = pp__schedule_def("interleaved"), c.P = P, c.M = M, c.v = v;
                 char err[256] = "";
                 int rc = pp__config_check(&c, err, sizeof err);
                 cr_expect_eq(rc != 0, refused, "interleaved P=%d M=%d v=%d: torch %s it, the kit %s it (%s)", P, M, v,

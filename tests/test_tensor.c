@@ -46,7 +46,7 @@ Test(tensor, every_schedule_keeps_full_marks_with_its_stages_cut_over_shards) {
 static pp_run_config config(const char *schedule, int T, int P, int M) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = schedule, c.T = T, c.P = P, c.M = M;
+    c.schedule = pp__schedule_def(schedule), c.T = T, c.P = P, c.M = M;
     return c;
 }
 
@@ -235,7 +235,7 @@ Test(tensor, the_ideal_timeline_carries_the_shards_sums) {
     c.node_size = 4, c.placement = "pdt";
     pp_schedule s;
     pp_costs k;
-    cr_assert_eq(pp__schedule_build(&s, c.schedule, c.P, c.M, c.v), 0);
+    cr_assert_eq(pp__schedule_build(&s, c.schedule->name, c.P, c.M, c.v), 0);
     pp__costs_from_config(&k, &c);
     pp_trace t[4] = {0};
     cr_assert_gt(pp__schedule_trace(&s, &k, t), 0);

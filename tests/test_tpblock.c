@@ -14,6 +14,7 @@
 #include "rank.h"
 #include "runner.h"
 #include "testset.h"
+#include "schedules.h"
 #include "testutil.h"
 
 TestSuite(tpblock, .timeout = 240);
@@ -168,7 +169,7 @@ Test(tpblock, a_block_kept_past_its_op_is_refused) {
 static pp_run_config config(const char *schedule, int T, int P, int M) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = schedule, c.T = T, c.P = P, c.M = M;
+    c.schedule = pp__schedule_def(schedule), c.T = T, c.P = P, c.M = M;
     return c;
 }
 

@@ -16,6 +16,7 @@
 #include "pp.h"
 #include "runner.h"
 #include "testset.h"
+#include "schedules.h"
 #include "testutil.h"
 
 TestSuite(tpgrid, .timeout = 240);
@@ -157,7 +158,7 @@ static int group_none(char axis, int rank, int T, int P, int D, int *members) {
 Test(tpgrid, any_answer_is_read_and_held_to_the_grid) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = "tpgrid", c.T = 2, c.P = 2, c.D = 1;
+    c.schedule = pp__schedule_def("tpgrid"), c.T = 2, c.P = 2, c.D = 1;
     static unsigned char buf[1 << 16];
     pp_wire w;
     pp__wire_init_fixed(&w, buf, sizeof buf);
@@ -208,7 +209,7 @@ static int group_long(char axis, int rank, int T, int P, int D, int *members) {
 Test(tpgrid, every_member_of_a_group_is_held_to_the_submissions_own_mapping) {
     pp_run_config c;
     pp__config_defaults(&c);
-    c.schedule = "tpgrid", c.T = 2, c.P = 2, c.D = 1;
+    c.schedule = pp__schedule_def("tpgrid"), c.T = 2, c.P = 2, c.D = 1;
     static const struct {
         pp_grid_group_fn *group;
         const char *want;

@@ -359,24 +359,24 @@ Test(warmup, answer_keys_match_canonical_orders) {
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         pp_run_config c;
         pp__config_defaults(&c);
-        c.schedule = cases[i].s, c.P = cases[i].P, c.M = cases[i].M, c.v = cases[i].v;
+        c.schedule = pp__schedule_def(cases[i].s), c.P = cases[i].P, c.M = cases[i].M, c.v = cases[i].v;
         c.comm_latency = 0, c.edge_cost = 0;
         pp_schedule s;
-        cr_assert_eq(pp__schedule_build(&s, c.schedule, c.P, c.M, c.v), 0);
+        cr_assert_eq(pp__schedule_build(&s, c.schedule->name, c.P, c.M, c.v), 0);
         pp_costs k = {0};
         double f[64], b[64];
         for (int j = 0; j < c.P * c.v; j++) f[j] = 1, b[j] = 2;
         k.f = f, k.b = b, k.latency = 0;
         double replay = pp__schedule_bubble(&s, &k), theory = pp__theory_bubble(&c, NULL);
         cr_expect(replay >= 0 && fabs(replay - theory) <= 1e-12, "%s P=%d M=%d v=%d: replay %.6f, formula %.6f",
-                  c.schedule, c.P, c.M, c.v, replay, theory);
+                  c.schedule->name, c.P, c.M, c.v, replay, theory);
         for (int r = 0; r < c.P; r++) {
             int live = 0, peak = 0;
             for (int j = 0; j < s.n[r]; j++) {
                 live += s.ops[r][j].kind == 'F' ? 1 : -1;
                 if (live > peak) peak = live;
             }
-            cr_expect_eq(peak, pp__theory_peak(&c, r), "%s P=%d M=%d v=%d rank %d: walked %d, bound %d", c.schedule,
+            cr_expect_eq(peak, pp__theory_peak(&c, r), "%s P=%d M=%d v=%d rank %d: walked %d, bound %d", c.schedule->name,
                          c.P, c.M, c.v, r, peak, pp__theory_peak(&c, r));
         }
         pp__schedule_free(&s);
@@ -521,7 +521,7 @@ Test(warmup_seed, a_drawn_failure_shows_the_hint_not_the_expected_value, .timeou
     cr_expect(strstr(c->msg, "; HINT: count the idle slots of each rank on the staircase"), "no hint: %s", c->msg);
     pp_run_config rc;
     pp__config_defaults(&rc);
-    rc.schedule = "gpipe", rc.P = P, rc.M = M, rc.v = v, rc.comm_latency = 0, rc.edge_cost = 0;
+    rc.schedule = pp__schedule_def("gpipe"), rc.P = P, rc.M = M, rc.v = v, rc.comm_latency = 0, rc.edge_cost = 0;
     double want = pp__theory_bubble(&rc, NULL);
     cr_expect_gt(fabs(got - want), 1e-9, "the case the message names is not the failing one (%g vs %g)", got, want);
     char needle[32];
@@ -544,7 +544,7 @@ Test(warmup_seed, a_drawn_failure_shows_the_hint_not_the_expected_value, .timeou
     cr_assert_eq(sscanf(c->msg, "zbv P=%d M=%d v=%d, b=%d s=%d h=%d: got %lf bytes", &P, &M, &v, &b, &s, &h, &got), 7,
                  "%s", c->msg);
     cr_expect(strstr(c->msg, "; HINT: per micro-batch one activation crosses each boundary"), "no hint: %s", c->msg);
-    rc.schedule = "zbv", rc.P = P, rc.M = M, rc.v = v;
+    rc.schedule = pp__schedule_def("zbv"), rc.P = P, rc.M = M, rc.v = v;
     snprintf(needle, sizeof needle, "%.0f", (double)pp__theory_messages(&rc) * b * s * h * 4);
     cr_expect_neq(atof(needle), got, "the case the message names is not the failing one");
     expect_absent(&r, needle, "the expected bytes");

@@ -62,9 +62,11 @@ double pp__cli_num(const char *flag, const char *val) {
 }
 
 int pp__cli_run_defaults(pp_cli_run *o) {
+    char err[512];
+    if (o->schedule && pp__config_schedule(&o->cfg, o->schedule, err, sizeof err)) pp__cli_fail("run", "%s", err);
     /* a chunked schedule at v = 1 is its unchunked one (interleaved at v = 1 is 1F1B): two chunks unless told */
     if (o->given & PP_CLI_GIVEN_CHUNKS) return 0;
-    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
+    const pp_schedule_def *d = o->cfg.schedule;
     o->cfg.v = pp__schedule_default_chunks(d);
     return d && d->chunked && !d->vshape; /* a V has two chunks or none: nothing to say there */
 }

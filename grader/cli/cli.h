@@ -10,6 +10,7 @@
 /* Options of `pplab run` that are not the run's configuration itself. */
 typedef struct pp_cli_run {
     pp_run_config cfg;
+    const char *schedule;      /* --schedule NAME, which pp__cli_run_defaults turns into cfg.schedule's row */
     const char *impl;          /* --impl: labs (default), solutions or a folder */
     int timeline, forward_only;
     int batch;                 /* --batch B: micro-batch size B / M (0: use --microbatch-size) */
@@ -116,8 +117,9 @@ void pp__cli_parse(const pp_cli_command *cmd, const pp_flag *flags, int n, int a
 
 /* Settles flags that depend on each other once all are parsed (--batch over --microbatches); dies on a conflict. */
 void pp__cli_run_finish(pp_cli_run *o);
-/* Defaults that depend on the schedule (two chunks for interleaved and the V schedules unless --chunks says
- * otherwise); call after the flags, before the configuration is checked. Returns 1 when it chose the chunks
+/* The schedule's row from --schedule (an unknown name ends the command with the table's names), and the defaults
+ * that depend on it (two chunks for interleaved and the V schedules unless --chunks says otherwise); call after
+ * the flags, before the configuration is checked. Returns 1 when it chose the chunks
  * of a schedule that could take others (interleaved), which the run then says. */
 int pp__cli_run_defaults(pp_cli_run *o);
 

@@ -66,7 +66,7 @@ static int run_table(run_opts *r, pp_flag *out) {
     const pp_flag f[] = {
         {.name = "--impl", .kind = PP_FLAG_STR, .to = &o->impl, .arg = "I",
          .help = pp__impl_choices()},
-        {.name = "--schedule", .kind = PP_FLAG_STR, .to = &c->schedule, .given = g, .bit = PP_CLI_GIVEN_SCHEDULE,
+        {.name = "--schedule", .kind = PP_FLAG_STR, .to = &o->schedule, .given = g, .bit = PP_CLI_GIVEN_SCHEDULE,
          .arg = "S", .help = "the schedule: {schedules}", .dflt = "required"},
         {.name = "--stages", .kind = PP_FLAG_INT, .to = &c->P, .lo = 1, .hi = 64, .given = g,
          .bit = PP_CLI_GIVEN_STAGES, .arg = "P", .help = "ranks, each a pipeline stage", .dflt = "required"},
@@ -269,7 +269,7 @@ static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const ch
     char *dot = strrchr(prefix, '.');
     if (dot && !strcmp(dot, ".png")) *dot = 0;
     char title[160];
-    snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule, what, o->cfg.P, o->cfg.M, o->cfg.v);
+    snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule->name, what, o->cfg.P, o->cfg.M, o->cfg.v);
     int *node = pp__plot_nodes(&o->cfg, o->cfg.P * D); /* under a topology, the grid by node */
     int rc = pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix, node);
     free(node);
@@ -298,10 +298,10 @@ static int run_canonical(const pp_cli_run *o) {
     int split, rebuilt;
     char why[4096];
     if (!pp__theory_held(c))
-        pp__cli_fail("run", "--canonical %s P=%d M=%d v=%d: %s", c->schedule, c->P, c->M, c->v,
+        pp__cli_fail("run", "--canonical %s P=%d M=%d v=%d: %s", c->schedule->name, c->P, c->M, c->v,
                      pp__theory_unheld(c, why, sizeof why));
     if (pp__schedule_as_run(&s, c, NULL, &split, &rebuilt))
-        pp__cli_fail("run", "no canonical order for %s", c->schedule);
+        pp__cli_fail("run", "no canonical order for %s", c->schedule->name);
     pp__costs_from_config(&k, c);
     pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
     pp__schedule_trace(&s, &k, tr);
@@ -427,18 +427,18 @@ static void run_check(pp_cli_run *o, const run_opts *h, pp_schedule *file_order)
     if (o->export_order && pp__config_dual(&o->cfg))
         pp__cli_fail("run", "--export-order writes PyTorch's schedule CSV, where a stage index lives on one rank; %s "
                      "holds every stage twice, on two pipelines, which that format cannot say (its order is "
-                     "DeepSeek's, see docs/06-vshape.md): drop --export-order", pp__schedule_def(o->cfg.schedule)->title);
+                     "DeepSeek's, see docs/06-vshape.md): drop --export-order", o->cfg.schedule->title);
     pp__cli_run_finish(o);
     if (pp__config_check(&o->cfg, err, sizeof err)) pp__cli_fail("run", "%s", err); /* --batch changed it */
     if (chose_chunks && pp__mpi_env_rank() == 0)
         fprintf(stderr, "pplab run: --chunks %d: %s's default (at --chunks 1 it is plain 1F1B)\n",
-                o->cfg.v, o->cfg.schedule);
+                o->cfg.v, o->cfg.schedule->name);
 }
 
 /* Builds and runs the schedule (or the --order file's order) into res. Returns -1 when the run happened, else the
  * exit status (a program that did not start). */
 static int run_execute(pp_cli_run *o, run_opts *h, pp_schedule *file_order, int me, pp_run_result *res) {
-    const pp_lab_info *lab = pp__lab_for_schedule(o->cfg.schedule);
+    const pp_lab_info *lab = pp__lab_for_schedule(o->cfg.schedule->name);
     /* built, and the drivers started, before the mpi transport calls MPI_Init: no fork() after it */
     /* --order grades its run: the gradients and weights come back */
     pp_program prog = {.symbol = lab->symbol, .no_params = !h->dump_grads && !o->order};
@@ -526,7 +526,7 @@ static void run_wall_print(const pp_cli_run *o, const pp_run_result *res, int he
     pp_schedule s;
     pp_costs k;
     double replay = -1;
-    if (held && pp__schedule_build(&s, o->cfg.schedule, P, o->cfg.M, o->cfg.v) == 0) {
+    if (held && pp__schedule_build(&s, o->cfg.schedule->name, P, o->cfg.M, o->cfg.v) == 0) {
         pp__costs_from_trace(&k, res->traces, &o->cfg);
         replay = pp__schedule_bubble(&s, &k);
         pp__costs_free(&k);
@@ -594,7 +594,7 @@ static int run_main(int argc, char **argv) {
     }
     if (pp__transport_caps(o.cfg.transport) & PP_TRANSPORT_PROCESSES)
         printf("transport: %s (%d processes)\n", o.cfg.transport, pp__config_world(&o.cfg));
-    int ops = run_ops(&res, pp__lab_for_schedule(o.cfg.schedule));
+    int ops = run_ops(&res, pp__lab_for_schedule(o.cfg.schedule->name));
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
         pp__timeline_print(stdout, res.traces, res.P, o.cfg.v, o.forward_only, term_width(), color);

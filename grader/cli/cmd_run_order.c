@@ -36,14 +36,14 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s) {
     if (!(o->given & PP_CLI_GIVEN_SCHEDULE))
         pp__cli_fail("run", "--order needs --schedule: the schedule the file's order is measured and graded against "
                      "(%s)", pp__schedule_names(names, sizeof names, ", ", " or "));
-    const pp_schedule_def *d = pp__schedule_def(o->cfg.schedule);
+    const pp_schedule_def *d = o->cfg.schedule;
     if (!d) return; /* the configuration check names it */
     if (!(pp__transport_caps(o->cfg.transport) & PP_TRANSPORT_ORDERS))
         pp__cli_fail("run", "--order runs on the %s transport: drop --transport %s",
                      pp__transport_names(PP_TRANSPORT_ORDERS, names, sizeof names, ", ", " or "), o->cfg.transport);
     if (d->reduce != PP_REDUCE_NONE)
         pp__cli_fail("run", "--order runs one pipeline, and %s is a data-parallel schedule: name its pipeline's "
-                     "schedule (1f1b, interleaved)", o->cfg.schedule);
+                     "schedule (1f1b, interleaved)", o->cfg.schedule->name);
     if (d->dual)
         pp__cli_fail("run", "--order reads PyTorch's schedule CSV, where a stage index lives on one rank; %s holds "
                      "every stage twice, on two pipelines, which that format cannot say: measure a dualpipev order "
@@ -69,14 +69,14 @@ int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const 
     static pp_test_result out;
     memset(&out, 0, sizeof out);
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-    snprintf(out.name, sizeof out.name, "%s as %s P=%d M=%d v=%d", base, c->schedule, c->P, c->M, c->v);
-    snprintf(out.cfg.lab, sizeof out.cfg.lab, "%s", c->schedule);
+    snprintf(out.name, sizeof out.name, "%s as %s P=%d M=%d v=%d", base, c->schedule->name, c->P, c->M, c->v);
+    snprintf(out.cfg.lab, sizeof out.cfg.lab, "%s", c->schedule->name);
     out.cfg.P = c->P, out.cfg.M = c->M, out.cfg.v = c->v, out.cfg.steps = c->steps, out.cfg.seed = c->seed;
     out.cfg.latency = c->comm_latency;
     out.status = PP_OK;
     for (int k = 0; k < c->steps; k++) out.seconds += res->step_s[k];
     pp__schedule_lab_check(c, res, NULL, NULL, &out);
-    printf("graded as %s, every check of pplab grade:\n", c->schedule);
+    printf("graded as %s, every check of pplab grade:\n", c->schedule->name);
     pp__report_progress(stdout, &out, 1, 1, isatty(1) && !getenv("NO_COLOR"));
     return out.score == out.max ? 0 : 1;
 }

@@ -145,7 +145,7 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
         }
         /* a schedule's own blocks pay for every shards' sum they make: more than Megatron's one per block and pass
          * lengthens the op */
-        for (int i = 0; i < t->n && pp__schedule_def(c->schedule)->own_blocks && c->T > 1; i++) {
+        for (int i = 0; i < t->n && c->schedule->own_blocks && c->T > 1; i++) {
             const pp_event *e = &t->ev[i];
             if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
             int world = pp__config_rank_of(c, 0, r / c->P, r % c->P), blocks = pp__config_blocks(c, e->vstage);
@@ -158,11 +158,11 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
             return COST_TP_SUMS;
         }
         /* where the order places the weight halves itself, the order check compares them */
-        int d = pp__schedule_def(c->schedule)->free_phases || pp__schedule_def(c->schedule)->weight_halves ? -1 : first_deferred_weight(res, r);
+        int d = c->schedule->free_phases || c->schedule->weight_halves ? -1 : first_deferred_weight(res, r);
         if (d >= 0) {
             snprintf(msg, len, "rank %d defers the weight half of micro-batch %d (chunk %d): in the %s lab "
                      "pp_stage_backward_weight follows its pp_stage_backward_input at once (deferring it to fill "
-                     "idle time is the zero-bubble lab's subject)", r, t->ev[d].mb, t->ev[d].chunk, c->schedule);
+                     "idle time is the zero-bubble lab's subject)", r, t->ev[d].mb, t->ev[d].chunk, c->schedule->name);
             return COST_DEFERRED_W;
         }
     }
@@ -252,9 +252,9 @@ int pp__checks_zero_grads(const pp_run_config *c, const pp_run_result *res, pp_t
     else
         pp__check_add(out, "gradients", PP_PTS_GRADS, 0, "all-zero gradients on every rank: %s (does the step "
                       "function run %s for every micro-batch%s?)", ran ? "some backwards never ran" : "no backward ran",
-                      pp__schedule_def(c->schedule)->weight_halves
+                      c->schedule->weight_halves
                           ? "pp_stage_backward_input, then pp_stage_backward_weight,"
-                          : pp__schedule_def(c->schedule)->own_blocks
+                          : c->schedule->own_blocks
                           ? "pp_stage_backward_begin, the blocks' backwards and pp_stage_backward_end"
                           : "pp_stage_backward",
                       c->v > 1 ? " and chunk" : "");
@@ -502,7 +502,7 @@ static void check_peak(run_checks *run) {
     int unfreed_r = -1;
     for (int r = 0; r < c->P; r++)
         if (res->unfreed_stashes[r] && unfreed_r < 0) unfreed_r = r;
-    const char *hint = pp__schedule_def(c->schedule)->peak_hint ? pp__schedule_def(c->schedule)->peak_hint
+    const char *hint = c->schedule->peak_hint ? c->schedule->peak_hint
                                                                  : "free each stash right after its backward";
     if (peak_ok && unfreed_r >= 0)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d never freed %d stash%s: call pp_stash_free after "
@@ -511,17 +511,17 @@ static void check_peak(run_checks *run) {
     else if (peak_ok && fewer)
         check_peak_below(run, fewer);
     else if (peak_ok)
-        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule);
+        pp__check_add(out, gate_names[3], PP_PTS_PEAK, 1, "every rank within the %s bound", c->schedule->name);
     else if (run->secret)
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s%srank %d held %d stashes at once, more than the "
                       "canonical order holds there: %s", od, od[0] ? "; so " : "", bad_r, res->peak_stashes[bad_r],
                       hint);
     else if (od[0])
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "%s; so rank %d held %d stashes at once, the %s bound is %d",
-                      od, bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r]);
+                      od, bad_r, res->peak_stashes[bad_r], c->schedule->name, out->peak_bound[bad_r]);
     else
         pp__check_add(out, gate_names[3], PP_PTS_PEAK, 0, "rank %d held %d stashes at once, the %s bound is %d: %s",
-                      bad_r, res->peak_stashes[bad_r], c->schedule, out->peak_bound[bad_r], hint);
+                      bad_r, res->peak_stashes[bad_r], c->schedule->name, out->peak_bound[bad_r], hint);
 }
 
 /* Boundary messages: one per micro-batch, direction and boundary between two ranks. */

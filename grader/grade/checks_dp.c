@@ -11,7 +11,7 @@
 #include "schedules.h"
 
 int pp__checks_dp_applies(const pp_run_config *c) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     return d && d->reduce != PP_REDUCE_NONE;
 }
 

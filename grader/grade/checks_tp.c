@@ -17,7 +17,7 @@
 /* The grid lab runs blocks of its own too, part 1's: its points are the grid's, and its blocks' notes still name a
  * wrong one when the gradients are off. */
 int pp__checks_tp_applies(const pp_run_config *c) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     return d->own_blocks && !d->grid && c->T > 1;
 }
 
@@ -163,7 +163,7 @@ void pp__checks_tp(const pp_run_config *c, const pp_run_result *res, pp_test_res
 
 /* ---- the grid (tpgrid) ---------------------------------------------------------------------------------- */
 
-static int grid_applies(const pp_run_config *c) { return pp__schedule_def(c->schedule)->grid; }
+static int grid_applies(const pp_run_config *c) { return c->schedule->grid; }
 
 void pp__checks_grid_gated(const pp_run_config *c, pp_test_result *out, const char *why) {
     if (grid_applies(c)) pp__check_add(out, "step on the topology", PP_PTS_GRID_STEP, 0, "not graded: %s", why);

@@ -16,7 +16,7 @@ int pp__order_diff_rank(int q, int prefer, int P) {
 
 /* GPipe's (and naive's) phases are the schedule: the order inside each phase, and where a weight half runs,
  * change neither the bubble nor the peak. */
-static int free_inside_phases(const pp_run_config *c) { return pp__schedule_def(c->schedule)->free_phases; }
+static int free_inside_phases(const pp_run_config *c) { return c->schedule->free_phases; }
 
 /* Where rank r's canonical order runs the weight half of (mb, chunk): its index, or -1 when the order does not
  * split that backward. */
@@ -68,8 +68,8 @@ static int gradient_waiter(const pp_run_config *c, int r, int vstage) {
  * prefer. */
 static void whole_backward_diff(const pp_run_config *c, const pp_trace *traces, const pp_schedule *s, int prefer,
                                 char *msg, size_t len) {
-    const char *title = pp__schedule_def(c->schedule)->title;
-    for (int q = 0; q <= c->P && pp__schedule_def(c->schedule)->weight_halves && !msg[0]; q++) {
+    const char *title = c->schedule->title;
+    for (int q = 0; q <= c->P && c->schedule->weight_halves && !msg[0]; q++) {
         int r = pp__order_diff_rank(q, prefer, c->P);
         for (int i = 0; r >= 0 && i < traces[r].n && !msg[0]; i++) {
             const pp_event *e = &traces[r].ev[i];
@@ -96,7 +96,7 @@ static void warmup_length_diff(const pp_run_config *c, const pp_trace *traces, c
     for (int j = 0; j < traces[r].n && traces[r].ev[j].op != PP_OP_B; j++) ran += traces[r].ev[j].op == PP_OP_F;
     int d = ran > lead ? ran - lead : lead - ran;
     snprintf(msg, len, "rank %d runs %d forward%s before its first backward, the canonical %s order %d: its warm-up "
-             "is %d forward%s too %s", r, ran, ran == 1 ? "" : "s", pp__schedule_def(c->schedule)->title, lead, d,
+             "is %d forward%s too %s", r, ran, ran == 1 ? "" : "s", c->schedule->title, lead, d,
              d == 1 ? "" : "s", ran > lead ? "long" : "short");
 }
 

@@ -74,7 +74,7 @@ int pp__schedule_lab_execute(const pp_lab_info *lab, const pp_test_config *tc, c
 static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const char *name) {
     pp_schedule s;
     pp_costs k;
-    if (pp__schedule_build(&s, rc->schedule, rc->P, rc->M, rc->v)) return;
+    if (pp__schedule_build(&s, rc->schedule->name, rc->P, rc->M, rc->v)) return;
     pp__costs_from_config(&k, rc);
     pp_trace *ideal = pp__xcalloc((size_t)rc->P, sizeof *ideal);
     if (pp__schedule_trace(&s, &k, ideal) >= 0) {

@@ -1,6 +1,7 @@
 /* testcfg.c: one test's configuration as the rest of the kit sees it: its name, its knobs, and the run it asks
  * for. Below the suite, the runner and the labs' kinds alike, so each reads a test the same way. */
 #include "testcfg.h"
+#include "schedules.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,7 +43,7 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
 
 void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc) {
     pp__config_defaults(rc);
-    rc->schedule = t->lab;
+    rc->schedule = pp__schedule_def(t->lab);
     rc->P = t->P, rc->M = t->M, rc->v = t->v ? t->v : 1, rc->steps = t->steps ? t->steps : 1;
     rc->seed = t->seed, rc->comm_latency = t->latency, rc->recompute = t->recompute, rc->layers = t->layers;
     if (t->hidden) rc->hidden = t->hidden;

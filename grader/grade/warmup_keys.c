@@ -41,7 +41,7 @@ static int append(char *val, size_t len, size_t *used, const char *fmt, ...) {
 static void config_for(pp_run_config *c, const char *schedule, int P, int M, int v) {
     const pp_schedule_def *d = pp__schedule_def(schedule);
     pp__config_defaults(c);
-    c->schedule = schedule;
+    c->schedule = pp__schedule_def(schedule);
     c->P = P, c->M = d && d->one_microbatch ? 1 : M, c->v = v;
     c->comm_latency = 0, c->edge_cost = 0;
 }

@@ -60,7 +60,7 @@ double pp__reduce_lane_end(const pp_run_config *c, pp_reduce_mode mode, const pp
 }
 
 double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *free_span) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     if (!d) return -1;
     int n = c->P * (c->D > 1 ? c->D : 1);
     pp_trace *tr = pp__xcalloc((size_t)n, sizeof *tr);
@@ -75,7 +75,7 @@ double pp__theory_exposed_replay(const pp_run_config *c, double *step, double *f
 }
 
 double pp__theory_exposed_formula(const pp_run_config *c) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     if (!d || d->reduce == PP_REDUCE_NONE || d->vshape || c->comm_latency != 0 || c->edge_cost != 0 || c->T > 1 || c->node_size > 0 ||
         !pp__config_even(c) || (d->reduce == PP_REDUCE_AT_END && c->v != 1))
         return -1;

@@ -271,7 +271,7 @@ static double grid_bubble(const pp_run_config *c, const pp_trace *traces, int *s
 }
 
 double pp__theory_bubble(const pp_run_config *c, int *formula) {
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    const pp_schedule_def *def = c->schedule;
     double closed = def && c->comm_latency == 0 && c->edge_cost == 0 && c->T <= 1 && c->node_size <= 0 &&
                             pp__config_even(c)
                         ? pp__answers_bubble(def, c->P, c->M, c->v)
@@ -292,7 +292,7 @@ int pp__schedule_as_run(pp_schedule *s, const pp_run_config *c, const pp_trace *
 
 int pp__schedule_as_run_replica(pp_schedule *s, const pp_run_config *c, const pp_trace *traces, int d, int *split,
                                 int *rebuilt) {
-    if (pp__schedule_build(s, c->schedule, c->P, c->M, c->v)) return -1;
+    if (pp__schedule_build(s, c->schedule->name, c->P, c->M, c->v)) return -1;
     int P = c->P, S = P * c->v, M = c->M;
     /* how the run's backward of (virtual stage, micro-batch) went: PP_EV_* flags, 4 when it ran at all */
     int *how = pp__xcalloc((size_t)(S * M), sizeof *how);
@@ -364,22 +364,22 @@ int pp__schedule_peak(const pp_schedule *s, int r) {
 }
 
 int pp__theory_peak(const pp_run_config *c, int r) {
-    return pp__answers_peak(pp__schedule_def(c->schedule), c->P, c->M, c->v, r);
+    return pp__answers_peak(c->schedule, c->P, c->M, c->v, r);
 }
 
 int pp__theory_messages(const pp_run_config *c) {
-    return pp__answers_messages(pp__schedule_def(c->schedule), c->P, c->M, c->v);
+    return pp__answers_messages(c->schedule, c->P, c->M, c->v);
 }
 
 int pp__theory_held(const pp_run_config *c) {
-    if (!pp__answers_held(pp__schedule_def(c->schedule), c->P, c->M, c->v)) return 0;
+    if (!pp__answers_held(c->schedule, c->P, c->M, c->v)) return 0;
     /* a topology's run is priced by its links: where no mapping of the grid lab places it, by the placement's */
     return c->node_size <= 0 || c->place ||
            pp__answers_place(pp__config_placement(c), c->T > 1 ? c->T : 1, c->D, c->P, 0) >= 0;
 }
 
 const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len) {
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    const pp_schedule_def *def = c->schedule;
     char held[2048];
     if (def && pp__answers_held(def, c->P, c->M, c->v))
         snprintf(buf, len, "this handout records the placement of its public grids only (--tp x --dp x --stages = %d x "
@@ -387,6 +387,6 @@ const char *pp__theory_unheld(const pp_run_config *c, char *buf, size_t len) {
                  c->T > 1 ? c->T : 1, c->D, c->P, pp__config_placement(c));
     else
         snprintf(buf, len, "this handout records the canonical answers of its public configurations only; %s's are "
-                 "at %s (the instructor's kit computes any)", c->schedule, pp__answers_held_list(def, held, sizeof held));
+                 "at %s (the instructor's kit computes any)", c->schedule->name, pp__answers_held_list(def, held, sizeof held));
     return buf;
 }

@@ -20,7 +20,7 @@
 static pp_run_config config_for(const pp_run_config *base, const char *schedule, int P, int M, int v, double lat,
                                 int steps) {
     pp_run_config c = *base;
-    c.schedule = schedule;
+    c.schedule = pp__schedule_def(schedule);
     c.P = P;
     c.M = M;
     c.v = v;
@@ -35,7 +35,7 @@ static pp_run_config config_for(const pp_run_config *base, const char *schedule,
 static int run_one(const pp_run_config *c, pp_step_fn fn, pp_run_result *res) {
     if (pp__run(c, fn, res) == PP_OK) return 0;
     const char *nl = strchr(res->error, '\n');
-    fprintf(stderr, "pplab figures: the %s run (P=%d M=%d v=%d latency %g) failed: %.*s\n", c->schedule, c->P, c->M,
+    fprintf(stderr, "pplab figures: the %s run (P=%d M=%d v=%d latency %g) failed: %.*s\n", c->schedule->name, c->P, c->M,
             c->v, c->comm_latency, nl ? (int)(nl - res->error) : (int)strlen(res->error), res->error);
     pp__result_free(res);
     return -1;

@@ -216,14 +216,14 @@ static void forward_done(pp_rank *r, int vs, pp_tensor *out) {
 /* Refuses a whole-stage call in a lab whose schedule runs the blocks itself, and the layer-by-layer calls
  * everywhere else. */
 static void check_layered(pp_rank *r, const char *api, int layered) {
-    int own = pp__schedule_def(r->cfg->schedule)->own_blocks;
+    int own = r->cfg->schedule->own_blocks;
     if (own && !layered)
         pp__rank_abort(r, PP_ERR_USAGE, "run a forward as pp_stage_forward_begin, your blocks, pp_stage_forward_end, "
                        "and a backward as pp_stage_backward_begin, your blocks backwards, pp_stage_backward_end",
-                       "%s: in the %s lab the stage's blocks are the schedule's own", api, r->cfg->schedule);
+                       "%s: in the %s lab the stage's blocks are the schedule's own", api, r->cfg->schedule->name);
     if (!own && layered)
         pp__rank_abort(r, PP_ERR_USAGE, "use pp_stage_forward and pp_stage_backward", "%s: only the tpblock lab runs "
-                       "a stage's blocks itself; the %s schedule runs whole stages", api, r->cfg->schedule);
+                       "a stage's blocks itself; the %s schedule runs whole stages", api, r->cfg->schedule->name);
 }
 
 pp_tensor *pp_stage_forward(pp_rank *r, int chunk, int mb, pp_tensor *x, pp_stash **stash) {

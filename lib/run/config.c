@@ -11,7 +11,7 @@
 
 void pp__config_defaults(pp_run_config *c) {
     memset(c, 0, sizeof *c);
-    c->schedule = "gpipe";
+    c->schedule = pp__schedule_def("gpipe");
     c->P = 2;
     c->M = 4;
     c->v = 1;
@@ -153,12 +153,12 @@ int pp__config_even(const pp_run_config *c) {
 }
 
 int pp__config_vshape(const pp_run_config *c) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     return d && d->vshape;
 }
 
 int pp__config_dual(const pp_run_config *c) {
-    const pp_schedule_def *d = pp__schedule_def(c->schedule);
+    const pp_schedule_def *d = c->schedule;
     return d && d->dual;
 }
 
@@ -299,11 +299,11 @@ double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
 }
 
 int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen) {
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    const pp_schedule_def *def = c->schedule;
     if (def && c->T > 1 && !def->own_blocks && !pp__answers_tp_block())
         return BAD("--tp %d on %s cuts each stage with the library's own tensor-parallel block, which this handout "
                    "leaves to you: run --schedule tpblock (lab 08), whose blocks are yours, or add --canonical, which "
-                   "runs no block", c->T, c->schedule);
+                   "runs no block", c->T, c->schedule->name);
     return 0;
 }
 
@@ -350,7 +350,7 @@ static int check_shape(const pp_run_config *c, const pp_schedule_def *def, char 
     char names[256];
     if (c->v > 1 && !def->chunked)
         return BAD("--chunks %d needs --schedule %s (the %s schedule has one chunk per rank)", c->v,
-                   pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule);
+                   pp__schedule_names_chunked(names, sizeof names, ", ", " or "), c->schedule->name);
     if (def->one_microbatch && c->M != 1)
         return BAD("the %s schedule runs the whole batch at once: use --microbatches 1 (got %d)", def->title, c->M);
     if (def->vshape && c->v != 2)
@@ -435,12 +435,21 @@ static int check_links(const pp_run_config *c, const pp_schedule_def *def, char 
     return 0;
 }
 
+int pp__config_schedule(pp_run_config *c, const char *name, char *err, size_t errlen) {
+    char names[256];
+    const pp_schedule_def *def = pp__schedule_def(name);
+    if (!def)
+        return BAD("unknown schedule '%s': use %s", name ? name : "(none)",
+                   pp__schedule_names(names, sizeof names, ", ", " or "));
+    c->schedule = def;
+    return 0;
+}
+
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen) {
-    const pp_schedule_def *def = pp__schedule_def(c->schedule);
+    const pp_schedule_def *def = c->schedule;
     char names[256];
     if (!def)
-        return BAD("unknown schedule '%s': use %s", c->schedule ? c->schedule : "(none)",
-                   pp__schedule_names(names, sizeof names, ", ", " or "));
+        return BAD("no schedule: use %s", pp__schedule_names(names, sizeof names, ", ", " or "));
     if (check_counts(c, err, errlen) || check_parallel(c, def, err, errlen) || check_shape(c, def, err, errlen) ||
         check_schedule_options(c, def, err, errlen) || check_model(c, err, errlen) || check_links(c, def, err, errlen))
         return -1;

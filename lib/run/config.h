@@ -10,7 +10,7 @@
 typedef enum { PP_OPT_SGD = 0, PP_OPT_ADAMW = 1 } pp_optimizer;
 
 typedef struct pp_run_config {
-    const char *schedule;   /* a row of the schedule table (lib/schedule/schedules.c): which order and theory apply */
+    const struct pp_schedule_def *schedule; /* its row of the schedule table (schedules.h): which order and theory apply */
     int P, M, v;            /* pipeline stages (ranks of one replica), micro-batches per replica, chunks per rank */
     int T;                  /* tensor-parallel ranks per stage: every stage's blocks cut over T ranks (model.h's
                                pp_tp_shard), a run being T*D*P ranks (pp__config_rank_of) */
@@ -60,6 +60,9 @@ int pp__config_rank_pipe(const pp_run_config *c, int rank);
 void pp__config_defaults(pp_run_config *c);
 /* Checks a configuration; returns 0, or -1 with a one-line reason (what is wrong and what to do) in err. */
 int pp__config_check(const pp_run_config *c, char *err, size_t errlen);
+/* Gives c the schedule table's row called name: the configuration carries the row, and every fact of the schedule
+ * is read from it. 0, or -1 with "unknown schedule 'name': use ..." (the table's names) in err. */
+int pp__config_schedule(pp_run_config *c, const char *name, char *err, size_t errlen);
 /* What running c (not replaying its canonical order) needs of this build beyond a valid configuration: the library's
  * own tensor-parallel block for --tp on a schedule of whole-stage ops (answers.h; a handout has none). Returns 0,
  * or -1 with a one-line reason in err. */

@@ -483,7 +483,7 @@ static int grid_place(const pp_run_config *cfg, const pp_program *prog, pp_serve
     } else {
         res->status = PP_ERR_USAGE;
         snprintf(res->error, sizeof res->error, "the %s schedule places its ranks by pp_tpgrid_place and "
-                 "pp_tpgrid_group, which this program does not give", cfg->schedule);
+                 "pp_tpgrid_group, which this program does not give", cfg->schedule->name);
     }
     if (n < 0) return -1;
     pp_wire_in in;
@@ -501,7 +501,7 @@ static int grid_place(const pp_run_config *cfg, const pp_program *prog, pp_serve
  * processes, rank 0's reads it and gives it to the others once the transport is up, grid_share). -1 when the run
  * ends here, its failure in res. */
 static int grid_setup(run_state *s, pp_run_result *res) {
-    s->grid = pp__schedule_def(s->cfg->schedule)->grid, s->grid_ok = 1;
+    s->grid = s->cfg->schedule->grid, s->grid_ok = 1;
     if (!s->grid) return 0;
     if (s->me <= 0) s->grid_ok = grid_place(s->cfg, s->prog, s->srv, s->place, res) == 0;
     if (!s->grid_ok && s->me < 0) {

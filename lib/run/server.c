@@ -46,7 +46,7 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
     pp_chan_facts f = {.mode = PP_CHAN_SCHEDULE, .rank = pp__config_rank_pipe(cfg, rank), .P = cfg->P, .M = cfg->M,
                        .v = cfg->v, .recompute = cfg->recompute, .replica = pp__config_rank_replica(cfg, rank), .D = cfg->D,
                        .tp = pp__config_rank_tp(cfg, rank), .T = cfg->T > 1 ? cfg->T : 1,
-                       .grid = pp__schedule_def(cfg->schedule)->grid && rank == 0}; /* asked once, of rank 0 */
+                       .grid = cfg->schedule->grid && rank == 0}; /* asked once, of rank 0 */
     for (int ch = 0; ch < cfg->v && ch < 16; ch++) {
         f.vstage[ch] = pp__config_vstage(cfg, f.rank, ch);
         f.prev_vstage[ch] = pp__config_prev(cfg, f.vstage[ch]);

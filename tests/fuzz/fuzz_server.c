@@ -182,7 +182,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     unsigned opt = data[0];
     pp_run_config cfg;
     pp__config_defaults(&cfg);
-    cfg.schedule = runs[opt & 7].schedule;
+    cfg.schedule = pp__schedule_def(runs[opt & 7].schedule);
     cfg.M = runs[opt & 7].M;
     cfg.v = runs[opt & 7].v;
     cfg.D = runs[opt & 7].D;
@@ -190,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     /* a model just large enough to have every kind of parameter: a whole run takes about a millisecond */
     cfg.mb_size = 1, cfg.seq = 2, cfg.hidden = 8, cfg.vocab = 8;
     cfg.eager = (opt >> 4) & 1;
-    cfg.recompute = (opt >> 5) & 1 && !pp__schedule_def(cfg.schedule)->weight_halves;
+    cfg.recompute = (opt >> 5) & 1 && !cfg.schedule->weight_halves;
     cfg.steps = (opt >> 6) & 1 ? 2 : 1;
     char err[512];
     fuzz_require(!pp__config_check(&cfg, err, sizeof err), "a run of the table is refused: %s", err);
@@ -199,7 +199,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pp_sandbox sb;
     memset(&sb, 0, sizeof sb);
     sb.exe_fd = sb.obj_fd = -1;
-    pp_server *s = pp__server_start(&cfg, &sb, pp__schedule_def(cfg.schedule)->symbol, served_rank, err, sizeof err);
+    pp_server *s = pp__server_start(&cfg, &sb, cfg.schedule->symbol, served_rank, err, sizeof err);
     fuzz_require(s, "pp__server_start: %s", err);
     /* server.c's struct pp_server begins with its pp_driver: checked, so that a change of layout fails here */
     pp_driver *d = (pp_driver *)(void *)s;
@@ -215,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     served_srv = s;
 
     pp_schedule order;
-    fuzz_require(!pp__schedule_build(&order, cfg.schedule, cfg.P, cfg.M, cfg.v), "no row %s", cfg.schedule);
+    fuzz_require(!pp__schedule_build(&order, cfg.schedule->name, cfg.P, cfg.M, cfg.v), "no row %s", cfg.schedule->name);
     pp__order_interp_set(&order);
 
     fake_driver f = {.c = d->chan, .at = data + 1, .end = data + size};
