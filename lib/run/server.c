@@ -28,6 +28,7 @@ struct pp_server {
     int ready;                   /* the submission's code may have run (the driver's first PP_RPC_NEXT came, or
                                   * its PP_RPC_GRID_ASK): from then on no stop request is the driver's own */
     double answer_s;             /* how long the grid lab's mapping may take to answer */
+    int answer_is_tests;         /* 1: answer_s is the test's time limit; 0: GRID_ANSWER_S (no test set one) */
     void **obj[NKINDS];          /* handle index -> object, per kind, for the current step */
     uint32_t n[NKINDS], cap[NKINDS];
     pp_request *scratch[PP_RPC_WAITALL_MAX];
@@ -39,6 +40,21 @@ struct pp_server {
 };
 
 static const char *kind_name[NKINDS] = {"", "tensor", "stash", "request"};
+
+/* Starts the reply to the pending call. */
+static void reply_begin(pp_server *s, pp_wire *w, unsigned status) {
+    pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
+    pp__wire_u32(w, status);
+}
+
+static void reply_end(pp_server *s, pp_wire *w) { pp__driver_reply(&s->drv, w->len); }
+
+/* Answers the pending call with a status alone. */
+static void reply_status(pp_server *s, unsigned status) {
+    pp_wire w;
+    reply_begin(s, &w, status);
+    reply_end(s, &w);
+}
 
 pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, const char *symbol, int rank,
                             char *err, size_t len) {
@@ -62,16 +78,14 @@ pp_server *pp__server_start(const pp_run_config *cfg, const pp_sandbox *sb, cons
         return NULL;
     }
     s->drv.spin_ns = f.spin_ns;
-    s->answer_s = sb->cpu_limit_s > 0 ? sb->cpu_limit_s : GRID_ANSWER_S;
+    s->answer_is_tests = sb->cpu_limit_s > 0;
+    s->answer_s = s->answer_is_tests ? sb->cpu_limit_s : GRID_ANSWER_S;
     return s;
 }
 
 void pp__server_release(pp_server *s) {
     if (!s || !s->next_pending || !s->drv.pending) return;
-    pp_wire w;
-    pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
-    pp__wire_u32(&w, PP_REPLY_EXIT);
-    pp__driver_reply(&s->drv, w.len);
+    reply_status(s, PP_REPLY_EXIT);
 }
 
 void pp__server_stop(pp_server *s, int clean) {
@@ -100,7 +114,7 @@ long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *s
         if (got < 0) {
             *st = PP_ERR_TIMEOUT;
             snprintf(msg, len, "pp_tpgrid_place and pp_tpgrid_group did not answer within %g s%s: does one of them "
-                     "loop, sleep or wait?", s->answer_s, s->answer_s == GRID_ANSWER_S ? "" : ", the test's time limit");
+                     "loop, sleep or wait?", s->answer_s, s->answer_is_tests ? ", the test's time limit" : "");
             return -1;
         }
         if (!got) {
@@ -113,10 +127,7 @@ long pp__server_hello(pp_server *s, unsigned char *buf, size_t cap, pp_status *s
         if (op == PP_RPC_GRID_ASK && !s->ready && !in.bad) {
             /* set up; the submission's functions run next */
             s->ready = 1;
-            pp_wire w;
-            pp__wire_init_fixed(&w, s->drv.chan->rep, PP_CHAN_MSG);
-            pp__wire_u32(&w, PP_REPLY_OK);
-            pp__driver_reply(&s->drv, w.len);
+            reply_status(s, PP_REPLY_OK);
             continue;
         }
         if (op == PP_RPC_NEXT && !in.bad) {
@@ -208,13 +219,6 @@ static void __attribute__((noreturn)) malformed(pp_rank *r, unsigned op) {
                    "overwritten?", op);
 }
 
-/* Starts the reply to the pending call. */
-static void reply_begin(pp_server *s, pp_wire *w, unsigned status) {
-    pp__wire_init_fixed(w, s->drv.chan->rep, PP_CHAN_MSG);
-    pp__wire_u32(w, status);
-}
-
-static void reply_end(pp_server *s, pp_wire *w) { pp__driver_reply(&s->drv, w->len); }
 
 static int get_int(pp_wire_in *in) { return (int)pp__wire_get_i64(in, INT32_MIN, INT32_MAX); }
 
@@ -527,9 +531,7 @@ static void serve(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp__driver_reply(&s->drv, 0);
         return;
     }
-    pp_wire w;
-    reply_begin(s, &w, PP_REPLY_OK);
-    reply_end(s, &w);
+    reply_status(s, PP_REPLY_OK);
 }
 
 /* Waits for the driver's next request; returns its op with the reader over its arguments. */
