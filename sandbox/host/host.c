@@ -164,48 +164,41 @@ int pp__driver_alive(pp_driver *d) {
     return 0;
 }
 
+/* Seconds on the monotonic clock: the deadlines of the waits for a driver. */
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* What a wait for a request asks each time it wakes with nothing: is the driver alive, and is there time left. */
 typedef struct next_wait {
     pp_driver *d;
-    struct timespec until; /* CLOCK_MONOTONIC; tv_sec < 0: no end */
+    double until; /* now_s() past which the wait ends; 0: no end */
     int late;
 } next_wait;
 
 static int alive_cb(void *ctx) {
     next_wait *w = ctx;
     if (!pp__driver_alive(w->d)) return 0;
-    if (w->until.tv_sec < 0) return 1;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if (now.tv_sec > w->until.tv_sec || (now.tv_sec == w->until.tv_sec && now.tv_nsec >= w->until.tv_nsec))
-        return w->late = 1, 0;
+    if (w->until > 0 && now_s() >= w->until) return w->late = 1, 0;
     return 1;
 }
 
-static int next_until(pp_driver *d, next_wait *w) {
+static int next_until(pp_driver *d, double until) {
     if (!d->chan || d->reaped) return 0;
+    next_wait w = {.d = d, .until = until};
     d->pending = 0;
-    if (!pp__chan_await_request(d->chan, &d->seq, &d->taken, &d->posted, d->spin_ns, ALIVE_POLL_MS, alive_cb, w,
+    if (!pp__chan_await_request(d->chan, &d->seq, &d->taken, &d->posted, d->spin_ns, ALIVE_POLL_MS, alive_cb, &w,
                                 d->req, sizeof d->req, &d->req_len))
-        return w->late && !d->reaped ? -1 : 0;
+        return w.late && !d->reaped ? -1 : 0;
     d->pending = 1;
     return 1;
 }
 
-int pp__driver_next(pp_driver *d) {
-    next_wait w = {.d = d, .until = {.tv_sec = -1}};
-    return next_until(d, &w);
-}
+int pp__driver_next(pp_driver *d) { return next_until(d, 0); }
 
-int pp__driver_next_within(pp_driver *d, double limit_s) {
-    next_wait w = {.d = d};
-    clock_gettime(CLOCK_MONOTONIC, &w.until);
-    double whole = (double)(time_t)limit_s;
-    w.until.tv_sec += (time_t)limit_s;
-    w.until.tv_nsec += (long)((limit_s - whole) * 1e9);
-    if (w.until.tv_nsec >= 1000000000L) w.until.tv_sec++, w.until.tv_nsec -= 1000000000L;
-    return next_until(d, &w);
-}
+int pp__driver_next_within(pp_driver *d, double limit_s) { return next_until(d, now_s() + limit_s); }
 
 void pp__driver_reply(pp_driver *d, size_t len) {
     if (!d->pending) return;
@@ -335,12 +328,10 @@ static void await_end(pp_driver *d, int ms) {
 
 void pp__driver_stop(pp_driver *d, double grace_s) {
     if (d->pid && !d->reaped) {
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double t0 = now_s();
         if (grace_s > 0 && pp__driver_alive(d)) await_end(d, (int)(grace_s * 1000));
         while (grace_s > 0 && pp__driver_alive(d)) {
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > grace_s) break;
+            if (now_s() - t0 > grace_s) break;
             usleep(1000);
         }
         if (!d->reaped) {
