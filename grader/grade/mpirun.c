@@ -19,6 +19,7 @@
 #include "reap.h"
 #include "resultfile.h"
 #include "runopts.h"
+#include "testcfg.h"
 #include "schedules.h"
 
 /* The mpirun command line of test j: the graded run, or (plain) the same run without recomputation. */
@@ -43,7 +44,7 @@ static void mpi_arg(mpi_cmd *c, const char *fmt, ...) {
 /* Seconds a wait may block under mpirun before the mpi transport calls it a deadlock: well inside the time
  * limit, so that start-up (about a second), the report and, for recomputation, a second mpirun still fit. */
 static double mpi_deadline(const pp_test_config *tc) {
-    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    double limit = pp__test_limit_s(tc);
     double d = 0.4 * limit / (tc->recompute ? 2 : 1);
     return d < 0.5 ? 0.5 : d > 10 ? 10 : d;
 }
@@ -111,7 +112,7 @@ static void mpi_cmd_build(mpi_cmd *c, const pp_test_config *t, const pp_impl *im
  * submission's, and ends in its own time-out, reported by rank 0, never in the launcher's. */
 static double start_window_s(const pp_test_config *tc) {
     const pp_schedule_def *def = pp__schedule_def(tc->lab);
-    return MPI_START_S + (def && def->grid ? (tc->time_limit_s > 0 ? tc->time_limit_s : 10) : 0);
+    return MPI_START_S + (def && def->grid ? pp__test_limit_s(tc) : 0);
 }
 /* Seconds an mpirun may take to end once rank 0 wrote the result (it holds on to a lost node until its own
  * keepalive gives up on it). */
@@ -144,7 +145,7 @@ typedef struct mpirun_end {
 static mpirun_end mpirun_watch(pid_t pid, const pp_test_config *tc, const char *path, const char *ready,
                                double left) {
     mpirun_end e = {0, 0, 0, 0};
-    double t_launch = pp__now(), t_result = 0;
+    double t_launch = pp__now(), t_result = 0, window = start_window_s(tc);
     while (pid > 0) {
         pid_t got = waitpid(pid, &e.st, WNOHANG);
         if (got == pid || (got < 0 && errno != EINTR)) break;
@@ -152,7 +153,7 @@ static mpirun_end mpirun_watch(pid_t pid, const pp_test_config *tc, const char *
         struct stat rs;
         if (!e.t_ready && access(ready, F_OK) == 0) e.t_ready = t;
         if (!t_result && stat(path, &rs) == 0 && rs.st_size > 0) t_result = t;
-        e.unstarted = !e.t_ready && !t_result && t - t_launch > start_window_s(tc);
+        e.unstarted = !e.t_ready && !t_result && t - t_launch > window;
         e.over = e.t_ready && !t_result && t - e.t_ready > left;
         /* rank 0 wrote its result: an mpirun that still cannot end (a node it lost) is ended for it */
         if ((t_result && t - t_result > MPI_END_S) || e.unstarted || e.over) {
@@ -176,7 +177,7 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
     snprintf(dir, sizeof dir, "%s", res_path);
     if (strrchr(dir, '/')) *strrchr(dir, '/') = 0;
     setenv("TMPDIR", dir, 1);
-    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10, used = 0;
+    double limit = pp__test_limit_s(tc), used = 0;
     mpi_cmd *c = pp__xcalloc(1, sizeof *c);
     for (int plain = tc->recompute ? 1 : 0; plain >= 0; plain--) {
         const char *path = plain ? plain_path : res_path;
@@ -219,6 +220,6 @@ void pp__mpirun_execute(const pp_test_config *tc, const pp_impl *impl, const cha
 }
 
 double pp__mpirun_wait_s(const pp_test_config *tc) {
-    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    double limit = pp__test_limit_s(tc);
     return limit + (tc->recompute ? 2 : 1) * (start_window_s(tc) + MPI_END_S + 10);
 }

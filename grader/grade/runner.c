@@ -327,7 +327,7 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
     const pp_lab_kind *kind = j->lab->kind;
     pp_lab_task t = job_task(j, NULL, NULL);
     int status = 0, timed_out = 0;
-    double limit = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    double limit = pp__test_limit_s(tc);
     if (j->pid > 0) {
         timed_out = !wait_until(j->pid, j->t0 + kind->wait_s(tc), &status);
         /* the test's whole process group: its drivers, mpirun and its ranks; and every process of its uid, which

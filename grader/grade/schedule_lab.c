@@ -37,7 +37,7 @@ int pp__schedule_lab_execute(const pp_lab_info *lab, const pp_test_config *tc, c
     if (deadline_s > 0) rc.deadline_s = deadline_s;
     if (plain) rc.recompute = 0;
     pp_sandbox sb = *pp__runopts_sandbox();
-    sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    sb.cpu_limit_s = pp__test_limit_s(tc);
     pp__sandbox_size_tasks(&sb, rc.P);
     pp_program prog = {.sandbox = &sb, .symbol = lab->symbol};
     char ready[PATH_MAX];
@@ -207,7 +207,7 @@ static int schedule_ranks(const pp_test_config *tc) { return tc->P > 0 && tc->P 
  * supervisor that never ends. */
 static double schedule_wait_s(const pp_test_config *tc) {
     if (pp__runopts_mpi_exe()) return pp__mpirun_wait_s(tc);
-    return tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    return pp__test_limit_s(tc);
 }
 
 /* The graded run and, for recomputation, the same run without it, whose memory the check compares. */

@@ -57,3 +57,5 @@ void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config
     if (t->D > 1 && t->beta >= 0) rc->reduce_beta = t->beta;
     rc->backend = backend;
 }
+
+double pp__test_limit_s(const pp_test_config *t) { return t->time_limit_s > 0 ? t->time_limit_s : 10; }

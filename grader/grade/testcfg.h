@@ -15,6 +15,9 @@ void pp__test_name(const pp_test_config *c, char *buf, size_t len);
  * only when it is not the default ("" when none). Shared by the test's name and the --table note. */
 void pp__test_knobs(const pp_test_config *c, char *buf, size_t len);
 
+/* The test's time limit in seconds: its own, or the default 10 where it set none. */
+double pp__test_limit_s(const pp_test_config *t);
+
 /* Turns a test configuration into a run configuration for `backend`. */
 void pp__test_to_run(const pp_test_config *t, const char *backend, pp_run_config *rc);
 

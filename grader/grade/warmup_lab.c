@@ -12,6 +12,7 @@
 #include "impl_build.h"
 #include "resultfile.h"
 #include "runopts.h"
+#include "testcfg.h"
 #include "warmup_call.h"
 
 /* The warm-up part's answers, asked of a driver of the student's warm-up file (or, in the debugging mode, of
@@ -20,7 +21,7 @@ static int warmup_lab_execute(const pp_lab_task *t) {
     const pp_test_config *tc = t->tc;
     const pp_impl *impl = t->impl;
     pp_sandbox sb = *pp__runopts_sandbox();
-    sb.cpu_limit_s = tc->time_limit_s > 0 ? tc->time_limit_s : 10;
+    sb.cpu_limit_s = pp__test_limit_s(tc);
     pp__sandbox_size_tasks(&sb, 1);
     pp_wire rec, w;
     pp__wire_init(&rec);
@@ -87,7 +88,7 @@ static int warmup_lab_ranks(const pp_test_config *tc) {
     return 1;
 }
 
-static double warmup_lab_wait_s(const pp_test_config *tc) { return tc->time_limit_s > 0 ? tc->time_limit_s : 10; }
+static double warmup_lab_wait_s(const pp_test_config *tc) { return pp__test_limit_s(tc); }
 
 static int warmup_lab_timed_out(const pp_lab_task *t) {
     (void)t;
