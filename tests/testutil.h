@@ -195,22 +195,6 @@ static inline int test_capture(const char *cmd, char *out, size_t len) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-/* The address of the driver's own request function for a stop (pp__drv_stop), read from this build's driver's
- * symbol table with nm, as "0x..." in addr: what a hostile object that forges the driver's words calls. */
-static inline void test_driver_stop_addr(char *addr, size_t len) {
-    char build[PATH_MAX], cmd[PATH_MAX + 128];
-    ssize_t n = readlink("/proc/self/exe", build, sizeof build - 1);
-    cr_assert(n > 0, "cannot read /proc/self/exe");
-    build[n] = 0;
-    *strrchr(build, '/') = 0;
-    *strrchr(build, '/') = 0;
-    snprintf(cmd, sizeof cmd, "nm '%s/pplab-driver' | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", build);
-    addr[0] = 0;
-    test_capture(cmd, addr, len);
-    addr[strcspn(addr, "\n")] = 0;
-    cr_assert(addr[0], "no pp__drv_stop in %s/pplab-driver's symbol table", build);
-}
-
 /* The folder of this build's pplab: the test binary's folder's parent (build/tests -> build, build-asan/tests ->
  * build-asan). */
 static inline void test_build_dir(char *buf, size_t len) {
@@ -219,6 +203,18 @@ static inline void test_build_dir(char *buf, size_t len) {
     buf[n] = 0;
     *strrchr(buf, '/') = 0;
     *strrchr(buf, '/') = 0;
+}
+
+/* The address of the driver's own request function for a stop (pp__drv_stop), read from this build's driver's
+ * symbol table with nm, as "0x..." in addr: what a hostile object that forges the driver's words calls. */
+static inline void test_driver_stop_addr(char *addr, size_t len) {
+    char build[PATH_MAX], cmd[PATH_MAX + 128];
+    test_build_dir(build, sizeof build);
+    snprintf(cmd, sizeof cmd, "nm '%s/pplab-driver' | awk '$3 == \"pp__drv_stop\" { print \"0x\" $1 }'", build);
+    addr[0] = 0;
+    test_capture(cmd, addr, len);
+    addr[strcspn(addr, "\n")] = 0;
+    cr_assert(addr[0], "no pp__drv_stop in %s/pplab-driver's symbol table", build);
 }
 
 /* Removes a temporary folder a test made (and everything in it). */
