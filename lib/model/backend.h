@@ -58,6 +58,17 @@ typedef struct pp_backend_ops {
     /* AdamW (decoupled weight decay), step t >= 1, bias-corrected moments m, v updated in place */
     void (*adamw)(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
                   float eps, float wd, int t, int count);
+    /* Causal multi-head self-attention over B sequences of T tokens (n = B*T rows), nh heads of hd columns each:
+     * q, k, v and out are n x (nh*hd), head j in columns j*hd .. j*hd+hd-1, token t of sequence b in row b*T+t.
+     * out = softmax(q k^T / sqrt(hd), masked to keys t' <= t) v per (b, head), overwritten; att (B x nh x T x T,
+     * row-major, index ((b*nh + j)*T + t)*T + t') receives those probabilities, zero above the diagonal, for the
+     * backward. The softmax subtracts each row's maximum first, so no logit overflows. */
+    void (*attn_fwd)(void *ctx, float *out, float *att, const float *q, const float *k, const float *v, int B, int T,
+                     int nh, int hd);
+    /* dq, dk, dv (each n x nh*hd, overwritten) from dout (n x nh*hd) and the forward's q, k, v and att; scratch
+     * holds B*nh*T*T floats the kernel may overwrite (the probabilities' gradient). */
+    void (*attn_bwd)(void *ctx, float *dq, float *dk, float *dv, float *scratch, const float *dout, const float *q,
+                     const float *k, const float *v, const float *att, int B, int T, int nh, int hd);
     /* Optional (NULL on cpu): device-side timing of one op. timer_begin() marks the start of an op on the
      * backend's stream and returns a handle, timer_end() marks its end; timer_read() (after the step, once the
      * stream is idle) gives start and end in seconds relative to timer_epoch(), which the runtime calls at the
@@ -78,7 +89,7 @@ typedef struct pp_backend_ops {
 #define PP_BACKEND_REQUIRED_OPS(X)                                                                             \
     X(alloc) X(free) X(zero) X(to_host) X(from_host) X(copy) X(sync) X(gemm) X(embedding_fwd)                  \
     X(embedding_bwd) X(layernorm_fwd) X(layernorm_bwd) X(bias_add) X(bias_grad) X(gelu_fwd) X(gelu_bwd)        \
-    X(axpy) X(fill) X(xent_fwd) X(xent_bwd) X(sgd) X(adamw)
+    X(axpy) X(fill) X(xent_fwd) X(xent_bwd) X(sgd) X(adamw) X(attn_fwd) X(attn_bwd)
 #define PP_BACKEND_OPTIONAL_OPS(X) X(timer_epoch) X(timer_begin) X(timer_end) X(timer_read) X(describe) X(alloc_uninit)
 #define PP__BACKEND_COUNT_OP(slot) +1
 enum {
