@@ -16,7 +16,7 @@
 #include "runtime.h"
 
 static pp_model_dims dims(int layers) {
-    pp_model_dims d = {.vocab = 32, .hidden = 16, .ffn = 64, .seq = 8, .layers = layers, .seed = 99};
+    pp_model_dims d = {.vocab = 32, .hidden = 16, .ffn = 64, .heads = 4, .seq = 8, .layers = layers, .seed = 99};
     return d;
 }
 
@@ -284,17 +284,20 @@ static void *tp_run(void *arg) {
     return be;
 }
 
-/* Megatron-LM's MLP split: T shards of a stage, W1 and b1 by columns, W2 by rows, the rest whole, with the two
- * all-reduces between them, compute what the whole stage computes. Gathered (columns side by side, rows one
+/* Megatron-LM's split: T shards of a stage, attention's Wq, bq, Wk, Wv, bv by columns (whole heads) and Wo by rows,
+ * the MLP's W1 and b1 by columns and W2 by rows, the rest whole, with the all-reduces between them, compute what the
+ * whole stage computes. Gathered (columns side by side, rows one
  * after the other), the shards' gradients are the whole model's within 1e-5 (only the order of the sums
  * differs); the parameters every shard holds whole get the same gradient bits on every shard; the loss is the
- * whole model's; and each shard stashes exactly 1/T of the FFN activations (h1 and a1), the rest being the same. */
+ * whole model's; and each shard stashes exactly 1/T of the activations it cuts (the FFN's h1 and a1; attention's q,
+ * k, v, its probabilities and its output), the rest being the same. */
 Test(model, tensor_parallel_shards_equal_the_whole_stage) {
     enum { L = 2 };
     tp_job whole = {.T = 1, .layers = L};
     pp_backend *be0 = tp_run(&whole);
     pp_model_dims d = dims(L);
-    size_t ffn_acts = (size_t)L * 2 * MB * d.seq * d.ffn * sizeof(float);
+    size_t n = (size_t)MB * d.seq, probs = (size_t)MB * d.heads * d.seq * d.seq;
+    size_t ffn_acts = (size_t)L * (2 * n * d.ffn + 4 * n * d.hidden + probs) * sizeof(float);
     for (int T = 2; T <= 4; T *= 2) {
         tp_meet meet;
         pthread_barrier_init(&meet.bar, NULL, (unsigned)T);
@@ -311,7 +314,7 @@ Test(model, tensor_parallel_shards_equal_the_whole_stage) {
             cr_expect(fabsf(jobs[t].loss - whole.loss) <= 1e-6f * fabsf(whole.loss), "T=%d shard %d: loss %.9g, the "
                       "whole stage's %.9g", T, t, jobs[t].loss, whole.loss);
             cr_expect_eq(whole.stash_bytes - jobs[t].stash_bytes, ffn_acts - ffn_acts / T, "T=%d shard %d stashes %zu "
-                         "bytes, the whole stage %zu: the difference should be (1 - 1/T) of the %zu FFN bytes", T, t,
+                         "bytes, the whole stage %zu: the difference should be (1 - 1/T) of the %zu bytes the shards cut", T, t,
                          jobs[t].stash_bytes, whole.stash_bytes, ffn_acts);
         }
         cr_assert_eq(jobs[0].m.nparams, whole.m.nparams);

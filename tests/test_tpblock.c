@@ -269,7 +269,7 @@ Test(tpblock, the_layered_calls_refuse_what_the_contract_forbids) {
  * and the residual in its own order), and the stash the formula the memory check grades by says. Stages with and
  * without the embedding and the head. */
 Test(tpblock, a_stage_run_layer_by_layer_is_the_whole_stage) {
-    pp_model_dims d = {.vocab = 32, .hidden = 16, .ffn = 64, .seq = 4, .layers = 3, .seed = 5};
+    pp_model_dims d = {.vocab = 32, .hidden = 16, .ffn = 64, .heads = 4, .seq = 4, .layers = 3, .seed = 5};
     char err[256];
     pp_backend *be = pp__backend_open("cpu", 0, 1, err, sizeof err);
     cr_assert(be);

@@ -137,7 +137,7 @@ static pp_tensor *forward_layer(pp_block *b, int api, pp_layer layer, pp_tensor 
 
 pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x) {
     if (!b->in) b->in = x;
-    return forward_layer(b, PP_BAPI_LAYERNORM, PP_LAYER_LN, x, PP_KIND_WHOLE);
+    return forward_layer(b, PP_BAPI_LAYERNORM, PP_LAYER_LN2, x, PP_KIND_WHOLE);
 }
 pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln) {
     return forward_layer(b, PP_BAPI_LINEAR1, PP_LAYER_W1, ln, PP_KIND_SPLIT);
@@ -154,7 +154,7 @@ void pp_block_bias2(pp_block *b, pp_tensor *y) {
     check_tensor(r, PP_BAPI_BIAS2, y, width(r), "y");
     if (y->kind == PP_KIND_PARTIAL) note(r, b->s, b->i, PP_BAPI_BIAS2, PP_TPN_ADD_PARTIAL);
     if (y->kind == PP_KIND_SPLIT) note(r, b->s, b->i, PP_BAPI_BIAS2, PP_TPN_READ_SPLIT);
-    pp__model_bias2_forward(&r->chunks[b->s->chunk], b->i, y);
+    pp__model_bias_forward(&r->chunks[b->s->chunk], b->i, PP_LAYER_W2, y);
 }
 
 void pp_block_residual(pp_block *b, pp_tensor *y, pp_tensor *x) {
@@ -209,7 +209,7 @@ pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1) {
     return backward_layer(b, PP_BAPI_LINEAR1_BACKWARD, PP_LAYER_W1, dh1, PP_KIND_PARTIAL);
 }
 pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln) {
-    return backward_layer(b, PP_BAPI_LAYERNORM_BACKWARD, PP_LAYER_LN, dln, PP_KIND_WHOLE);
+    return backward_layer(b, PP_BAPI_LAYERNORM_BACKWARD, PP_LAYER_LN2, dln, PP_KIND_WHOLE);
 }
 
 void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) {
@@ -217,7 +217,7 @@ void pp_block_bias2_backward(pp_block *b, pp_tensor *dy) {
     if (!b->in) b->in = dy;
     check_tensor(r, PP_BAPI_BIAS2_BACKWARD, dy, width(r), "dy");
     pp__block_note_whole(r, b->s, b->i, PP_BAPI_BIAS2_BACKWARD, dy);
-    pp__model_bias2_backward(&r->chunks[b->s->chunk], b->i, dy);
+    pp__model_bias_backward(&r->chunks[b->s->chunk], b->i, PP_LAYER_W2, dy);
 }
 
 int pp_block_shard(const pp_block *b) { return b ? b->r->tp : -1; }

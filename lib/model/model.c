@@ -2,7 +2,7 @@
  * the first stage and the head + loss on the last), with the backward split into an input half (B) and a
  * weight half (W); and the same stage layer by layer, for a schedule that writes its own blocks (lab 08). Every op
  * goes through the stage's backend, so the same code runs on cpu and cuda. */
-#include "model.h"
+#include "model_priv.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -13,45 +13,6 @@
 #include "error.h"
 #include "hash.h"
 
-/* ---- layout of a stage and its stash -------------------------------------------------------------------- */
-
-/* Parameter order inside a block; block_param(s, i, k) finds the k-th tensor of the stage's i-th block. */
-enum { P_LN_G, P_LN_B, P_W1, P_B1, P_W2, P_B2, P_PER_BLOCK };
-enum { H_LN_G, H_LN_B, H_W, H_B, P_PER_HEAD };
-
-static pp_param *block_param(pp_stage_model *s, int i, int k) {
-    return &s->params[s->has_embed + i * P_PER_BLOCK + k];
-}
-static pp_param *head_param(pp_stage_model *s, int k) {
-    return &s->params[s->has_embed + s->nblocks * P_PER_BLOCK + k];
-}
-static float *W(pp_param *p) { return p->w->data; }
-static float *G(pp_param *p) { return p->g->data; }
-
-typedef struct block_acts {
-    pp_tensor *x;                   /* block input (n x h): the stage input or the previous block's output */
-    pp_tensor *mean, *rstd, *ln;    /* LayerNorm statistics and output */
-    pp_tensor *h1, *a1;             /* pre- and post-GELU (n x f) */
-    pp_tensor *dy, *dh1, *dln;      /* kept by the input half for the weight half */
-} block_acts;
-
-struct pp_model_stash {
-    int rows;
-    pp_tensor *input;               /* the stage input (not owned: it lives in the rank's step arena) */
-    pp_tensor *tokens, *targets;    /* first / last stage data (not owned) */
-    pp_arena own;                   /* everything else, freed by checkpoint or release */
-    block_acts *blocks;
-    pp_tensor *emb_dy;              /* embedding: gradient kept for the weight half */
-    pp_tensor *hx, *hmean, *hrstd, *hln, *probs, *dloss, *dlogits, *dhln; /* head */
-    int has_acts;                   /* 0 after a checkpoint: the backward recomputes first */
-    int input_done;                 /* the input half ran */
-};
-
-/* A tensor the stash owns. Every one is the output of the op right after it, which writes it whole. */
-static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) {
-    return pp__tensor_new_output(be, &st->own, rows, cols, -1);
-}
-
 /* The stage's edges and a new stash, shared by the whole-stage passes and the layered ones (below). */
 static pp_model_stash *stash_open(const pp_stage_model *s, int rows, pp_tensor *x, pp_tensor *tokens,
                                   pp_tensor *targets);
@@ -59,6 +20,7 @@ static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_sta
 static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x);
 static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy, int inner);
 static void head_weight(pp_stage_model *s, pp_model_stash *st);
+static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) { return pp__stash_own(st, be, rows, cols); }
 
 /* ---- parameters ---------------------------------------------------------------------------------------- */
 
@@ -113,8 +75,9 @@ static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int co
 
 
 long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head) {
-    long h = d->hidden, f = d->ffn, V = d->vocab;
-    return (has_embed ? V * h : 0) + nblocks * (3 * h + 2 * h * f + f) + (has_head ? 2 * h + h * V + V : 0);
+    long h = d->hidden, f = d->ffn, V = d->vocab, T = d->seq;
+    long attn = 2 * h + 3 * h * h + 2 * h + h * h + h, mlp = 2 * h + h * f + f + f * h + h;
+    return (has_embed ? V * h + T * h : 0) + nblocks * (attn + mlp) + (has_head ? 2 * h + h * V + V : 0);
 }
 
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
@@ -122,33 +85,51 @@ void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, 
     pp__model_init_shard(s, d, first_block, nblocks, has_embed, has_head, be, NULL);
 }
 
+/* Block b's parameters, in the order of model_priv.h. The residual halves' last linears are scaled down with depth so
+ * that the stack stays well conditioned at any L (GPT-2's rule); the biases are drawn, not zero, so that their
+ * gradients are checked like every other. */
+static void block_params(pp_stage_model *s, int b) {
+    int h = s->d.hidden, f = s->d.ffn;
+    float deep = 1.0f / sqrtf((float)(2 * s->d.layers)), wh = 1.0f / sqrtf((float)h);
+    char name[32];
+    snprintf(name, sizeof name, "block%d.ln1.g", b), param_add(s, name, 1, h, INIT_ONE, 0);
+    snprintf(name, sizeof name, "block%d.ln1.b", b), param_add(s, name, 1, h, INIT_ZERO, 0);
+    snprintf(name, sizeof name, "block%d.wq", b), param_split(s, name, h, h, INIT_UNIFORM, wh, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.bq", b), param_split(s, name, 1, h, INIT_UNIFORM, 0.1f, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.wk", b), param_split(s, name, h, h, INIT_UNIFORM, wh, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.wv", b), param_split(s, name, h, h, INIT_UNIFORM, wh, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.bv", b), param_split(s, name, 1, h, INIT_UNIFORM, 0.1f, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.wo", b), param_split(s, name, h, h, INIT_UNIFORM, wh * deep, PP_SPLIT_ROWS);
+    snprintf(name, sizeof name, "block%d.bo", b), param_add(s, name, 1, h, INIT_UNIFORM, 0.1f);
+    snprintf(name, sizeof name, "block%d.ln2.g", b), param_add(s, name, 1, h, INIT_ONE, 0);
+    snprintf(name, sizeof name, "block%d.ln2.b", b), param_add(s, name, 1, h, INIT_ZERO, 0);
+    snprintf(name, sizeof name, "block%d.w1", b), param_split(s, name, h, f, INIT_UNIFORM, wh, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.b1", b), param_split(s, name, 1, f, INIT_UNIFORM, 0.1f, PP_SPLIT_COLS);
+    snprintf(name, sizeof name, "block%d.w2", b);
+    param_split(s, name, f, h, INIT_UNIFORM, 1.0f / sqrtf((float)f) * deep, PP_SPLIT_ROWS);
+    snprintf(name, sizeof name, "block%d.b2", b), param_add(s, name, 1, h, INIT_UNIFORM, 0.1f);
+}
+
 void pp__model_init_shard(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                           int has_head, pp_backend *be, const pp_tp_shard *tp) {
     memset(s, 0, sizeof *s);
     s->tp = tp && tp->size > 1 ? *tp : (pp_tp_shard){.size = 1};
-    PP_ASSERT(d->ffn % s->tp.size == 0 && s->tp.rank >= 0 && s->tp.rank < s->tp.size);
+    PP_ASSERT(d->heads > 0 && d->hidden % d->heads == 0);
+    PP_ASSERT(d->ffn % s->tp.size == 0 && d->heads % s->tp.size == 0 && s->tp.rank >= 0 && s->tp.rank < s->tp.size);
     s->ffn_local = d->ffn / s->tp.size;
+    s->heads_local = d->heads / s->tp.size;
     s->d = *d;
     s->first_block = first_block;
     s->nblocks = nblocks;
     s->has_embed = has_embed;
     s->has_head = has_head;
     s->be = be;
-    int h = d->hidden, f = d->ffn, V = d->vocab;
-    char name[32];
-    if (has_embed) param_add(s, "embed.w", V, h, INIT_UNIFORM, 1.0f);
-    for (int i = 0; i < nblocks; i++) {
-        int b = first_block + i;
-        /* residual branches are scaled down with depth so the stack stays well conditioned at any L */
-        float w2scale = 1.0f / sqrtf((float)f) / sqrtf((float)(2 * d->layers));
-        snprintf(name, sizeof name, "block%d.ln.g", b), param_add(s, name, 1, h, INIT_ONE, 0);
-        snprintf(name, sizeof name, "block%d.ln.b", b), param_add(s, name, 1, h, INIT_ZERO, 0);
-        snprintf(name, sizeof name, "block%d.w1", b);
-        param_split(s, name, h, f, INIT_UNIFORM, 1.0f / sqrtf((float)h), PP_SPLIT_COLS);
-        snprintf(name, sizeof name, "block%d.b1", b), param_split(s, name, 1, f, INIT_UNIFORM, 0.1f, PP_SPLIT_COLS);
-        snprintf(name, sizeof name, "block%d.w2", b), param_split(s, name, f, h, INIT_UNIFORM, w2scale, PP_SPLIT_ROWS);
-        snprintf(name, sizeof name, "block%d.b2", b), param_add(s, name, 1, h, INIT_UNIFORM, 0.1f);
+    int h = d->hidden, V = d->vocab;
+    if (has_embed) {
+        param_add(s, "embed.w", V, h, INIT_UNIFORM, 1.0f);
+        param_add(s, "pos.w", d->seq, h, INIT_UNIFORM, 0.1f);
     }
+    for (int i = 0; i < nblocks; i++) block_params(s, first_block + i);
     if (has_head) {
         param_add(s, "final_ln.g", 1, h, INIT_ONE, 0);
         param_add(s, "final_ln.b", 1, h, INIT_ZERO, 0);
@@ -223,49 +204,52 @@ static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
     s->tp.allreduce(s->tp.ctx, t);
 }
 
-/* Where block i's output goes: a new stage output on the last block of a stage without the head, else the stash. */
-static pp_tensor *block_output(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i) {
-    int last = i == s->nblocks - 1 && !s->has_head;
+/* Where block i's half ends: the MLP half of the last block of a stage without the head makes a new stage output,
+ * every other half a tensor of the stash. */
+static pp_tensor *half_output(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half) {
+    int last = half == HALF_MLP && i == s->nblocks - 1 && !s->has_head;
     return last ? pp__tensor_new_output(s->be, arena, st->rows, s->d.hidden, -1) : own(st, s->be, st->rows, s->d.hidden);
 }
 
-/* Block i whole on this rank: y = x + a1 W2 + b2, x copied into y first so that the product adds onto it. */
-static pp_tensor *block_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *x) {
+static pp_layer half_layer(int half, int kind) { return (pp_layer)(half * PP_HALF_LAYERS + kind); }
+
+/* A half of block i whole on this rank: y = x + act Wout + bout, x copied into y first so that the product adds
+ * onto it. */
+static pp_tensor *half_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half, pp_tensor *x) {
     const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    pp_tensor *ln = pp__model_layer_forward(s, st, i, PP_LAYER_LN, x);
-    pp_tensor *h1 = pp__model_layer_forward(s, st, i, PP_LAYER_W1, ln);
-    pp_tensor *a1 = st->blocks[i].a1 = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, h1);
-    pp_tensor *y = block_output(s, arena, st, i);
-    o->copy(c, y->data, x->data, x->bytes);
-    o->gemm(c, 0, 0, n, h, f, 1.0f, a1->data, f, W(block_param(s, i, P_W2)), h, 1.0f, y->data, h);
-    pp__model_bias2_forward(s, i, y);
+    int n = st->rows, h = s->d.hidden, c = pp__half_act_cols(s, half);
+    pp_tensor *t = pp__model_layer_forward(s, st, i, half_layer(half, 0), x);
+    t = pp__model_layer_forward(s, st, i, half_layer(half, 1), t);
+    t = st->blocks[i].h[half].act = pp__model_layer_forward(s, st, i, half_layer(half, 2), t);
+    pp_tensor *y = half_output(s, arena, st, i, half);
+    o->copy(s->be->ctx, y->data, x->data, x->bytes);
+    o->gemm(s->be->ctx, 0, 0, n, h, c, 1.0f, t->data, c, pp__w(pp__block_param(s, i, half ? M_W2 : A_WO)), h, 1.0f,
+            y->data, h);
+    pp__model_bias_forward(s, i, half_layer(half, 3), y);
     return y;
 }
 
-/* Block i on a tensor-parallel shard, as the steps of the library's own block (answers.h) say, each on the running
- * tensor. */
-static pp_tensor *block_forward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *x,
-                                      const pp_block_recipe *rc) {
-    const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
+/* A half of block i on a tensor-parallel shard, as the steps of the library's own block (answers.h) say, each on
+ * the running tensor. */
+static pp_tensor *half_forward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half,
+                                     pp_tensor *x, const pp_block_recipe *rc) {
+    int n = st->rows, h = s->d.hidden, c = pp__half_act_cols(s, half);
     pp_tensor *cur = x;
     for (int k = 0; k < rc->nfwd; k++) {
         switch (rc->fwd[k]) {
-        case PP_BLOCK_LN: cur = pp__model_layer_forward(s, st, i, PP_LAYER_LN, cur); break;
-        case PP_BLOCK_W1: cur = pp__model_layer_forward(s, st, i, PP_LAYER_W1, cur); break;
-        case PP_BLOCK_GELU: cur = pp__model_layer_forward(s, st, i, PP_LAYER_GELU, cur); break;
-        case PP_BLOCK_W2: { /* W2's input is the a1 the weight half reads, as the layered W2 keeps it */
-            pp_tensor *y = block_output(s, arena, st, i);
-            o->gemm(c, 0, 0, n, h, f, 1.0f, cur->data, f, W(block_param(s, i, P_W2)), h, 0.0f, y->data, h);
-            st->blocks[i].a1 = cur, cur = y;
+        case PP_BLOCK_LN: cur = pp__model_layer_forward(s, st, i, half_layer(half, 0), cur); break;
+        case PP_BLOCK_IN: cur = pp__model_layer_forward(s, st, i, half_layer(half, 1), cur); break;
+        case PP_BLOCK_ACT: cur = pp__model_layer_forward(s, st, i, half_layer(half, 2), cur); break;
+        case PP_BLOCK_OUT: { /* its input is the activation the weight half reads, as the layered one keeps it */
+            pp_tensor *y = half_output(s, arena, st, i, half);
+            s->be->ops->gemm(s->be->ctx, 0, 0, n, h, c, 1.0f, cur->data, c, pp__w(pp__block_param(s, i, half ? M_W2 : A_WO)),
+                             h, 0.0f, y->data, h);
+            st->blocks[i].h[half].act = cur, cur = y;
             break;
         }
         case PP_BLOCK_SUM: tp_allreduce(s, cur); break;
-        case PP_BLOCK_RESIDUAL: o->axpy(c, cur->data, 1.0f, x->data, n * h); break;
-        case PP_BLOCK_B2: pp__model_bias2_forward(s, i, cur); break;
+        case PP_BLOCK_RESIDUAL: s->be->ops->axpy(s->be->ctx, cur->data, 1.0f, x->data, n * h); break;
+        case PP_BLOCK_BIAS: pp__model_bias_forward(s, i, half_layer(half, 3), cur); break;
         }
     }
     return cur;
@@ -279,18 +263,30 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
     PP_ASSERT(s->tp.size == 1 || rc);
     pp_tensor *x = s->has_embed ? embed_forward(s, arena, st) : st->input;
     for (int i = 0; i < s->nblocks; i++)
-        x = rc ? block_forward_shard(s, arena, st, i, x, rc) : block_forward(s, arena, st, i, x);
+        for (int half = 0; half < HALVES; half++)
+            x = rc ? half_forward_shard(s, arena, st, i, half, x, rc) : half_forward(s, arena, st, i, half, x);
     if (s->has_head) x = head_forward(s, arena, st, x);
     st->has_acts = 1;
     return x;
 }
 
+/* The tokens' embedding plus each position's, the same table added to every sequence of the micro-batch. */
 static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
-    int n = st->rows, h = s->d.hidden;
+    int n = st->rows, h = s->d.hidden, T = s->d.seq;
     /* with blocks after it the embedding output is internal, else it is the stage output */
     pp_tensor *x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
-    s->be->ops->embedding_fwd(s->be->ctx, x->data, W(&s->params[0]), st->tokens->data, n, h);
+    s->be->ops->embedding_fwd(s->be->ctx, x->data, pp__w(&s->params[E_TOKENS]), st->tokens->data, n, h);
+    for (int b = 0; b < n / T; b++)
+        s->be->ops->axpy(s->be->ctx, (float *)x->data + (size_t)b * T * h, 1.0f, pp__w(&s->params[E_POSITIONS]), T * h);
     return x;
+}
+
+/* The embeddings' weight half: each token's row and each position's gather the gradient of where they were used. */
+static void embed_weight(pp_stage_model *s, pp_model_stash *st, const pp_tensor *dy) {
+    int n = st->rows, h = s->d.hidden, T = s->d.seq;
+    s->be->ops->embedding_bwd(s->be->ctx, pp__g(&s->params[E_TOKENS]), dy->data, st->tokens->data, n, h);
+    for (int b = 0; b < n / T; b++)
+        s->be->ops->axpy(s->be->ctx, pp__g(&s->params[E_POSITIONS]), 1.0f, (const float *)dy->data + (size_t)b * T * h, T * h);
 }
 
 static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x) {
@@ -303,10 +299,10 @@ static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stas
     st->hln = own(st, s->be, n, h);
     pp_tensor *logits = own(st, s->be, n, V);
     st->probs = own(st, s->be, n, V);
-    o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, W(head_param(s, H_LN_G)),
-                     W(head_param(s, H_LN_B)), n, h);
-    o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, W(head_param(s, H_W)), V, 0.0f, logits->data, V);
-    o->bias_add(c, logits->data, W(head_param(s, H_B)), n, V);
+    o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, pp__w(pp__head_param(s, H_LN_G)),
+                     pp__w(pp__head_param(s, H_LN_B)), n, h);
+    o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, pp__w(pp__head_param(s, H_W)), V, 0.0f, logits->data, V);
+    o->bias_add(c, logits->data, pp__w(pp__head_param(s, H_B)), n, V);
     pp_tensor *loss = pp__tensor_new_output(s->be, arena, 1, 1, -1);
     o->xent_fwd(c, loss->data, st->probs->data, logits->data, st->targets->data, n, V);
     return loss;
@@ -335,65 +331,31 @@ const pp_tensor *pp__stash_probs(const pp_model_stash *st) { return st->has_acts
 
 /* ---- backward ------------------------------------------------------------------------------------------ */
 
-/* The input half of block i's layers, each from the gradient of its output. W2's (d a1) is scratch: the weight half
- * never reads it, so the stash does not keep it. */
-static pp_tensor *w2_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *dy) {
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    pp_tensor *da1 = pp__tensor_new_output(s->be, NULL, n, f, -1);
-    s->be->ops->gemm(s->be->ctx, 0, 1, n, f, h, 1.0f, dy->data, h, W(block_param(s, i, P_W2)), h, 0.0f, da1->data, f);
-    return da1;
-}
-
-static pp_tensor *gelu_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *da1) {
-    block_acts *a = &st->blocks[i];
-    a->dh1 = own(st, s->be, st->rows, s->ffn_local);
-    s->be->ops->gelu_bwd(s->be->ctx, a->dh1->data, a->h1->data, da1->data, st->rows * s->ffn_local);
-    return a->dh1;
-}
-
-static pp_tensor *w1_input(pp_stage_model *s, pp_model_stash *st, int i, pp_tensor *dh1) {
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    pp_tensor *dln = own(st, s->be, n, h);
-    s->be->ops->gemm(s->be->ctx, 0, 1, n, h, f, 1.0f, dh1->data, f, W(block_param(s, i, P_W1)), f, 0.0f, dln->data, h);
-    return dln;
-}
-
-/* LayerNorm's input gradient, the block's dx: a new stage output on block 0 of a stage without the embedding. The
- * weight half reads the dln given here (a->dln) for LayerNorm's own gradients. */
-static pp_tensor *ln_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dln) {
-    int n = st->rows, h = s->d.hidden, inner = i > 0 || s->has_embed;
-    block_acts *a = &st->blocks[i];
-    a->dln = dln;
-    pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
-    s->be->ops->layernorm_bwd(s->be->ctx, dx->data, NULL, NULL, dln->data, a->x->data, a->mean->data, a->rstd->data,
-                              W(block_param(s, i, P_LN_G)), n, h);
-    return dx;
-}
-
-/* Block i whole on this rank, from dy: returns dx, keeping what the weight half reads. */
-static pp_tensor *block_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dy) {
-    st->blocks[i].dy = dy;
-    pp_tensor *da1 = w2_input(s, st, i, dy), *dh1 = gelu_input(s, st, i, da1);
-    pp__tensor_free(da1);
-    pp_tensor *dx = ln_input(s, arena, st, i, w1_input(s, st, i, dh1));
+/* A half of block i whole on this rank, from dy: returns dx, keeping what the weight half reads. The half's input
+ * gradient is a new stage output on the attention half of block 0 of a stage without the embedding. */
+static pp_tensor *half_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half, pp_tensor *dy) {
+    int to_arena = half == HALF_ATTN && i == 0 && !s->has_embed;
+    pp_tensor *dact = pp__half_out_input(s, st, i, half, dy, 0), *dpre = pp__half_act_input(s, st, i, half, dact);
+    pp__tensor_free(dact);
+    pp_tensor *dx = pp__half_ln_input(s, arena, st, i, half, pp__half_in_input(s, st, i, half, dpre), to_arena);
     s->be->ops->axpy(s->be->ctx, dx->data, 1.0f, dy->data, st->rows * s->d.hidden); /* the residual path */
     return dx;
 }
 
-/* Block i on a tensor-parallel shard, as the steps of the library's own block say (answers.h). */
-static pp_tensor *block_backward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, pp_tensor *dy,
-                                       const pp_block_recipe *rc) {
+/* A half of block i on a tensor-parallel shard, as the steps of the library's own block say (answers.h). */
+static pp_tensor *half_backward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half,
+                                      pp_tensor *dy, const pp_block_recipe *rc) {
+    int to_arena = half == HALF_ATTN && i == 0 && !s->has_embed;
     pp_tensor *cur = dy, *scratch = NULL;
-    st->blocks[i].dy = dy;
     for (int k = 0; k < rc->nbwd; k++) {
         switch (rc->bwd[k]) {
-        case PP_BLOCK_W2: cur = scratch = w2_input(s, st, i, cur); break;
-        case PP_BLOCK_GELU: cur = gelu_input(s, st, i, cur); break;
-        case PP_BLOCK_W1: cur = w1_input(s, st, i, cur); break;
+        case PP_BLOCK_OUT: cur = scratch = pp__half_out_input(s, st, i, half, cur, 0); break;
+        case PP_BLOCK_ACT: cur = pp__half_act_input(s, st, i, half, cur); break;
+        case PP_BLOCK_IN: cur = pp__half_in_input(s, st, i, half, cur); break;
         case PP_BLOCK_SUM: tp_allreduce(s, cur); break;
-        case PP_BLOCK_LN: cur = ln_input(s, arena, st, i, cur); break;
+        case PP_BLOCK_LN: cur = pp__half_ln_input(s, arena, st, i, half, cur, to_arena); break;
         case PP_BLOCK_RESIDUAL: s->be->ops->axpy(s->be->ctx, cur->data, 1.0f, dy->data, st->rows * s->d.hidden); break;
-        case PP_BLOCK_B2: break; /* b2's gradient is all the weight half's */
+        case PP_BLOCK_BIAS: break; /* the bias's gradient is all the weight half's */
         }
         if (scratch && cur != scratch) pp__tensor_free(scratch), scratch = NULL;
     }
@@ -410,7 +372,8 @@ pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
     const pp_block_recipe *rc = s->tp.size > 1 ? pp__answers_tp_block() : NULL;
     if (s->has_head) dy = head_backward(s, arena, st, dy, s->nblocks || s->has_embed);
     for (int i = s->nblocks - 1; i >= 0; i--)
-        dy = rc ? block_backward_shard(s, arena, st, i, dy, rc) : block_backward(s, arena, st, i, dy);
+        for (int half = HALVES - 1; half >= 0; half--)
+            dy = rc ? half_backward_shard(s, arena, st, i, half, dy, rc) : half_backward(s, arena, st, i, half, dy);
     st->input_done = 1;
     if (s->has_embed) {
         st->emb_dy = dy;
@@ -420,21 +383,14 @@ pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model
 }
 
 void pp__model_backward_weight(pp_stage_model *s, pp_model_stash *st) {
-    const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
     PP_ASSERT(st->input_done);
     if (s->has_head) head_weight(s, st);
-    for (int i = s->nblocks - 1; i >= 0; i--) {
-        block_acts *a = &st->blocks[i];
-        o->gemm(c, 1, 0, f, h, n, 1.0f, a->a1->data, f, a->dy->data, h, 1.0f, G(block_param(s, i, P_W2)), h);
-        o->bias_grad(c, G(block_param(s, i, P_B2)), a->dy->data, n, h);
-        o->gemm(c, 1, 0, h, f, n, 1.0f, a->ln->data, h, a->dh1->data, f, 1.0f, G(block_param(s, i, P_W1)), f);
-        o->bias_grad(c, G(block_param(s, i, P_B1)), a->dh1->data, n, f);
-        o->layernorm_bwd(c, NULL, G(block_param(s, i, P_LN_G)), G(block_param(s, i, P_LN_B)), a->dln->data,
-                         a->x->data, a->mean->data, a->rstd->data, W(block_param(s, i, P_LN_G)), n, h);
-    }
-    if (s->has_embed) o->embedding_bwd(c, G(&s->params[0]), st->emb_dy->data, st->tokens->data, n, h);
+    for (int i = s->nblocks - 1; i >= 0; i--)
+        for (int half = HALVES - 1; half >= 0; half--) {
+            pp__model_bias_backward(s, i, half_layer(half, 3), st->blocks[i].h[half].dy);
+            for (int kind = PP_HALF_LAYERS - 1; kind >= 0; kind--) pp__layer_weight(s, st, i, half_layer(half, kind));
+        }
+    if (s->has_embed) embed_weight(s, st, st->emb_dy);
 }
 
 static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy, int inner) {
@@ -445,10 +401,10 @@ static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_sta
     st->dlogits = own(st, s->be, n, V);
     st->dhln = own(st, s->be, n, h);
     o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
-    o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, W(head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
+    o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, pp__w(pp__head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
     pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
     o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
-                     W(head_param(s, H_LN_G)), n, h);
+                     pp__w(pp__head_param(s, H_LN_G)), n, h);
     return dx;
 }
 
@@ -456,10 +412,10 @@ static void head_weight(pp_stage_model *s, pp_model_stash *st) {
     const pp_backend_ops *o = s->be->ops;
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, V = s->d.vocab;
-    o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, G(head_param(s, H_W)), V);
-    o->bias_grad(c, G(head_param(s, H_B)), st->dlogits->data, n, V);
-    o->layernorm_bwd(c, NULL, G(head_param(s, H_LN_G)), G(head_param(s, H_LN_B)), st->dhln->data, st->hx->data,
-                     st->hmean->data, st->hrstd->data, W(head_param(s, H_LN_G)), n, h);
+    o->gemm(c, 1, 0, h, V, n, 1.0f, st->hln->data, h, st->dlogits->data, V, 1.0f, pp__g(pp__head_param(s, H_W)), V);
+    o->bias_grad(c, pp__g(pp__head_param(s, H_B)), st->dlogits->data, n, V);
+    o->layernorm_bwd(c, NULL, pp__g(pp__head_param(s, H_LN_G)), pp__g(pp__head_param(s, H_LN_B)), st->dhln->data, st->hx->data,
+                     st->hmean->data, st->hrstd->data, pp__w(pp__head_param(s, H_LN_G)), n, h);
 }
 
 /* ---- the stage layer by layer: a schedule that writes its own blocks (lab 08) --------------------------- */
@@ -472,58 +428,11 @@ pp_tensor *pp__model_open(pp_stage_model *s, pp_arena *arena, int rows, pp_tenso
     return s->has_embed ? embed_forward(s, arena, st) : x;
 }
 
-pp_tensor *pp__model_layer_forward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *in) {
-    const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    block_acts *a = &st->blocks[i];
-    pp_tensor *out = NULL;
-    switch (layer) {
-    case PP_LAYER_LN:
-        a->x = in;
-        a->mean = own(st, s->be, n, 1);
-        a->rstd = own(st, s->be, n, 1);
-        out = a->ln = own(st, s->be, n, h);
-        o->layernorm_fwd(c, out->data, a->mean->data, a->rstd->data, in->data, W(block_param(s, i, P_LN_G)),
-                         W(block_param(s, i, P_LN_B)), n, h);
-        break;
-    case PP_LAYER_W1:
-        a->ln = in;
-        out = own(st, s->be, n, f);
-        o->gemm(c, 0, 0, n, f, h, 1.0f, in->data, h, W(block_param(s, i, P_W1)), f, 0.0f, out->data, f);
-        o->bias_add(c, out->data, W(block_param(s, i, P_B1)), n, f);
-        break;
-    case PP_LAYER_GELU:
-        a->h1 = in;
-        out = own(st, s->be, n, f);
-        o->gelu_fwd(c, out->data, in->data, n * f);
-        break;
-    case PP_LAYER_W2:
-        a->a1 = in;
-        out = own(st, s->be, n, h);
-        o->gemm(c, 0, 0, n, h, f, 1.0f, in->data, f, W(block_param(s, i, P_W2)), h, 0.0f, out->data, h);
-        break;
-    default:
-        PP_ASSERT(0);
-    }
-    return out;
-}
-
-void pp__model_bias2_forward(pp_stage_model *s, int i, pp_tensor *y) {
-    s->be->ops->bias_add(s->be->ctx, y->data, W(block_param(s, i, P_B2)), y->rows, y->cols);
-}
-
 pp_tensor *pp__model_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x) {
     if (s->has_head) return head_forward(s, arena, st, x);
     pp_tensor *out = pp__tensor_new_output(s->be, arena, x->rows, x->cols, -1);
     s->be->ops->copy(s->be->ctx, out->data, x->data, x->bytes);
     return out;
-}
-
-int pp__model_layer_kept(const pp_model_stash *st, int i, pp_layer layer) {
-    const block_acts *a = &st->blocks[i];
-    return layer == PP_LAYER_LN ? a->x != NULL : layer == PP_LAYER_W1 ? a->ln != NULL
-         : layer == PP_LAYER_GELU ? a->h1 != NULL : a->a1 != NULL;
 }
 
 pp_tensor *pp__model_back_open(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
@@ -533,61 +442,15 @@ pp_tensor *pp__model_back_open(pp_stage_model *s, pp_arena *arena, pp_model_stas
     return dx;
 }
 
-pp_tensor *pp__model_layer_backward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *dout) {
-    const pp_backend_ops *o = s->be->ops;
-    void *c = s->be->ctx;
-    int n = st->rows, h = s->d.hidden, f = s->ffn_local;
-    block_acts *a = &st->blocks[i];
-    pp_tensor *din = NULL;
-    switch (layer) {
-    case PP_LAYER_W2:
-        din = own(st, s->be, n, f);
-        o->gemm(c, 0, 1, n, f, h, 1.0f, dout->data, h, W(block_param(s, i, P_W2)), h, 0.0f, din->data, f);
-        o->gemm(c, 1, 0, f, h, n, 1.0f, a->a1->data, f, dout->data, h, 1.0f, G(block_param(s, i, P_W2)), h);
-        break;
-    case PP_LAYER_GELU:
-        din = own(st, s->be, n, f);
-        o->gelu_bwd(c, din->data, a->h1->data, dout->data, n * f);
-        break;
-    case PP_LAYER_W1:
-        din = own(st, s->be, n, h);
-        o->gemm(c, 0, 1, n, h, f, 1.0f, dout->data, f, W(block_param(s, i, P_W1)), f, 0.0f, din->data, h);
-        o->gemm(c, 1, 0, h, f, n, 1.0f, a->ln->data, h, dout->data, f, 1.0f, G(block_param(s, i, P_W1)), f);
-        o->bias_grad(c, G(block_param(s, i, P_B1)), dout->data, n, f);
-        break;
-    case PP_LAYER_LN:
-        din = own(st, s->be, n, h);
-        o->layernorm_bwd(c, din->data, G(block_param(s, i, P_LN_G)), G(block_param(s, i, P_LN_B)), dout->data,
-                         a->x->data, a->mean->data, a->rstd->data, W(block_param(s, i, P_LN_G)), n, h);
-        break;
-    default:
-        PP_ASSERT(0);
-    }
-    return din;
-}
-
-void pp__model_bias2_backward(pp_stage_model *s, int i, pp_tensor *dy) {
-    s->be->ops->bias_grad(s->be->ctx, G(block_param(s, i, P_B2)), dy->data, dy->rows, dy->cols);
-}
-
 pp_tensor *pp__model_back_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy) {
     st->input_done = 1;
     if (s->has_embed) {
-        s->be->ops->embedding_bwd(s->be->ctx, G(&s->params[0]), dy->data, st->tokens->data, st->rows, s->d.hidden);
+        embed_weight(s, st, dy);
         return NULL;
     }
     pp_tensor *dx = pp__tensor_new_output(s->be, arena, dy->rows, dy->cols, -1);
     s->be->ops->copy(s->be->ctx, dx->data, dy->data, dy->bytes);
     return dx;
-}
-
-size_t pp__model_layered_bytes(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int ffn_local,
-                               int rows) {
-    size_t n = (size_t)rows, h = (size_t)d->hidden, f = (size_t)ffn_local, V = (size_t)d->vocab;
-    size_t floats = has_embed ? (nblocks || has_head ? n * h : 0) : n * h; /* the embedding's output, or x */
-    floats += (size_t)nblocks * (2 * n + n * h + 2 * n * f + n * h);
-    if (has_head) floats += 2 * n + n * h + 2 * n * V;
-    return floats * sizeof(float);
 }
 
 /* ---- data ---------------------------------------------------------------------------------------------- */

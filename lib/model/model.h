@@ -1,5 +1,9 @@
-/* model.h: the model, cut into stages. An embedding, L residual MLP blocks
- * (x + W2 gelu(W1 LN(x) + b1) + b2), a final LayerNorm, an LM head and softmax cross-entropy.
+/* model.h: the model, cut into stages: a small GPT. A token embedding plus a learned position embedding, L
+ * pre-LayerNorm blocks, a final LayerNorm, an LM head and softmax cross-entropy. A block is two residual halves,
+ *   x1 = x + Wo attn(LN1(x)) + bo          causal multi-head self-attention, q/k/v = LN1(x) Wq/Wk/Wv + bq/bk/bv
+ *   y  = x1 + W2 gelu(W1 LN2(x1) + b1) + b2 the MLP,
+ * as in GPT-2. Positions are learned (a seq x h table added to the tokens' embedding) rather than rotary: only the
+ * first stage holds them, so no block depends on where it sits in the sequence but through its attention.
  * A stage is a contiguous range of blocks, plus the embedding when it is the first and the head and loss when it
  * is the last; the full-batch reference is simply the one stage that holds everything. */
 #ifndef PP_MODEL_H
@@ -11,6 +15,7 @@ typedef struct pp_model_dims {
     int vocab;      /* V */
     int hidden;     /* h */
     int ffn;        /* 4h */
+    int heads;      /* attention heads; h divides by it */
     int seq;        /* tokens per sample */
     int layers;     /* L blocks in the whole model */
     unsigned seed;  /* weights and data */
@@ -26,9 +31,10 @@ typedef struct pp_param {
     pp_split split;         /* a shard's part of the parameter: columns or rows tp_rank of tp (whole: none) */
 } pp_param;
 
-/* Tensor parallelism inside a stage, Megatron-LM's MLP split: each block's W1 and b1 cut by columns and W2 by
- * rows over `size` ranks, this one being `rank`; LayerNorm, b2, the embedding and the head stay whole on every
- * rank. allreduce must replace t on every rank of the group by the sum of the ranks' t, added in rank order 0, 1,
+/* Tensor parallelism inside a stage, Megatron-LM's split: in each block attention's Wq, Wk, Wv and their biases are
+ * cut by columns (whole heads: shard t holds heads t*heads/size ..) and Wo by rows, the MLP's W1 and b1 by columns
+ * and W2 by rows, over `size` ranks, this one being `rank`; the LayerNorms, bo, b2, the embeddings and the head stay
+ * whole on every rank. allreduce must replace t on every rank of the group by the sum of the ranks' t, added in rank order 0, 1,
  * ..., size-1, so that every rank (and every transport) gets the same bits; t is on the stage's backend (the device
  * under cuda). Which tensors a block sums is the block's: the library's own (answers.h), which only the kit has,
  * or a schedule's that writes its blocks itself (lab 08). A recomputed forward sums again, so every rank of the
@@ -48,6 +54,7 @@ typedef struct pp_stage_model {
     int nparams;
     pp_tp_shard tp;         /* size 1: the whole stage on this rank */
     int ffn_local;          /* the FFN columns this rank holds: ffn / tp.size */
+    int heads_local;        /* the attention heads this rank holds: heads / tp.size */
 } pp_stage_model;
 
 /* What one forward keeps for its backward. Bytes are counted in the rank's stash accounting. */
@@ -57,7 +64,7 @@ typedef struct pp_model_stash pp_model_stash;
  * stage holds it (the reference model and any partition agree bit for bit). Gradients start at zero. */
 void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                     int has_head, pp_backend *be);
-/* The same stage as tensor-parallel shard tp->rank of tp->size (d->ffn must divide by the size): each parameter
+/* The same stage as tensor-parallel shard tp->rank of tp->size (d->ffn and d->heads must divide by the size): each parameter
  * that is cut holds its slice of the whole model's values, so the shards together are the stage pp__model_init
  * makes. NULL or size 1: the whole stage. */
 void pp__model_init_shard(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
@@ -100,20 +107,30 @@ void pp__stash_release(pp_model_stash *st);
 
 /* ---- the stage layer by layer: a schedule that runs its own blocks (lab 08) ------------------- */
 
-/* A block's layers, in forward order: LayerNorm; W1 with b1 (cut by columns under tensor parallelism); GELU; W2
- * without b2 (cut by rows: its output is then this shard's partial product). b2 and the residual are apart. */
-typedef enum { PP_LAYER_LN = 0, PP_LAYER_W1, PP_LAYER_GELU, PP_LAYER_W2, PP_LAYERS } pp_layer;
+/* A block's layers, in forward order, four per half: the half's LayerNorm; its first linear with its bias (attention:
+ * Wq, Wk, Wv, whose output holds the shard's queries, keys and values one after the other, n x 3*h/T; the MLP: W1),
+ * cut by columns under tensor parallelism; the half's own step (attention over the shard's heads; GELU); its last
+ * linear without its bias (Wo; W2), cut by rows, so that its output is this shard's partial product. The biases bo
+ * and b2 and the residuals are apart. A layer's half is layer / PP_HALF_LAYERS. */
+typedef enum {
+    PP_LAYER_LN1 = 0, PP_LAYER_QKV, PP_LAYER_ATTN, PP_LAYER_WO,
+    PP_LAYER_LN2, PP_LAYER_W1, PP_LAYER_GELU, PP_LAYER_W2, PP_LAYERS
+} pp_layer;
+enum { PP_HALF_LAYERS = 4 };
 
 /* Opens the stash of a forward over `rows` tokens (*stash; release with pp__stash_release) and runs the embedding
  * on a first stage. Returns block 0's input: x, or the embedding's output. */
 pp_tensor *pp__model_open(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
                           pp_tensor *targets, pp_model_stash **stash);
-/* Runs `layer` of block i (0..nblocks-1) forward on in (n x h, or n x ffn_local for GELU and W2), keeping in as
+/* The columns of `layer`'s input on this stage: h for the LayerNorms, Wq/Wk/Wv and W1; 3*h/T for attention (its
+ * queries, keys and values), h/T for Wo, ffn_local for GELU and W2. */
+int pp__model_layer_cols(const pp_stage_model *s, pp_layer layer);
+/* Runs `layer` of block i (0..nblocks-1) forward on in (n x pp__model_layer_cols), keeping in as
  * the input its backward reads (a later call of the same layer replaces it); returns its output, a new tensor of
  * the stash. The caller checks shapes. */
 pp_tensor *pp__model_layer_forward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *in);
-/* y += block i's b2 (y: n x h). */
-void pp__model_bias2_forward(pp_stage_model *s, int i, pp_tensor *y);
+/* y += block i's bias of the half that `layer` belongs to: bo, or b2 (y: n x h). */
+void pp__model_bias_forward(pp_stage_model *s, int i, pp_layer layer, pp_tensor *y);
 /* Ends the forward on x (the last block's output): the head and the loss on a last stage (the 1x1 mean loss),
  * else a copy of x; either way in arena, the stage's output. */
 pp_tensor *pp__model_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x);
@@ -125,15 +142,17 @@ pp_tensor *pp__model_back_open(pp_stage_model *s, pp_arena *arena, pp_model_stas
 /* Runs `layer` of block i backward on dout, the gradient of its output: adds its weight gradients and returns the
  * gradient of its input, a new tensor of the stash. Its forward must have run (pp__model_layer_kept). */
 pp_tensor *pp__model_layer_backward(pp_stage_model *s, pp_model_stash *st, int i, pp_layer layer, pp_tensor *dout);
-/* Block i's b2 gradient += the column sums of dy. */
-void pp__model_bias2_backward(pp_stage_model *s, int i, pp_tensor *dy);
+/* Block i's bo or b2 gradient (the half of `layer`) += the column sums of dy. */
+void pp__model_bias_backward(pp_stage_model *s, int i, pp_layer layer, pp_tensor *dy);
 /* Ends the backward on dy (block 0's input gradient): the embedding's gradient on a first stage (returns NULL),
  * else a copy of dy in arena, the stage's dx. */
 pp_tensor *pp__model_back_close(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
 /* The bytes a stash of the layered forward holds once it ends, each layer run once: the stage input (x), the
- * embedding's output, per block LayerNorm's statistics and output, the shard's two FFN activations and W2's
- * output, and the head's; `rows` tokens, the FFN cut over d->ffn / ffn_local shards. What lab 08 holds a run to. */
-size_t pp__model_layered_bytes(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int ffn_local,
+ * embedding's output, per block and half LayerNorm's statistics and output, the first linear's and the half's own
+ * step's outputs (attention's also its probabilities, heads x seq x seq per sequence: the part that grows with the
+ * square of the sequence) and the last linear's, and the head's; `rows` tokens, each block cut over `shards`. What
+ * lab 08 holds a run to. */
+size_t pp__model_layered_bytes(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int shards,
                                int rows);
 
 /* The tokens and next-token targets of micro-batch mb (global index) of step `step`: rows = mb_size * seq

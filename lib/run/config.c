@@ -40,9 +40,20 @@ void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d) {
     d->vocab = c->vocab;
     d->hidden = c->hidden;
     d->ffn = 4 * c->hidden;
+    d->heads = pp__config_heads(c);
     d->seq = c->seq;
     d->layers = pp__config_layers(c);
     d->seed = c->seed;
+}
+
+int pp__config_heads(const pp_run_config *c) {
+    int T = c->T > 1 ? c->T : 1;
+    if (c->heads) return c->heads;
+    for (int k = T; k <= c->hidden; k += T) /* four heads as GPT-2's small sizes have at least, when they fit */
+        if (k >= 4 && c->hidden % k == 0) return k;
+    for (int k = (c->hidden / T) * T; k >= T; k -= T)
+        if (c->hidden % k == 0) return k;
+    return 0;
 }
 
 #define BAD(...) (snprintf(err, errlen, __VA_ARGS__), -1)
@@ -329,6 +340,12 @@ static int check_parallel(const pp_run_config *c, const pp_schedule_def *def, ch
     if (c->T > 1 && !(caps & PP_TRANSPORT_TP_SUMS))
         return BAD("--tp %d runs on the %s transports, not on %s", c->T,
                    pp__transport_names(PP_TRANSPORT_TP_SUMS, names, sizeof names, ", ", " and "), c->transport);
+    int heads = pp__config_heads(c);
+    if (c->heads && (c->heads < 1 || c->hidden % c->heads))
+        return BAD("--heads %d must divide --width %d: each head takes width / heads columns", c->heads, c->hidden);
+    if (heads < 1 || heads % (c->T > 1 ? c->T : 1))
+        return BAD("--tp %d cuts each block's attention by whole heads: use --heads H with H a multiple of it that "
+                   "divides --width %d", c->T, c->hidden);
     if (c->T > 1 && (4 * c->hidden) % c->T)
         return BAD("--tp %d cuts each block's FFN (4 x --width = %d columns) into equal shards: use a --tp that divides "
                    "it", c->T, 4 * c->hidden);
@@ -409,6 +426,9 @@ static int check_model(const pp_run_config *c, char *err, size_t errlen) {
     if (rows * widest > 2147483647LL || (long long)c->vocab * c->hidden > 2147483647LL)
         return BAD("a tensor of this model would exceed 2^31 elements (micro-batch %lld tokens x %lld): lower "
                    "--microbatch-size, --seq, --width or --vocab", rows, widest);
+    if ((long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq > 2147483647LL)
+        return BAD("attention's probabilities (micro-batch x heads x seq x seq = %lld) would exceed 2^31 elements: "
+                   "lower --seq, --heads or --microbatch-size", (long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
     return 0;
 }

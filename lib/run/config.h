@@ -32,6 +32,7 @@ typedef struct pp_run_config {
     const char *layout;     /* blocks per virtual stage (pp__config_layout); NULL or "": as even as possible */
     int mb_size;            /* samples per micro-batch */
     int seq, hidden, vocab; /* model and data shape */
+    int heads;              /* attention heads per block; 0: pp__config_heads chooses */
     int steps;              /* optimizer steps */
     double comm_latency;    /* virtual cost of one boundary message */
     double edge_cost;       /* virtual cost of the embedding and of the head + loss (each) in a forward; twice
@@ -69,6 +70,9 @@ int pp__config_schedule(pp_run_config *c, const char *name, char *err, size_t er
 int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen);
 /* The model shape of a run (L defaults to one block per virtual stage; the FFN is 4h). */
 void pp__config_model_dims(const pp_run_config *c, pp_model_dims *d);
+/* The attention heads of each block: --heads, or where it is 0 the smallest multiple of the shards (--tp) from 4
+ * up that divides --width, else the largest multiple of the shards that does; 0 when no count fits (refused). */
+int pp__config_heads(const pp_run_config *c);
 /* The most virtual stages a layout may name one by one, and the longest layout text. */
 #define PP_LAYOUT_MAX 256
 /* Blocks on each of the model's stages (P*v virtual stages, P for dual), into blocks[] (room for P*v). The layout names stages' counts:

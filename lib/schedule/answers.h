@@ -43,17 +43,19 @@ int pp__answers_messages(const pp_schedule_def *def, int P, int M, int v);
  * does not hold that placement of a T x D x P grid. */
 int pp__answers_place(const char *order, int T, int D, int P, int w);
 
-/* One step of a block of the model (y = x + W2 gelu(W1 LN(x) + b1) + b2) on a tensor-parallel shard, as pp.h's
- * block calls name them: forward, each layer on the step's running tensor; backward, each layer's input gradient
- * (the weight gradients are the weight half's, in either order). PP_BLOCK_SUM is the shards' all-reduce of the
- * running tensor, PP_BLOCK_RESIDUAL adds the block's input (forward) or its output's gradient (backward). */
+/* One step of a half of a block of the model on a tensor-parallel shard: both halves (attention's, x + Wo attn(LN1(x))
+ * + bo, and the MLP's, x + W2 gelu(W1 LN2(x) + b1) + b2) have one shape, LayerNorm, a first linear cut by columns
+ * (IN: Wq/Wk/Wv; W1), the half's own step (ACT: attention; GELU), a last linear cut by rows (OUT: Wo; W2) and its
+ * bias (BIAS: bo; b2). Forward, each layer on the step's running tensor; backward, each layer's input gradient (the
+ * weight gradients are the weight half's, in either order). PP_BLOCK_SUM is the shards' all-reduce of the running
+ * tensor, PP_BLOCK_RESIDUAL adds the half's input (forward) or its output's gradient (backward). */
 typedef enum {
-    PP_BLOCK_LN, PP_BLOCK_W1, PP_BLOCK_GELU, PP_BLOCK_W2, PP_BLOCK_B2, PP_BLOCK_RESIDUAL, PP_BLOCK_SUM
+    PP_BLOCK_LN, PP_BLOCK_IN, PP_BLOCK_ACT, PP_BLOCK_OUT, PP_BLOCK_BIAS, PP_BLOCK_RESIDUAL, PP_BLOCK_SUM
 } pp_block_step;
 
 #define PP_BLOCK_MAX_STEPS 8
 
-/* A block as the steps of its forward and of its backward's input half. */
+/* A half-block as the steps of its forward and of its backward's input half; both halves follow it. */
 typedef struct pp_block_recipe {
     int nfwd, nbwd;
     pp_block_step fwd[PP_BLOCK_MAX_STEPS], bwd[PP_BLOCK_MAX_STEPS];

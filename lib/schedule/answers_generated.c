@@ -54,14 +54,15 @@ int pp__answers_place(const char *order, int T, int D, int P, int w) {
     return pos;
 }
 
-/* Megatron-LM's MLP split (Shoeybi et al., 2019): W2's row shards make partial products, summed before the
- * residual and b2 are added once; in the backward, W1's column shards each give a part of LayerNorm's output
- * gradient, summed before LayerNorm's backward reads it. */
+/* Megatron-LM's split (Shoeybi et al., 2019), the same for attention and the MLP: the last linear's row shards make
+ * partial products, summed before the residual and the bias are added once; in the backward, the first linear's
+ * column shards each give a part of LayerNorm's output gradient, summed before LayerNorm's backward reads it. So a
+ * block sums twice each way, and attention's heads never meet another shard's. */
 static const pp_block_recipe megatron = {
     .nfwd = 7,
-    .fwd = {PP_BLOCK_LN, PP_BLOCK_W1, PP_BLOCK_GELU, PP_BLOCK_W2, PP_BLOCK_SUM, PP_BLOCK_RESIDUAL, PP_BLOCK_B2},
+    .fwd = {PP_BLOCK_LN, PP_BLOCK_IN, PP_BLOCK_ACT, PP_BLOCK_OUT, PP_BLOCK_SUM, PP_BLOCK_RESIDUAL, PP_BLOCK_BIAS},
     .nbwd = 6,
-    .bwd = {PP_BLOCK_W2, PP_BLOCK_GELU, PP_BLOCK_W1, PP_BLOCK_SUM, PP_BLOCK_LN, PP_BLOCK_RESIDUAL},
+    .bwd = {PP_BLOCK_OUT, PP_BLOCK_ACT, PP_BLOCK_IN, PP_BLOCK_SUM, PP_BLOCK_LN, PP_BLOCK_RESIDUAL},
 };
 
 const pp_block_recipe *pp__answers_tp_block(void) { return &megatron; }
