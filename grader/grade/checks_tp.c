@@ -139,13 +139,13 @@ static void check_memory(const pp_run_config *c, const pp_run_result *res, pp_te
     for (int i = 0; i < res->P && bad < 0; i++) {
         int vs = pp__config_vstage(c, i % c->P, 0), nb = pp__config_blocks(c, vs);
         int first = pp__config_prev(c, vs) < 0, last = pp__config_next(c, vs) < 0;
-        limit = pp__model_layered_bytes(&d, nb, first, last, d.ffn / c->T, rows);
-        whole = pp__model_layered_bytes(&d, nb, first, last, d.ffn, rows);
+        limit = pp__model_layered_bytes(&d, nb, first, last, c->T, rows);
+        whole = pp__model_layered_bytes(&d, nb, first, last, 1, rows);
         if (res->peak_single[i] > limit) bad = i;
     }
     if (bad < 0) {
         pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 1, "every stash within what its layers "
-                      "keep once each, the FFN's activations cut %d ways: rank %d's largest %zu bytes, against %zu "
+                      "keep once each, attention's and the FFN's activations cut %d ways: rank %d's largest %zu bytes, against %zu "
                       "for the whole stage", c->T, res->P - 1, res->peak_single[res->P - 1], whole);
         return;
     }
