@@ -427,6 +427,16 @@ Test(cli, the_docs_check_catches_a_wrong_quote) {
  * never a crash blamed on the schedule. The address-space limit makes "does not fit" quick and harmless; under
  * AddressSanitizer, whose shadow memory alone needs more address space than any such limit, its own cap on one
  * allocation (with malloc returning NULL past it) makes the same allocation fail. */
+/* 1 when text says `lead` followed by a byte count of one of the model's large weights (256 MiB or more) and its
+ * size in words: "... 268435456 bytes (256.0 MiB)". */
+static int big_allocation_named(const char *text, const char *lead) {
+    const char *at = strstr(text, lead);
+    long long bytes = 0;
+    char unit[8] = "";
+    return at && sscanf(at + strlen(lead), "%lld bytes (%*f %7[A-Za-z])", &bytes, unit) == 2 &&
+           bytes >= 256LL << 20 && (!strcmp(unit, "MiB") || !strcmp(unit, "GiB"));
+}
+
 Test(cli, a_model_that_does_not_fit_names_the_size) {
     char dir[PATH_MAX], cmd[2 * PATH_MAX + 512], cfg[] = "/tmp/pplab-oom-XXXXXX";
     test_build_dir(dir, sizeof dir);
@@ -435,19 +445,20 @@ Test(cli, a_model_that_does_not_fit_names_the_size) {
                                             : "ulimit -v 1000000;";
     int fd = mkstemp(cfg);
     cr_assert(fd >= 0);
-    /* one weight of this model (8192 x 32768 floats, 1 GiB) is more than the whole limit below, so the first
-     * large allocation fails whatever else the process maps, and nothing is touched before it */
+    /* this model's weights (8192 x 8192 floats for each of attention's four, 8192 x 32768 for each of the MLP's)
+     * are more than the whole limit below within the first block, so one of its large allocations fails whatever
+     * else the process maps, and nothing is touched before it */
     const char *line = "1f1b P=2 M=4 layers=8 width=8192 time=60\n";
     cr_assert_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
     close(fd);
     snprintf(cmd, sizeof cmd, "%s NO_COLOR=1 '%s/pplab' run --impl solutions --schedule 1f1b "
              "--stages 2 --microbatches 4 --layers 8 --width 8192 2>&1", limit, dir);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 2, "%s", buf);
-    cr_expect(strstr(buf, "out of memory allocating 1073741824 bytes (") != NULL, "%s", buf);
+    cr_expect(big_allocation_named(buf, "out of memory allocating "), "%s", buf);
     snprintf(cmd, sizeof cmd, "%s NO_COLOR=1 '%s/pplab' grade --impl solutions --lab 1f1b "
              "--config %s --only-config 2>&1", limit, dir, cfg);
     cr_expect_eq(test_capture(cmd, buf, sizeof buf), 1, "%s", buf);
-    cr_expect(strstr(buf, "run: out of memory allocating 1073741824 bytes (") &&
+    cr_expect(big_allocation_named(buf, "run: out of memory allocating ") &&
               strstr(buf, "the configuration's model does not fit this machine's memory") != NULL, "%s", buf);
     cr_expect(!strstr(buf, "pplab: error:"), "nothing printed past the report: %s", buf);
     unlink(cfg);
