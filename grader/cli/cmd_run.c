@@ -31,6 +31,9 @@ static const char usage[] =
     "  bubble: B (theory T)      virtual-clock bubble against the formula or the canonical replay (with the\n"
     "                            run's split backwards or recomputation, said on a line of its own)\n"
     "  peak stashes: s0 s1 ...   most activation stashes alive at once on each rank\n"
+    "  stash memory: m0 m1 ... KiB  the most bytes they held at once on each rank (a block's attention keeps\n"
+    "                            heads x seq x seq probabilities per sequence: that part grows with the square of\n"
+    "                            --seq, and --recompute gives it back)\n"
     "  virtual step: S (...)     with --tp or --node-size: the step's length on the virtual clock, against the\n"
     "                            canonical order's on the same shards and links\n"
     "  exposed communication: E (theory T)  with --dp (dp1f1b, dpinterleaved): how much longer the step is than\n"
@@ -500,6 +503,11 @@ static int run_figures_print(pp_cli_run *o, const pp_run_result *res) {
     printf("peak stashes:");
     for (int r = 0; r < P; r++) printf(" %d", res->peak_stashes[r]);
     printf("\n");
+    if (res->peak_bytes) {
+        printf("stash memory:");
+        for (int r = 0; r < P; r++) printf(" %.1f", (double)res->peak_bytes[r] / 1024.0);
+        printf(" KiB\n");
+    }
     if (note[0]) printf("theory: the canonical order replayed %s, as this run ran its backwards\n", note);
     /* shards and links make a step longer in virtual time, which the bubble (a ratio) does not show */
     if ((o->cfg.T > 1 || o->cfg.node_size > 0) && held) {
