@@ -4,7 +4,7 @@ CC       ?= cc
 BUILD    ?= build
 CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda) /usr)
 
-WARN     := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-format-truncation
+WARN     := -Wall -Wextra -Werror -Wpointer-arith -Wno-unused-parameter -Wno-format-truncation
 CSTD     := -std=c11 -D_GNU_SOURCE
 OPT      ?= -O2 -g
 # base/ is everyone's ground floor: status codes and the fatal path, text made safe to show, hashing, the layout
