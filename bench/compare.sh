@@ -109,7 +109,7 @@ else
         ta=$("$PY" "$here/torch_attention.py" $specs 2>/dev/null | awk '!/^#/ { print $6 }')
         printf "  %3s  %4s  %3s  %3s  %9s  %9s  %6s\n" B T nh hd "pplab ms" "torch ms" ratio
         paste -d' ' <(printf '%s\n' "$rows") <(printf '%s\n' "$ta") |
-            awk '{ printf "  %3d  %4d  %3d  %3d  %9.3f  %9.3f  %6.2f\n", $1, $2, $3, $4, $5, $6, $6 > 0 ? $5 / $6 : 0 }'
+            awk '{ printf "  %3d  %4d  %3d  %3d  %9.3f  %9.3f  %6.2f\n", $1, $2, $3, $4, $5, $6, ($6 > 0 ? $5 / $6 : 0) }'
     fi
 fi
 
