@@ -1,5 +1,5 @@
-/* bench.c: `pplab bench [comm|gemm|pipeline|all] [--quick]`: parses the flags, runs the chosen benchmarks in
- * order. */
+/* bench.c: `pplab bench [comm|gemm|attention|pipeline|sandbox|reduce|all] [--quick]`: parses the flags, runs the
+ * chosen benchmarks in order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +10,17 @@
 #include "cli.h"
 
 static const char usage[] =
-    "usage: pplab bench [comm|gemm|pipeline|sandbox|reduce|all] [flag ...]\n"
+    "usage: pplab bench [comm|gemm|attention|pipeline|sandbox|reduce|all] [flag ...]\n"
     "Prints figures, each against a baseline measured in the same run; asserts nothing.\n"
     "  comm      ping-pong round trip between two thread ranks (rendezvous and eager) vs memcpy bandwidth\n"
     "  gemm      the cpu backend's GEMM slot vs cblas_sgemm called directly, at the model's shapes\n"
+    "  attention the cpu backend's causal attention, forward + backward, at a small GPT's shapes (compare.sh sets\n"
+    "            PyTorch's scaled_dot_product_attention beside it)\n"
     "  pipeline  GPipe on 2 ranks vs the same work on 1 rank: wall time against the bubble, CPU-time overhead\n"
     "  sandbox   one pp.h call's round trip through a sandboxed driver, and grading the solutions sandboxed vs\n"
     "            in-process\n"
     "  reduce    pp_grad_reduce between 2 and 4 thread replicas vs memcpy bandwidth, beside the virtual cost\n"
-    "  all       all five (the default)\n";
+    "  all       all six (the default)\n";
 
 static const char notes[] = "Exit status 0 when every chosen benchmark ran, 1 when one could not run (its table says "
                            "why).\n";
@@ -38,11 +40,13 @@ static int bench_flags(pp_flag *out) {
 /* The one benchmark named, or all. */
 static void which_operand(void *ctx, const char *a) {
     const char **which = ctx;
-    if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "pipeline") && strcmp(a, "sandbox") && strcmp(a, "reduce") &&
-        strcmp(a, "all"))
-        pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, pipeline, sandbox, reduce or all", a);
+    if (strcmp(a, "comm") && strcmp(a, "gemm") && strcmp(a, "attention") && strcmp(a, "pipeline") &&
+        strcmp(a, "sandbox") && strcmp(a, "reduce") && strcmp(a, "all"))
+        pp__cli_fail("bench", "unknown benchmark '%s': use comm, gemm, attention, pipeline, sandbox, reduce or all",
+                     a);
     if (*which)
-        pp__cli_fail("bench", "name one benchmark (got '%s' and '%s'): comm, gemm, pipeline, sandbox, reduce or all",
+        pp__cli_fail("bench",
+                     "name one benchmark (got '%s' and '%s'): comm, gemm, attention, pipeline, sandbox, reduce or all",
                      *which, a);
     *which = a;
 }
@@ -64,6 +68,7 @@ static int bench_main(int argc, char **argv) {
         int (*fn)(const pp_bench_opts *);
     } benches[] = {{"comm", pp__bench_comm},
                    {"gemm", pp__bench_gemm},
+                   {"attention", pp__bench_attention},
                    {"pipeline", pp__bench_pipeline},
                    {"sandbox", pp__bench_sandbox},
                    {"reduce", pp__bench_reduce}};
@@ -80,7 +85,7 @@ static int bench_main(int argc, char **argv) {
 
 const pp_cli_command pp__cli_bench = {
     .name = "bench",
-    .summary = "communication, GEMM, pipeline-overhead and sandbox benchmarks",
+    .summary = "communication, GEMM, attention, pipeline-overhead and sandbox benchmarks",
     .usage = usage,
     .notes = notes,
     .flags = bench_flags,

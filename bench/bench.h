@@ -20,6 +20,7 @@ const char *pp__bench_size(size_t bytes, char *buf, size_t len);
 
 /* The benchmarks. Each prints its table and conclusion to stdout and returns 0, or prints one line saying why
  * it could not run (to stdout, inside its table, so the other benchmarks still run) and returns -1. */
+int pp__bench_attention(const pp_bench_opts *o);
 int pp__bench_comm(const pp_bench_opts *o);
 int pp__bench_gemm(const pp_bench_opts *o);
 int pp__bench_pipeline(const pp_bench_opts *o);
