@@ -1,5 +1,5 @@
 /* checks_tp.c: the tensor-parallel block lab's checks (checks_tp.h): the shards' all-reduces held to Megatron-LM's
- * count and size for its MLP block, the activation memory per shard, and the diagnosis of a wrong block from the
+ * count and size for its block (attention and the MLP), the activation memory per shard, and the diagnosis of a wrong block from the
  * notes the library kept (rank.h: the first call given a tensor of the wrong kind); then the grid lab's step on
  * its topology. */
 #include "checks_tp.h"
@@ -101,10 +101,11 @@ void pp__checks_tp_gated(const pp_run_config *c, pp_test_result *out, const char
     pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 0, "not graded: %s", why);
 }
 
-/* Megatron's count: one sum per block in each forward and each backward, every micro-batch. */
+/* Megatron's count: two sums per block (one per half) in each forward and each backward, every micro-batch. */
 static int megatron_sums(const pp_run_config *c, int p) {
     int n = 0;
-    for (int ch = 0; ch < c->v; ch++) n += 2 * c->M * pp__config_blocks(c, pp__config_vstage(c, p, ch));
+    for (int ch = 0; ch < c->v; ch++)
+        n += 2 * PP_TP_SUMS_PER_BLOCK * c->M * pp__config_blocks(c, pp__config_vstage(c, p, ch));
     return n;
 }
 
@@ -119,15 +120,16 @@ static void check_sums(const pp_run_config *c, const pp_run_result *res, pp_test
     char why[600];
     if (bad < 0) {
         pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 1, "%d all-reduces of %.0f values over shard 0's "
-                      "ranks, as Megatron's blocks make them: one per block in each forward (g, after W2) and one in "
-                      "each backward (f's conjugate, before W1's input gradient leaves)", total, floats);
+                      "ranks, as Megatron's blocks make them: two per block in each forward (g, after Wo and after W2) "
+                      "and two in each backward (f's conjugate, before the input gradients of Wq/Wk/Wv and of W1 "
+                      "leave)", total, floats);
         return;
     }
     int p = bad % c->P, want = megatron_sums(c, p);
     if (!pp__checks_tp_diagnose(c, res, why, sizeof why)) why[0] = 0;
     pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 0, "%s%srank %d's shards summed %d times, %.0f bytes in "
-                  "step 1; Megatron's blocks sum %d times, %.0f bytes: one activation (%.0f values) per block in each "
-                  "forward and each backward", why, why[0] ? "; so " : "", p, res->tp_sums[bad], res->tp_bytes[bad],
+                  "step 1; Megatron's blocks sum %d times, %.0f bytes: one activation (%.0f values) per half of each "
+                  "block in each forward and each backward", why, why[0] ? "; so " : "", p, res->tp_sums[bad], res->tp_bytes[bad],
                   want, want * floats * sizeof(float), floats);
 }
 
@@ -190,9 +192,10 @@ static void placement_cause(const pp_run_config *c, const pp_run_config *canon, 
             int L = pp__config_blocks(c, pp__config_vstage(c, p, 0));
             char rep[32] = "";
             if (c->D > 1) snprintf(rep, sizeof rep, " in replica %d", d);
-            snprintf(msg, len, "the tensor-parallel group of stage %d%s spans nodes %d and %d: its 2 x %d all-reduces "
-                     "per micro-batch (one per block each way) cross the network (--reduce-alpha, --reduce-beta) "
-                     "instead of the node's link (--tp-alpha, --tp-beta), inside every op", p, rep, a, b, L);
+            snprintf(msg, len, "the tensor-parallel group of stage %d%s spans nodes %d and %d: its %d x %d all-reduces "
+                     "per micro-batch (%d per block each way) cross the network (--reduce-alpha, --reduce-beta) "
+                     "instead of the node's link (--tp-alpha, --tp-beta), inside every op", p, rep, a, b,
+                     2 * PP_TP_SUMS_PER_BLOCK, L, PP_TP_SUMS_PER_BLOCK);
             return;
         }
     for (int d = 0; d < c->D; d++)
