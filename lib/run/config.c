@@ -308,9 +308,9 @@ double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
 double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
     pp_model_dims d;
     pp__config_model_dims(c, &d);
-    d.ffn /= c->T > 1 ? c->T : 1; /* a shard reduces its own slice of W1, b1 and W2 */
+    /* a shard reduces its own slice of the cut parameters: its heads' and its FFN columns' */
     return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), pp__config_prev(c, vstage) < 0,
-                                         pp__config_next(c, vstage) < 0) * sizeof(float);
+                                         pp__config_next(c, vstage) < 0, c->T) * sizeof(float);
 }
 
 int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen) {
