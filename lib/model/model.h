@@ -118,6 +118,8 @@ typedef enum {
     PP_LAYER_LN2, PP_LAYER_W1, PP_LAYER_GELU, PP_LAYER_W2, PP_LAYERS
 } pp_layer;
 enum { PP_HALF_LAYERS = 4 };
+/* The two halves, in the forward's order, as layer / PP_HALF_LAYERS numbers them. */
+enum { PP_HALF_ATTN = 0, PP_HALF_MLP = 1 };
 
 /* Opens the stash of a forward over `rows` tokens (*stash; release with pp__stash_release) and runs the embedding
  * on a first stage. Returns block 0's input: x, or the embedding's output. */
