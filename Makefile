@@ -273,8 +273,12 @@ info:
 
 # The CPU kernels' loops need a remainder or an aliasing check, which -O2's cheapest cost model never pays for;
 # vectorising them keeps every result bit (no reassociation without -ffast-math) and makes GELU 10x faster.
-# -fno-math-errno lets sqrtf vectorise: it changes errno on a negative argument, never a result.
-$(BUILD)/obj/kernels/cpu/%.o: CFLAGS += $(if $(filter 1,$(FUZZ)),,-fvect-cost-model=dynamic) -fno-math-errno
+# -fno-math-errno lets sqrtf vectorise: it changes errno on a negative argument, never a result. -fno-trapping-math
+# lets a loop with a float comparison in it (a clamp, a mask) vectorise where there are no mask registers (AVX2 and
+# older: 2.5x on the attention forward there, 3.6x on GELU); it only allows evaluating a comparison that would not otherwise run, and the
+# kernels never read the floating-point exception flags, so no result changes either.
+$(BUILD)/obj/kernels/cpu/%.o: CFLAGS += $(if $(filter 1,$(FUZZ)),,-fvect-cost-model=dynamic) -fno-math-errno \
+                                        -fno-trapping-math
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

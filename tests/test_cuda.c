@@ -326,6 +326,43 @@ Test(cuda, sgd_adamw)
     cmp("adamw v", v[CPU], v[GPU], (size_t)count, EW_ATOL, EW_RTOL);
 }
 
+/* ---- causal self-attention ------------------------------------------------------------------------------ */
+
+static void attention_case(int B, int T, int nh, int hd)
+{
+    tu_rng r = {100u + (unsigned)T};
+    size_t n = (size_t)B * T * nh * hd, nt = (size_t)B * nh * T * T;
+    float *q = rand_f(&r, n, -1, 1), *k = rand_f(&r, n, -1, 1), *v = rand_f(&r, n, -1, 1);
+    float *dout = rand_f(&r, n, -1, 1);
+    float *out[2], *att[2], *dq[2], *dk[2], *dv[2];
+    for (int b = 0; b < 2; b++) {
+        float *qd = devf(b, q, n), *kd = devf(b, k, n), *vd = devf(b, v, n);
+        out[b] = devf(b, NULL, n);
+        att[b] = devf(b, NULL, nt);
+        dq[b] = devf(b, NULL, n);
+        dk[b] = devf(b, NULL, n);
+        dv[b] = devf(b, NULL, n);
+        OPS(b)->attn_fwd(CTX(b), out[b], att[b], qd, kd, vd, B, T, nh, hd);
+        OPS(b)->attn_bwd(CTX(b), dq[b], dk[b], dv[b], devf(b, NULL, nt), devf(b, dout, n), qd, kd, vd, att[b], B, T,
+                         nh, hd);
+    }
+    /* products over k = hd or T terms (cuBLAS tiles against OpenBLAS's, full T x T against the CPU's row blocks)
+     * and row softmaxes: the GEMM bounds; att compares exactly above the diagonal, where both write 0 */
+    cmp("attn_fwd out", out[CPU], out[GPU], n, GEMM_ATOL, GEMM_RTOL);
+    cmp("attn_fwd att", att[CPU], att[GPU], nt, GEMM_ATOL, GEMM_RTOL);
+    cmp("attn_bwd dq", dq[CPU], dq[GPU], n, GEMM_ATOL, GEMM_RTOL);
+    cmp("attn_bwd dk", dk[CPU], dk[GPU], n, GEMM_ATOL, GEMM_RTOL);
+    cmp("attn_bwd dv", dv[CPU], dv[GPU], n, GEMM_ATOL, GEMM_RTOL);
+}
+
+/* a sequence of one token, odd sizes past the CPU's row blocks, and a model's shape */
+Test(cuda, attention)
+{
+    attention_case(3, 1, 2, 4);
+    attention_case(2, 37, 3, 12);
+    attention_case(4, 128, 4, 32);
+}
+
 /* ---- timers, describe, two ranks on one GPU -------------------------------------------------------------- */
 
 Test(cuda, timers_and_describe)

@@ -75,6 +75,8 @@ const pp_backend_ops pp__backend_cpu_ops = {
     .xent_bwd = pp__cpu_xent_bwd,
     .sgd = pp__cpu_sgd,
     .adamw = pp__cpu_adamw,
+    .attn_fwd = pp__cpu_attn_fwd,
+    .attn_bwd = pp__cpu_attn_bwd,
     /* no device timers: the runtime times cpu ops with the host clock */
     .timer_epoch = NULL,
     .timer_begin = NULL,

@@ -1,8 +1,9 @@
 /* cpu_kernels.h: the fp32 CPU kernels behind the `cpu` backend (backend_cpu.c), one file per op family (gemm.c,
- * embedding.c, layernorm.c, gelu.c, elementwise.c, xent.c, optim.c), as kernels/cuda has them. Each has exactly the signature of its slot in
- * pp_backend_ops (backend.h), whose comments are the contract: row-major, "+=" accumulates, "=" overwrites.
- * ctx is unused (the CPU kernels keep no state); pointers are ordinary host memory. Every kernel is
- * deterministic: a fixed summation order and no threading of its own (GEMM runs OpenBLAS on one thread). */
+ * embedding.c, layernorm.c, gelu.c, elementwise.c, xent.c, optim.c, attention.c), as kernels/cuda has them. Each
+ * has exactly the signature of its slot in pp_backend_ops (backend.h), whose comments are the contract: row-major,
+ * "+=" accumulates, "=" overwrites. ctx is unused (the CPU kernels keep no state); pointers are ordinary host
+ * memory. Every kernel is deterministic: a fixed summation order and no threading of its own (GEMM runs OpenBLAS
+ * on one thread). */
 #ifndef PP_CPU_KERNELS_H
 #define PP_CPU_KERNELS_H
 
@@ -60,6 +61,16 @@ void pp__cpu_sgd(void *ctx, float *p, const float *g, float lr, float wd, int co
 /* AdamW step t >= 1: m, v updated in place, p -= lr * (mhat / (sqrt(vhat) + eps) + wd * p). */
 void pp__cpu_adamw(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
                    float eps, float wd, int t, int count);
+
+/* Causal multi-head self-attention (n = B*T rows, nh heads of hd columns, head j in columns j*hd..): out =
+ * softmax(q k^T / sqrt(hd), keys t' <= t) v per (sequence, head), overwritten; att (B x nh x T x T) the
+ * probabilities, zero above the diagonal. Products through cblas_sgemm on each head's columns in place. */
+void pp__cpu_attn_fwd(void *ctx, float *out, float *att, const float *q, const float *k, const float *v, int B,
+                      int T, int nh, int hd);
+/* dq, dk, dv (overwritten) from dout and the forward's q, k, v, att; scratch: T*T floats of it are used. */
+void pp__cpu_attn_bwd(void *ctx, float *dq, float *dk, float *dv, float *scratch, const float *dout,
+                      const float *q, const float *k, const float *v, const float *att, int B, int T, int nh,
+                      int hd);
 
 /* The OpenBLAS kernel behind pp__cpu_gemm (blas_core.c). ISA levels are ordered: a higher one runs every lower one. */
 enum { PP_ISA_UNKNOWN = -1, PP_ISA_SSE, PP_ISA_AVX, PP_ISA_AVX2, PP_ISA_AVX512 };

@@ -1,42 +1,24 @@
 /* gelu.c: GELU, tanh approximation 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), and its derivative.
  *
  * Written through the identity 0.5 (1 + tanh(u)) = 1 / (1 + exp(-2u)) = sigmoid(2u), which has no cancellation
- * (1 + tanh(u) for u << 0 loses every digit), and with an exp of its own: libm's tanhf is a scalar call that no
- * compiler vectorises (7-8 ns per element here), and was half the CPU step once GEMM ran its proper kernel. The
- * loops below are branch-free so that GCC vectorises them, once per ISA (PP_CPU_CLONES): about 1 ns per element.
+ * (1 + tanh(u) for u << 0 loses every digit), and with the kernels' own exp (cpu_exp.h): libm's tanhf is a scalar
+ * call that no compiler vectorises (7-8 ns per element here), and was half the CPU step once GEMM ran its proper
+ * kernel. The loops below are branch-free so that GCC vectorises them, once per ISA (PP_CPU_CLONES): about 1 ns
+ * per element.
  * Error against double precision over [-12, 12] (tests/test_kernels.c, gelu_dense): |diff| <= 0.24 (forward)
  * and 0.66 (backward) of 1e-7 + 1e-6 |ref|, where libm's tanhf in the textbook form reached 0.77 and 5.5. */
-#include <stdint.h>
-#include <string.h>
-
 #include "cpu/cpu_kernels.h"
+#include "cpu/cpu_exp.h"
 
 #define PP__GELU_S 0.7978845608028654f /* sqrt(2/pi) */
 #define PP__GELU_C 0.044715f
 
-/* exp(z) for z clamped to [-87, 87], so that 2^n stays a normal float (a NaN becomes -87, never a float-to-int
- * conversion out of range; x itself carries the NaN into the result): n = round(z / ln 2) by the 1.5 * 2^23
- * trick (no rounding instruction needed), r = z - n ln 2 in two parts (Cody-Waite), e^r by its degree-6 Taylor
- * polynomial on |r| <= ln2/2 (truncation < 2e-8 relative), and 2^n built in the exponent field. */
+/* exp(z) with z clamped to [-87, 87] first (cpu_exp.h): GELU saturates there, and a NaN becomes -87, never a
+ * float-to-int conversion out of range (x itself carries the NaN into the result). */
 static inline float gelu_exp(float z) {
     z = z > -87.0f ? z : -87.0f;
     z = z < 87.0f ? z : 87.0f;
-    const float shift = 12582912.0f; /* 1.5 * 2^23 */
-    float t = z * 1.44269504088896341f + shift;
-    float n = t - shift;
-    float r = z - n * 0.693145751953125f; /* ln 2, high part: exact in n * hi */
-    r = r - n * 1.428606765330187e-06f;   /* ln 2, low part */
-    float p = 1.0f / 720.0f;
-    p = p * r + 1.0f / 120.0f;
-    p = p * r + 1.0f / 24.0f;
-    p = p * r + 1.0f / 6.0f;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) << 23;
-    float scale;
-    memcpy(&scale, &bits, sizeof scale);
-    return p * scale;
+    return pp__cpu_exp_core(z);
 }
 
 /* e = exp(-2u) at the GELU argument u of x; then 0.5 (1 + tanh u) = 1 / (1 + e). */

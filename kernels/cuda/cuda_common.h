@@ -116,6 +116,12 @@ void pp__cuda_xent_bwd(void *ctx, float *dlogits, const float *probs, const int 
 void pp__cuda_sgd(void *ctx, float *p, const float *g, float lr, float wd, int count);
 void pp__cuda_adamw(void *ctx, float *p, const float *g, float *m, float *v, float lr, float beta1, float beta2,
                     float eps, float wd, int t, int count);
+/* Causal multi-head self-attention (attention.cu): cuBLAS batched products over each sequence's heads, one warp
+ * per row for the softmax and its backward. */
+void pp__cuda_attn_fwd(void *ctx, float *out, float *att, const float *q, const float *k, const float *v, int B,
+                       int T, int nh, int hd);
+void pp__cuda_attn_bwd(void *ctx, float *dq, float *dk, float *dv, float *scratch, const float *dout,
+                       const float *q, const float *k, const float *v, const float *att, int B, int T, int nh, int hd);
 /* cuBLAS GEMM (gemm.cu). */
 void pp__cuda_gemm(void *ctx, int tA, int tB, int m, int n, int k, float alpha, const float *A, int lda,
                    const float *B, int ldb, float beta, float *C, int ldc);
