@@ -204,8 +204,8 @@ void pp_group_end(pp_rank *r);
  * them, which run the same step function, the same ops on the same micro-batches, each on its part of every
  * block. The model's block is a small GPT's, two residual halves, each a LayerNorm, a linear, a step of its own, a
  * linear and a bias:
- *     x1 = x + Wo attn(LN1(x)) + bo          causal multi-head self-attention over H heads of width h/H, its
- *                                            queries, keys and values LN1(x) Wq + bq, LN1(x) Wk, LN1(x) Wv + bv
+ *     x1 = x + Wo attn(LN1(x)) + bo             causal multi-head self-attention over H heads of width h/H, its
+ *                                               queries, keys and values LN1(x) Wq + bq, LN1(x) Wk, LN1(x) Wv + bv
  *     y  = x1 + W2 gelu(W1 LN2(x1) + b1) + b2   the MLP, W1 of h x F, F the FFN width (4 x --width)
  * Shard t holds whole heads, heads t*H/T .. (t+1)*H/T-1: their columns of Wq, bq, Wk, Wv and bv, and the same rows
  * of Wo; and columns t*F/T .. (t+1)*F/T-1 of W1 and b1 and the same rows of W2. LN1, LN2, bo, b2, the embedding

@@ -7,8 +7,8 @@
  *     x1 = x + Wo attn(LN1(x)) + bo,   y = x1 + W2 gelu(W1 LN2(x1) + b1) + b2;   x whole, y whole. */
 static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
     pp_tensor *y = x;
-    /* TODO 1: each half's four layers in order, attention's first. What is each of their outputs on the shards:
-     * where do this shard's heads go, and does a head need another shard's? What must happen to each half's last
+    /* TODO 1: each half's four layers in order, attention's first. What is each of their outputs over the shards,
+     * and does one of this shard's heads need anything of another shard's? What must happen to each half's last
      * output before the next half (or block) can read it, and where do bo, b2 and the residuals go so that any sum
      * holds each of them once? */
     pp_tensor *ln1 = pp_block_ln1(b, x);
