@@ -286,7 +286,12 @@ static pp_tensor *block_call(int api, pp_block *b, pp_tensor *t1, pp_tensor *t2,
     return ptr_of(out);
 }
 
-pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x) { return block_call(PP_BAPI_LAYERNORM, b, x, NULL, 1); }
+pp_tensor *pp_block_ln1(pp_block *b, pp_tensor *x) { return block_call(PP_BAPI_LN1, b, x, NULL, 1); }
+pp_tensor *pp_block_qkv(pp_block *b, pp_tensor *ln) { return block_call(PP_BAPI_QKV, b, ln, NULL, 1); }
+pp_tensor *pp_block_attention(pp_block *b, pp_tensor *qkv) { return block_call(PP_BAPI_ATTENTION, b, qkv, NULL, 1); }
+pp_tensor *pp_block_proj(pp_block *b, pp_tensor *a) { return block_call(PP_BAPI_PROJ, b, a, NULL, 1); }
+void pp_block_proj_bias(pp_block *b, pp_tensor *y) { block_call(PP_BAPI_PROJ_BIAS, b, y, NULL, 0); }
+pp_tensor *pp_block_ln2(pp_block *b, pp_tensor *x) { return block_call(PP_BAPI_LN2, b, x, NULL, 1); }
 pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln) { return block_call(PP_BAPI_LINEAR1, b, ln, NULL, 1); }
 pp_tensor *pp_block_gelu(pp_block *b, pp_tensor *h1) { return block_call(PP_BAPI_GELU, b, h1, NULL, 1); }
 pp_tensor *pp_block_linear2(pp_block *b, pp_tensor *a1) { return block_call(PP_BAPI_LINEAR2, b, a1, NULL, 1); }
@@ -303,8 +308,23 @@ pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1) {
 pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1) {
     return block_call(PP_BAPI_LINEAR1_BACKWARD, b, dh1, NULL, 1);
 }
-pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln) {
-    return block_call(PP_BAPI_LAYERNORM_BACKWARD, b, dln, NULL, 1);
+pp_tensor *pp_block_ln2_backward(pp_block *b, pp_tensor *dln) {
+    return block_call(PP_BAPI_LN2_BACKWARD, b, dln, NULL, 1);
+}
+pp_tensor *pp_block_proj_backward(pp_block *b, pp_tensor *dy) {
+    return block_call(PP_BAPI_PROJ_BACKWARD, b, dy, NULL, 1);
+}
+void pp_block_proj_bias_backward(pp_block *b, pp_tensor *dy) {
+    block_call(PP_BAPI_PROJ_BIAS_BACKWARD, b, dy, NULL, 0);
+}
+pp_tensor *pp_block_attention_backward(pp_block *b, pp_tensor *da) {
+    return block_call(PP_BAPI_ATTENTION_BACKWARD, b, da, NULL, 1);
+}
+pp_tensor *pp_block_qkv_backward(pp_block *b, pp_tensor *dqkv) {
+    return block_call(PP_BAPI_QKV_BACKWARD, b, dqkv, NULL, 1);
+}
+pp_tensor *pp_block_ln1_backward(pp_block *b, pp_tensor *dln) {
+    return block_call(PP_BAPI_LN1_BACKWARD, b, dln, NULL, 1);
 }
 
 static pp_tensor *backward(pp_rank *r, const char *api, int op, pp_stash *stash, pp_tensor *dy) {

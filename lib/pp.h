@@ -202,9 +202,14 @@ void pp_group_end(pp_rank *r);
 
 /* With --tp T every stage is cut over T ranks, its shards: a run is T*D*P ranks, and each (d, p) above has T of
  * them, which run the same step function, the same ops on the same micro-batches, each on its part of every
- * block (the model's block is y = x + W2 gelu(W1 LN(x) + b1) + b2). Shard t holds columns t*F/T .. (t+1)*F/T-1
- * of W1 and b1 and the same rows of W2, F being the FFN width (4 x --width); LayerNorm, b2, the embedding and
- * the head are whole on every shard. Messages, reduces and everything above stay among the ranks of one shard.
+ * block. The model's block is a small GPT's, two residual halves, each a LayerNorm, a linear, a step of its own, a
+ * linear and a bias:
+ *     x1 = x + Wo attn(LN1(x)) + bo             causal multi-head self-attention over H heads of width h/H, its
+ *                                               queries, keys and values LN1(x) Wq + bq, LN1(x) Wk, LN1(x) Wv + bv
+ *     y  = x1 + W2 gelu(W1 LN2(x1) + b1) + b2   the MLP, W1 of h x F, F the FFN width (4 x --width)
+ * Shard t holds whole heads, heads t*H/T .. (t+1)*H/T-1: their columns of Wq, bq, Wk, Wv and bv, and the same rows
+ * of Wo; and columns t*F/T .. (t+1)*F/T-1 of W1 and b1 and the same rows of W2. LN1, LN2, bo, b2, the embedding
+ * and the head are whole on every shard. Messages, reduces and everything above stay among the ranks of one shard.
  *
  * In the tpblock and tpgrid labs the schedule writes the blocks itself: a forward is pp_stage_forward_begin, then each block
  * of the stage in turn (your function, made of the calls below), then pp_stage_forward_end; a backward is
@@ -245,10 +250,22 @@ pp_block *pp_stash_block(pp_rank *r, pp_stash *stash, int i);
  * rank (-1 for NULL). */
 int pp_block_shard(const pp_block *b);
 
-/* The block's layers, forward. Each keeps its input in the stash for its backward (counted activation memory:
- * call each once per block). */
-/* LayerNorm of x (n x h) with the block's gain and bias: returns ln, n x h. */
-pp_tensor *pp_block_layernorm(pp_block *b, pp_tensor *x);
+/* The block's layers, forward, in two halves. Each keeps its input in the stash for its backward (counted
+ * activation memory: call each once per block). n is the micro-batch's tokens, h the width, T the shards. */
+/* The attention half. LayerNorm of x (n x h) with LN1's gain and bias: returns n x h. */
+pp_tensor *pp_block_ln1(pp_block *b, pp_tensor *x);
+/* ln Wq + bq, ln Wk, ln Wv + bv with this shard's heads' columns of Wq, bq, Wk, Wv and bv (ln: n x h): returns
+ * qkv, n x 3h/T, the shard's queries, keys and values one after the other (each n x h/T). */
+pp_tensor *pp_block_qkv(pp_block *b, pp_tensor *ln);
+/* Causal self-attention of each of this shard's heads over its own queries, keys and values (qkv: n x 3h/T), each
+ * token attending to the tokens of its sequence up to itself: returns a, n x h/T, the heads' outputs side by side. */
+pp_tensor *pp_block_attention(pp_block *b, pp_tensor *qkv);
+/* a Wo with this shard's rows of Wo (a: n x h/T): returns n x h, without bo. */
+pp_tensor *pp_block_proj(pp_block *b, pp_tensor *a);
+/* y += bo, in place (bo is whole on every shard). */
+void pp_block_proj_bias(pp_block *b, pp_tensor *y);
+/* The MLP half. LayerNorm of x (n x h, the attention half's result) with LN2's gain and bias: returns n x h. */
+pp_tensor *pp_block_ln2(pp_block *b, pp_tensor *x);
 /* ln W1 + b1 with this shard's columns of W1 and b1 (ln: n x h): returns h1, n x F/T. */
 pp_tensor *pp_block_linear1(pp_block *b, pp_tensor *ln);
 /* gelu(h1), value by value: returns a1, the same shape. */
@@ -257,18 +274,20 @@ pp_tensor *pp_block_gelu(pp_block *b, pp_tensor *h1);
 pp_tensor *pp_block_linear2(pp_block *b, pp_tensor *a1);
 /* y += b2, in place (b2 is whole on every shard). */
 void pp_block_bias2(pp_block *b, pp_tensor *y);
-/* y += x, in place (n x h both): the residual, or in the backward the residual's gradient. */
+/* Both halves. y += x, in place (n x h both): a half's residual, or in the backward the residual's gradient. It
+ * counts for the half whose layer ran last. */
 void pp_block_residual(pp_block *b, pp_tensor *y, pp_tensor *x);
-/* Replaces t (n x h or n x F/T) by the sum of the T shards' t, in place, added in shard order, so that every
- * shard gets the same bits: an all-reduce over the stage's shards, blocking until all T called it (the k-th call
- * of each shard meets the k-th of the others). It costs virtual time inside the open op: a ring over the shards'
- * link, 2(T-1) steps of --tp-alpha plus 2(T-1)/T of t's bytes at --tp-beta (pp_rank_shards = 1: nothing). */
+/* Replaces t (n x h, or one of the shard's own widths: n x 3h/T, n x h/T, n x F/T) by the sum of the T shards' t,
+ * in place, added in shard order, so that every shard gets the same bits: an all-reduce over the stage's shards,
+ * blocking until all T called it (the k-th call of each shard meets the k-th of the others). It costs virtual
+ * time inside the open op: a ring over the shards' link, 2(T-1) steps of --tp-alpha plus 2(T-1)/T of t's bytes at
+ * --tp-beta (pp_rank_shards = 1: nothing). */
 void pp_block_allreduce(pp_block *b, pp_tensor *t);
 
-/* The block's layers, backward, from the gradient of each layer's output (run the forward's layers in reverse;
- * each adds its weight gradients). */
-/* From dy (n x h, the gradient of W2's output): adds a1^T dy to this shard's rows of W2's gradient, returns
- * d a1 = dy W2^T, n x F/T. */
+/* The block's layers, backward, from the gradient of each layer's output (run the forward's layers in reverse,
+ * the MLP half first; each adds its weight gradients). */
+/* The MLP half. From dy (n x h, the gradient of W2's output): adds a1^T dy to this shard's rows of W2's gradient,
+ * returns d a1 = dy W2^T, n x F/T. */
 pp_tensor *pp_block_linear2_backward(pp_block *b, pp_tensor *dy);
 /* Adds dy's column sums to b2's gradient. */
 void pp_block_bias2_backward(pp_block *b, pp_tensor *dy);
@@ -277,9 +296,24 @@ pp_tensor *pp_block_gelu_backward(pp_block *b, pp_tensor *da1);
 /* From d h1 (n x F/T): adds ln^T dh1 and dh1's column sums to this shard's columns of W1's and b1's gradients,
  * returns dh1 W1^T with those columns, n x h. */
 pp_tensor *pp_block_linear1_backward(pp_block *b, pp_tensor *dh1);
-/* From d ln (n x h, the gradient of LayerNorm's output): adds LayerNorm's gradients, returns the gradient of the
- * block's input through LayerNorm, n x h (the residual's share is pp_block_residual's). */
-pp_tensor *pp_block_layernorm_backward(pp_block *b, pp_tensor *dln);
+/* From d ln (n x h, the gradient of LN2's output): adds LN2's gradients, returns the gradient of the MLP half's
+ * input through LN2, n x h (the residual's share is pp_block_residual's). */
+pp_tensor *pp_block_ln2_backward(pp_block *b, pp_tensor *dln);
+/* The attention half. From dy (n x h, the gradient of Wo's output): adds a^T dy to this shard's rows of Wo's
+ * gradient, returns d a = dy Wo^T, n x h/T. */
+pp_tensor *pp_block_proj_backward(pp_block *b, pp_tensor *dy);
+/* Adds dy's column sums to bo's gradient. */
+void pp_block_proj_bias_backward(pp_block *b, pp_tensor *dy);
+/* From d a (n x h/T): returns the gradients of this shard's heads' queries, keys and values through their
+ * attention, n x 3h/T, laid out as pp_block_qkv returns them. */
+pp_tensor *pp_block_attention_backward(pp_block *b, pp_tensor *da);
+/* From d qkv (n x 3h/T): adds ln^T times each part to this shard's columns of Wq's, Wk's and Wv's gradients (and
+ * the column sums of the query and value parts to bq's and bv's), returns the sum of the three parts times their
+ * weights transposed, n x h. */
+pp_tensor *pp_block_qkv_backward(pp_block *b, pp_tensor *dqkv);
+/* From d ln (n x h, the gradient of LN1's output): adds LN1's gradients, returns the gradient of the block's input
+ * through LN1, n x h (the residual's share is pp_block_residual's). */
+pp_tensor *pp_block_ln1_backward(pp_block *b, pp_tensor *dln);
 
 /* ---- misc ---------------------------------------------------------------------------------------------- */
 

@@ -129,7 +129,10 @@ Test(handout, states_no_answer_it_asks_for) {
                                         "micro-batch M−1 (groups", "3M+P-1", "6M ops", "2M(vP-1)", "4M(P-1)",
                                         /* lab 08: where the sums go */
                                         "the one way from partial to whole", "returns n x h, partial",
-                                        "the sums belong on", "partial products summed first"};
+                                        "the sums belong on", "partial products summed first",
+                                        /* ... and its attention half's */
+                                        "sum after proj", "summed after Wo", "after pp_block_proj",
+                                        "pp_block_allreduce(b, x1)"};
     char cmd[2 * PATH_MAX + 256];
     for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
         /* text files only, and the chapters' questions as the handout ships them (kit-only blocks are gone) */

@@ -350,10 +350,10 @@ Test(mpi_grade, a_topology_grades_as_with_threads, .timeout = 240) {
     tmp_remove();
 }
 
-/* Lab 08's blocks under mpirun -np T*P: the reference keeps full marks, and every broken block loses the same
- * points with the same diagnosis (the notes gathered from every shard's process), a shard that fails or returns
- * early is reported as with threads, and shards whose whole parameters part ways are named from their weights'
- * fingerprints. */
+/* Lab 08's blocks under mpirun -np T*P: the reference keeps full marks, and every broken block (a mistake of
+ * either half) loses the same points with the same diagnosis (the notes gathered from every shard's process), a
+ * shard that fails or returns early is reported as with threads, and shards whose whole parameters part ways are
+ * named from their weights' fingerprints. */
 Test(mpi_grade, shards_grade_as_with_threads, .timeout = 900) {
     need_mpi();
     grade_configs = "tpblock P=2 M=4 tp=2 seed=76\ntpblock P=4 M=8 tp=2 seed=77\n";
@@ -362,7 +362,7 @@ Test(mpi_grade, shards_grade_as_with_threads, .timeout = 900) {
     cJSON_Delete(m);
     static const char *const broken[] = {"tp-sum-after-w1", "tp-bias-before-sum", "tp-no-backward-sum",
                                          "tp-forward-twice", "tp-b2-grad-one-shard", "tp-shard-fails",
-                                         "tp-shard-returns"};
+                                         "tp-shard-returns", "tp-sum-attention", "tp-attn-no-backward-sum"};
     for (size_t i = 0; i < sizeof broken / sizeof *broken; i++) {
         char impl[96];
         snprintf(impl, sizeof impl, "tests/broken/%s", broken[i]);

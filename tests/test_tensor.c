@@ -1,4 +1,4 @@
-/* test_tensor.c: stages cut over tensor-parallel shards (--tp T, Megatron-LM's MLP split inside every stage). Every
+/* test_tensor.c: stages cut over tensor-parallel shards (--tp T, Megatron-LM's split inside every stage). Every
  * schedule's reference solution keeps full marks with its stages cut over 2 and 4 shards: the shards' gradients,
  * put together, are full-batch training's, and the uncut parameters stay equal on every shard. A shard that fails
  * stops the partners waiting for it in a sum, and the run reports that shard's failure; shards whose programs part
@@ -91,14 +91,15 @@ Test(tensor, a_shard_that_fails_stops_its_partners_and_is_named) {
 }
 
 /* Shards whose programs part ways (here one returns early, as a program that reads the time or races its own
- * threads might): the shard left waiting in a sum the other never joins fails, naming it. */
+ * threads might): the shard left waiting in a sum the other never joins fails, naming it (the third forward's
+ * first sum: each forward of a one-block stage sums twice, once per half). */
 Test(tensor, shards_whose_programs_part_ways_are_named) {
     pp_run_config c = config("gpipe", 2, 2, 4);
     g_stop_after = 2, g_stop_by_returning = 1;
     pp_run_result res;
     cr_expect_eq(pp__run(&c, step_gpipe_shard_stops, &res), PP_ERR_USAGE, "%s", res.error);
     cr_expect(strstr(res.error, "rank 0, shard 0: pp_stage_forward: shard 1 of this stage had returned from its step "
-                                "where this one made its tensor-parallel sum 2 of the step") != NULL, "%s", res.error);
+                                "where this one made its tensor-parallel sum 4 of the step") != NULL, "%s", res.error);
     cr_expect(strstr(res.error, "HINT: every shard of a stage runs the same program on the same data") != NULL, "%s",
               res.error);
     pp__result_free(&res);
@@ -127,7 +128,8 @@ Test(tensor, what_tp_cannot_run_is_refused_with_the_reason) {
     char err[512];
     pp_run_config c = config("1f1b", 3, 2, 4);
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
-    cr_expect(strstr(err, "--tp 3 cuts each block's FFN (4 x --width = 256 columns) into equal shards"), "%s", err);
+    cr_expect(strstr(err, "--tp 3 cuts each block's attention by whole heads: use --heads H with H a multiple of it "
+                          "that divides --width 64"), "%s", err);
     c = config("1f1b", 2, 2, 4);
     c.transport = "ucx";
     cr_expect_eq(pp__config_check(&c, err, sizeof err), -1);
@@ -158,9 +160,9 @@ static void step_gpipe(pp_rank *r) {
 }
 
 /* A shards' sum is a ring on the shards' link, 2(T-1) alpha + 2(T-1)/T bytes beta for the bytes of a block's
- * activation, made once per block in a forward and once per block in a backward's input half, and charged inside
- * the op that makes it: a forward of k blocks lasts k (1 + sum), a whole backward k (2 + sum). Free links make the
- * run's clock the one without shards. */
+ * activation, made twice per block (once per half) in a forward and in a backward's input half, and charged inside
+ * the op that makes it: a forward of k blocks lasts k (1 + 2 sum), a whole backward k (2 + 2 sum). Free links make
+ * the run's clock the one without shards. */
 Test(tensor, a_shards_sum_is_charged_in_the_op_that_makes_it) {
     for (int T = 2; T <= 4; T *= 2) {
         pp_run_config c = config("gpipe", T, 2, 2);
@@ -173,7 +175,7 @@ Test(tensor, a_shards_sum_is_charged_in_the_op_that_makes_it) {
             for (int i = 0; i < res.traces[q].n; i++) {
                 const pp_event *e = &res.traces[q].ev[i];
                 if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
-                double want = e->op == PP_OP_F ? 2 * (1 + sum) : 2 * (2 + sum);
+                double want = e->op == PP_OP_F ? 2 * (1 + 2 * sum) : 2 * (2 + 2 * sum);
                 cr_expect(fabs(e->vend - e->vstart - want) < 1e-9, "T=%d rank %d %s mb%d lasts %.6f, expected %.6f",
                           T, q, e->op == PP_OP_F ? "F" : "B", e->mb, e->vend - e->vstart, want);
                 seen++;
@@ -194,8 +196,8 @@ Test(tensor, a_shards_sum_is_charged_in_the_op_that_makes_it) {
 
 /* Nodes of two ranks, a stage's two shards and two stages: Megatron-LM's placement (tdp) keeps each stage's shards
  * in a node and sends the activations between nodes; pdt's reverse (ptd) keeps the pipeline in a node and spreads
- * the shards. GPipe on two stages of one block and two micro-batches ends at 3F + 2m + 3B: F = 1 + s and B = 2 + s
- * with s a shards' sum, m a message. Both placements measure their formula, on each one's links, and the shards'
+ * the shards. GPipe on two stages of one block and two micro-batches ends at 3F + 2m + 3B: F = 1 + 2s and B = 2 + 2s
+ * with s a shards' sum (two per block, one per half), m a message. Both placements measure their formula, on each one's links, and the shards'
  * sums crossing the network make the longer step, though a message crosses it in the other. */
 Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network) {
     double bytes = 4.0 * 16 * 64 * 4; /* the default micro-batch: 4 samples x 16 tokens x width 64, floats */
@@ -206,7 +208,7 @@ Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network)
     for (int i = 0; i < 2; i++) {
         pp_run_config c = config("gpipe", 2, 2, 2);
         c.node_size = 2, c.placement = placements[i];
-        double s = i == 0 ? nvlink : port_ring,
+        double s = 2 * (i == 0 ? nvlink : port_ring),
                m = i == 0 ? PP_REDUCE_ALPHA_DEFAULT + bytes * PP_REDUCE_BETA_DEFAULT
                           : PP_TP_ALPHA_DEFAULT + bytes * PP_TP_BETA_DEFAULT;
         pp_run_result res;
@@ -222,7 +224,7 @@ Test(tensor, a_placement_that_spreads_the_shards_pays_their_sums_on_the_network)
                           s, i ? "nodes" : "a node");
             }
         cr_expect(fabs(res.step_time - (3 * (1 + s) + 2 * m + 3 * (2 + s))) < 1e-9, "%s: a step of %.6f, the formula "
-                  "%.6f", placements[i], res.step_time, 3 * (1 + s) + 2 * m + 3 * (2 + s));
+                  "%.6f", placements[i], res.step_time, 3 * (1 + s) + 2 * m + 3 * (2 + s)); /* s: both sums of an op */
         pp__result_free(&res);
     }
     cr_expect_gt(step[1], step[0], "the shards spread over nodes: %.4f, kept in one: %.4f", step[1], step[0]);
@@ -243,7 +245,7 @@ Test(tensor, the_ideal_timeline_carries_the_shards_sums) {
     for (int r = 0; r < 4; r++)
         for (int i = 0; i < t[r].n; i++) {
             const pp_event *e = &t[r].ev[i];
-            double want = e->op == PP_OP_W ? 0 : pp__config_blocks(&c, e->vstage) * pp__config_tp_sum_cost_of(&c, r);
+            double want = e->op == PP_OP_W ? 0 : pp__config_tp_sums_cost_of(&c, r, e->vstage);
             cr_expect(fabs(e->tp_time - want) < 1e-12, "rank %d op %d: %g, want %g", r, e->op, e->tp_time, want);
             cr_expect_eq(e->tp_across, e->op != PP_OP_W, "pdt on nodes of 4 spreads every stage's shards");
             seen[e->op == PP_OP_F ? 0 : e->op == PP_OP_B ? 1 : 2]++;

@@ -81,11 +81,12 @@ static int run_table(run_opts *r, pp_flag *out) {
          .help = "chunks (virtual stages) per rank, for {chunked}; a run that takes interleaved's default says so",
          .dflt = "2 for {chunked}, else 1"},
         {.name = "--tp", .kind = PP_FLAG_INT, .to = &c->T, .lo = 1, .hi = 8, .arg = "T",
-         .help = "tensor-parallel ranks per stage: each block's W1 and b1 cut by columns and W2 by rows over T ranks "
-                 "(Megatron-LM's MLP split), LayerNorm, b2, embedding and head whole on each, one all-reduce of the "
-                 "shards' partial sums per block in each direction, a ring on the shards' link (--tp-alpha, "
-                 "--tp-beta) inside the op that makes it; T x D x P ranks, every shard running the same schedule; "
-                 "threads transport"},
+         .help = "tensor-parallel ranks per stage, Megatron-LM's split over T ranks: each block's attention heads "
+                 "(Wq, Wk, Wv and their biases by columns, Wo by rows) and its MLP (W1 and b1 by columns, W2 by rows) "
+                 "cut, the LayerNorms, bo, b2, embedding and head whole on each; two all-reduces of the shards' "
+                 "partial sums per block in each direction, one per half, each a ring on the shards' link "
+                 "(--tp-alpha, --tp-beta) inside the op that makes it; T x D x P ranks, every shard running the same "
+                 "schedule; threads transport"},
         {.name = "--tp-alpha", .kind = PP_FLAG_NUM, .to = &c->tp_alpha, .arg = "A",
          .help = "virtual cost of each of the 2(T-1) steps of a shards' sum's ring, in units of one block's forward: "
                  "the shards share a server (NVLink), a fifth of --reduce-alpha's per-message cost by default",

@@ -143,16 +143,16 @@ static cost_cause cost_diff(const pp_run_config *c, const pp_run_result *res, in
                      r, e->mb, e->chunk);
             return COST_REBUILT;
         }
-        /* a schedule's own blocks pay for every shards' sum they make: more than Megatron's one per block and pass
-         * lengthens the op */
+        /* a schedule's own blocks pay for every shards' sum they make: more than Megatron's two per block and pass
+         * (one per half) lengthens the op */
         for (int i = 0; i < t->n && c->schedule->own_blocks && c->T > 1; i++) {
             const pp_event *e = &t->ev[i];
             if (e->op != PP_OP_F && e->op != PP_OP_B) continue;
             int world = pp__config_rank_of(c, 0, r / c->P, r % c->P), blocks = pp__config_blocks(c, e->vstage);
-            double want = blocks * pp__config_tp_sum_cost_of(c, world);
+            double want = pp__config_tp_sums_cost_of(c, world, e->vstage);
             if (e->tp_time <= want + 1e-9) continue;
             snprintf(msg, len, "rank %d's %s of micro-batch %d spent %g of virtual time in shards' sums, where its %d "
-                     "block%s sums take %g: each sum beyond one per block costs the op its time", r,
+                     "block%s sums take %g: each sum beyond two per block costs the op its time", r,
                      e->op == PP_OP_F ? "forward" : "backward", e->mb, e->tp_time, blocks, blocks == 1 ? "'s" : "s'",
                      want);
             return COST_TP_SUMS;

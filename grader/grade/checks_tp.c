@@ -1,7 +1,7 @@
 /* checks_tp.c: the tensor-parallel block lab's checks (checks_tp.h): the shards' all-reduces held to Megatron-LM's
- * count and size for its MLP block, the activation memory per shard, and the diagnosis of a wrong block from the
- * notes the library kept (rank.h: the first call given a tensor of the wrong kind); then the grid lab's step on
- * its topology. */
+ * count and size for its block (attention and the MLP), the activation memory per shard, and the diagnosis of a
+ * wrong block from the notes the library kept (rank.h: the first call given a tensor of the wrong kind, or a block
+ * or a half left without a call or its residual); then the grid lab's step on its topology. */
 #include "checks_tp.h"
 
 #include <stdio.h>
@@ -25,44 +25,58 @@ static const char *kind_said(int code) {
     return code == PP_TPN_SUM_SPLIT ? "split" : code == PP_TPN_SUM_WHOLE ? "whole" : "partial";
 }
 
-int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
-    const pp_tp_note *n = &res->tp_note;
-    if (n->code == PP_TPN_NONE) return 0;
-    const char *api = pp__block_api(n->api), *pass = n->backward ? "backward" : "forward";
-    char where[160];
-    int P = c->P, p = n->rank % P, d = n->rank / P % (c->D > 0 ? c->D : 1);
-    if (n->block >= 0)
-        snprintf(where, sizeof where, "block %d's %s of micro-batch %d on rank %d%s, shard %d", n->block, pass, n->mb,
-                 p, c->D > 1 ? " of a replica" : "", n->shard);
-    else
-        snprintf(where, sizeof where, "the %s of micro-batch %d on rank %d, shard %d", pass, n->mb, p, n->shard);
-    (void)d;
-    switch (n->code) {
-    case PP_TPN_SUM_SPLIT:
-        snprintf(msg, len, "an all-reduce of a split tensor in %s: after W1 (and GELU) each shard holds its own "
-                 "columns, not parts of a sum, so adding them up mixes different columns", where);
-        break;
-    case PP_TPN_SUM_WHOLE:
-        snprintf(msg, len, "an all-reduce of a whole tensor in %s: every shard already holds the same values, so the "
-                 "sum is %d times them", where, c->T);
-        break;
-    case PP_TPN_ADD_PARTIAL:
-        snprintf(msg, len, "%s added on %d of the %d shards to W2's partial output, before the sum (%s): the sum "
-                 "then holds it %d times; add it once, after the sum (or on one shard only)",
-                 n->api == PP_BAPI_BIAS2 ? "b2" : "the residual", n->shards, c->T, where, n->shards);
-        break;
-    case PP_TPN_READ_PARTIAL:
-        if (n->api == PP_BAPI_LAYERNORM_BACKWARD)
-            snprintf(msg, len, "LayerNorm's backward read a partial gradient in %s: every shard's W1 read the same "
-                     "LayerNorm output, so its gradient is the sum of the shards' dh1 W1^T (f's conjugate), which "
-                     "must be summed first", where);
-        else if (n->api == PP_BAPI_LAYERNORM || n->api == PP_BAPI_FORWARD_END)
-            snprintf(msg, len, "%s read a partial tensor in %s: no shards' sum ran on the block's W2 output%s, so "
-                     "the output each shard passes on differs from the sum of the shards' partial outputs", api,
-                     where, n->other ? " (b2 and the residual went onto the partial products on every shard)" : "");
+static const char *half_said(int half) { return half == PP_HALF_ATTN ? "attention" : "MLP"; }
+/* The half's last linear, cut by rows, whose output is each shard's partial product. */
+static const char *out_linear(int half) { return half == PP_HALF_ATTN ? "Wo" : "W2"; }
+
+/* An all-reduce of a split tensor: whose columns the shards hold. */
+static void say_sum_split(const pp_tp_note *n, const char *where, char *msg, size_t len) {
+    const char *why = n->half == PP_HALF_ATTN
+        ? (n->backward ? "the gradients of pp_block_attention's output and of the queries, keys and values are each "
+                         "shard's own heads' columns" : "after pp_block_qkv (and pp_block_attention) each shard holds "
+                         "its own heads' columns")
+        : (n->backward ? "the gradients of GELU's output and of W1's are each shard's own columns"
+                       : "after W1 (and GELU) each shard holds its own columns");
+    snprintf(msg, len, "an all-reduce of a split tensor in %s: %s, not parts of a sum, so adding them up mixes "
+             "different %s", where, why, n->half == PP_HALF_ATTN ? "heads" : "columns");
+}
+
+/* A call that reads a whole tensor got a partial one: which sum did not run before it. */
+static void say_read_partial(const pp_tp_note *n, const char *api, const char *where, char *msg, size_t len) {
+    const char *added = n->other ? " (its bias and the residual went onto the partial products on every shard)" : "";
+    char whose[64];
+    switch (n->api) {
+    case PP_BAPI_LN2_BACKWARD:
+    case PP_BAPI_LN1_BACKWARD:
+        snprintf(msg, len, "%s read a partial gradient in %s: every shard's %s read the same %s output, so its "
+                 "gradient is the sum of the shards' parts (f's conjugate), which must be summed first", api, where,
+                 n->api == PP_BAPI_LN1_BACKWARD ? "Wq, Wk and Wv" : "W1",
+                 n->api == PP_BAPI_LN1_BACKWARD ? "LN1" : "LN2");
+        return;
+    case PP_BAPI_LN2:
+    case PP_BAPI_LN1:
+    case PP_BAPI_FORWARD_END:
+        if (n->api == PP_BAPI_LN1 && n->block < 1) break;
+        if (n->api == PP_BAPI_LN2)
+            snprintf(whose, sizeof whose, "the Wo output of block %d's attention half", n->block);
+        else if (n->api == PP_BAPI_LN1)
+            snprintf(whose, sizeof whose, "the W2 output of block %d's MLP half", n->block - 1);
         else
-            snprintf(msg, len, "%s read a partial tensor in %s: a shards' sum is missing before it", api, where);
+            snprintf(whose, sizeof whose, "the W2 output of the last block's MLP half");
+        snprintf(msg, len, "%s read a partial tensor in %s: no shards' sum ran on %s%s, so what each shard passes on "
+                 "differs from the sum of the shards' partial outputs", api, where, whose, added);
+        return;
+    default:
         break;
+    }
+    snprintf(msg, len, "%s read a partial tensor in %s: a shards' sum is missing before it", api, where);
+}
+
+/* The notes of a block's structure, which name no tensor's kind. */
+static void say_structure(const pp_run_config *c, const pp_tp_note *n, const char *where, char *msg, size_t len) {
+    const char *pass = n->backward ? "backward" : "forward";
+    int p = n->rank % c->P;
+    switch (n->code) {
     case PP_TPN_BLOCK_SKIPPED:
         snprintf(msg, len, "the %s of micro-batch %d on rank %d, shard %d ended with no call on block %d of its %d: "
                  "that block's layers never ran in it", pass, n->mb, p, n->shard, n->block,
@@ -73,15 +87,60 @@ int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, cha
                  "block %d: each block reads the previous one's output, in the stage's order on every shard", pass,
                  n->mb, p, n->shard, n->block, n->other);
         break;
-    case PP_TPN_NO_RESIDUAL:
-        snprintf(msg, len, "block %d's %s of micro-batch %d on rank %d made no pp_block_residual on any shard: the "
-                 "%s it returns lacks the part that skips the block", n->block, pass, n->mb, p,
-                 n->backward ? "input gradient" : "output");
+    case PP_TPN_HALF_SKIPPED:
+        snprintf(msg, len, "the %s of micro-batch %d on rank %d, shard %d made no call of block %d's %s half (%s): "
+                 "its layers never ran in it, and a block is both halves, attention's and then the MLP's", pass,
+                 n->mb, p, n->shard, n->block, half_said(n->half), n->half == PP_HALF_ATTN
+                 ? "pp_block_ln1 .. pp_block_proj_bias, or their backwards" : "pp_block_ln2 .. pp_block_bias2, or "
+                 "their backwards");
         break;
+    case PP_TPN_NO_RESIDUAL:
+        snprintf(msg, len, "block %d's %s of micro-batch %d on rank %d made no pp_block_residual in its %s half on "
+                 "any shard: the %s it returns lacks the part that skips the half", n->block, pass, n->mb, p,
+                 half_said(n->half), n->backward ? "input gradient" : "output");
+        break;
+    default: /* PP_TPN_RESIDUAL_INTO */
+        snprintf(msg, len, "pp_block_residual wrote into the %s that the %s half was given in %s: the half's %s is "
+                 "left without it, and the tensor it was given changed", n->backward ? "gradient" : "input",
+                 half_said(n->half), where, n->backward ? "input gradient" : "output");
+        break;
+    }
+}
+
+int pp__checks_tp_diagnose(const pp_run_config *c, const pp_run_result *res, char *msg, size_t len) {
+    const pp_tp_note *n = &res->tp_note;
+    if (n->code == PP_TPN_NONE) return 0;
+    const char *api = pp__block_api(n->api), *pass = n->backward ? "backward" : "forward";
+    char where[160];
+    int p = n->rank % c->P;
+    if (n->block >= 0)
+        snprintf(where, sizeof where, "block %d's %s of micro-batch %d on rank %d%s, shard %d", n->block, pass, n->mb,
+                 p, c->D > 1 ? " of a replica" : "", n->shard);
+    else
+        snprintf(where, sizeof where, "the %s of micro-batch %d on rank %d, shard %d", pass, n->mb, p, n->shard);
+    switch (n->code) {
+    case PP_TPN_SUM_SPLIT:
+        say_sum_split(n, where, msg, len);
+        break;
+    case PP_TPN_SUM_WHOLE:
+        snprintf(msg, len, "an all-reduce of a whole tensor in %s: every shard already holds the same values, so the "
+                 "sum is %d times them", where, c->T);
+        break;
+    case PP_TPN_ADD_PARTIAL:
+        snprintf(msg, len, "%s added on %d of the %d shards to %s's partial output, before the sum (%s): the sum "
+                 "then holds it %d times; add it once, after the sum (or on one shard only)",
+                 n->api == PP_BAPI_BIAS2 ? "b2" : n->api == PP_BAPI_PROJ_BIAS ? "bo" : "the residual", n->shards, c->T,
+                 out_linear(n->half), where, n->shards);
+        break;
+    case PP_TPN_READ_PARTIAL:
+        say_read_partial(n, api, where, msg, len);
+        break;
+    case PP_TPN_BLOCK_SKIPPED:
+    case PP_TPN_BLOCK_ORDER:
+    case PP_TPN_HALF_SKIPPED:
+    case PP_TPN_NO_RESIDUAL:
     case PP_TPN_RESIDUAL_INTO:
-        snprintf(msg, len, "pp_block_residual wrote into the %s block %d was given in %s: the block's %s is "
-                 "left without it, and the tensor it was given changed", n->backward ? "gradient" : "input", n->block,
-                 where, n->backward ? "input gradient" : "output");
+        say_structure(c, n, where, msg, len);
         break;
     case PP_TPN_READ_SPLIT:
         snprintf(msg, len, "%s read a split tensor (each shard's own columns) in %s, where it needs the whole one",
@@ -101,10 +160,11 @@ void pp__checks_tp_gated(const pp_run_config *c, pp_test_result *out, const char
     pp__check_add(out, "activation memory per shard", PP_PTS_TP_MEMORY, 0, "not graded: %s", why);
 }
 
-/* Megatron's count: one sum per block in each forward and each backward, every micro-batch. */
+/* Megatron's count: two sums per block (one per half) in each forward and each backward, every micro-batch. */
 static int megatron_sums(const pp_run_config *c, int p) {
     int n = 0;
-    for (int ch = 0; ch < c->v; ch++) n += 2 * c->M * pp__config_blocks(c, pp__config_vstage(c, p, ch));
+    for (int ch = 0; ch < c->v; ch++)
+        n += 2 * PP_TP_SUMS_PER_BLOCK * c->M * pp__config_blocks(c, pp__config_vstage(c, p, ch));
     return n;
 }
 
@@ -119,15 +179,16 @@ static void check_sums(const pp_run_config *c, const pp_run_result *res, pp_test
     char why[600];
     if (bad < 0) {
         pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 1, "%d all-reduces of %.0f values over shard 0's "
-                      "ranks, as Megatron's blocks make them: one per block in each forward (g, after W2) and one in "
-                      "each backward (f's conjugate, before W1's input gradient leaves)", total, floats);
+                      "ranks, as Megatron's blocks make them: two per block in each forward (g, after Wo and after W2) "
+                      "and two in each backward (f's conjugate, before the input gradients of Wq/Wk/Wv and of W1 "
+                      "leave)", total, floats);
         return;
     }
     int p = bad % c->P, want = megatron_sums(c, p);
     if (!pp__checks_tp_diagnose(c, res, why, sizeof why)) why[0] = 0;
     pp__check_add(out, "shards' all-reduces", PP_PTS_TP_SUMS, 0, "%s%srank %d's shards summed %d times, %.0f bytes in "
-                  "step 1; Megatron's blocks sum %d times, %.0f bytes: one activation (%.0f values) per block in each "
-                  "forward and each backward", why, why[0] ? "; so " : "", p, res->tp_sums[bad], res->tp_bytes[bad],
+                  "step 1; Megatron's blocks sum %d times, %.0f bytes: one activation (%.0f values) per half of each "
+                  "block in each forward and each backward", why, why[0] ? "; so " : "", p, res->tp_sums[bad], res->tp_bytes[bad],
                   want, want * floats * sizeof(float), floats);
 }
 
@@ -190,9 +251,10 @@ static void placement_cause(const pp_run_config *c, const pp_run_config *canon, 
             int L = pp__config_blocks(c, pp__config_vstage(c, p, 0));
             char rep[32] = "";
             if (c->D > 1) snprintf(rep, sizeof rep, " in replica %d", d);
-            snprintf(msg, len, "the tensor-parallel group of stage %d%s spans nodes %d and %d: its 2 x %d all-reduces "
-                     "per micro-batch (one per block each way) cross the network (--reduce-alpha, --reduce-beta) "
-                     "instead of the node's link (--tp-alpha, --tp-beta), inside every op", p, rep, a, b, L);
+            snprintf(msg, len, "the tensor-parallel group of stage %d%s spans nodes %d and %d: its %d x %d all-reduces "
+                     "per micro-batch (%d per block each way) cross the network (--reduce-alpha, --reduce-beta) "
+                     "instead of the node's link (--tp-alpha, --tp-beta), inside every op", p, rep, a, b,
+                     2 * PP_TP_SUMS_PER_BLOCK, L, PP_TP_SUMS_PER_BLOCK);
             return;
         }
     for (int d = 0; d < c->D; d++)

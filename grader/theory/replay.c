@@ -71,7 +71,7 @@ void pp__costs_from_config_replica(pp_costs *k, const pp_run_config *c, int d) {
         k->tp_across = pp__xcalloc((size_t)S, sizeof *k->tp_across);
         for (int s = 0; s < S; s++) {
             int w = pp__config_rank_of(c, 0, d, pp__config_vstage_rank(c, s));
-            k->tp[s] = pp__config_blocks(c, s) * pp__config_tp_sum_cost_of(c, w);
+            k->tp[s] = pp__config_tp_sums_cost_of(c, w, s);
             k->tp_across[s] = pp__config_tp_crosses(c, w);
         }
     }

@@ -31,7 +31,8 @@ typedef struct pp_costs {
     double *lat;         /* a message's cost from rank a to rank b at [a * P + b] (a topology's links); NULL: latency
                           * between any two ranks */
     double *tp;          /* per virtual stage: the shards' sums inside a forward, and inside a backward's input half
-                          * (one per block each, part of f and bi), for the ideal timeline's events; NULL: none */
+                          * (two per block each, one per half, part of f and bi), for the ideal timeline's events;
+                          * NULL: none */
     int *tp_across;      /* ... per virtual stage: 1 when those sums' ring crosses nodes */
 } pp_costs;
 

@@ -1,10 +1,10 @@
 /* Lab 08, part 2: the grid. T x P x D ranks (--tp T --stages P --dp D) fill nodes of G ranks (--node-size G):
  * global rank g sits on node g / G. Which (t, p, d) each global rank plays is yours to say, as Megatron-LM's
  * initialize_model_parallel says it, and so is which ranks make each rank's three groups: its tensor-parallel
- * group (the shards of its stage, which sum twice per block), its pipeline (the stages its micro-batches cross)
- * and its data-parallel group (the replicas of its stage, which reduce once per step). The run is placed by your
- * answer: every message, sum and reduce costs the link it crosses. docs/08-tensor.md, section 3, works out what
- * each link costs. Its stages are cut over the shards by your blocks of part 1, and the pipeline is your 1F1B of
+ * group (the shards of its stage, which sum four times per block), its pipeline (the stages its micro-batches
+ * cross) and its data-parallel group (the replicas of its stage, which reduce once per step). The run is placed by
+ * your answer: every message, sum and reduce costs the link it crosses. docs/08-tensor.md, section 3, works out
+ * what each link costs. Its stages are cut over the shards by your blocks of part 1, and the pipeline is your 1F1B of
  * lab 07, part 1. Grade with `make grade LAB=tpgrid`. */
 #include <stdlib.h>
 
@@ -27,8 +27,8 @@ int pp_tpgrid_group(char axis, int rank, int T, int P, int D, int *members) {
     return n;
 }
 
-/* One block's forward on this shard, y = x + W2 gelu(W1 LN(x) + b1) + b2: your part 1's, which the grid's stages
- * run on every shard. */
+/* One block's forward on this shard, x1 = x + Wo attn(LN1(x)) + bo then y = x1 + W2 gelu(W1 LN2(x1) + b1) + b2:
+ * your part 1's, which the grid's stages run on every shard. */
 static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
     pp_tensor *y = x;
     /* TODO 3: part 1's block_forward */

@@ -63,9 +63,10 @@ static pp_param *param_add(pp_stage_model *s, const char *name, int rows, int co
 }
 
 
-long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head) {
-    long h = d->hidden, f = d->ffn, V = d->vocab, T = d->seq;
-    long attn = 2 * h + 3 * h * h + 2 * h + h * h + h, mlp = 2 * h + h * f + f + f * h + h;
+long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int shards) {
+    long h = d->hidden, f = d->ffn, V = d->vocab, T = d->seq, S = shards > 1 ? shards : 1;
+    /* the cut ones: Wq, Wk, Wv, bq, bv and Wo; W1, b1 and W2 */
+    long attn = 2 * h + (3 * h * h + 2 * h + h * h) / S + h, mlp = 2 * h + (h * f + f + f * h) / S + h;
     return (has_embed ? V * h + T * h : 0) + nblocks * (attn + mlp) + (has_head ? 2 * h + h * V + V : 0);
 }
 

@@ -69,9 +69,10 @@ void pp__model_init(pp_stage_model *s, const pp_model_dims *d, int first_block, 
  * makes. NULL or size 1: the whole stage. */
 void pp__model_init_shard(pp_stage_model *s, const pp_model_dims *d, int first_block, int nblocks, int has_embed,
                           int has_head, pp_backend *be, const pp_tp_shard *tp);
-/* Parameters (floats) of a stage of nblocks blocks, with the embedding and the head as flagged: what
- * pp__model_init makes, counted without making it (the reduce's cost model needs the bytes). */
-long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head);
+/* Parameters (floats) of a stage of nblocks blocks, with the embedding and the head as flagged, on one of `shards`
+ * tensor-parallel shards (1: the whole stage): what pp__model_init_shard makes, counted without making it (the
+ * reduce's cost model needs the bytes). */
+long pp__model_param_count(const pp_model_dims *d, int nblocks, int has_embed, int has_head, int shards);
 /* Frees the stage's parameters, gradients and optimizer moments; s is zeroed and may be initialised again. */
 void pp__model_free(pp_stage_model *s);
 /* Sets every gradient of the stage to zero (before a step: backwards only add to them). */
@@ -117,6 +118,8 @@ typedef enum {
     PP_LAYER_LN2, PP_LAYER_W1, PP_LAYER_GELU, PP_LAYER_W2, PP_LAYERS
 } pp_layer;
 enum { PP_HALF_LAYERS = 4 };
+/* The two halves, in the forward's order, as layer / PP_HALF_LAYERS numbers them. */
+enum { PP_HALF_ATTN = 0, PP_HALF_MLP = 1 };
 
 /* Opens the stash of a forward over `rows` tokens (*stash; release with pp__stash_release) and runs the embedding
  * on a first stage. Returns block 0's input: x, or the embedding's output. */

@@ -101,9 +101,9 @@ static double op_end(pp_rank *r, op_timer t, pp_op_kind op, int chunk, int mb, d
 
 
 /* The virtual time of the shards' sums in an op that runs `passes` forward-like passes over vstage's blocks (a
- * forward, an input half, and once more for a rebuilt stash): one sum per block and pass. */
+ * forward, an input half, and once more for a rebuilt stash): two sums per block and pass, one per half. */
 static double tp_sums(const pp_rank *r, int vstage, int passes) {
-    return passes * pp__config_blocks(r->cfg, vstage) * pp__config_tp_sum_cost_of(r->cfg, r->id);
+    return passes * pp__config_tp_sums_cost_of(r->cfg, r->id, vstage);
 }
 
 static void stash_account(pp_rank *r, pp_stash *s) {

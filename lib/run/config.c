@@ -256,6 +256,10 @@ double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank) {
 
 double pp__config_tp_sum_cost(const pp_run_config *c) { return pp__config_tp_sum_cost_of(c, 0); }
 
+double pp__config_tp_sums_cost_of(const pp_run_config *c, int rank, int vstage) {
+    return PP_TP_SUMS_PER_BLOCK * pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+}
+
 int pp__config_tp_crosses(const pp_run_config *c, int rank) {
     int shards[8], T = shards_of(c, rank, shards);
     return c->node_size > 0 && T > 1 && ring_crosses(c, shards, T);
@@ -267,11 +271,11 @@ double pp__config_compute_cost(const pp_run_config *c, int vstage) {
 }
 
 double pp__config_forward_cost_of(const pp_run_config *c, int rank, int vstage) {
-    return pp__config_compute_cost(c, vstage) + pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+    return pp__config_compute_cost(c, vstage) + pp__config_tp_sums_cost_of(c, rank, vstage);
 }
 
 double pp__config_backward_cost_of(const pp_run_config *c, int rank, int vstage, pp_bwd_part part, int rebuilt) {
-    double f = pp__config_compute_cost(c, vstage), sums = pp__config_blocks(c, vstage) * pp__config_tp_sum_cost_of(c, rank);
+    double f = pp__config_compute_cost(c, vstage), sums = pp__config_tp_sums_cost_of(c, rank, vstage);
     double cost = part == PP_BWD_WHOLE ? 2 * f + sums : part == PP_BWD_INPUT ? f + sums : f;
     return cost + (rebuilt ? pp__config_forward_cost_of(c, rank, vstage) : 0);
 }
@@ -304,9 +308,9 @@ double pp__config_reduce_cost(const pp_run_config *c, double bytes) {
 double pp__config_grad_bytes(const pp_run_config *c, int vstage) {
     pp_model_dims d;
     pp__config_model_dims(c, &d);
-    d.ffn /= c->T > 1 ? c->T : 1; /* a shard reduces its own slice of W1, b1 and W2 */
+    /* a shard reduces its own slice of the cut parameters: its heads' and its FFN columns' */
     return (double)pp__model_param_count(&d, pp__config_blocks(c, vstage), pp__config_prev(c, vstage) < 0,
-                                         pp__config_next(c, vstage) < 0) * sizeof(float);
+                                         pp__config_next(c, vstage) < 0, c->T) * sizeof(float);
 }
 
 int pp__config_runnable(const pp_run_config *c, char *err, size_t errlen) {

@@ -109,10 +109,10 @@ int pp__config_vstage_chunk(const pp_run_config *c, int vs);
 typedef enum { PP_BWD_WHOLE, PP_BWD_INPUT, PP_BWD_WEIGHT } pp_bwd_part;
 /* The virtual clock's one cost rule, used by the live clock (stage.c) and every replay (grader/theory/replay.c): a
  * forward of a virtual stage costs its blocks (pp__config_blocks), plus edge_cost for the embedding (stage 0) and for the head and
- * loss (the last stage), plus, with --tp, one shards' sum per block (pp__config_tp_sum_cost); a backward costs that
- * compute once per half it runs (both for a whole one, one for its input or its weight half) and the blocks' sums
- * once, in the input half, which makes the gradient they sum; plus one more forward when it first rebuilds a
- * checkpointed stash. */
+ * loss (the last stage), plus, with --tp, PP_TP_SUMS_PER_BLOCK shards' sums per block (pp__config_tp_sums_cost_of);
+ * a backward costs that compute once per half it runs (both for a whole one, one for its input or its weight half)
+ * and the blocks' sums once, in the input half, which makes the gradients they sum; plus one more forward when it
+ * first rebuilds a checkpointed stash. */
 double pp__config_forward_cost(const pp_run_config *c, int vstage);
 double pp__config_backward_cost(const pp_run_config *c, int vstage, pp_bwd_part part, int rebuilt);
 /* One tensor-parallel sum of a block's activation (micro-batch x seq x width floats) over the T shards, a ring on
@@ -123,6 +123,13 @@ double pp__config_tp_sum_cost(const pp_run_config *c);
 double pp__config_tp_sum_cost_of(const pp_run_config *c, int rank);
 /* The same ring for a sum of `bytes` (a schedule's own block may sum other tensors than the activation). */
 double pp__config_tp_sum_cost_bytes(const pp_run_config *c, int rank, double bytes);
+/* The shards' sums of a block in each forward and in each backward's input half, Megatron-LM's count: one per half
+ * of the block, attention's and the MLP's, each after the half's row-cut linear in the forward and after its
+ * column-cut one's input gradient in the backward. */
+#define PP_TP_SUMS_PER_BLOCK 2
+/* The virtual time of one pass's shards' sums over virtual stage vstage's blocks on world rank `rank`'s shards:
+ * PP_TP_SUMS_PER_BLOCK per block, each pp__config_tp_sum_cost_of. */
+double pp__config_tp_sums_cost_of(const pp_run_config *c, int rank, int vstage);
 /* A forward's own work, without sums: its blocks, and edge_cost for the embedding and for the head and loss. */
 double pp__config_compute_cost(const pp_run_config *c, int vstage);
 /* 1 when the ring of world rank `rank`'s shards crosses nodes (a topology's placement put them apart). */

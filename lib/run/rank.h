@@ -49,7 +49,11 @@ struct pp_block {
     /* what the open op did with it, for the notes at its end (pp__block_op_end) */
     unsigned calls;          /* a bit per pp_block_api called on it */
     int seen;                /* its place among the op's blocks by first call, from 1 (0: no call yet) */
-    const pp_tensor *in;     /* the tensor it was given: the forward's x (its LayerNorm's), the backward's dy */
+    int half;                /* the half of its last layer call (PP_HALF_ATTN, PP_HALF_MLP): whose a residual or a
+                                sum is */
+    unsigned residuals;      /* a bit per half that had a pp_block_residual */
+    const pp_tensor *in[2];  /* the tensor each half was given: in the forward its LayerNorm's input (the block's x,
+                                then the attention half's output), in the backward its output's gradient */
 };
 
 /* The block calls: pp_block_api (rpc.h, which numbers them on the wire too). */
@@ -63,16 +67,17 @@ typedef enum {
     PP_TPN_NONE = 0,
     PP_TPN_SUM_SPLIT,        /* pp_block_allreduce of a split tensor: its columns are the shard's own, not parts */
     PP_TPN_SUM_WHOLE,        /* ... of a whole one: every shard holds it, so the sum is T times it */
-    PP_TPN_ADD_PARTIAL,      /* b2 or the residual added to a partial tensor: once per shard that did, in the sum */
+    PP_TPN_ADD_PARTIAL,      /* bo, b2 or the residual added to a partial tensor: once per shard that did, in the sum */
     PP_TPN_READ_PARTIAL,     /* a call that reads a whole tensor got a partial one: a sum is missing before it */
     PP_TPN_READ_SPLIT,       /* ... got a split one */
     PP_TPN_NOT_SPLIT,        /* a call that reads a split tensor got a whole or a partial one */
     PP_TPN_BLOCK_SKIPPED,    /* an op ended with a block of its stage that had no call */
     PP_TPN_BLOCK_ORDER,      /* an op's blocks had their first calls out of the stage's order (other: the block
                                 the order has at that place) */
-    PP_TPN_NO_RESIDUAL,      /* a block's pass ended without pp_block_residual (counted where every shard of the
-                                stage did so) */
-    PP_TPN_RESIDUAL_INTO,    /* pp_block_residual wrote into the tensor the block was given (its x, or its dy) */
+    PP_TPN_NO_RESIDUAL,      /* a half of a block ended its pass without pp_block_residual (counted where every shard
+                                of the stage did so) */
+    PP_TPN_RESIDUAL_INTO,    /* pp_block_residual wrote into the tensor a half was given (its x, or its dy) */
+    PP_TPN_HALF_SKIPPED,     /* an op ended with a block one of whose halves had no call */
     PP_TPN_COUNT
 } pp_tp_note_code;
 
@@ -81,10 +86,13 @@ struct pp_tp_note {
     int api;                 /* the call (pp_block_api) */
     int rank, shard;         /* where: world rank, and its shard */
     int mb, chunk, block;
+    int half;                /* the half of the block the note is about (PP_HALF_ATTN, PP_HALF_MLP); -1: the block
+                                or the op as a whole */
     int backward;            /* 1 in a backward */
     int shards;              /* PP_TPN_ADD_PARTIAL: how many of the stage's T shards did it */
     int other;               /* PP_TPN_BLOCK_ORDER: the block the stage's order runs where `block` ran;
-                                PP_TPN_READ_PARTIAL: 1 when b2 or the residual went onto that partial tensor first */
+                                PP_TPN_READ_PARTIAL: 1 when a bias or the residual went onto that partial tensor
+                                first */
     int order;               /* the rank's notes in the order they came (not carried in a result) */
     double clock;            /* the virtual start of the op it came in (not carried) */
 };

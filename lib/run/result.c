@@ -86,7 +86,8 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
     pp__wire_i64(w, res->nplace);
     for (int i = 0; i < res->nplace; i++) pp__wire_i64(w, res->place[i]);
     const pp_tp_note *t = &res->tp_note;
-    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->backward, t->shards, t->other};
+    int64_t note[] = {t->code, t->api, t->rank, t->shard, t->mb, t->chunk, t->block, t->half, t->backward, t->shards,
+                      t->other};
     for (size_t i = 0; i < sizeof note / sizeof *note; i++) pp__wire_i64(w, note[i]);
     int ok = res->status == PP_OK;
     pp__wire_u32(w, (uint32_t)ok);
@@ -170,6 +171,7 @@ static void decode_tp_note(pp_wire_in *r, int P, int v, pp_tp_note *t) {
     t->mb = (int)pp__wire_get_i64(r, 0, INT32_MAX);
     t->chunk = (int)pp__wire_get_i64(r, 0, v);
     t->block = (int)pp__wire_get_i64(r, -1, INT32_MAX);
+    t->half = (int)pp__wire_get_i64(r, -1, 1);
     t->backward = (int)pp__wire_get_i64(r, 0, 1);
     t->shards = (int)pp__wire_get_i64(r, 0, 8);
     t->other = (int)pp__wire_get_i64(r, -1, INT32_MAX);

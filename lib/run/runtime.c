@@ -207,8 +207,9 @@ static void run_threads_step(pp_world *w, pp_step_fn fn) {
 static int rank_is_local(const pp_world *w, int i) { return w->local_rank < 0 || w->local_rank == i; }
 
 /* The first note of the block calls (lab 08) over the world's ranks: the earliest on the virtual clock, ties to the
- * lowest rank, then to the rank's first note. b2 or the residual added to a partial tensor is right on one shard
- * (the sum then holds it once), so that note counts only where more of a stage's shards did it. */
+ * lowest rank, then to the rank's first note. A bias or the residual added to a partial tensor is right on one
+ * shard (the sum then holds it once), so that note counts only where more of a stage's shards did it in the same
+ * half, and a half's missing residual only where every shard's is missing. */
 static pp_tp_note first_tp_note(const pp_run_config *c, const pp_tp_note *notes, int N) {
     pp_tp_note best = {0};
     int T = c->T > 1 ? c->T : 1;
@@ -222,7 +223,7 @@ static pp_tp_note first_tp_note(const pp_run_config *c, const pp_tp_note *notes,
                 for (int t = 0; t < T; t++) {
                     const pp_tp_note *m = &notes[pp__config_rank_of(c, t, pp__config_rank_replica(c, i),
                                                                    pp__config_rank_pipe(c, i)) * PP_TPN_COUNT + k];
-                    n.shards += m->code && m->api == n.api;
+                    n.shards += m->code && m->api == n.api && m->half == n.half;
                 }
                 if (k == PP_TPN_ADD_PARTIAL ? n.shards < 2 : n.shards < T) continue;
             }

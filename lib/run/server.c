@@ -442,6 +442,37 @@ static pp_block *block_get(pp_server *s, pp_rank *r, uint64_t h, const char *api
     return &st->blocks[i];
 }
 
+/* Block call api (pp_block_api, not an op's end) on b with its tensors; its new tensor, or NULL for the calls
+ * without one. */
+static pp_tensor *run_block_call(int api, pp_block *b, pp_tensor *t1, pp_tensor *t2) {
+    pp_tensor *out = NULL;
+    switch (api) {
+    case PP_BAPI_LN1: out = pp_block_ln1(b, t1); break;
+    case PP_BAPI_QKV: out = pp_block_qkv(b, t1); break;
+    case PP_BAPI_ATTENTION: out = pp_block_attention(b, t1); break;
+    case PP_BAPI_PROJ: out = pp_block_proj(b, t1); break;
+    case PP_BAPI_PROJ_BIAS: pp_block_proj_bias(b, t1); break;
+    case PP_BAPI_LN2: out = pp_block_ln2(b, t1); break;
+    case PP_BAPI_LINEAR1: out = pp_block_linear1(b, t1); break;
+    case PP_BAPI_GELU: out = pp_block_gelu(b, t1); break;
+    case PP_BAPI_LINEAR2: out = pp_block_linear2(b, t1); break;
+    case PP_BAPI_BIAS2: pp_block_bias2(b, t1); break;
+    case PP_BAPI_RESIDUAL: pp_block_residual(b, t1, t2); break;
+    case PP_BAPI_ALLREDUCE: pp_block_allreduce(b, t1); break;
+    case PP_BAPI_LINEAR2_BACKWARD: out = pp_block_linear2_backward(b, t1); break;
+    case PP_BAPI_BIAS2_BACKWARD: pp_block_bias2_backward(b, t1); break;
+    case PP_BAPI_GELU_BACKWARD: out = pp_block_gelu_backward(b, t1); break;
+    case PP_BAPI_LINEAR1_BACKWARD: out = pp_block_linear1_backward(b, t1); break;
+    case PP_BAPI_LN2_BACKWARD: out = pp_block_ln2_backward(b, t1); break;
+    case PP_BAPI_PROJ_BACKWARD: out = pp_block_proj_backward(b, t1); break;
+    case PP_BAPI_PROJ_BIAS_BACKWARD: pp_block_proj_bias_backward(b, t1); break;
+    case PP_BAPI_ATTENTION_BACKWARD: out = pp_block_attention_backward(b, t1); break;
+    case PP_BAPI_QKV_BACKWARD: out = pp_block_qkv_backward(b, t1); break;
+    default: out = pp_block_ln1_backward(b, t1); break;
+    }
+    return out;
+}
+
 /* A stage run layer by layer and its blocks' calls (lab 08). 1 when op is one of them. */
 static int serve_blocks(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
     switch (op) {
@@ -468,7 +499,7 @@ static int serve_blocks(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         return 1;
     }
     case PP_RPC_BLOCK: {
-        int api = (int)pp__wire_get_u32(in, 0, PP_BAPI_LAYERNORM_BACKWARD);
+        int api = (int)pp__wire_get_u32(in, 0, PP_BAPI_FORWARD_END - 1); /* the op's ends are no block call */
         uint64_t bh = pp__wire_get_u64(in), a = pp__wire_get_u64(in), c = pp__wire_get_u64(in);
         uint64_t want = pp__wire_get_u64(in);
         if (in->bad) malformed(r, op);
@@ -476,21 +507,7 @@ static int serve_blocks(pp_rank *r, pp_server *s, unsigned op, pp_wire_in *in) {
         pp_block *b = block_get(s, r, bh, name);
         pp_tensor *t1 = handle_get(s, r, PP_HANDLE_TENSOR, a, name, "its tensor");
         pp_tensor *t2 = handle_get(s, r, PP_HANDLE_TENSOR, c, name, "x");
-        pp_tensor *out = NULL;
-        switch (api) {
-        case PP_BAPI_LAYERNORM: out = pp_block_layernorm(b, t1); break;
-        case PP_BAPI_LINEAR1: out = pp_block_linear1(b, t1); break;
-        case PP_BAPI_GELU: out = pp_block_gelu(b, t1); break;
-        case PP_BAPI_LINEAR2: out = pp_block_linear2(b, t1); break;
-        case PP_BAPI_BIAS2: pp_block_bias2(b, t1); break;
-        case PP_BAPI_RESIDUAL: pp_block_residual(b, t1, t2); break;
-        case PP_BAPI_ALLREDUCE: pp_block_allreduce(b, t1); break;
-        case PP_BAPI_LINEAR2_BACKWARD: out = pp_block_linear2_backward(b, t1); break;
-        case PP_BAPI_BIAS2_BACKWARD: pp_block_bias2_backward(b, t1); break;
-        case PP_BAPI_GELU_BACKWARD: out = pp_block_gelu_backward(b, t1); break;
-        case PP_BAPI_LINEAR1_BACKWARD: out = pp_block_linear1_backward(b, t1); break;
-        default: out = pp_block_layernorm_backward(b, t1); break;
-        }
+        pp_tensor *out = run_block_call(api, b, t1, t2);
         handle_expect(s, r, PP_HANDLE_TENSOR, out, want, name);
         return 1;
     }

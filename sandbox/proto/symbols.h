@@ -24,10 +24,12 @@
     X(pp_rank_replica) X(pp_rank_replicas) X(pp_grad_reduce) X(pp_grad_ireduce) X(pp_rank_shard)              \
     X(pp_rank_shards) X(pp_stage_blocks) X(pp_stage_forward_begin) X(pp_stage_forward_end)                     \
     X(pp_stage_backward_begin) X(pp_stage_backward_end) X(pp_stash_block) X(pp_block_shard)                    \
-    X(pp_block_layernorm)                                                                                      \
-    X(pp_block_linear1) X(pp_block_gelu) X(pp_block_linear2) X(pp_block_bias2) X(pp_block_residual)            \
-    X(pp_block_allreduce) X(pp_block_linear2_backward) X(pp_block_bias2_backward) X(pp_block_gelu_backward)    \
-    X(pp_block_linear1_backward) X(pp_block_layernorm_backward)
+    X(pp_block_ln1) X(pp_block_qkv) X(pp_block_attention) X(pp_block_proj) X(pp_block_proj_bias)               \
+    X(pp_block_ln2) X(pp_block_linear1) X(pp_block_gelu) X(pp_block_linear2) X(pp_block_bias2)                 \
+    X(pp_block_residual) X(pp_block_allreduce) X(pp_block_linear2_backward) X(pp_block_bias2_backward)         \
+    X(pp_block_gelu_backward) X(pp_block_linear1_backward) X(pp_block_ln2_backward) X(pp_block_proj_backward)  \
+    X(pp_block_proj_bias_backward) X(pp_block_attention_backward) X(pp_block_qkv_backward)                     \
+    X(pp_block_ln1_backward)
 
 #define PP_SYMBOLS_LIBC(X)                                                                                     \
     /* memory: allocations pass through the driver, which notes a failed one for the report */                 \

@@ -1,10 +1,10 @@
 /* Lab 08, part 2: the grid. T x P x D ranks (--tp T --stages P --dp D) fill nodes of G ranks (--node-size G):
  * global rank g sits on node g / G. Which (t, p, d) each global rank plays is yours to say, as Megatron-LM's
  * initialize_model_parallel says it, and so is which ranks make each rank's three groups: its tensor-parallel
- * group (the shards of its stage, which sum twice per block), its pipeline (the stages its micro-batches cross)
- * and its data-parallel group (the replicas of its stage, which reduce once per step). The run is placed by your
- * answer: every message, sum and reduce costs the link it crosses. docs/08-tensor.md, section 3, works out what
- * each link costs. Its stages are cut over the shards by your blocks of part 1, and the pipeline is your 1F1B of
+ * group (the shards of its stage, which sum four times per block), its pipeline (the stages its micro-batches
+ * cross) and its data-parallel group (the replicas of its stage, which reduce once per step). The run is placed by
+ * your answer: every message, sum and reduce costs the link it crosses. docs/08-tensor.md, section 3, works out
+ * what each link costs. Its stages are cut over the shards by your blocks of part 1, and the pipeline is your 1F1B of
  * lab 07, part 1. Grade with `make grade LAB=tpgrid`. */
 #include <stdlib.h>
 
@@ -42,19 +42,22 @@ int pp_tpgrid_group(char axis, int rank, int T, int P, int D, int *members) {
     return n;
 }
 
-/* One block's forward on this shard, y = x + W2 gelu(W1 LN(x) + b1) + b2: your part 1's, which the grid's stages
- * run on every shard. */
+/* One block's forward on this shard, x1 = x + Wo attn(LN1(x)) + bo then y = x1 + W2 gelu(W1 LN2(x1) + b1) + b2:
+ * your part 1's, which the grid's stages run on every shard. */
 static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
     pp_tensor *y = x;
     /* TODO 3: part 1's block_forward */
     //>> solution
-    pp_tensor *ln = pp_block_layernorm(b, x);
-    pp_tensor *h1 = pp_block_linear1(b, ln);
-    pp_tensor *a1 = pp_block_gelu(b, h1);
-    y = pp_block_linear2(b, a1);
+    pp_tensor *qkv = pp_block_qkv(b, pp_block_ln1(b, x));
+    pp_tensor *x1 = pp_block_proj(b, pp_block_attention(b, qkv));
+    pp_block_allreduce(b, x1);
+    pp_block_proj_bias(b, x1);
+    pp_block_residual(b, x1, x);
+    pp_tensor *h1 = pp_block_linear1(b, pp_block_ln2(b, x1));
+    y = pp_block_linear2(b, pp_block_gelu(b, h1));
     pp_block_allreduce(b, y);
     pp_block_bias2(b, y);
-    pp_block_residual(b, y, x);
+    pp_block_residual(b, y, x1);
     //<< solution
     (void)b;
     return y;
@@ -66,12 +69,15 @@ static pp_tensor *block_backward(pp_block *b, pp_tensor *dy) {
     /* TODO 4: part 1's block_backward */
     //>> solution
     pp_block_bias2_backward(b, dy);
-    pp_tensor *da1 = pp_block_linear2_backward(b, dy);
-    pp_tensor *dh1 = pp_block_gelu_backward(b, da1);
-    pp_tensor *dln = pp_block_linear1_backward(b, dh1);
-    pp_block_allreduce(b, dln);
-    dx = pp_block_layernorm_backward(b, dln);
-    pp_block_residual(b, dx, dy);
+    pp_tensor *dln2 = pp_block_linear1_backward(b, pp_block_gelu_backward(b, pp_block_linear2_backward(b, dy)));
+    pp_block_allreduce(b, dln2);
+    pp_tensor *dx1 = pp_block_ln2_backward(b, dln2);
+    pp_block_residual(b, dx1, dy);
+    pp_block_proj_bias_backward(b, dx1);
+    pp_tensor *dln1 = pp_block_qkv_backward(b, pp_block_attention_backward(b, pp_block_proj_backward(b, dx1)));
+    pp_block_allreduce(b, dln1);
+    dx = pp_block_ln1_backward(b, dln1);
+    pp_block_residual(b, dx, dx1);
     //<< solution
     (void)b;
     return dx;

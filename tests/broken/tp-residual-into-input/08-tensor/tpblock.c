@@ -1,21 +1,32 @@
-/* Broken: lab 08 part 1 adding the residual the wrong way round in the forward: the block's input gets W2's
- * output added to it, and the block returns W2's output alone. */
+/* Broken: lab 08 part 1 adding the MLP half's residual the wrong way round in the forward: the half's input (the
+ * attention half's output, which LN2 kept) gets W2's output added to it, and the block returns W2's output
+ * alone. */
 #include <stdlib.h>
 
 #include "pp.h"
 
-/* One block's forward on this shard: y = x + W2 gelu(W1 LN(x) + b1) + b2, x whole, y whole. */
+/* One block's forward on this shard, its attention half then its MLP half:
+ *     x1 = x + Wo attn(LN1(x)) + bo,   y = x1 + W2 gelu(W1 LN2(x1) + b1) + b2;   x whole, y whole. */
 static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
     pp_tensor *y = x;
-    /* TODO 1: the four layers in order; then what must happen to W2's output before the next block can read it,
-     * and where do b2 and the residual go so that the sum holds each of them once? */
-    pp_tensor *ln = pp_block_layernorm(b, x);
-    pp_tensor *h1 = pp_block_linear1(b, ln);
+    /* TODO 1: each half's four layers in order, attention's first. What is each of their outputs over the shards,
+     * and does one of this shard's heads need anything of another shard's? What must happen to each half's last
+     * output before the next half (or block) can read it, and where do bo, b2 and the residuals go so that any sum
+     * holds each of them once? */
+    pp_tensor *ln1 = pp_block_ln1(b, x);
+    pp_tensor *qkv = pp_block_qkv(b, ln1);      /* the shard's heads' queries, keys and values */
+    pp_tensor *a = pp_block_attention(b, qkv);  /* whole heads: each attends over its own q, k, v alone */
+    pp_tensor *x1 = pp_block_proj(b, a);
+    pp_block_allreduce(b, x1);   /* g: Wo's row shards make partial products; the sum is the whole a Wo */
+    pp_block_proj_bias(b, x1);   /* after the sum, so it counts once */
+    pp_block_residual(b, x1, x);
+    pp_tensor *ln2 = pp_block_ln2(b, x1);
+    pp_tensor *h1 = pp_block_linear1(b, ln2);
     pp_tensor *a1 = pp_block_gelu(b, h1);
     y = pp_block_linear2(b, a1);
-    pp_block_allreduce(b, y); /* g: W2's row shards make partial products; the sum is the whole a1 W2 */
-    pp_block_bias2(b, y);     /* after the sum, so it counts once */
-    pp_block_residual(b, x, y);
+    pp_block_allreduce(b, y); /* g again: W2's row shards */
+    pp_block_bias2(b, y);
+    pp_block_residual(b, x1, y); /* the wrong way round: into the MLP half's input */
     (void)b;
     return y;
 }
@@ -23,15 +34,22 @@ static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
 /* One block's backward on this shard, from dy (whole, the gradient of its output): returns dx (whole). */
 static pp_tensor *block_backward(pp_block *b, pp_tensor *dy) {
     pp_tensor *dx = dy;
-    /* TODO 2: the layers' backwards in reverse order, b2's gradient, and the residual's share. One of the
-     * layers' input gradients comes out partial: whose, and where must it be summed? */
+    /* TODO 2: the halves in reverse order, the MLP's first, each layer's backward in reverse, the biases' gradients
+     * and the residuals' shares. Which layers' input gradients come out partial, and where must each be summed? */
     pp_block_bias2_backward(b, dy);
     pp_tensor *da1 = pp_block_linear2_backward(b, dy);
     pp_tensor *dh1 = pp_block_gelu_backward(b, da1);
-    pp_tensor *dln = pp_block_linear1_backward(b, dh1);
-    pp_block_allreduce(b, dln); /* f's conjugate: every shard's W1 read the same ln, so its gradient sums them */
-    dx = pp_block_layernorm_backward(b, dln);
-    pp_block_residual(b, dx, dy);
+    pp_tensor *dln2 = pp_block_linear1_backward(b, dh1);
+    pp_block_allreduce(b, dln2); /* f's conjugate: every shard's W1 read the same ln2, so its gradient sums them */
+    pp_tensor *dx1 = pp_block_ln2_backward(b, dln2);
+    pp_block_residual(b, dx1, dy);
+    pp_block_proj_bias_backward(b, dx1);
+    pp_tensor *da = pp_block_proj_backward(b, dx1);
+    pp_tensor *dqkv = pp_block_attention_backward(b, da);
+    pp_tensor *dln1 = pp_block_qkv_backward(b, dqkv);
+    pp_block_allreduce(b, dln1); /* ... and every shard's Wq, Wk, Wv read the same ln1 */
+    dx = pp_block_ln1_backward(b, dln1);
+    pp_block_residual(b, dx, dx1);
     (void)b;
     return dx;
 }

@@ -31,17 +31,20 @@ int pp_tpgrid_group(char axis, int rank, int T, int P, int D, int *members) {
     return n;
 }
 
-/* One block's forward on this shard, y = x + W2 gelu(W1 LN(x) + b1) + b2: your part 1's, which the grid's stages
- * run on every shard. */
+/* One block's forward on this shard, x1 = x + Wo attn(LN1(x)) + bo then y = x1 + W2 gelu(W1 LN2(x1) + b1) + b2:
+ * your part 1's, which the grid's stages run on every shard. */
 static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
     pp_tensor *y = x;
-    pp_tensor *ln = pp_block_layernorm(b, x);
-    pp_tensor *h1 = pp_block_linear1(b, ln);
-    pp_tensor *a1 = pp_block_gelu(b, h1);
-    y = pp_block_linear2(b, a1);
+    pp_tensor *qkv = pp_block_qkv(b, pp_block_ln1(b, x));
+    pp_tensor *x1 = pp_block_proj(b, pp_block_attention(b, qkv));
+    pp_block_allreduce(b, x1);
+    pp_block_proj_bias(b, x1);
+    pp_block_residual(b, x1, x);
+    pp_tensor *h1 = pp_block_linear1(b, pp_block_ln2(b, x1));
+    y = pp_block_linear2(b, pp_block_gelu(b, h1));
     pp_block_allreduce(b, y);
     pp_block_bias2(b, y);
-    pp_block_residual(b, y, x);
+    pp_block_residual(b, y, x1);
     (void)b;
     return y;
 }
@@ -50,12 +53,15 @@ static pp_tensor *block_forward(pp_block *b, pp_tensor *x) {
 static pp_tensor *block_backward(pp_block *b, pp_tensor *dy) {
     pp_tensor *dx = dy;
     pp_block_bias2_backward(b, dy);
-    pp_tensor *da1 = pp_block_linear2_backward(b, dy);
-    pp_tensor *dh1 = pp_block_gelu_backward(b, da1);
-    pp_tensor *dln = pp_block_linear1_backward(b, dh1);
-    pp_block_allreduce(b, dln);
-    dx = pp_block_layernorm_backward(b, dln);
-    pp_block_residual(b, dx, dy);
+    pp_tensor *dln2 = pp_block_linear1_backward(b, pp_block_gelu_backward(b, pp_block_linear2_backward(b, dy)));
+    pp_block_allreduce(b, dln2);
+    pp_tensor *dx1 = pp_block_ln2_backward(b, dln2);
+    pp_block_residual(b, dx1, dy);
+    pp_block_proj_bias_backward(b, dx1);
+    pp_tensor *dln1 = pp_block_qkv_backward(b, pp_block_attention_backward(b, pp_block_proj_backward(b, dx1)));
+    pp_block_allreduce(b, dln1);
+    dx = pp_block_ln1_backward(b, dln1);
+    pp_block_residual(b, dx, dx1);
     (void)b;
     return dx;
 }
