@@ -48,15 +48,25 @@ Test(cli, bubble_at_24_and_1_microbatches) {
     cr_expect(strstr(buf, "bubble: 0.7500 (theory 0.7500)\npeak stashes: 1 1 1 1\n") != NULL, "%s", buf);
 }
 
-/* The output is `lines` and then the step's wall time, one line, nothing else. */
+/* The output is `lines`, then each rank's stash memory (as many positive KiB figures as `lines` gave peak stashes),
+ * and then the step's wall time, one line, nothing else. */
 static void expect_lines_then_time(const char *out, const char *lines) {
     size_t n = strlen(lines);
     cr_expect(!strncmp(out, lines, n), "expected it to start with:\n%s\ngot:\n%s", lines, out);
+    const char *peaks = strstr(lines, "peak stashes:"), *p = out + n;
+    int ranks = 0, got = 0, used = 0;
+    for (const char *q = peaks ? peaks + 13 : ""; *q && *q != '\n'; q++) ranks += q[-1] == ' ' && *q != ' ';
+    cr_expect(!strncmp(p, "stash memory:", 13), "expected a line 'stash memory: ... KiB' after them, got: %s", p);
+    p += strncmp(p, "stash memory:", 13) ? 0 : 13;
+    for (double kib; sscanf(p, " %lf%n", &kib, &used) == 1 && kib > 0; p += used) got++;
+    cr_expect(ranks > 0 && got == ranks && !strncmp(p, " KiB\n", 5), "%d KiB figures for %d ranks, then ' KiB': %s",
+              got, ranks, out + n);
+    p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p;
     double ms = -1;
     char tail[128] = "";
-    cr_expect(sscanf(out + n, "time: %lf ms/step (%127[^)])\n", &ms, tail) == 2 && ms > 0,
-              "expected a line 'time: X ms/step (...)' after them, got: %s", out + n);
-    cr_expect(strchr(out + n, '\n') == out + strlen(out) - 1, "one time line, then nothing: %s", out + n);
+    cr_expect(sscanf(p, "time: %lf ms/step (%127[^)])\n", &ms, tail) == 2 && ms > 0,
+              "expected a line 'time: X ms/step (...)' after them, got: %s", p);
+    cr_expect(strchr(p, '\n') == out + strlen(out) - 1, "one time line, then nothing: %s", p);
 }
 
 Test(cli, interleaved_contract_lines) {

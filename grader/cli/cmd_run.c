@@ -114,7 +114,7 @@ static int run_table(run_opts *r, pp_flag *out) {
         {.name = "--reduce-beta", .kind = PP_FLAG_NUM, .to = &c->reduce_beta, .arg = "B",
          .help = "virtual cost of each byte a ring all-reduce moves: a chunk's reduce of G gradient bytes over D "
                  "replicas costs 2(D-1)A + 2(D-1)/D G B (the default makes one block's reduce over two replicas at "
-                 "the default width cost about two block forwards: bandwidth-bound)"},
+                 "the default width cost about three block forwards: bandwidth-bound)"},
         {.name = "--layers", .kind = PP_FLAG_INT, .to = &c->layers, .lo = 1, .hi = 4096, .arg = "L",
          .help = "blocks in the model, placed as --layout says", .dflt = "one per virtual stage"},
         {.name = "--layout", .kind = PP_FLAG_STR, .to = &c->layout, .arg = "SPEC",

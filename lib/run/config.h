@@ -160,7 +160,7 @@ double pp__config_reduce_cost(const pp_run_config *c, double bytes);
 /* Bytes of the weight gradients of virtual stage vstage on one shard (what its chunk's reduce moves). */
 double pp__config_grad_bytes(const pp_run_config *c, int vstage);
 /* The defaults of --reduce-alpha and --reduce-beta: at the default width a chunk's reduce over two replicas costs
- * about two block forwards, almost all of it bandwidth (a bandwidth-bound grid). */
+ * about three block forwards, almost all of it bandwidth (a bandwidth-bound grid). */
 #define PP_REDUCE_ALPHA_DEFAULT 0.05
 #define PP_REDUCE_BETA_DEFAULT 1.5e-5
 /* The defaults of --tp-alpha and --tp-beta: the shards of a stage share a server, whose NVLink gives each GPU about
