@@ -331,6 +331,8 @@ pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_te
     return forward_acts(s, arena, st);
 }
 
+const pp_tensor *pp__stash_probs(const pp_model_stash *st) { return st->has_acts ? st->probs : NULL; }
+
 /* ---- backward ------------------------------------------------------------------------------------------ */
 
 /* The input half of block i's layers, each from the gradient of its output. W2's (d a1) is scratch: the weight half

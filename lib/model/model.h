@@ -80,6 +80,9 @@ void pp__model_update(pp_stage_model *s, int adamw, float lr, float weight_decay
  * sum leaves the forward early still holds it. */
 pp_tensor *pp__model_forward(pp_stage_model *s, pp_arena *arena, int rows, pp_tensor *x, pp_tensor *tokens,
                              pp_tensor *targets, pp_model_stash **stash);
+/* The last forward's softmax probabilities (n x V, on the stage's backend) of a stage that holds the head, while the
+ * stash still holds them (before a checkpoint or drop); NULL otherwise. For sampling text from a trained model. */
+const pp_tensor *pp__stash_probs(const pp_model_stash *st);
 /* Input half of the backward: returns dx (n x h; NULL on a first stage), keeps what the weight half needs. */
 pp_tensor *pp__model_backward_input(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy);
 /* Weight half: adds the weight gradients. */
