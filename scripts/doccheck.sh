@@ -186,7 +186,7 @@ missing_paths() {
         [ -f "$top/$f" ] || continue
         {
             # a path from the tree's root, a relative link from the file's folder, what --impl names
-            grep -noE '(^|[^A-Za-z0-9_./-])(\.\./)*(base|lib|labs|docs|tests|solutions|grader|scripts|kernels|bench|sandbox|driver)/[A-Za-z0-9_./<>*-]*' \
+            grep -noE '(^|[^A-Za-z0-9_./-])(\.\./)*(base|lib|labs|docs|tests|solutions|grader|scripts|kernels|bench|sandbox|driver|data)/[A-Za-z0-9_./<>*-]*' \
                 "$top/$f" | sed -E 's/^([0-9]+):[^.a-z]*/\1:root:/'
             grep -noE '\]\([^)#: ]+' "$top/$f" | sed -E 's/^([0-9]+):\]\(/\1:here:/'
             grep -noE -- '--impl [A-Za-z0-9_.-][A-Za-z0-9_./-]*' "$top/$f" | sed -E 's/^([0-9]+):--impl /\1:root:/'
