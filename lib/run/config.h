@@ -32,6 +32,8 @@ typedef struct pp_run_config {
     const char *layout;     /* blocks per virtual stage (pp__config_layout); NULL or "": as even as possible */
     int mb_size;            /* samples per micro-batch */
     int seq, hidden, vocab; /* model and data shape */
+    const char *corpus;     /* a text file whose bytes are the data (data.h: windows of its training part, vocab 256);
+                               NULL: the synthetic task every graded run uses */
     int steps;              /* optimizer steps */
     double comm_latency;    /* virtual cost of one boundary message */
     double edge_cost;       /* virtual cost of the embedding and of the head + loss (each) in a forward; twice
