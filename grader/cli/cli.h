@@ -4,6 +4,7 @@
 #ifndef PP_CLI_H
 #define PP_CLI_H
 
+#include "labs.h"
 #include "runtime.h"
 #include "replay.h"
 
@@ -132,6 +133,24 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s);
  * full-batch reference, every check), and prints the test's line and its failed checks. Returns 0 at full marks,
  * else 1. */
 int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const char *path);
+
+/* ---- what the commands that run a lab share (launch.c) ---- */
+
+/* Under mpirun or srun: checks the launch (the transport whose ranks are processes compiled in, as many processes
+ * as ranks) and switches cfg to that transport. Returns the process's rank (0 when no launcher started it; only
+ * rank 0 prints), or -1 when the launch is wrong (rank 0 says why, as "pplab CMD: ...").
+ * Rank 0 speaks for the job, exit status included: the other processes exit 0 even when the run failed, since
+ * the launcher kills the whole job at the first non-zero exit, which could stop rank 0 before its report is out;
+ * mpirun and srun still exit non-zero, from rank 0's status. */
+int pp__cli_launch_check(const char *cmd, pp_run_config *cfg);
+/* Builds the lab of --impl `impl` and sets prog up to run it on P ranks: sandboxed drivers (sb; as grading runs it),
+ * or the shared object in this process (in_process). Returns 0, or once rank 0 (me) said what went wrong, 2 for a
+ * folder that is not there (a usage error) and 1 for the rest. Before the transport starts: no fork() after
+ * MPI_Init. */
+int pp__cli_program_start(const char *cmd, const char *impl, int P, int in_process, pp_sandbox *sb,
+                          const pp_lab_info *lab, pp_program *prog, int me);
+/* After the run: the drivers' host closed, and as root whatever their uid left. */
+void pp__cli_program_end(pp_sandbox *sb, int in_process);
 
 extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
     pp__cli_similar, pp__cli_grade_one;
