@@ -18,14 +18,18 @@ typedef struct pp_cli_run {
     int wall;                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     int per_rank;              /* --per-rank: also print each rank's idle share */
     int canonical;             /* --canonical: replay the ideal schedule instead of running an implementation */
-    unsigned given;            /* which of --schedule, --stages, --microbatches, --chunks were given (PP_CLI_GIVEN_*) */
+    unsigned given;            /* which of --schedule, --stages, --microbatches, --chunks, --vocab were given
+                                  (PP_CLI_GIVEN_*) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
     const char *export_order;  /* --export-order FILE.csv: the order as PyTorch's compute-only CSV */
     const char *order;         /* --order FILE.csv: run the order in FILE instead of a lab */
 } pp_cli_run;
 
-enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8 };
+enum {
+    PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8,
+    PP_CLI_GIVEN_VOCAB = 16
+};
 
 /* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
 int pp__cli_int(const char *flag, const char *val, int lo, int hi);

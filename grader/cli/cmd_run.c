@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "crash.h"
+#include "data.h"
 #include "files.h"
 #include "impl_build.h"
 #include "plot.h"
@@ -126,8 +127,12 @@ static int run_table(run_opts *r, pp_flag *out) {
          .help = "the model's hidden size (its feed-forward layers are 4H wide)", .old = "--hidden"},
         {.name = "--seq", .kind = PP_FLAG_INT, .to = &c->seq, .lo = 1, .hi = 65536, .arg = "T",
          .help = "tokens per sample"},
-        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20, .arg = "V",
-         .help = "vocabulary size"},
+        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20, .given = g,
+         .bit = PP_CLI_GIVEN_VOCAB, .arg = "V", .help = "vocabulary size", .dflt = "64; 256 with --corpus"},
+        {.name = "--corpus", .kind = PP_FLAG_STR, .to = &c->corpus, .arg = "FILE",
+         .help = "the data: windows of --seq + 1 bytes of a text file, drawn from its first nine tenths, its bytes the "
+                 "tokens (a vocabulary of 256), instead of the synthetic task (as pplab train trains)",
+         .dflt = "the synthetic task"},
         {.name = "--steps", .kind = PP_FLAG_INT, .to = &c->steps, .lo = 1, .hi = 100000, .arg = "K",
          .help = "optimizer steps; the bubble and peaks are step 1's, the time the median of the later steps'"},
         {.name = "--seed", .kind = PP_FLAG_UINT, .to = &c->seed, .lo = 0, .hi = 2147483647,
@@ -344,6 +349,7 @@ static void run_check(pp_cli_run *o, const run_opts *h, pp_schedule *file_order)
                      "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
                      "the instructor's kit");
     if (o->order) pp__cli_order_load(o, file_order), chose_chunks = 0;
+    if (o->cfg.corpus && !(o->given & PP_CLI_GIVEN_VOCAB)) o->cfg.vocab = PP_CORPUS_VOCAB;
     if (strcmp(o->cfg.backend, "cpu") && strcmp(o->cfg.backend, "cuda"))
         pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o->cfg.backend);
     if (!pp__transport_caps(o->cfg.transport))
