@@ -156,8 +156,8 @@ int pp__cli_program_start(const char *cmd, const char *impl, int P, int in_proce
 /* After the run: the drivers' host closed, and as root whatever their uid left. */
 void pp__cli_program_end(pp_sandbox *sb, int in_process);
 
-extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
-    pp__cli_similar, pp__cli_grade_one;
+extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_train, pp__cli_bench,
+    pp__cli_figures, pp__cli_similar, pp__cli_grade_one;
 
 /* The median of x[0..n-1] (n >= 1); reorders x. For the figures pplab run and pplab bench print. */
 double pp__cli_median(double *x, int n);
