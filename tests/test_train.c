@@ -234,9 +234,9 @@ Test(train, a_short_training_prints_its_lines_and_learns) {
     const char *sum = strstr(buf, "\ntrained 30 steps in ");
     cr_assert(sum, "%s", buf);
     double loss = 0, val = 0, uni = 0;
-    const char *at = strstr(sum, "training loss ");
-    cr_assert(at && sscanf(at, "training loss %lf", &loss) == 1, "%s", sum);
-    cr_assert((at = strstr(sum, "validation ")) && sscanf(at, "validation %lf", &val) == 1, "%s", sum);
+    const char *at = strstr(sum, "\ntraining loss ");
+    cr_assert(at && sscanf(at, "\ntraining loss %lf", &loss) == 1, "%s", sum);
+    cr_assert((at = strstr(sum, "validation loss ")) && sscanf(at, "validation loss %lf", &val) == 1, "%s", sum);
     cr_assert((at = strstr(sum, "a unigram byte model: ")) && sscanf(at, "a unigram byte model: %lf", &uni) == 1);
     double h = unigram_entropy(CORPUS);
     cr_expect(fabs(uni - h) < 0.01, "the unigram loss it prints, %.4f, is the file's byte entropy %.4f", uni, h);

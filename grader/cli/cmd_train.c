@@ -38,8 +38,9 @@ static const char notes[] =
     "Exit status 0 when the training ran, 1 when the run failed (a deadlock, a misused handle, a schedule that ran\n"
     "nothing, a plot not drawn), 2 for a usage error or an invalid configuration.\n";
 
-/* The validation batch: windows spread over the held-out tail. */
-enum { VAL_WINDOWS = 16 };
+/* The validation loss after a step: on VAL_WINDOWS windows spread evenly over the held-out tail, the same ones every
+ * time; at the end, on FINAL_WINDOWS of them, VAL_WINDOWS at a time. */
+enum { VAL_WINDOWS = 8, FINAL_WINDOWS = 256 };
 
 typedef struct train_opts {
     pp_run_config cfg;
@@ -126,7 +127,6 @@ typedef struct trainer {
     const pp_corpus *corpus;
     pp_backend *be;
     pp_stage_model m;          /* every block, the embedding and the head, on the CPU */
-    int *val_tok, *val_tgt;    /* the validation batch: VAL_WINDOWS windows of the held-out tail */
     float *loss, *val;         /* per step; val NAN where it was not measured */
     double *step_s;
     int steps_done, tty, bar;  /* bar: the progress bar's line is on screen */
@@ -162,7 +162,24 @@ static float model_forward(trainer *t, int rows, const int *tok, const int *tgt,
     return loss;
 }
 
-/* The corpus and, on rank 0 (me), the one-stage model and the validation batch; 0, or -1 after a line on stderr. */
+/* The mean loss of the model on n windows spread evenly over the held-out tail, VAL_WINDOWS at a time. */
+static double validate(trainer *t, int n) {
+    int seq = t->o->cfg.seq;
+    size_t bytes = (size_t)VAL_WINDOWS * seq * sizeof(int);
+    int *tok = pp__xmalloc(bytes), *tgt = pp__xmalloc(bytes);
+    double sum = 0;
+    for (int i = 0; i < n; i += VAL_WINDOWS) {
+        int b = n - i < VAL_WINDOWS ? n - i : VAL_WINDOWS;
+        for (int k = 0; k < b; k++)
+            pp__corpus_window(t->corpus, pp__corpus_val_offset(t->corpus, seq, i + k, n), seq, tok + k * seq,
+                              tgt + k * seq);
+        sum += (double)model_forward(t, b * seq, tok, tgt, NULL) * b;
+    }
+    free(tok), free(tgt);
+    return sum / n;
+}
+
+/* The corpus and, on rank 0 (me), the one-stage model; 0, or -1 after a line on stderr. */
 static int trainer_init(trainer *t, const train_opts *o, int me) {
     char err[1024];
     memset(t, 0, sizeof *t);
@@ -176,12 +193,6 @@ static int trainer_init(trainer *t, const train_opts *o, int me) {
     pp_model_dims d;
     pp__config_model_dims(&o->cfg, &d);
     pp__model_init(&t->m, &d, 0, d.layers, 1, 1, t->be);
-    int seq = o->cfg.seq;
-    t->val_tok = pp__xmalloc((size_t)VAL_WINDOWS * seq * sizeof(int));
-    t->val_tgt = pp__xmalloc((size_t)VAL_WINDOWS * seq * sizeof(int));
-    for (int i = 0; i < VAL_WINDOWS; i++)
-        pp__corpus_window(t->corpus, pp__corpus_val_offset(t->corpus, seq, i, VAL_WINDOWS), seq,
-                          t->val_tok + i * seq, t->val_tgt + i * seq);
     int K = o->cfg.steps;
     t->loss = pp__xcalloc((size_t)K, sizeof *t->loss);
     t->val = pp__xcalloc((size_t)K, sizeof *t->val);
@@ -195,7 +206,7 @@ static int trainer_init(trainer *t, const train_opts *o, int me) {
 static void trainer_free(trainer *t) {
     if (t->m.params) pp__model_free(&t->m);
     if (t->be) pp__backend_close(t->be);
-    free(t->val_tok), free(t->val_tgt), free(t->loss), free(t->val), free(t->step_s);
+    free(t->loss), free(t->val), free(t->step_s);
 }
 
 /* The loss of a unigram byte model of the training part: the entropy of its bytes' frequencies, in nats. */
@@ -225,7 +236,7 @@ static void on_step(void *arg, int step, float loss, double step_s, const pp_par
     t->loss[step] = loss, t->step_s[step] = step_s, t->steps_done = step + 1;
     if (weights) {
         model_load(t, weights, n);
-        t->val[step] = model_forward(t, VAL_WINDOWS * t->o->cfg.seq, t->val_tok, t->val_tgt, NULL);
+        t->val[step] = (float)validate(t, VAL_WINDOWS);
     }
     char line[160];
     step_text(t, step, line, sizeof line);
@@ -291,19 +302,19 @@ static void sample_print(trainer *t, const char *prompt, int n) {
     free(text), free(tok), free(tgt), free(probs);
 }
 
-/* The summary: time, the losses reached, the unigram model's. */
-static void summary_print(const trainer *t, double unigram) {
+/* The summary: time, the losses reached (the validation loss on FINAL_WINDOWS windows), the unigram model's. */
+static void summary_print(trainer *t, double unigram) {
     int K = t->steps_done, last = K < 10 ? K : 10;
-    double mean = 0, *rest = pp__xmalloc((size_t)K * sizeof *rest);
+    double elapsed = pp__now() - t->t0, mean = 0, *rest = pp__xmalloc((size_t)K * sizeof *rest);
     for (int k = K - last; k < K; k++) mean += t->loss[k] / last;
     memcpy(rest, t->step_s, (size_t)K * sizeof *rest);
     double med = pp__cli_median(K > 1 ? rest + 1 : rest, K > 1 ? K - 1 : 1);
     free(rest);
     char which[64] = "step 1";
     if (K > 1) snprintf(which, sizeof which, "the median of steps 2-%d", K);
-    printf("trained %d steps in %.1f s (%.1f ms/step, %s): training loss %.4f (the last %d steps' mean), validation "
-           "%.4f; a unigram byte model: %.4f\n", K, pp__now() - t->t0, 1e3 * med, which, mean, last, t->val[K - 1],
-           unigram);
+    printf("trained %d steps in %.1f s (%.1f ms/step, %s)\n", K, elapsed, 1e3 * med, which);
+    printf("training loss %.4f (the last %d steps' mean), validation loss %.4f (%d windows of the held-out tail); "
+           "a unigram byte model: %.4f\n", mean, last, validate(t, FINAL_WINDOWS), FINAL_WINDOWS, unigram);
 }
 
 /* --plot: the losses per step against the unigram model's. 0, or -1 after a line on stderr. */
@@ -373,8 +384,8 @@ static void header_print(const train_opts *o, const pp_corpus *c, double unigram
     pp_model_dims d;
     pp__config_model_dims(cfg, &d);
     printf("pplab train: %s on %d stage%s x %d chunk%s, %d micro-batches of %d windows of %d bytes a step; %d "
-           "blocks of width %d (%ld parameters); AdamW, lr %g\n", cfg->schedule->name, cfg->P, cfg->P > 1 ? "s" : "", cfg->v,
-           cfg->v > 1 ? "s" : "", cfg->M, cfg->mb_size, cfg->seq, d.layers, d.hidden,
+           "blocks of width %d (%ld parameters); AdamW, lr %g\n", cfg->schedule->name, cfg->P, cfg->P > 1 ? "s" : "",
+           cfg->v, cfg->v > 1 ? "s" : "", cfg->M, cfg->mb_size, cfg->seq, d.layers, d.hidden,
            pp__model_param_count(&d, d.layers, 1, 1), (double)cfg->lr);
     printf("corpus: %s, %zu bytes: the first %zu to train on, the last %zu to validate; a unigram byte model's "
            "loss: %.4f\n", o->corpus ? o->corpus : "data/shakespeare.txt", c->size, c->train, c->size - c->train,
