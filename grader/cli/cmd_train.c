@@ -406,9 +406,13 @@ static int train_report(const train_opts *o, trainer *t, const pp_run_result *re
     int ops = 0;
     for (int r = 0; r < res->P; r++) ops += res->traces[r].n;
     if (!ops) {
-        fprintf(stderr, "pplab train: no rank ran any operation: is %s still the untouched stub? (--impl solutions "
-                "trains with the reference where the kit has it)\n",
-                pp__lab_for_schedule(o->cfg.schedule->name)->symbol);
+        /* a handout has no solutions/: name it only where it is */
+        char build[PATH_MAX], root[PATH_MAX], sol[PATH_MAX + 16];
+        pp__impl_dirs(build, root, sizeof build);
+        snprintf(sol, sizeof sol, "%s/solutions", root);
+        fprintf(stderr, "pplab train: no rank ran any operation: is %s still the untouched stub?%s\n",
+                pp__lab_for_schedule(o->cfg.schedule->name)->symbol,
+                access(sol, F_OK) == 0 ? " (--impl solutions trains with the reference)" : "");
         return 1;
     }
     summary_print(t, unigram);
