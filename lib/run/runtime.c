@@ -379,7 +379,10 @@ static void step_report(pp_world *w, const pp_program *prog, int step, const pp_
             pp_param_result *all = pp__run_procs_weights(w, weights, n, &total);
             pp__weights_free(weights, n);
             weights = all;
-            if (pp__world_failed(w)) return; /* ranks lost during the gather */
+            if (pp__world_failed(w)) { /* ranks lost during the gather */
+                pp__weights_free(weights, total);
+                return;
+            }
         }
     }
     if (w->local_rank <= 0) prog->on_step(prog->step_arg, step, res->loss[step], res->step_s[step], weights, total);
