@@ -229,7 +229,8 @@ help:
 	@echo "pplab: a lab kit for pipeline-parallel training"
 	@echo "  make               build build/pplab, build/pplab-driver, build/libpp.so and build/libpp.a; say what was found"
 ifeq ($(KIT),1)
-	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines"
+	@echo "  make demo          install missing Debian packages, build, grade the reference solutions, draw timelines,"
+	@echo "                     train the kit's model on Shakespeare's plays for a minute"
 	@echo "  make test          the quick unit suites and the grader's self-check, about a minute on 2 cores (each part timed)"
 	@echo "  make check         make test, then make check-long: the long suites (valid-variant and determinism sweeps, tolerance,"
 	@echo "                     handout round trip and its answers, MPI, benchmarks test, the jail as a normal user, the"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The demo behind `make demo`: grades the reference solution of every lab on CPU (table: lab, P, M, v, bubble
-# measured vs theory, peak stashes, gradient error, score), shows the timelines of the schedules, and
-# renders the figures into out/ when gnuplot is installed. In a student handout (no solutions/) it shows the
-# canonical schedules, the theory and where the student's labs stand instead, and exits 0.
+# measured vs theory, peak stashes, gradient error, score), shows the timelines of the schedules, renders the
+# figures into out/ when gnuplot is installed, and ends with a minute of pplab train on Shakespeare's plays. In a
+# student handout (no solutions/) it shows the canonical schedules, the theory and where the student's labs stand
+# instead, and exits 0.
 set -uo pipefail
 build=${1:-build}
 cd "$(dirname "$0")/.."
@@ -41,6 +42,7 @@ if [ ! -d solutions ]; then
     fi
     say "Your labs/ today (make grade grades them; every lab starts at 0)"
     "$pplab" grade --impl labs --lab all --quiet | sed -n '/^Score by lab/,$p'
+    say "Once your 1F1B grades, build/pplab train trains the kit's model on Shakespeare's plays with it (docs/train.md)"
     say "Start here: read docs/00-warmup.md, fill in labs/00-warmup/warmup.c, then run: make grade LAB=warmup"
     exit 0
 fi
@@ -68,5 +70,9 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     say "gnuplot is not installed: no figures (apt-get install gnuplot-nox, or make deps as root)"
 fi
+say "Training: the kit's model learns Shakespeare's plays, 1F1B on 2 stages as grading runs it (docs/train.md)"
+plot=""
+command -v gnuplot >/dev/null 2>&1 && mkdir -p out && plot="--plot out/train.png"
+"$pplab" train --impl "$impl" $plot || rc=1
 say "Next: edit labs/02-gpipe/gpipe.c, then run: make grade LAB=gpipe"
 exit $rc

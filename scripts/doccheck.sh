@@ -3,8 +3,8 @@
 # they show with what the commands print here, so the docs cannot drift from the tool.
 #   scripts/doccheck.sh BUILD [FILE...]   from the project root (make check runs it through scripts/selfcheck.sh);
 #                                         FILEs instead of the docs (tests/test_cli.c feeds it wrong quotes)
-#   scripts/doccheck.sh --quick BUILD     the quoted paths, and the commands but those that grade or run make
-#                                         (make test: seconds, not minutes; make check runs them all)
+#   scripts/doccheck.sh --quick BUILD     the quoted paths, and the commands but those that grade, train or run
+#                                         make (make test: seconds, not minutes; make check runs them all)
 #   scripts/doccheck.sh --list            prints the commands the docs quote, one a line, in blocks and inline in
 #                                         the prose, and runs none (make answers records what the ones that run
 #                                         pplab show)
@@ -140,8 +140,8 @@ count=$(cat "$work/count")
 for ((i = 1; i <= count; i++)); do
     where=$(cat "$work/$i.where") cmd=$(cat "$work/$i.cmd") kind=$(cat "$work/$i.kind")
     reason=""
-    if [ $quick = 1 ] && [[ $cmd == *"pplab grade"* || $cmd == make* ]]; then
-        reason="--quick: grading and make commands are for make check"
+    if [ $quick = 1 ] && [[ $cmd == *"pplab grade"* || $cmd == *"pplab train"* || $cmd == make* ]]; then
+        reason="--quick: grading, training and make commands are for make check"
     fi
     for s in "${SKIP[@]}"; do
         [ -n "$reason" ] && break
@@ -186,7 +186,7 @@ missing_paths() {
         [ -f "$top/$f" ] || continue
         {
             # a path from the tree's root, a relative link from the file's folder, what --impl names
-            grep -noE '(^|[^A-Za-z0-9_./-])(\.\./)*(base|lib|labs|docs|tests|solutions|grader|scripts|kernels|bench|sandbox|driver)/[A-Za-z0-9_./<>*-]*' \
+            grep -noE '(^|[^A-Za-z0-9_./-])(\.\./)*(base|lib|labs|docs|tests|solutions|grader|scripts|kernels|bench|sandbox|driver|data)/[A-Za-z0-9_./<>*-]*' \
                 "$top/$f" | sed -E 's/^([0-9]+):[^.a-z]*/\1:root:/'
             grep -noE '\]\([^)#: ]+' "$top/$f" | sed -E 's/^([0-9]+):\]\(/\1:here:/'
             grep -noE -- '--impl [A-Za-z0-9_.-][A-Za-z0-9_./-]*' "$top/$f" | sed -E 's/^([0-9]+):--impl /\1:root:/'

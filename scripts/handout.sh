@@ -6,7 +6,7 @@
 #                                       answer files put back, so that it grades hidden configurations (make
 #                                       autograder zips it); never a student's
 # Builds the student tarball: the kit (base/, lib/, kernels/, sandbox/, driver/, grader/, docs/, bench/, scripts/,
-# Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) — without solutions/,
+# data/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) — without solutions/,
 # without the grader's own tests (they hold broken solutions and the solutions' expectations), without the kit's
 # answer files (`make answer-files` lists them: the code that computes what the labs grade, the generators of the
 # canonical orders, the placements, the library's own tensor-parallel block, the order interpreter, the warm-up's
@@ -35,7 +35,7 @@ leave=()
 for f in $answers; do leave+=(":!$f"); done
 # what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
 git ls-files -z --cached --others --exclude-standard -- Makefile README.md base lib kernels sandbox driver grader docs bench \
-    scripts 'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' "${leave[@]}" |
+    scripts data 'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' "${leave[@]}" |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     xargs -0 -I{} cp --parents {} "$dest"/
 # the grading tree computes every answer, hidden configurations' too

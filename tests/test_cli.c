@@ -368,7 +368,7 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     FILE *p = popen("tar -tzf dist/pplab-handout.tar.gz", "r");
     cr_assert(p);
     char line[512];
-    int labs = 0, grader = 0, solutions = 0, tests = 0, instructor = 0, docs = 0;
+    int labs = 0, grader = 0, solutions = 0, tests = 0, instructor = 0, docs = 0, corpus = 0;
     while (fgets(line, sizeof line, p)) {
         instructor += strstr(line, "pplab/docs/instructor.md") != NULL || strstr(line, "pplab/docs/ci/") != NULL;
         docs += strstr(line, "pplab/docs/design.md") != NULL;
@@ -376,6 +376,7 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
         grader += strstr(line, "pplab/grader/grade/checks.c") != NULL;
         solutions += strstr(line, "solutions/") != NULL;
         tests += strstr(line, "pplab/tests/") != NULL;
+        corpus += strstr(line, "pplab/data/shakespeare.txt") != NULL;
     }
     pclose(p);
     cr_expect_eq(labs, 1, "the handout holds the labs");
@@ -384,6 +385,7 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     cr_expect_eq(tests, 0, "the handout must not hold the broken solutions under tests/");
     cr_expect_eq(instructor, 0, "the handout must not hold the instructor's material (docs/instructor.md, docs/ci/)");
     cr_expect_eq(docs, 1, "the handout holds the docs");
+    cr_expect_eq(corpus, 1, "the handout holds the corpus pplab train learns from");
     /* nothing in the handout points students at a file it lacks */
     rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/lib/*' 'pplab/grader/*' | grep -q "
                 "'docs/instructor.md'");

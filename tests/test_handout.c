@@ -1,10 +1,11 @@
 /* test_handout.c: a fresh student handout as a student meets it: built from the tarball `make handout` writes,
  * unpacked into a temporary folder, then its README commands: `make demo` exits 0 and shows the canonical
  * schedules, the theory and where the labs stand; `make grade LAB=gpipe` grades a working GPipe while another lab
- * does not compile yet; `make test` runs the handout's own checks and says what they checked. And the handout
- * holds no answer key: none of the kit's answer code is in its sources or objects, it answers for its recorded
- * public configurations alone and as the kit does there, it refuses what needs the kit's answers in one line,
- * and the reference solutions copied into it get full marks where the stubs get 0. */
+ * does not compile yet; `pplab train` trains with a working 1F1B on the corpus the handout ships; `make test` runs
+ * the handout's own checks and says what they checked. And the handout holds no answer key: none of the kit's
+ * answer code is in its sources or objects, it answers for its recorded public configurations alone and as the kit
+ * does there, it refuses what needs the kit's answers in one line, and the reference solutions copied into it get
+ * full marks where the stubs get 0. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <stdio.h>
@@ -72,6 +73,13 @@ Test(handout, the_first_run_and_a_lab_at_a_time) {
     cr_expect_eq(rc, 0, "make grade LAB=gpipe exited %d:\n%s", rc, out);
     cr_expect(strstr(out, "gpipe          148/148") && strstr(out, "FULL MARKS"), "%s", out);
     cr_expect(!strstr(out, "interleaved"), "grading gpipe looked at the interleaved lab:\n%s", out);
+    /* a working 1F1B trains the kit's model on the corpus the handout ships */
+    snprintf(cmd, sizeof cmd, "cp solutions/03-1f1b/onef1b.c '%s/pplab/labs/03-1f1b/onef1b.c'", dir);
+    cr_assert_eq(system(cmd), 0);
+    rc = in_handout("build/pplab train --steps 5 --width 32 --layers 2 --seq 16 --sample 20");
+    cr_expect_eq(rc, 0, "pplab train with a working 1F1B exited %d:\n%s", rc, out);
+    cr_expect(strstr(out, "corpus: data/shakespeare.txt") && strstr(out, "\ntrained 5 steps in ") &&
+              strstr(out, "\nsample (20 bytes"), "%s", out);
     rc = in_handout("make grade LAB=interleaved");
     cr_expect_neq(rc, 0, "a lab that does not compile passed:\n%s", out);
     cr_expect(strstr(out, "interleaved.c") && strstr(out, "0/168"), "the compile error is not reported:\n%s", out);

@@ -136,6 +136,66 @@ Test(mpi, shards_recomputed_match_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule 1f1b --tp 2 --stages 2 --microbatches 4 --recompute");
 }
 
+/* On a corpus: every process reads the same windows of the same file, so the run is the threads run's bit for bit
+ * (with two replicas too, whose micro-batches are the global batch's). */
+Test(mpi, a_corpus_run_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(2, "--impl solutions --schedule 1f1b --stages 2 --microbatches 4 --steps 2 --seq 32 "
+                          "--corpus data/shakespeare.txt");
+}
+
+Test(mpi, a_corpus_run_of_two_replicas_matches_threads, .timeout = 120) {
+    need_mpi();
+    compare_transports(4, "--impl solutions --schedule dp1f1b --dp 2 --stages 2 --microbatches 4 --seq 32 "
+                          "--corpus data/shakespeare.txt");
+}
+
+/* The lines of a `pplab train` output that do not depend on the clock: each step's without its time, the sample
+ * and the lines after it; the header and the summary, which say wall times and the transport, left out. */
+static char *train_figures(const char *out) {
+    char *s = strdup(out), *o = s;
+    int sample = 0;
+    for (const char *line = out; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        sample |= !strncmp(line, "sample (", 8);
+        if (!strncmp(line, "step ", 5)) {
+            const char *ms = line + n;
+            while (ms > line && ms[-1] != ' ') ms--; /* "ms" */
+            for (ms--; ms > line && ms[-1] != ' '; ms--) continue; /* its figure */
+            n = (size_t)(ms - line);
+        }
+        if (sample || !strncmp(line, "step ", 5)) memcpy(o, line, n), o += n, *o++ = '\n';
+        line = nl ? nl + 1 : line + n;
+    }
+    *o = 0;
+    return s;
+}
+
+/* pplab train under mpirun -np P: the weights each step's validation and the sample read come from every process,
+ * and are the threads run's bit for bit: the same losses, the same validation losses, the same text. */
+Test(mpi, training_matches_threads, .timeout = 120) {
+    need_mpi();
+    static const char *args = "--impl solutions --schedule interleaved --stages 2 --layers 4 --width 32 --seq 32 "
+                              "--steps 4 --sample 60";
+    char cmd[4 * PATH_MAX], *out[2];
+    for (int mpi = 0; mpi < 2; mpi++) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && timeout %d %s'%s/pplab' train %s > '%s/train%d.out' 2>&1", g_root,
+                 g_run_limit, mpi ? MPIRUN " -np 2 " : "", g_build, args, g_tmp, mpi);
+        int rc = timed_system(cmd, NULL);
+        char name[32];
+        snprintf(name, sizeof name, "train%d", mpi);
+        out[mpi] = out_of(name, "out");
+        cr_assert_eq(rc, 0, "%s: exit %d:\n%s", cmd, rc, out[mpi]);
+    }
+    cr_expect(strstr(out[1], "\ntransport: mpi (2 processes)\n"), "%s", out[1]);
+    char *t = train_figures(out[0]), *m = train_figures(out[1]);
+    cr_expect(strstr(t, "step 4/4  loss ") && strstr(t, "sample (60 bytes"), "%s", out[0]);
+    cr_expect_str_eq(m, t, "mpi printed\n%s\nthreads printed\n%s", m, t);
+    free(t), free(m), free(out[0]), free(out[1]);
+    tmp_remove();
+}
+
 /* Rank 1 sends its first gradient back while rank 0 sends the next forward: both block in a rendezvous send.
  * The run must end at the 1 s deadline (plus start-up) with the report threads give, not hang. */
 Test(mpi, deadlock_reported_at_deadline, .timeout = 90) {

@@ -4,6 +4,7 @@
 #ifndef PP_CLI_H
 #define PP_CLI_H
 
+#include "labs.h"
 #include "runtime.h"
 #include "replay.h"
 
@@ -17,14 +18,18 @@ typedef struct pp_cli_run {
     int wall;                  /* --wall: also print the wall-clock bubble (always on for GPU backends) */
     int per_rank;              /* --per-rank: also print each rank's idle share */
     int canonical;             /* --canonical: replay the ideal schedule instead of running an implementation */
-    unsigned given;            /* which of --schedule, --stages, --microbatches, --chunks were given (PP_CLI_GIVEN_*) */
+    unsigned given;            /* which of --schedule, --stages, --microbatches, --chunks, --vocab were given
+                                  (PP_CLI_GIVEN_*) */
     const char *plot;          /* --plot FILE.png */
     const char *trace;         /* --trace FILE.csv */
     const char *export_order;  /* --export-order FILE.csv: the order as PyTorch's compute-only CSV */
     const char *order;         /* --order FILE.csv: run the order in FILE instead of a lab */
 } pp_cli_run;
 
-enum { PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8 };
+enum {
+    PP_CLI_GIVEN_SCHEDULE = 1, PP_CLI_GIVEN_STAGES = 2, PP_CLI_GIVEN_MICROBATCHES = 4, PP_CLI_GIVEN_CHUNKS = 8,
+    PP_CLI_GIVEN_VOCAB = 16
+};
 
 /* Parses an integer flag value within [lo, hi]; dies with "pplab: --flag needs ..." otherwise. */
 int pp__cli_int(const char *flag, const char *val, int lo, int hi);
@@ -133,8 +138,26 @@ void pp__cli_order_load(pp_cli_run *o, pp_schedule *s);
  * else 1. */
 int pp__cli_order_grade(const pp_run_config *c, const pp_run_result *res, const char *path);
 
-extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_bench, pp__cli_figures,
-    pp__cli_similar, pp__cli_grade_one;
+/* ---- what the commands that run a lab share (launch.c) ---- */
+
+/* Under mpirun or srun: checks the launch (the transport whose ranks are processes compiled in, as many processes
+ * as ranks) and switches cfg to that transport. Returns the process's rank (0 when no launcher started it; only
+ * rank 0 prints), or -1 when the launch is wrong (rank 0 says why, as "pplab CMD: ...").
+ * Rank 0 speaks for the job, exit status included: the other processes exit 0 even when the run failed, since
+ * the launcher kills the whole job at the first non-zero exit, which could stop rank 0 before its report is out;
+ * mpirun and srun still exit non-zero, from rank 0's status. */
+int pp__cli_launch_check(const char *cmd, pp_run_config *cfg);
+/* Builds the lab of --impl `impl` and sets prog up to run it on P ranks: sandboxed drivers (sb; as grading runs it),
+ * or the shared object in this process (in_process). Returns 0, or once rank 0 (me) said what went wrong, 2 for a
+ * folder that is not there (a usage error) and 1 for the rest. Before the transport starts: no fork() after
+ * MPI_Init. */
+int pp__cli_program_start(const char *cmd, const char *impl, int P, int in_process, pp_sandbox *sb,
+                          const pp_lab_info *lab, pp_program *prog, int me);
+/* After the run: the drivers' host closed, and as root whatever their uid left. */
+void pp__cli_program_end(pp_sandbox *sb, int in_process);
+
+extern const pp_cli_command pp__cli_run, pp__cli_grade, pp__cli_info, pp__cli_train, pp__cli_bench,
+    pp__cli_figures, pp__cli_similar, pp__cli_grade_one;
 
 /* The median of x[0..n-1] (n >= 1); reorders x. For the figures pplab run and pplab bench print. */
 double pp__cli_median(double *x, int n);

@@ -10,13 +10,13 @@
 
 #include "cli.h"
 #include "crash.h"
+#include "data.h"
 #include "files.h"
 #include "impl_build.h"
 #include "plot.h"
 #include "result.h"
 #include "replay.h"
 #include "host.h"
-#include "uids.h"
 #include "checks_dp.h"
 #include "exposed.h"
 #include "timeline.h"
@@ -134,8 +134,12 @@ static int run_table(run_opts *r, pp_flag *out) {
          .dflt = "4, or the nearest count that --width and --tp allow"},
         {.name = "--seq", .kind = PP_FLAG_INT, .to = &c->seq, .lo = 1, .hi = 65536, .arg = "T",
          .help = "tokens per sample"},
-        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20, .arg = "V",
-         .help = "vocabulary size"},
+        {.name = "--vocab", .kind = PP_FLAG_INT, .to = &c->vocab, .lo = 2, .hi = 1 << 20, .given = g,
+         .bit = PP_CLI_GIVEN_VOCAB, .arg = "V", .help = "vocabulary size", .dflt = "64; 256 with --corpus"},
+        {.name = "--corpus", .kind = PP_FLAG_STR, .to = &c->corpus, .arg = "FILE",
+         .help = "the data: windows of --seq + 1 bytes of a text file, drawn from its first nine tenths, its bytes the "
+                 "tokens (a vocabulary of 256), instead of the synthetic task (as pplab train trains)",
+         .dflt = "the synthetic task"},
         {.name = "--steps", .kind = PP_FLAG_INT, .to = &c->steps, .lo = 1, .hi = 100000, .arg = "K",
          .help = "optimizer steps; the bubble and peaks are step 1's, the time the median of the later steps'"},
         {.name = "--seed", .kind = PP_FLAG_UINT, .to = &c->seed, .lo = 0, .hi = 2147483647,
@@ -232,34 +236,6 @@ static int grads_write(const pp_run_result *res, const char *path) {
     int rc = w.bad ? -1 : pp__file_write(path, w.p, w.len, 0644);
     pp__wire_free(&w);
     return rc;
-}
-
-/* Under mpirun or srun: checks the launch (the transport whose ranks are processes compiled in, as many processes
- * as ranks) and switches the run to that transport. Returns the process's rank (only rank 0 prints), or -1 when the
- * launch is wrong (rank 0 prints why).
- * Rank 0 speaks for the job, exit status included: the other processes exit 0 even when the run failed, since
- * the launcher kills the whole job at the first non-zero exit, which could stop rank 0 before its report is out;
- * mpirun and srun still exit non-zero, from rank 0's status. */
-static int launch_check(pp_cli_run *o) {
-    int np = pp__mpi_env_size(), me = pp__mpi_env_rank();
-    const char *launcher = pp__mpi_env_launcher(), *launched = pp__transport_launched(o->cfg.transport);
-    if (!launcher || !launched) return 0;
-    if (!pp__transport_built(launched)) {
-        if (me == 0)
-            fprintf(stderr, "pplab run: started by %s but this pplab was built without MPI: install libopenmpi-dev "
-                            "and rebuild, or run pplab without %s\n", launcher, launcher);
-        return -1;
-    }
-    int world = pp__config_world(&o->cfg);
-    if (np > 0 && np != world) {
-        if (me == 0)
-            fprintf(stderr, "pplab run: %s started %d processes but --stages %s%sis %d: use %s %d\n", launcher, np,
-                    o->cfg.D > 1 ? "x --dp " : "", o->cfg.T > 1 ? "x --tp " : "", world,
-                    strcmp(launcher, "srun") ? "mpirun -np" : "srun -n", world);
-        return -1;
-    }
-    o->cfg.transport = launched;
-    return me;
 }
 
 /* Width for the timeline: $COLUMNS, else 120 when stdout is not a terminal. */
@@ -370,44 +346,6 @@ static void print_step_time(const double *step_s, int steps) {
     free(rest);
 }
 
-/* Builds the lab of --impl and sets prog up to run it: sandboxed drivers (the default, as grading runs it), or
- * the shared object in this process (--in-process). Returns 0, or once rank 0 said what went wrong, 2 for a
- * folder that is not there (a usage error) and 1 for the rest. */
-static int start_program(const pp_cli_run *o, run_opts *h, const pp_lab_info *lab, pp_program *prog, int me) {
-    char dir[PATH_MAX], err[4096];
-    if (pp__impl_dir(o->impl, dir, sizeof dir)) {
-        if (me == 0)
-            fprintf(stderr, "pplab run: --impl %s: no such folder (%s)\n", o->impl, pp__impl_choices());
-        return 2;
-    }
-    if (!h->in_process && h->sb.lockdown && pp__sandbox_probe(&h->sb, err, sizeof err)) {
-        if (me == 0) fprintf(stderr, "pplab run: %s; or debug with --in-process\n", err);
-        return 1;
-    }
-    static pp_impl built;
-    if (pp__impl_build(dir, lab, &h->sb, &built, err, sizeof err) != PP_OK) {
-        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
-        return 1;
-    }
-    if (h->in_process) {
-        if (pp__impl_program(&built, lab, prog, err, sizeof err)) {
-            if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
-            return 1;
-        }
-        if (me == 0)
-            fprintf(stderr, "pplab run: --in-process: %s runs inside pplab, unsandboxed (for gdb, ASan and printf "
-                            "debugging; grading always sandboxes it)\n", lab->symbol);
-        return 0;
-    }
-    pp__sandbox_size_tasks(&h->sb, o->cfg.P);
-    if (pp__host_open(&h->sb, built.driver, built.object, err, sizeof err)) {
-        if (me == 0) fprintf(stderr, "pplab run: %s\n", err);
-        return 1;
-    }
-    prog->sandbox = &h->sb;
-    return 0;
-}
-
 /* Every choice checked, in every mode, --canonical's too, before anything runs; the --order file read into
  * file_order. Says when the chunks were the schedule's default. */
 static void run_check(pp_cli_run *o, const run_opts *h, pp_schedule *file_order) {
@@ -418,6 +356,7 @@ static void run_check(pp_cli_run *o, const run_opts *h, pp_schedule *file_order)
                      "(turning an order into pp.h calls is what the labs ask): write it as a lab, or run --order in "
                      "the instructor's kit");
     if (o->order) pp__cli_order_load(o, file_order), chose_chunks = 0;
+    if (o->cfg.corpus && !(o->given & PP_CLI_GIVEN_VOCAB)) o->cfg.vocab = PP_CORPUS_VOCAB;
     if (strcmp(o->cfg.backend, "cpu") && strcmp(o->cfg.backend, "cuda"))
         pp__cli_fail("run", "unknown backend '%s': use cpu or cuda", o->cfg.backend);
     if (!pp__transport_caps(o->cfg.transport))
@@ -451,14 +390,12 @@ static int run_execute(pp_cli_run *o, run_opts *h, pp_schedule *file_order, int 
     pp_program prog = {.symbol = lab->symbol, .no_params = !h->dump_grads && !o->order};
     int started = 0;
     if (o->order) pp__order_interp_set(file_order), prog.fn = pp__order_interp_step;
-    else started = start_program(o, h, lab, &prog, me);
+    else started = pp__cli_program_start("run", o->impl, o->cfg.P, h->in_process, &h->sb, lab, &prog, me);
     if (started) return me == 0 ? started : 0;
     pp__crash_install(pp__current_rank, NULL);
     pp__run_program(&o->cfg, &prog, res);
     if (o->order) pp__order_interp_set(NULL);
-    pp__host_close(&h->sb);
-    /* as root the run's drivers had a uid of their own: nothing of it may be left */
-    if (h->sb.drop_uid && h->sb.lockdown && !h->in_process) pp__uid_reap(h->sb.uid);
+    pp__cli_program_end(&h->sb, h->in_process);
     return -1;
 }
 
@@ -589,7 +526,7 @@ static int run_main(int argc, char **argv) {
     run_check(&o, &opts, &file_order);
     if (o.canonical) return run_canonical(&o);
     if (pp__config_runnable(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
-    int me = launch_check(&o);
+    int me = pp__cli_launch_check("run", &o.cfg);
     if (me < 0) return pp__mpi_env_rank() == 0 ? 2 : 0;
     pp_run_result res;
     int started = run_execute(&o, &opts, &file_order, me, &res);

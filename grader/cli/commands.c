@@ -5,8 +5,8 @@
 #include "cli.h"
 
 const pp_cli_command *const pp__cli_commands[] = {&pp__cli_run,   &pp__cli_grade,   &pp__cli_info,
-                                                  &pp__cli_bench, &pp__cli_figures, &pp__cli_similar,
-                                                  &pp__cli_grade_one};
+                                                  &pp__cli_train, &pp__cli_bench, &pp__cli_figures,
+                                                  &pp__cli_similar, &pp__cli_grade_one};
 const int pp__cli_ncommands = (int)(sizeof pp__cli_commands / sizeof pp__cli_commands[0]);
 
 const pp_cli_command *pp__cli_command(const char *name) {

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "data.h"
 #include "result.h"
 
 /* Forward + backward of micro-batches [mb0, mb0+count) of `step` as one batch; gradients accumulate. */
@@ -11,7 +12,8 @@ static void train_batch(pp_stage_model *m, const pp_run_config *c, int step, int
     int per = c->mb_size * c->seq, rows = per * count;
     pp_arena arena = {0};
     int *tok = pp__xmalloc((size_t)rows * sizeof(int)), *tgt = pp__xmalloc((size_t)rows * sizeof(int));
-    for (int i = 0; i < count; i++) pp__data_microbatch(&m->d, c->mb_size, step, mb0 + i, tok + i * per, tgt + i * per);
+    for (int i = 0; i < count; i++)
+        pp__data_fill(c->corpus, &m->d, c->mb_size, step, mb0 + i, tok + i * per, tgt + i * per);
     pp_tensor *tokens = pp__tensor_new(m->be, &arena, rows, 1, PP_I32, -1);
     pp_tensor *targets = pp__tensor_new(m->be, &arena, rows, 1, PP_I32, -1);
     pp__tensor_from_host(tokens, tok);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "data.h"
 #include "rank.h"
 #include "reduce.h"
 #include "schedules.h"
@@ -180,7 +181,7 @@ static pp_stage_model *forward_checks(pp_rank *r, const char *api, int chunk, in
     if (m->has_embed || m->has_head) {
         int *tok = pp__xmalloc((size_t)rows(r) * sizeof(int)), *tgt = pp__xmalloc((size_t)rows(r) * sizeof(int));
         /* replica d's micro-batch mb is micro-batch d*M + mb of the global batch */
-        pp__data_microbatch(&m->d, c->mb_size, r->step, r->replica * c->M + mb, tok, tgt);
+        pp__data_fill(c->corpus, &m->d, c->mb_size, r->step, r->replica * c->M + mb, tok, tgt);
         if (m->has_embed) *tokens = data_tensor(r, tok);
         if (m->has_head) *targets = data_tensor(r, tgt);
         free(tok);

@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "answers.h"
+#include "data.h"
 #include "error.h"
 #include "placement.h"
 #include "schedules.h"
@@ -417,6 +418,15 @@ static int check_schedule_options(const pp_run_config *c, const pp_schedule_def 
 }
 
 /* The model: its layers' layout, its shape, and tensors whose element counts fit the kernels' ints. */
+/* A corpus's tokens are its bytes: a vocabulary of 256, and a file that opens with a window in each part. */
+static int check_corpus(const pp_run_config *c, char *err, size_t errlen) {
+    if (!c->corpus) return 0;
+    if (c->vocab != PP_CORPUS_VOCAB)
+        return BAD("a corpus's tokens are its bytes: the vocabulary must be %d, not %d (drop --vocab)",
+                   PP_CORPUS_VOCAB, c->vocab);
+    return pp__corpus_open(c->corpus, c->seq, err, errlen) ? 0 : -1;
+}
+
 static int check_model(const pp_run_config *c, char *err, size_t errlen) {
     if (c->layers < 0) return BAD("--layers %d must be positive", c->layers);
     int blocks[64 * 16];
@@ -434,7 +444,7 @@ static int check_model(const pp_run_config *c, char *err, size_t errlen) {
         return BAD("attention's probabilities (micro-batch x heads x seq x seq = %lld) would exceed 2^31 elements: "
                    "lower --seq, --heads or --microbatch-size", (long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
-    return 0;
+    return check_corpus(c, err, errlen);
 }
 
 /* What prices a message: a latency, or a topology whose placement names each axis once. */

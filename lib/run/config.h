@@ -33,6 +33,8 @@ typedef struct pp_run_config {
     int mb_size;            /* samples per micro-batch */
     int seq, hidden, vocab; /* model and data shape */
     int heads;              /* attention heads per block; 0: pp__config_heads chooses */
+    const char *corpus;     /* a text file whose bytes are the data (data.h: windows of its training part, vocab 256);
+                               NULL: the synthetic task every graded run uses */
     int steps;              /* optimizer steps */
     double comm_latency;    /* virtual cost of one boundary message */
     double edge_cost;       /* virtual cost of the embedding and of the head + loss (each) in a forward; twice

@@ -336,6 +336,60 @@ static void collect_params(pp_world *w, pp_run_result *res) {
     }
 }
 
+/* The weights of the model's stages this process holds (all of them where ranks are threads), stage by stage as
+ * collect_params orders them, grad NULL; their count in *n. Without shards (a reporting run has none). */
+static pp_param_result *weights_local(pp_world *w, int *n) {
+    const pp_run_config *c = w->cfg;
+    int S = pp__config_model_stages(c), k = 0;
+    *n = 0;
+    for (int s = 0; s < S; s++)
+        if (rank_is_local(w, params_rank(w, s)))
+            *n += w->ranks[params_rank(w, s)].chunks[pp__config_vstage_chunk(c, s)].nparams;
+    pp_param_result *out = pp__xcalloc((size_t)*n + 1, sizeof *out);
+    for (int s = 0; s < S; s++) {
+        if (!rank_is_local(w, params_rank(w, s))) continue;
+        const pp_stage_model *m = &w->ranks[params_rank(w, s)].chunks[pp__config_vstage_chunk(c, s)];
+        for (int i = 0; i < m->nparams; i++, k++) {
+            const pp_tensor *t = m->params[i].w;
+            pp_param_result *p = &out[k];
+            snprintf(p->name, sizeof p->name, "%s", m->params[i].name);
+            p->vstage = s, p->rank = params_rank(w, s);
+            p->rows = t->rows, p->cols = t->cols, p->count = t->rows * t->cols;
+            p->weight = pp__xmalloc((size_t)p->count * sizeof(float) + 1);
+            pp__tensor_to_host(t, p->weight);
+        }
+    }
+    return out;
+}
+
+void pp__weights_free(pp_param_result *p, int n) {
+    for (int i = 0; p && i < n; i++) free(p[i].weight), free(p[i].grad);
+    free(p);
+}
+
+/* The report of step `step` to a program that asked for one (pp_program.on_step): its loss and time, and the whole
+ * model's weights when it asked for them now. Where ranks are processes the weights' gather is collective: every
+ * process decides alike whether to join it, and rank 0's alone reports. */
+static void step_report(pp_world *w, const pp_program *prog, int step, const pp_run_result *res) {
+    int every = prog->weights_every, n = 0, total = 0;
+    pp_param_result *weights = NULL;
+    if (step == w->cfg->steps - 1 || (every > 0 && (step + 1) % every == 0)) {
+        weights = weights_local(w, &n);
+        total = n;
+        if (w->local_rank >= 0) {
+            pp_param_result *all = pp__run_procs_weights(w, weights, n, &total);
+            pp__weights_free(weights, n);
+            weights = all;
+            if (pp__world_failed(w)) { /* ranks lost during the gather */
+                pp__weights_free(weights, total);
+                return;
+            }
+        }
+    }
+    if (w->local_rank <= 0) prog->on_step(prog->step_arg, step, res->loss[step], res->step_s[step], weights, total);
+    pp__weights_free(weights, total);
+}
+
 /* 1 when two chunks' weights differ (only in their uncut parameters with uncut_only, for two shards), the first
  * differing parameter's name into param. */
 static int chunk_weights_differ(pp_stage_model *a, pp_stage_model *b, int uncut_only, char *param, size_t len) {
@@ -436,7 +490,9 @@ typedef struct run_state {
 static int run_refused(const pp_run_config *cfg, run_state *s, pp_run_result *res) {
     char err[512];
     if (pp__config_check(cfg, err, sizeof err) || pp__config_runnable(cfg, err, sizeof err) ||
-        !(s->tp = pp__transport_find(cfg->transport, err, sizeof err))) {
+        !(s->tp = pp__transport_find(cfg->transport, err, sizeof err)) ||
+        (s->prog->on_step && cfg->T > 1 && snprintf(err, sizeof err, "a run that reports its weights after its "
+                                                    "steps (pplab train) cuts no stage over shards: drop --tp"))) {
         res->status = PP_ERR_CONFIG;
         snprintf(res->error, sizeof res->error, "%s", err);
         return -1;
@@ -596,7 +652,7 @@ static int world_start(pp_world *w, run_state *s, pp_run_result *res, int *up) {
 }
 
 /* Runs the steps, as long as none fails. */
-static void steps_run(pp_world *w, pp_step_fn fn, pp_run_result *res) {
+static void steps_run(pp_world *w, const pp_program *prog, pp_step_fn fn, pp_run_result *res) {
     for (int step = 0; step < w->cfg->steps; step++) {
         double wall0 = pp__now();
         for (int i = 0; i < w->P; i++)
@@ -622,6 +678,7 @@ static void steps_run(pp_world *w, pp_step_fn fn, pp_run_result *res) {
         if (pp__world_failed(w)) break; /* ranks lost, where ranks are processes */
         res->loss[step] = count ? (float)(loss / count) : 0.0f;
         if (step == 0) collect_step0(w, res);
+        if (prog->on_step) step_report(w, prog, step, res);
     }
 }
 
@@ -678,7 +735,7 @@ pp_status pp__run_program(const pp_run_config *cfg, const pp_program *prog, pp_r
     int up = 0, ready = world_start(&w, &s, res, &up);
     if (ready && prog->on_ready && w.local_rank <= 0) prog->on_ready(prog->ready_arg);
     double t0 = pp__now();
-    if (ready) steps_run(&w, prog->sandbox ? pp__server_step : prog->fn, res);
+    if (ready) steps_run(&w, prog, prog->sandbox ? pp__server_step : prog->fn, res);
     res->wall_s = pp__now() - t0;
     results_collect(&w, ready, res);
     world_teardown(&w, &s, up, res->status);

@@ -93,6 +93,14 @@ typedef struct pp_program {
     /* in-process, the grid lab's mapping (grid_call.h); a sandboxed run asks its driver instead */
     pp_grid_place_fn *grid_place;
     pp_grid_group_fn *grid_group;
+    /* training's report (pplab train), NULL for every other run, which then pays nothing: called by rank 0's
+     * process after each step that every rank ended, with the step (0-based), its mean loss and wall seconds, and,
+     * after every weights_every-th step (0: none) and the last, the whole model's weights: replica 0's, in the
+     * model's order, grad NULL (gathered from every process where ranks are processes); NULL, 0 after the others.
+     * A run that reports cuts no stage over shards (--tp). */
+    void (*on_step)(void *arg, int step, float loss, double step_s, const pp_param_result *weights, int n);
+    void *step_arg;
+    int weights_every;
 } pp_program;
 
 /* Runs cfg->steps steps of prog on cfg->P ranks and fills res (zeroed first). Returns res->status.
@@ -124,5 +132,11 @@ void pp__run_procs_replicas(pp_world *w, pp_run_result *res);
 /* Rank 0 gathers the other processes' step-1 counters, traces, gradients and weights into res (filled with
  * its own rank's part by the runtime); on the others res keeps their own part. */
 void pp__run_procs_merge(pp_world *w, pp_run_result *res);
+/* Rank 0 gathers every process's weights, mine[0..n) (each with its virtual stage, in the model's order, grad
+ * NULL), into the whole model's, returned in the model's order with their count in *total (free them with
+ * pp__weights_free); NULL elsewhere, and where the run lost ranks meanwhile. */
+pp_param_result *pp__run_procs_weights(pp_world *w, const pp_param_result *mine, int n, int *total);
+/* Frees n parameters' weights and gradients and the array. */
+void pp__weights_free(pp_param_result *p, int n);
 
 #endif /* PP_RUNTIME_H */

@@ -231,3 +231,69 @@ void pp__run_procs_replicas(pp_world *w, pp_run_result *res) {
     free(lens);
     free(all);
 }
+
+/* A process's weights on the wire: per parameter its virtual stage, name, shape and floats. */
+static void weights_encode(pp_wire *b, const pp_param_result *p, int n) {
+    pp__wire_i64(b, n);
+    for (int i = 0; i < n; i++) {
+        pp__wire_i64(b, p[i].vstage), pp__wire_i64(b, p[i].rank);
+        pp__wire_str(b, p[i].name, sizeof p[i].name - 1);
+        pp__wire_i64(b, p[i].rows), pp__wire_i64(b, p[i].cols);
+        pp__wire_put(b, p[i].weight, (size_t)p[i].count * sizeof(float));
+    }
+}
+
+/* The parameters of one process's part, appended to out[*k..]; -1 on bad bytes (a bug: the bytes are ours). */
+static int weights_decode(pp_wire_in *in, int stages, pp_param_result **out, int *k, int *cap) {
+    int n = (int)pp__wire_get_i64(in, 0, (int64_t)pp__wire_left(in));
+    for (int i = 0; i < n && !in->bad; i++) {
+        if (*k == *cap) *cap = 2 * *cap + 16, *out = realloc(*out, (size_t)*cap * sizeof **out);
+        PP_ASSERT(*out);
+        pp_param_result *p = &(*out)[(*k)++];
+        memset(p, 0, sizeof *p);
+        p->vstage = (int)pp__wire_get_i64(in, 0, stages - 1);
+        p->rank = (int)pp__wire_get_i64(in, 0, INT32_MAX);
+        pp__wire_get_str(in, p->name, sizeof p->name);
+        p->rows = (int)pp__wire_get_i64(in, 0, INT32_MAX), p->cols = (int)pp__wire_get_i64(in, 0, INT32_MAX);
+        int64_t count = (int64_t)p->rows * p->cols;
+        if (in->bad || count > (int64_t)pp__wire_left(in) / (int64_t)sizeof(float)) return -1;
+        p->count = (int)count;
+        p->weight = pp__xmalloc((size_t)count * sizeof(float) + 1);
+        pp__wire_get(in, p->weight, (size_t)count * sizeof(float));
+    }
+    return in->bad ? -1 : 0;
+}
+
+pp_param_result *pp__run_procs_weights(pp_world *w, const pp_param_result *mine, int n, int *total) {
+    pp_wire b;
+    pp__wire_init(&b);
+    weights_encode(&b, mine, n);
+    PP_ASSERT(!b.bad);
+    size_t *lens = pp__xcalloc((size_t)w->P, sizeof *lens);
+    unsigned char *all = pp__transport_gather(w, b.p, b.len, lens);
+    pp__wire_free(&b);
+    *total = 0;
+    if (w->local_rank != 0 || !all) {
+        free(lens);
+        free(all);
+        return NULL;
+    }
+    /* every process's part in rank order, then the parameters in the model's order: each stage's are one part's */
+    int stages = pp__config_model_stages(w->cfg), k = 0, cap = 0;
+    pp_param_result *got = NULL, *out;
+    size_t off = 0;
+    for (int q = 0; q < w->P; q++) {
+        pp_wire_in in;
+        pp__wire_in_init(&in, all + off, lens[q]);
+        off += lens[q];
+        PP_ASSERT(weights_decode(&in, stages, &got, &k, &cap) == 0);
+    }
+    out = pp__xcalloc((size_t)k + 1, sizeof *out);
+    for (int s = 0; s < stages; s++)
+        for (int i = 0; i < k; i++)
+            if (got[i].vstage == s) out[(*total)++] = got[i];
+    free(got);
+    free(lens);
+    free(all);
+    return out;
+}
