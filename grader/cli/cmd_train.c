@@ -384,9 +384,9 @@ static void header_print(const train_opts *o, const pp_corpus *c, double unigram
     pp_model_dims d;
     pp__config_model_dims(cfg, &d);
     printf("pplab train: %s on %d stage%s x %d chunk%s, %d micro-batches of %d windows of %d bytes a step; %d "
-           "blocks of width %d (%ld parameters); AdamW, lr %g\n", cfg->schedule->name, cfg->P, cfg->P > 1 ? "s" : "",
-           cfg->v, cfg->v > 1 ? "s" : "", cfg->M, cfg->mb_size, cfg->seq, d.layers, d.hidden,
-           pp__model_param_count(&d, d.layers, 1, 1), (double)cfg->lr);
+           "blocks of width %d, %d heads (%ld parameters); AdamW, lr %g\n", cfg->schedule->name, cfg->P,
+           cfg->P > 1 ? "s" : "", cfg->v, cfg->v > 1 ? "s" : "", cfg->M, cfg->mb_size, cfg->seq, d.layers, d.hidden,
+           d.heads, pp__model_param_count(&d, d.layers, 1, 1, 1), (double)cfg->lr);
     printf("corpus: %s, %zu bytes: the first %zu to train on, the last %zu to validate; a unigram byte model's "
            "loss: %.4f\n", o->corpus ? o->corpus : "data/shakespeare.txt", c->size, c->train, c->size - c->train,
            unigram);
