@@ -16,7 +16,6 @@ static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_sta
 static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *x);
 static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, pp_tensor *dy, int inner);
 static void head_weight(pp_stage_model *s, pp_model_stash *st);
-static pp_tensor *own(pp_model_stash *st, pp_backend *be, int rows, int cols) { return pp__stash_own(st, be, rows, cols); }
 
 size_t pp__stash_bytes(const pp_model_stash *st) { return (st->input ? st->input->bytes : 0) + st->own.live_bytes; }
 
@@ -55,23 +54,28 @@ static void tp_allreduce(pp_stage_model *s, pp_tensor *t) {
  * every other half a tensor of the stash. */
 static pp_tensor *half_output(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half) {
     int last = half == HALF_MLP && i == s->nblocks - 1 && !s->has_head;
-    return last ? pp__tensor_new_output(s->be, arena, st->rows, s->d.hidden, -1) : own(st, s->be, st->rows, s->d.hidden);
+    return last ? pp__tensor_new_output(s->be, arena, st->rows, s->d.hidden, -1) : pp__stash_own(st, s->be, st->rows, s->d.hidden);
 }
 
 static pp_layer half_layer(int half, int kind) { return (pp_layer)(half * PP_HALF_LAYERS + kind); }
 
+/* y = act Wout + beta y: the half's last linear (Wo, W2), from its activation (n x h/T, n x f/T) onto y (n x h). */
+static void out_linear(pp_stage_model *s, int i, int half, int n, const pp_tensor *act, pp_tensor *y, float beta) {
+    int h = s->d.hidden, c = pp__half_act_cols(s, half);
+    s->be->ops->gemm(s->be->ctx, 0, 0, n, h, c, 1.0f, act->data, c, pp__w(pp__block_param(s, i, half ? M_W2 : A_WO)), h,
+                     beta, y->data, h);
+}
+
 /* A half of block i whole on this rank: y = x + act Wout + bout, x copied into y first so that the product adds
  * onto it. */
 static pp_tensor *half_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half, pp_tensor *x) {
-    const pp_backend_ops *o = s->be->ops;
-    int n = st->rows, h = s->d.hidden, c = pp__half_act_cols(s, half);
+    int n = st->rows;
     pp_tensor *t = pp__model_layer_forward(s, st, i, half_layer(half, 0), x);
     t = pp__model_layer_forward(s, st, i, half_layer(half, 1), t);
     t = st->blocks[i].h[half].act = pp__model_layer_forward(s, st, i, half_layer(half, 2), t);
     pp_tensor *y = half_output(s, arena, st, i, half);
-    o->copy(s->be->ctx, y->data, x->data, x->bytes);
-    o->gemm(s->be->ctx, 0, 0, n, h, c, 1.0f, t->data, c, pp__w(pp__block_param(s, i, half ? M_W2 : A_WO)), h, 1.0f,
-            y->data, h);
+    s->be->ops->copy(s->be->ctx, y->data, x->data, x->bytes);
+    out_linear(s, i, half, n, t, y, 1.0f);
     pp__model_bias_forward(s, i, half_layer(half, 3), y);
     return y;
 }
@@ -80,7 +84,7 @@ static pp_tensor *half_forward(pp_stage_model *s, pp_arena *arena, pp_model_stas
  * the running tensor. */
 static pp_tensor *half_forward_shard(pp_stage_model *s, pp_arena *arena, pp_model_stash *st, int i, int half,
                                      pp_tensor *x, const pp_block_recipe *rc) {
-    int n = st->rows, h = s->d.hidden, c = pp__half_act_cols(s, half);
+    int n = st->rows, h = s->d.hidden;
     pp_tensor *cur = x;
     for (int k = 0; k < rc->nfwd; k++) {
         switch (rc->fwd[k]) {
@@ -89,8 +93,7 @@ static pp_tensor *half_forward_shard(pp_stage_model *s, pp_arena *arena, pp_mode
         case PP_BLOCK_ACT: cur = pp__model_layer_forward(s, st, i, half_layer(half, 2), cur); break;
         case PP_BLOCK_OUT: { /* its input is the activation the weight half reads, as the layered one keeps it */
             pp_tensor *y = half_output(s, arena, st, i, half);
-            s->be->ops->gemm(s->be->ctx, 0, 0, n, h, c, 1.0f, cur->data, c, pp__w(pp__block_param(s, i, half ? M_W2 : A_WO)),
-                             h, 0.0f, y->data, h);
+            out_linear(s, i, half, n, cur, y, 0.0f);
             st->blocks[i].h[half].act = cur, cur = y;
             break;
         }
@@ -121,7 +124,7 @@ static pp_tensor *forward_acts(pp_stage_model *s, pp_arena *arena, pp_model_stas
 static pp_tensor *embed_forward(pp_stage_model *s, pp_arena *arena, pp_model_stash *st) {
     int n = st->rows, h = s->d.hidden, T = s->d.seq;
     /* with blocks after it the embedding output is internal, else it is the stage output */
-    pp_tensor *x = (s->nblocks || s->has_head) ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
+    pp_tensor *x = (s->nblocks || s->has_head) ? pp__stash_own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
     s->be->ops->embedding_fwd(s->be->ctx, x->data, pp__w(&s->params[E_TOKENS]), st->tokens->data, n, h);
     for (int b = 0; b < n / T; b++)
         s->be->ops->axpy(s->be->ctx, (float *)x->data + (size_t)b * T * h, 1.0f, pp__w(&s->params[E_POSITIONS]), T * h);
@@ -141,11 +144,11 @@ static pp_tensor *head_forward(pp_stage_model *s, pp_arena *arena, pp_model_stas
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, V = s->d.vocab;
     st->hx = x;
-    st->hmean = own(st, s->be, n, 1);
-    st->hrstd = own(st, s->be, n, 1);
-    st->hln = own(st, s->be, n, h);
-    pp_tensor *logits = own(st, s->be, n, V);
-    st->probs = own(st, s->be, n, V);
+    st->hmean = pp__stash_own(st, s->be, n, 1);
+    st->hrstd = pp__stash_own(st, s->be, n, 1);
+    st->hln = pp__stash_own(st, s->be, n, h);
+    pp_tensor *logits = pp__stash_own(st, s->be, n, V);
+    st->probs = pp__stash_own(st, s->be, n, V);
     o->layernorm_fwd(c, st->hln->data, st->hmean->data, st->hrstd->data, x->data, pp__w(pp__head_param(s, H_LN_G)),
                      pp__w(pp__head_param(s, H_LN_B)), n, h);
     o->gemm(c, 0, 0, n, V, h, 1.0f, st->hln->data, h, pp__w(pp__head_param(s, H_W)), V, 0.0f, logits->data, V);
@@ -245,11 +248,11 @@ static pp_tensor *head_backward(pp_stage_model *s, pp_arena *arena, pp_model_sta
     void *c = s->be->ctx;
     int n = st->rows, h = s->d.hidden, V = s->d.vocab;
     st->dloss = dy;
-    st->dlogits = own(st, s->be, n, V);
-    st->dhln = own(st, s->be, n, h);
+    st->dlogits = pp__stash_own(st, s->be, n, V);
+    st->dhln = pp__stash_own(st, s->be, n, h);
     o->xent_bwd(c, st->dlogits->data, st->probs->data, st->targets->data, dy->data, n, V);
     o->gemm(c, 0, 1, n, h, V, 1.0f, st->dlogits->data, V, pp__w(pp__head_param(s, H_W)), V, 0.0f, st->dhln->data, h);
-    pp_tensor *dx = inner ? own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
+    pp_tensor *dx = inner ? pp__stash_own(st, s->be, n, h) : pp__tensor_new_output(s->be, arena, n, h, -1);
     o->layernorm_bwd(c, dx->data, NULL, NULL, st->dhln->data, st->hx->data, st->hmean->data, st->hrstd->data,
                      pp__w(pp__head_param(s, H_LN_G)), n, h);
     return dx;

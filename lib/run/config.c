@@ -442,9 +442,10 @@ static int check_model(const pp_run_config *c, char *err, size_t errlen) {
                    "--microbatch-size, --seq, --width or --vocab", rows, widest);
     /* the attention kernels index its probabilities with ints; a benchmark that never runs a forward (uncapped: the
      * ping-pong of long messages) may ask for a sequence whose attention could not run */
-    if (!c->uncapped && (long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq > 2147483647LL)
+    long long probs = (long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq;
+    if (!c->uncapped && probs > 2147483647LL)
         return BAD("attention's probabilities (micro-batch x heads x seq x seq = %lld) would exceed 2^31 elements: "
-                   "lower --seq, --heads or --microbatch-size", (long long)c->mb_size * pp__config_heads(c) * c->seq * c->seq);
+                   "lower --seq, --heads or --microbatch-size", probs);
     if (c->steps < 1 || c->steps > 100000) return BAD("--steps %d is out of range: use 1..100000", c->steps);
     return check_corpus(c, err, errlen);
 }
