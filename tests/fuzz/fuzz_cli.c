@@ -44,8 +44,10 @@ static void run_checks(const pp_cli_run *parsed) {
     if (pp__config_check(&o.cfg, err, sizeof err)) pp__cli_fail("run", "%s", err);
 }
 
-/* The pp_cli_run a table parses into, when it is pplab run's: the one whose `given` bits its flags set. */
-static const pp_cli_run *run_options(const pp_flag *flags, int n) {
+/* The pp_cli_run a table parses into, when it is pplab run's: the one whose `given` bits its flags set. Other
+ * tables keep `given` bits too (pplab train's --chunks) in structs of their own, so the command is asked first. */
+static const pp_cli_run *run_options(const pp_cli_command *cmd, const pp_flag *flags, int n) {
+    if (cmd != &pp__cli_run) return NULL;
     for (int i = 0; i < n; i++)
         if (flags[i].given) return (const pp_cli_run *)((const char *)flags[i].given - offsetof(pp_cli_run, given));
     return NULL;
@@ -79,7 +81,7 @@ static void parse_once(const pp_cli_command *cmd, const pp_flag *flags, int n, i
     exit_status = -1;
     if (!setjmp(out)) {
         pp__cli_parse(cmd, flags, n, argc, argv, takes_operand(cmd->name) ? take_operand : NULL, NULL);
-        const pp_cli_run *run = run_options(flags, n);
+        const pp_cli_run *run = run_options(cmd, flags, n);
         if (run) run_checks(run);
     }
     pp__cli_set_exit(NULL);
