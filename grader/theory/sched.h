@@ -1,0 +1,81 @@
+/* sched.h: lab 09's problem, a pipeline's costs, links and memory cap for which a student's scheduler writes each
+ * rank's order, and what the grader measures of an order for it. The order is the kit's representation (replay.h's
+ * pp_schedule, read from the CSV that --export-order writes): every micro-batch's F, then its backward either whole
+ * (B) or as an input half (I) and a weight half (W), on the rank that holds each virtual stage.
+ *
+ * The engine (sched_check.c: the problem's costs, the checks of an order, its replay) is in every build. What finds
+ * good orders is the kit's alone (a handout records their figures for its public configurations instead): the
+ * reference heuristic (sched_greedy.c) and the integer program's optimum (sched_ilp.c, GLPK). */
+#ifndef PP_THEORY_SCHED_H
+#define PP_THEORY_SCHED_H
+
+#include <stddef.h>
+
+#include "replay.h"
+
+#define PP_SCHED_MAX_P 8
+#define PP_SCHED_MAX_VS (2 * PP_SCHED_MAX_P)
+
+/* The problem. Virtual stage s of P * v: with v = 1 stage s on rank s; with v = 2 in a V (placement.h), rank r
+ * holding r and 2P - 1 - r. Costs are per virtual stage; a whole backward costs i + w. */
+typedef struct pp_sched_problem {
+    int P, M, v;
+    double f[PP_SCHED_MAX_VS]; /* a forward */
+    double i[PP_SCHED_MAX_VS]; /* a backward's input half */
+    double w[PP_SCHED_MAX_VS]; /* its weight half */
+    double latency;            /* a message between two ranks (a V's turn on one rank costs none) */
+    int cap;                   /* live activation stashes per rank, at most, at every instant: a stash lives from
+                                  its F's start to the end of its W (or its whole B) */
+} pp_sched_problem;
+
+/* 0 when pb is a problem the lab poses (1 <= P <= PP_SCHED_MAX_P, 1 <= M <= 64, v 1 or 2, every cost > 0 and
+ * finite, latency >= 0, cap >= 1), else -1 with the one-line reason in err. */
+int pp__sched_problem_check(const pp_sched_problem *pb, char *err, size_t len);
+
+/* pb's key, "P=4 M=8 v=1 cap=3 latency=0.5 f=1,1,1,2 i=... w=...": what a record names a problem by. */
+void pp__sched_problem_key(const pp_sched_problem *pb, char *buf, size_t len);
+
+/* pb's costs for a replay (replay.h): f, b = i + w and bi = i per virtual stage, pb's latency. Free with
+ * pp__costs_free. */
+void pp__sched_costs(const pp_sched_problem *pb, pp_costs *k);
+
+/* What the grader measures of a valid order. */
+typedef struct pp_sched_measure {
+    double makespan;            /* the end of the last op, on the virtual clock */
+    double bubble;              /* 1 - busy / (P * makespan) */
+    int peak[PP_SCHED_MAX_P];   /* live stashes at most, per rank */
+    int idle_rank;              /* the rank and the gap (its start and length) where one rank waits longest */
+    double idle_at, idle_len;
+} pp_sched_measure;
+
+/* Checks order s against pb: its shape (P ranks, pb's placement, micro-batches 0..M-1), each (stage, micro-batch)
+ * once forward and once backward (B, or I then W on its rank), each op after what it needs on its own rank (a
+ * backward after its forward, a W after its I), that it completes (no rank waits forever), and the cap at every
+ * op's start. Returns 0 with *m filled (may be NULL), 1 when the order breaks the cap (m filled, err names the rank,
+ * the op and the count), or -1 when it is not a valid order (err: the first thing wrong, naming rank and op). */
+int pp__sched_verify(const pp_sched_problem *pb, const pp_schedule *s, pp_sched_measure *m, char *err, size_t len);
+
+/* The makespan of s under pb's costs (the virtual clock's replay), -1 when it cannot complete. No other check. */
+double pp__sched_makespan(const pp_sched_problem *pb, const pp_schedule *s);
+
+/* Writes s as CSV text (one row per rank, "SkN" cells: S the virtual stage, k F, I, W or B, N the micro-batch;
+ * rows ended by "\n") into buf; returns the length, or -1 when it does not fit. */
+int pp__sched_csv(const pp_schedule *s, char *buf, size_t len);
+
+/* ---- the kit's alone (a handout has neither) ---------------------------------------------------------------- */
+
+/* The reference heuristic: a list scheduler in the manner of the zero-bubble paper's (Qi et al.), which fills the
+ * ranks' idle time with weight halves and holds each rank under the cap. Fills s (free with pp__schedule_free);
+ * returns 0, or -1 when pb is not a problem. */
+int pp__sched_greedy(const pp_sched_problem *pb, pp_schedule *s);
+
+/* 1 where this build has the integer program's solver (GLPK), 0 where it does not. */
+extern const int pp__sched_ilp_built;
+
+/* The optimum of pb by an integer program (GLPK's branch and cut), within limit_s seconds: returns 1 with the best
+ * order in s and its makespan in *makespan when it is proved optimal, 0 when the limit ended the search (s and
+ * *makespan the best order found, or s empty and *makespan -1 when none), -1 when pb is not a problem or this build
+ * has no solver. */
+int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan);
+
+#endif /* PP_THEORY_SCHED_H */
