@@ -1,13 +1,14 @@
-/* sched.h: lab 09's problem, a pipeline's costs, links and memory cap for which a student's scheduler writes each
- * rank's order, and what the grader measures of an order for it. The order is the kit's representation (replay.h's
- * pp_schedule, read from the CSV that --export-order writes): every micro-batch's F, then its backward either whole
- * (B) or as an input half (I) and a weight half (W), on the rank that holds each virtual stage.
+/* sched_problem.h: lab 09's problem, a pipeline's costs, links and memory cap for which a student's scheduler
+ * writes each rank's order, and what the grader measures of an order for it. The order is the kit's representation
+ * (replay.h's pp_schedule, read from the CSV that --export-order writes): every micro-batch's F, then its backward
+ * either whole (B) or as an input half (I) and a weight half (W), on the rank that holds each virtual stage. (Not
+ * sched.h: with -Igrader/theory that name would stand for the system's <sched.h>, which pthread.h includes.)
  *
  * The engine (sched_check.c: the problem's costs, the checks of an order, its replay) is in every build. What finds
  * good orders is the kit's alone (a handout records their figures for its public configurations instead): the
  * reference heuristic (sched_greedy.c) and the integer program's optimum (sched_ilp.c, GLPK). */
-#ifndef PP_THEORY_SCHED_H
-#define PP_THEORY_SCHED_H
+#ifndef PP_THEORY_SCHED_PROBLEM_H
+#define PP_THEORY_SCHED_PROBLEM_H
 
 #include <stddef.h>
 
@@ -78,4 +79,4 @@ extern const int pp__sched_ilp_built;
  * has no solver. */
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan);
 
-#endif /* PP_THEORY_SCHED_H */
+#endif /* PP_THEORY_SCHED_PROBLEM_H */
