@@ -94,10 +94,12 @@ LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 # column is chosen here and nowhere else; `make ANSWERS=recorded` builds a kit as its handout would (in
 # build-recorded/).
 ANSWERS_generated := lib/schedule/canonical.c lib/schedule/answers_generated.c grader/grade/warmup_keys.c \
-                     grader/grade/order_interp.c
-ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/order_interp_absent.c
-# the generators' own header, which only the kit's answer files include
-ANSWERS_private   := lib/schedule/canonical.h
+                     grader/grade/order_interp.c grader/theory/sched_refs.c grader/theory/sched_greedy.c \
+                     grader/theory/sched_ilp.c
+ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/order_interp_absent.c \
+                     grader/theory/sched_refs_recorded.c
+# the generators' own header, which only the kit's answer files include, and lab 09's recorded optima
+ANSWERS_private   := lib/schedule/canonical.h grader/theory/sched_optima.rec
 HAVE_GENERATORS := $(if $(wildcard lib/schedule/canonical.c),1,0)
 ANSWERS ?= $(if $(filter 1,$(HAVE_GENERATORS)),generated,recorded)
 ifeq ($(filter generated recorded,$(ANSWERS)),)
@@ -350,6 +352,12 @@ $(BUILD)/gen/answers_rec.inc: lib/schedule/answers.rec
 	$(Q)sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@.tmp && mv -f $@.tmp $@
 $(BUILD)/obj/lib/schedule/answers_recorded.o: $(BUILD)/gen/answers_rec.inc
 $(BUILD)/obj/lib/schedule/answers_recorded.o: CFLAGS += -I$(BUILD)/gen
+# The kit's lab 09 optima (make optima writes them), compiled in the same way.
+$(BUILD)/gen/sched_optima_rec.inc: grader/theory/sched_optima.rec
+	@mkdir -p $(dir $@)
+	$(Q)sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $< > $@.tmp && mv -f $@.tmp $@
+$(BUILD)/obj/grader/theory/sched_refs.o: $(BUILD)/gen/sched_optima_rec.inc
+$(BUILD)/obj/grader/theory/sched_refs.o: CFLAGS += -I$(BUILD)/gen
 
 # ---- tests ---------------------------------------------------------------------------------------------
 $(BUILD)/tests/%: tests/%.c $(BUILD)/libpp.a $(BUILD)/libpp.so $(BUILD)/pplab-driver $(BUILD)/pplab $(PLUGIN) tests/testutil.h

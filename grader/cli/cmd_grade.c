@@ -14,6 +14,7 @@
 #include "impl_build.h"
 #include "report.h"
 #include "runner.h"
+#include "scheduler_lab.h"
 #include "host.h"
 #include "suite.h"
 #include "testcfg.h"
@@ -204,6 +205,17 @@ static void grade_refuse_unheld(const grade_opts *o, const pp_test_config *cfgs,
             continue;
         }
         pp_run_config rc;
+        if (!strcmp(cfgs[i].lab, "scheduler")) {
+            /* lab 09 grades against its references: a handout holds its public problems' alone (the kit computes
+             * any, and a problem the configuration check passed is one) */
+            pp_sched_problem pb;
+            pp_sched_refs refs;
+            if (recorded && (pp__scheduler_problem(&cfgs[i], &pb, &rc, err, sizeof err) ||
+                             pp__sched_refs(&pb, &refs, err, sizeof err)))
+                pp__cli_fail("grade", "%s%s scheduler P=%d M=%d v=%d: %s", cfgs[i].secret ? "--config " : "",
+                             cfgs[i].secret && o->cfgfile ? o->cfgfile : "", cfgs[i].P, cfgs[i].M, cfgs[i].v, err);
+            continue;
+        }
         pp__test_to_run(&cfgs[i], o->backend, &rc);
         rc.place = NULL; /* a grid lab's run is held to the canonical placement's step */
         if (!pp__theory_held(&rc))

@@ -35,6 +35,7 @@ typedef struct pp_test_config {
     double edge;            /* --edge-cost: the embedding's and the head's extra forward cost */
     int D;                  /* --dp: replicas (0 or 1: one pipeline) */
     int T;                  /* --tp: tensor-parallel shards of each stage (0 or 1: none) */
+    int cap;                /* lab 09: live activation stashes per rank, at most (0: P * v) */
     int node_size;          /* --node-size: ranks per node of a topology (0: none) */
     char placement[4];      /* --placement: the axes' order ("": tdp) */
     double alpha, beta;     /* --reduce-alpha, --reduce-beta when D > 1; negative: the defaults */

@@ -45,8 +45,10 @@ typedef struct pp_lab_kind {
     void (*fail)(const pp_test_config *tc, pp_status st, const char *msg, pp_test_result *out);
 } pp_lab_kind;
 
-/* The kinds there are: every schedule's lab (schedule_lab.c) and the warm-up's (warmup_lab.c). */
+/* The kinds there are: every schedule's lab (schedule_lab.c), the warm-up's (warmup_lab.c) and lab 09's, whose
+ * student writes the scheduler (scheduler_lab.c). */
 extern const pp_lab_kind pp__schedule_lab;
 extern const pp_lab_kind pp__warmup_lab;
+extern const pp_lab_kind pp__scheduler_lab; /* lab 09's (scheduler_lab.c) */
 
 #endif /* PP_LABKIND_H */

@@ -1,4 +1,5 @@
-/* labs.h: the labs, one row each: the warm-up, then every schedule of the schedule table, in its order. */
+/* labs.h: the labs, one row each: the warm-up, then every schedule of the schedule table, in its order, then lab 09,
+ * whose student writes the scheduler. */
 #ifndef PP_LABS_H
 #define PP_LABS_H
 
@@ -10,7 +11,8 @@ typedef struct pp_lab_info {
     const char *name;     /* the name used on the command line: the schedule's */
     const char *folder;   /* its folder under labs/ and solutions/ */
     const char *file;     /* the student's file in it, without ".c" */
-    const char *symbol;   /* its step function; NULL for the warm-up (several functions) */
+    const char *symbol;   /* its step function; NULL for a lab of calls (the warm-up's functions, lab 09's
+                             scheduler: warmup_call.h) */
     const pp_lab_kind *kind; /* what its tests run and how they are graded */
 } pp_lab_info;
 

@@ -27,6 +27,7 @@ void pp__test_knobs(const pp_test_config *c, char *buf, size_t len) {
     buf[0] = 0;
 #define KNOB(cond, ...)                                                                                        \
     if ((cond) && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
+    KNOB(c->cap > 0, " cap=%d", c->cap);
     KNOB(c->latency > 0, " latency=%g", c->latency);
     KNOB(c->D > 1 && c->alpha >= 0, " reduce-alpha=%g", c->alpha);
     KNOB(c->D > 1 && c->beta >= 0, " reduce-beta=%g", c->beta);

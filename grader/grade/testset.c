@@ -183,6 +183,16 @@ static const pp_test_config tpgrid_tests[] = {
     {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 186, .T = 2, .D = 2, .node_size = 2},
 };
 
+/* Lab 09, the student's scheduler: one stage per rank and a V, the cap at P, below it and at one stash, latency with
+ * a heavier first and last stage (the embedding and the head); the default cap is P * v. */
+static const pp_test_config scheduler_tests[] = {
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 201},
+    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 202, .cap = 2},
+    {.P = 4, .M = 6, .v = 1, .steps = 2, .seed = 203, .latency = 0.5, .edge = 1},
+    {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 204, .cap = 1},
+    {.P = 3, .M = 6, .v = 2, .steps = 2, .seed = 205, .cap = 4},
+};
+
 static const struct {
     const char *name;
     const pp_test_config *tests;
@@ -203,6 +213,7 @@ static const struct {
     {"dpinterleaved", dpinterleaved_tests, (int)(sizeof dpinterleaved_tests / sizeof dpinterleaved_tests[0])},
     {"tpblock", tpblock_tests, (int)(sizeof tpblock_tests / sizeof tpblock_tests[0])},
     {"tpgrid", tpgrid_tests, (int)(sizeof tpgrid_tests / sizeof tpgrid_tests[0])},
+    {"scheduler", scheduler_tests, (int)(sizeof scheduler_tests / sizeof scheduler_tests[0])},
 };
 
 const pp_test_config *pp__testset(const char *name, int *n) {

@@ -24,7 +24,7 @@
 #define PP_WU_SYMBOL(field, symbol, type) #symbol,
 static const char *const wu_symbols[] = {NULL, PP_WARMUP_FUNCTIONS(PP_WU_SYMBOL)};
 #undef PP_WU_SYMBOL
-_Static_assert(sizeof wu_symbols / sizeof *wu_symbols == PP_WARMUP_GRID_LINK + 1, "one symbol per pp_warmup_fn");
+_Static_assert(sizeof wu_symbols / sizeof *wu_symbols == PP_WARMUP_SCHEDULER + 1, "one symbol per pp_warmup_fn");
 
 const char *pp__warmup_part(int i) { return i >= 0 && i < pp__warmup_nparts() ? pp__warmup_parts[i].part : NULL; }
 
@@ -70,29 +70,39 @@ static int grade_part(const pp_warmup_part *p, const pp_test_config *cfg, pp_war
     return 0;
 }
 
-pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec,
-                            char *err, size_t len) {
+/* The part cfg (arg) names, asked through io: a pp_warmup_asker for pp__warmup_session. */
+static int ask_part(pp_warmup_io *io, void *arg) {
+    const pp_test_config *cfg = arg;
     const pp_warmup_part *p = part_named(cfg->part);
     if (!p) {
-        snprintf(err, len, "unknown warm-up part '%s': use %s", cfg->part, part_list());
-        return PP_ERR_CONFIG;
+        io->st = PP_ERR_CONFIG;
+        snprintf(io->err, sizeof io->err, "unknown warm-up part '%s': use %s", cfg->part, part_list());
+        return -1;
     }
-    pp_warmup_io *io = pp__xcalloc(1, sizeof *io);
     pp_test_result *discard = pp__xcalloc(1, sizeof *discard);
+    int rc = grade_part(p, cfg, io, discard);
+    free(discard);
+    return rc;
+}
+
+pp_warmup_asker *pp__warmup_asker(void) { return ask_part; }
+
+pp_status pp__warmup_session(const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec, pp_warmup_asker *ask,
+                             void *arg, const char *whose, char *err, size_t len) {
+    pp_warmup_io *io = pp__xcalloc(1, sizeof *io);
     io->rec = rec;
     io->st = PP_OK;
     pp_status st = PP_OK;
     if (fns) {
         io->fns = fns;
-        if (grade_part(p, cfg, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
-        free(discard);
+        if (ask(io, arg)) st = io->st, snprintf(err, len, "%s", io->err);
         free(io);
         return st;
     }
     pp_driver *d = pp__xcalloc(1, sizeof *d);
     pp_chan_facts f = {.mode = PP_CHAN_WARMUP};
     if (pp__driver_start(d, sb, &f, err, len)) {
-        free(d), free(io), free(discard);
+        free(d), free(io);
         return PP_ERR_SANDBOX;
     }
     io->d = d;
@@ -104,18 +114,17 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
         pp__wire_in_init(&first, d->req, d->req_len);
         unsigned op = pp__wire_get_u32(&first, 0, 0xffffffffu);
         if (op != PP_RPC_NEXT) {
-            /* the warm-up has no step function: a reason is the driver's own, a sentence of this side's */
+            /* a lab of calls has no step function: a reason is the driver's own, a sentence of this side's */
             char why[4 * PP_RPC_TEXT_MAX];
-            const char *hint;
             st = PP_ERR_SANDBOX;
             if ((op == PP_RPC_SETUP_FAILED || op == PP_RPC_LOAD_FAILED) &&
-                pp__server_stop_reason(op, &first, "the warm-up's", "", &st, &hint, why, sizeof why) == 0)
+                pp__server_stop_reason(op, &first, whose, "", &st, &hint, why, sizeof why) == 0)
                 snprintf(err, len, "%s", why);
             else
-                snprintf(err, len, "the warm-up's driver did not start cleanly");
+                snprintf(err, len, "%s driver did not start cleanly", whose);
         }
     }
-    if (st == PP_OK && grade_part(p, cfg, io, discard)) st = io->st, snprintf(err, len, "%s", io->err);
+    if (st == PP_OK && ask(io, arg)) st = io->st, snprintf(err, len, "%s", io->err);
     if (st == PP_OK && d->pending) {
         pp_wire w;
         pp__wire_init_fixed(&w, d->chan->rep, PP_CHAN_MSG);
@@ -123,8 +132,13 @@ pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, con
         pp__driver_reply(d, w.len);
     }
     pp__driver_stop(d, st == PP_OK ? 1.0 : 0);
-    free(d), free(io), free(discard);
+    free(d), free(io);
     return st;
+}
+
+pp_status pp__warmup_record(const pp_test_config *cfg, const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec,
+                            char *err, size_t len) {
+    return pp__warmup_session(sb, fns, rec, ask_part, (void *)cfg, "the warm-up's", err, len);
 }
 
 void pp__warmup_fail(const pp_test_config *cfg, pp_status st, const char *msg, pp_test_result *out) {

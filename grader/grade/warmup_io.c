@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rpc.h"
+#include "sched_problem.h"
 #include "warmup_keys.h"
 
 /* Sends the call in args (built after call_begin) and returns the answer, after its "defined" flag. */
@@ -249,4 +250,27 @@ int pp__warmup_ask_grid_link(pp_warmup_io *io, const char *traffic, int G, int T
     pp__wire_str(&w, traffic, 31);
     pp__wire_i64(&w, G), pp__wire_i64(&w, T), pp__wire_i64(&w, P), pp__wire_i64(&w, D);
     return answer_int(io, &w);
+}
+
+int pp__warmup_ask_scheduler(pp_warmup_io *io, const pp_sched_problem *pb, char *buf, size_t n, int cap) {
+    pp_wire w;
+    int S = pb->P * pb->v;
+    call_begin(io, &w, PP_WARMUP_SCHEDULER, scratch, sizeof scratch);
+    pp__wire_i64(&w, pb->P), pp__wire_i64(&w, pb->M), pp__wire_i64(&w, pb->v);
+    const double *costs[3] = {pb->f, pb->i, pb->w};
+    for (int k = 0; k < 3; k++) {
+        pp__wire_u32(&w, (uint32_t)S);
+        pp__wire_put(&w, costs[k], (size_t)S * sizeof(double));
+    }
+    pp__wire_put(&w, &pb->latency, sizeof pb->latency);
+    pp__wire_i64(&w, pb->cap), pp__wire_i64(&w, cap);
+    memset(buf, 0, n);
+    pp__wire_u32(&w, (uint32_t)n);
+    pp__wire_put(&w, buf, n);
+    pp_wire_in a = call_answer(io, &w);
+    int ret = (int)pp__wire_get_i64(&a, INT32_MIN, INT32_MAX);
+    uint32_t got = pp__wire_get_u32(&a, 0, (uint32_t)n);
+    pp__wire_get(&a, buf, got);
+    buf[n - 1] = 0;
+    return a.bad || got != n ? -2 : ret;
 }

@@ -27,6 +27,30 @@ typedef struct pp_warmup_io {
     char err[600];
 } pp_warmup_io;
 
+/* What a lab of calls asks through io: returns 0, or -1 when io failed (io->st and io->err say how). */
+typedef int pp_warmup_asker(pp_warmup_io *io, void *arg);
+
+/* A lab of calls in the test's supervisor (the warm-up, lab 09): ask's calls go to a driver of the lab's file
+ * started on sb (whose exe_fd is open), or to fns in this process when given (the unsandboxed debugging mode), their
+ * answers appended to rec. whose names the driver in messages ("the warm-up's"). Returns PP_OK, or how the driver
+ * failed with one line in err. */
+pp_status pp__warmup_session(const pp_sandbox *sb, const pp_warmup_fns *fns, pp_wire *rec, pp_warmup_asker *ask,
+                             void *arg, const char *whose, char *err, size_t len);
+
+/* The warm-up's asker: the calls of the part that the pp_test_config given as arg names. */
+pp_warmup_asker *pp__warmup_asker(void);
+
+typedef struct pp_lab_task pp_lab_task;
+typedef struct pp_sched_problem pp_sched_problem;
+/* A lab of calls' supervisor (labkind.h's execute): ask's calls made through pp__warmup_session on a driver of the
+ * task's build (or its object loaded here in the debugging mode), and the record with how it ended written to the
+ * task's result file. Returns 0, or 1 when the file could not be written. */
+int pp__calls_lab_execute(const pp_lab_task *t, pp_warmup_asker *ask, void *arg, const char *whose);
+/* In the grader: that file read back. Returns the file's bytes (free them when done) with *rec, *n the record in
+ * them and *st, err how the supervisor's calls ended; NULL when the file is missing or malformed. */
+unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, pp_status *st, char *err,
+                                  size_t len);
+
 /* The answer key of the case the format names (warmup_keys.h), in a buffer that the next call reuses. A build
  * without it ends the part (longjmp to io->failed) as not graded, saying which case: only a handout lacks keys,
  * and it grades its recorded public cases alone. */
@@ -56,5 +80,10 @@ int pp__warmup_ask_grid_gpus(pp_warmup_io *io, int T, int P, int D);
 double pp__warmup_ask_grid_pp(pp_warmup_io *io, int P, int D, int M, int v, int b, int s, int h, int elem);
 double pp__warmup_ask_grid_dp(pp_warmup_io *io, int T, int P, int D, double params, int elem);
 int pp__warmup_ask_grid_link(pp_warmup_io *io, const char *traffic, int G, int T, int P, int D);
+
+/* Lab 09: the order the file's pp_scheduler_order writes for pb into buf (n bytes, cap of them offered to the
+ * function; the rest is a guard, and the last byte is made NUL here); returns the function's value, -2 when the
+ * answer does not decode. */
+int pp__warmup_ask_scheduler(pp_warmup_io *io, const pp_sched_problem *pb, char *buf, size_t n, int cap);
 
 #endif /* PP_WARMUP_IO_H */

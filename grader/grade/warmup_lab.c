@@ -14,10 +14,9 @@
 #include "runopts.h"
 #include "testcfg.h"
 #include "warmup_call.h"
+#include "warmup_io.h"
 
-/* The warm-up part's answers, asked of a driver of the student's warm-up file (or, in the debugging mode, of
- * its object loaded here). */
-static int warmup_lab_execute(const pp_lab_task *t) {
+int pp__calls_lab_execute(const pp_lab_task *t, pp_warmup_asker *ask, void *arg, const char *whose) {
     const pp_test_config *tc = t->tc;
     const pp_impl *impl = t->impl;
     pp_sandbox sb = *pp__runopts_sandbox();
@@ -42,7 +41,7 @@ static int warmup_lab_execute(const pp_lab_task *t) {
     } else if (pp__host_open(&sb, impl->driver, impl->object, err, sizeof err)) {
         st = PP_ERR_IO;
     }
-    if (st == PP_OK) st = pp__warmup_record(tc, &sb, direct, &rec, err, sizeof err);
+    if (st == PP_OK) st = pp__warmup_session(&sb, direct, &rec, ask, arg, whose, err, sizeof err);
     pp__host_close(&sb);
     pp__wire_init(&w);
     pp__resultfile_head(&w, t->token, PP_RESULTFILE_WARMUP);
@@ -56,29 +55,50 @@ static int warmup_lab_execute(const pp_lab_task *t) {
     return bad ? 1 : 0;
 }
 
+unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, pp_status *st, char *err,
+                                  size_t len) {
+    size_t flen = 0;
+    unsigned char *buf = pp__resultfile_get(t->res_path, &flen);
+    pp_wire_in r;
+    if (!buf || pp__resultfile_open(&r, buf, flen, t->token, PP_RESULTFILE_WARMUP)) {
+        free(buf);
+        return NULL;
+    }
+    *st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+    char why[600];
+    pp__wire_get_str(&r, why, sizeof why);
+    snprintf(err, len, "%s", why);
+    uint64_t count = pp__wire_get_u64(&r);
+    *rec = pp__wire_view(&r, count);
+    *n = (size_t)count;
+    if (r.bad) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* The warm-up part cfg names, asked of a driver of the student's warm-up file (or, in the debugging mode, of its
+ * object loaded here). */
+static int warmup_lab_execute(const pp_lab_task *t) {
+    return pp__calls_lab_execute(t, pp__warmup_asker(), (void *)t->tc, "the warm-up's");
+}
+
 /* The warm-up's recorded answers, graded here. */
 static void warmup_lab_grade(const pp_lab_task *t, pp_test_result *out) {
-    size_t len = 0;
-    unsigned char *buf = pp__resultfile_get(t->res_path, &len);
-    pp_wire_in r;
-    if (!buf || pp__resultfile_open(&r, buf, len, t->token, PP_RESULTFILE_WARMUP)) {
-        free(buf);
+    const void *rec = NULL;
+    size_t n = 0;
+    pp_status st = PP_OK;
+    char err[600];
+    unsigned char *buf = pp__calls_lab_read(t, &rec, &n, &st, err, sizeof err);
+    if (!buf) {
         pp__warmup_fail(t->tc, PP_ERR_INTERNAL, "the warm-up's supervisor ended without its answers: this is a bug in "
                         "pplab, or the machine ran out of memory or disk", out);
-        return;
-    }
-    pp_status st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
-    char err[600];
-    pp__wire_get_str(&r, err, sizeof err);
-    uint64_t n = pp__wire_get_u64(&r);
-    const void *rec = pp__wire_view(&r, n);
-    if (r.bad) {
-        pp__warmup_fail(t->tc, PP_ERR_INTERNAL, "the warm-up's answers are malformed: this is a bug in pplab", out);
     } else if (st != PP_OK) {
         out->crashed = st == PP_ERR_CRASH;
         pp__warmup_fail(t->tc, st, err, out);
     } else {
-        pp__warmup_grade(t->tc, rec, (size_t)n, out);
+        pp__warmup_grade(t->tc, rec, n, out);
     }
     free(buf);
 }

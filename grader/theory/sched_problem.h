@@ -63,6 +63,30 @@ double pp__sched_makespan(const pp_sched_problem *pb, const pp_schedule *s);
  * rows ended by "\n") into buf; returns the length, or -1 when it does not fit. */
 int pp__sched_csv(const pp_schedule *s, char *buf, size_t len);
 
+/* What an order is graded against, for one problem. */
+#define PP_SCHED_MAX_REFS 6
+typedef struct pp_sched_refs {
+    char floor_name[32];        /* the order whose makespan earns the first point: 1F1B (or ZBV in a V) where it
+                                   holds the cap, else "serial" (one micro-batch through the pipeline at a time) */
+    double floor;
+    int n;                      /* the kit's canonical orders that hold the cap, by title, with their makespans */
+    char name[PP_SCHED_MAX_REFS][16];
+    double makespan[PP_SCHED_MAX_REFS];
+    double greedy;              /* the reference heuristic's makespan */
+    double optimum;             /* the integer program's proved optimum; -1 where none is known */
+    double best;                /* the best known: the optimum, else the least of the above */
+} pp_sched_refs;
+
+/* pb's references: in the kit computed (sched_refs.c: canonical orders, the heuristic, the optimum recorded or
+ * solved), in a handout read from its record (sched_refs_recorded.c: its public configurations). Returns 0, or -1
+ * with the reason in err where this build holds none for pb. */
+int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size_t len);
+
+/* r as a record's value ("floor=1F1B:26 greedy=23 optimum=22.5 canon=1F1B:26,ZB-H1:24"), and back: 0, or -1 when
+ * text is not one. */
+void pp__sched_refs_format(const pp_sched_refs *r, char *buf, size_t len);
+int pp__sched_refs_parse(const char *text, pp_sched_refs *r);
+
 /* ---- the kit's alone (a handout has neither) ---------------------------------------------------------------- */
 
 /* The reference heuristic: a list scheduler in the manner of the zero-bubble paper's (Qi et al.), which fills the

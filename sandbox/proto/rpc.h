@@ -82,6 +82,7 @@ typedef enum {
     PP_WARMUP_GRID_PP,    /* P, D, M, v, b, s, h, elem -> f64 */
     PP_WARMUP_GRID_DP,    /* T, P, D, params (f64), elem -> f64 */
     PP_WARMUP_GRID_LINK,  /* traffic, G, T, P, D -> i64 */
+    PP_WARMUP_SCHEDULER,  /* P, M, v, f[], i[], w[], latency (f64), cap, outcap, buffer -> i64, buffer (lab 09) */
 } pp_warmup_fn;
 
 /* Why a driver stops a run on its own (PP_RPC_MISUSE, PP_RPC_SETUP_FAILED, PP_RPC_LOAD_FAILED), as the request's

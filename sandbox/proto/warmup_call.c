@@ -166,6 +166,25 @@ static void answer_grid_link(const pp_warmup_fns *f, const char *sched, pp_wire_
     if (f->grid_link) pp__wire_i64(w, f->grid_link(sched, G, T, P, D));
 }
 
+static void answer_scheduler(const pp_warmup_fns *f, const char *sched, pp_wire_in *r, pp_wire *w) {
+    (void)sched;
+    int P = get_int(r), M = get_int(r), v = get_int(r);
+    uint32_t nf, ni, nw, n;
+    double *fc = get_array(r, sizeof(double), &nf), *ic = get_array(r, sizeof(double), &ni);
+    double *wc = get_array(r, sizeof(double), &nw), latency = 0;
+    pp__wire_get(r, &latency, sizeof latency);
+    int cap = get_int(r), outcap = get_int(r);
+    char *buf = get_array(r, 1, &n);
+    int ok = f->scheduler != NULL && fc && ic && wc && buf;
+    pp__wire_u32(w, ok);
+    if (ok) {
+        pp__wire_i64(w, f->scheduler(P, M, v, fc, ic, wc, latency, cap, buf, outcap));
+        pp__wire_u32(w, n);
+        pp__wire_put(w, buf, n);
+    }
+    free(fc), free(ic), free(wc), free(buf);
+}
+
 /* Each function's answerer, and whether its call names a schedule (grid_link: a kind of traffic) before its
  * numbers. */
 static const struct {
@@ -186,11 +205,12 @@ static const struct {
     [PP_WARMUP_GRID_PP] = {0, answer_grid_pp},
     [PP_WARMUP_GRID_DP] = {0, answer_grid_dp},
     [PP_WARMUP_GRID_LINK] = {1, answer_grid_link},
+    [PP_WARMUP_SCHEDULER] = {0, answer_scheduler},
 };
-_Static_assert(sizeof answerers / sizeof *answerers == PP_WARMUP_GRID_LINK + 1, "an answerer per warm-up function");
+_Static_assert(sizeof answerers / sizeof *answerers == PP_WARMUP_SCHEDULER + 1, "an answerer per warm-up function");
 
 void pp__warmup_call(const pp_warmup_fns *f, pp_wire_in *r, pp_wire *w) {
-    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_GRID_LINK); /* a bad one reads as the first */
+    uint32_t fn = pp__wire_get_u32(r, PP_WARMUP_BUBBLE, PP_WARMUP_SCHEDULER); /* a bad one reads as the first */
     char sched[32] = "";
     if (answerers[fn].named) pp__wire_get_str(r, sched, sizeof sched);
     answerers[fn].answer(f, sched, r, w);

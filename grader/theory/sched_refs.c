@@ -1,0 +1,112 @@
+/* sched_refs.c: what lab 09 grades an order against, computed (sched_problem.h's pp__sched_refs): the kit's canonical orders
+ * that hold the problem's cap, the reference heuristic, and the integer program's optimum, recorded
+ * (sched_optima.rec, which `make optima` writes and tests/test_scheduler.c holds to the solver) or, for a small
+ * problem the record lacks, solved here. A handout has none of this: it reads its public configurations' figures
+ * from its record (sched_refs_recorded.c). */
+#include "sched_problem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "placement.h"
+#include "schedules.h"
+
+/* The optima recorded, one "KEY = MAKESPAN" line each (pp__sched_problem_key), compiled in. */
+static const char optima_text[] =
+#include "sched_optima_rec.inc"
+    "";
+
+/* A problem this small is solved when the record lacks it: GLPK proves its optimum in about a second here. */
+#define SOLVE_OPS 36
+#define SOLVE_LIMIT_S 10.0
+
+static double optimum_recorded(const char *key) {
+    size_t k = strlen(key);
+    for (const char *line = optima_text; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end) end = line + strlen(line);
+        if ((size_t)(end - line) > k + 3 && !strncmp(line, key, k) && !strncmp(line + k, " = ", 3))
+            return strtod(line + k + 3, NULL);
+        line = *end ? end + 1 : end;
+    }
+    return -1;
+}
+
+/* One micro-batch through the whole pipeline and back before the next starts: every rank holds at most the
+ * stashes of one micro-batch, so it holds any cap the problem allows. */
+static void serial_order(const pp_sched_problem *pb, pp_schedule *s) {
+    int P = pb->P, S = P * pb->v, vshape = pb->v == 2;
+    memset(s, 0, sizeof *s);
+    s->P = P, s->M = pb->M, s->v = pb->v, s->vshape = vshape;
+    s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
+    s->n = pp__xcalloc((size_t)P, sizeof *s->n);
+    for (int r = 0; r < P; r++) s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(pb->M, pb->v), sizeof **s->ops);
+    for (int mb = 0; mb < pb->M; mb++) {
+        for (int vs = 0; vs < S; vs++) {
+            int r = pp__place_rank(P, vshape, vs);
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'F', .mb = mb, .chunk = pp__place_chunk(P, vshape, vs)};
+        }
+        for (int vs = S - 1; vs >= 0; vs--) {
+            int r = pp__place_rank(P, vshape, vs), c = pp__place_chunk(P, vshape, vs);
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'B', .mb = mb, .chunk = c, .split = 1};
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'W', .mb = mb, .chunk = c};
+        }
+    }
+}
+
+/* The makespan of s when it holds pb's cap on every rank, else -1. */
+static double fits(const pp_sched_problem *pb, const pp_schedule *s) {
+    for (int r = 0; r < s->P; r++)
+        if (pp__schedule_peak(s, r) > pb->cap) return -1;
+    return pp__sched_makespan(pb, s);
+}
+
+int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size_t len) {
+    if (pp__sched_problem_check(pb, err, len)) return -1;
+    memset(r, 0, sizeof *r);
+    /* the canonical orders of the problem's placement: one stage per rank, or two in a V */
+    static const char *const looped[] = {"1f1b", "zbh1", "zbh2", NULL}, *const vee[] = {"zbv", "dualpipev", NULL};
+    const char *const *names = pb->v == 2 ? vee : looped;
+    r->floor = -1;
+    for (int k = 0; names[k]; k++) {
+        pp_schedule s;
+        if (pp__schedule_build(&s, names[k], pb->P, pb->M, pb->v)) continue; /* a row whose rules pb breaks */
+        double end = fits(pb, &s);
+        pp__schedule_free(&s);
+        if (end < 0) continue;
+        snprintf(r->name[r->n], sizeof r->name[r->n], "%s", pp__schedule_def(names[k])->title);
+        r->makespan[r->n++] = end;
+        if (k == 0) snprintf(r->floor_name, sizeof r->floor_name, "%s", pp__schedule_def(names[k])->title), r->floor = end;
+    }
+    if (r->floor < 0) {
+        pp_schedule s;
+        serial_order(pb, &s);
+        r->floor = pp__sched_makespan(pb, &s);
+        snprintf(r->floor_name, sizeof r->floor_name, "serial");
+        pp__schedule_free(&s);
+    }
+    pp_schedule g;
+    r->greedy = -1;
+    if (!pp__sched_greedy(pb, &g)) {
+        r->greedy = fits(pb, &g);
+        pp__schedule_free(&g);
+    }
+    char key[1024];
+    pp__sched_problem_key(pb, key, sizeof key);
+    r->optimum = optimum_recorded(key);
+    if (r->optimum < 0 && pp__sched_ilp_built && 3 * pb->P * pb->v * pb->M <= SOLVE_OPS * pb->P) {
+        pp_schedule o;
+        double end = -1;
+        if (pp__sched_optimum(pb, SOLVE_LIMIT_S, &o, &end) == 1) r->optimum = end;
+        if (end >= 0) pp__schedule_free(&o);
+    }
+    r->best = r->optimum > 0 ? r->optimum : r->floor;
+    if (r->optimum <= 0) {
+        if (r->greedy > 0 && r->greedy < r->best) r->best = r->greedy;
+        for (int k = 0; k < r->n; k++)
+            if (r->makespan[k] < r->best) r->best = r->makespan[k];
+    }
+    return 0;
+}
