@@ -35,6 +35,20 @@ void pp__report_summary(FILE *out, const pp_test_result *r, int n, int color);
  * and NaN figures, are shown as "-". */
 void pp__report_table(FILE *out, const pp_test_result *r, int n);
 
+/* ---- lab 09's leaderboard ---------------------------------------------------------------------------- */
+
+typedef struct pp_leaderboard {
+    int tests;      /* lab 09's tests it is over: the hidden ones, or every one when none is hidden */
+    int hidden;     /* 1 when over the hidden ones */
+    int invalid;    /* of them, orders that were not valid or broke their cap (each counts as bubble 1, memory 1) */
+    double bubble;  /* the mean bubble of the orders on the virtual clock: lower ranks higher */
+    double memory;  /* the mean, over tests, of the fullest rank's peak stashes as a share of the cap: lower ranks
+                       higher on a tie */
+} pp_leaderboard;
+
+/* Fills lb from the lab 09 results among r; returns lb->tests (0: no lab 09 test, no leaderboard). */
+int pp__report_leaderboard(const pp_test_result *r, int n, pp_leaderboard *lb);
+
 /* ---- files --------------------------------------------------------------------------------------------- */
 /* Each writer below writes the whole file at path (replacing it) for the n results r, and returns 0, or -1
  * after one line on stderr saying what failed and what to do. impl and backend name what was graded (e.g.
@@ -45,8 +59,8 @@ void pp__report_table(FILE *out, const pp_test_result *r, int n);
  * recompute, layers, hidden (model width, 0: default), time (limit, s), from_config_file (a hidden test), part},
  * score, max_score, status "passed"|"failed", error, timed_out, crashed, bubble, theory, peak_stashes [P],
  * peak_bound [P], grad_err, weight_err, loss_err (-1 when not compared), seconds, checks [{name, score,
- * max_score, passed, message}], output (the output tail, each line marked "| ")}]}. NaN figures are written as
- * null. */
+ * max_score, passed, message}], output (the output tail, each line marked "| ")}], and with lab 09 tests
+ * leaderboard {bubble, memory, tests, hidden, invalid} (pp__report_leaderboard)}. NaN figures are written as null. */
 int pp__report_json(const char *path, const pp_test_result *r, int n, const char *impl, const char *backend);
 
 /* JUnit XML (tests/junit.xsd): <testsuites> holding one <testsuite id name package timestamp hostname tests

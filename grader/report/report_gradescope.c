@@ -54,6 +54,27 @@ static cJSON *test_json(const pp_test_result *r, int number) {
     return o;
 }
 
+/* Gradescope's leaderboard: entries of name, value and order ("asc": lower ranks higher), as its autograder
+ * specification gives them. */
+static int leaderboard_json(cJSON *root, const pp_leaderboard *lb) {
+    cJSON *board = cJSON_AddArrayToObject(root, "leaderboard");
+    if (!board) return 1;
+    const struct {
+        const char *name;
+        double value;
+    } rows[] = {{"lab 09 bubble", lb->bubble}, {"lab 09 memory (peak / cap)", lb->memory}};
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++) {
+        cJSON *e = cJSON_CreateObject();
+        if (!e) return 1;
+        cJSON_AddItemToArray(board, e);
+        if (!cJSON_AddStringToObject(e, "name", rows[k].name) ||
+            !cJSON_AddNumberToObject(e, "value", round(rows[k].value * 1e4) / 1e4) ||
+            !cJSON_AddStringToObject(e, "order", "asc"))
+            return 1;
+    }
+    return 0;
+}
+
 int pp__report_gradescope(const char *path, const pp_test_result *r, int n, const char *impl,
                           const char *backend) {
     double score = 0, seconds = 0;
@@ -76,6 +97,8 @@ int pp__report_gradescope(const char *path, const pp_test_result *r, int n, cons
                pp__report_add_text(root, "stdout_visibility", "hidden", 7);
         tests = cJSON_AddArrayToObject(root, "tests");
         bad |= !tests;
+        pp_leaderboard lb;
+        if (!bad && pp__report_leaderboard(r, n, &lb)) bad |= leaderboard_json(root, &lb);
     }
     for (int i = 0; !bad && i < n; i++) {
         cJSON *t = test_json(&r[i], i + 1);

@@ -118,6 +118,12 @@ int pp__report_json(const char *path, const pp_test_result *r, int n, const char
                pp__report_add_text(root, "backend", backend, backend ? strlen(backend) : 0);
         tests = cJSON_AddArrayToObject(root, "tests");
         bad |= !tests;
+        pp_leaderboard lb;
+        if (!bad && pp__report_leaderboard(r, n, &lb)) {
+            cJSON *l = cJSON_AddObjectToObject(root, "leaderboard");
+            bad |= !l || add_num(l, "bubble", lb.bubble) | add_num(l, "memory", lb.memory) | add_num(l, "tests", lb.tests) |
+                   add_bool(l, "hidden", lb.hidden) | add_num(l, "invalid", lb.invalid);
+        }
     }
     for (int i = 0; !bad && i < n; i++) {
         cJSON *t = test_json(&r[i]);
