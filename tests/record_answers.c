@@ -16,6 +16,7 @@
 
 #include "answers.h"
 #include "grade.h"
+#include "scheduler_lab.h"
 #include "testset.h"
 #include "warmup_call.h"
 #include "wire.h"
@@ -202,8 +203,9 @@ static void record_schedules(void) {
     }
 }
 
-/* The reference answers of the warm-up (solutions/00-warmup/warmup.c, linked in). */
-#define PP_WU_DECL(field, symbol, type) type symbol;
+/* The reference answers of the warm-up (solutions/00-warmup/warmup.c, linked in); weak, since the list holds lab
+ * 09's scheduler too, which the warm-up never calls and this program does not link. */
+#define PP_WU_DECL(field, symbol, type) type symbol __attribute__((weak));
 PP_WARMUP_FUNCTIONS(PP_WU_DECL)
 #undef PP_WU_DECL
 
@@ -238,6 +240,28 @@ static void record_warmup(void) {
     free(text);
 }
 
+/* Lab 09's references of its default set, which a handout grades its public problems against: the figures alone
+ * ("scheduler KEY = floor=... greedy=... optimum=... canon=..."), never an order. */
+static void record_scheduler(void) {
+    int n;
+    const pp_test_config *t = pp__testset("scheduler", &n);
+    for (int k = 0; k < n; k++) {
+        pp_test_config tc = t[k];
+        snprintf(tc.lab, sizeof tc.lab, "scheduler");
+        pp_sched_problem pb;
+        pp_run_config rc;
+        pp_sched_refs refs;
+        char err[1200], key[1024], val[1024];
+        if (pp__scheduler_problem(&tc, &pb, &rc, err, sizeof err) || pp__sched_refs(&pb, &refs, err, sizeof err)) {
+            fprintf(stderr, "record_answers: lab 09's test %d: %s\n", k, err);
+            exit(1);
+        }
+        pp__sched_problem_key(&pb, key, sizeof key);
+        pp__sched_refs_format(&refs, val, sizeof val);
+        emit("scheduler %s = %s", key, val);
+    }
+}
+
 static int by_text(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 int main(void) {
@@ -248,6 +272,7 @@ int main(void) {
     }
     record_schedules();
     record_warmup();
+    record_scheduler();
     qsort(lines, nlines, sizeof *lines, by_text);
     printf("# answers.rec: what a student handout grades its public configurations with, recorded from the kit's own\n"
            "# generators by `make answers` (tests/record_answers.c), which tests/test_answers.c holds them to. Data\n"

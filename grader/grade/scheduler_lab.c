@@ -139,8 +139,9 @@ static void standing(const pp_sched_refs *r, const pp_sched_measure *m, char *bu
     size_t n = (size_t)snprintf(buf, len, "makespan %.4g (bubble %.3f):", m->makespan, m->bubble);
     for (int k = 0; k < r->n; k++)
         n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " %s %.4g,", r->name[k], r->makespan[k]);
-    if (strcmp(r->floor_name, "serial") == 0)
-        n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " serial %.4g,", r->floor);
+    int listed = 0; /* the floor, when it is none of the canonical orders above */
+    for (int k = 0; k < r->n; k++) listed |= !strcmp(r->name[k], r->floor_name);
+    if (!listed) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " %s %.4g,", r->floor_name, r->floor);
     if (r->greedy > 0) n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " the kit's heuristic %.4g,", r->greedy);
     if (r->optimum > 0)
         n += (size_t)snprintf(buf + n, n < len ? len - n : 0, " optimum %.4g (%.1f%% above it);", r->optimum,

@@ -56,6 +56,29 @@ static void serial_order(const pp_sched_problem *pb, pp_schedule *s) {
     }
 }
 
+/* 1F1B under the cap (one stage per rank): rank r runs min(P - r, cap, M) forwards before its first backward, then
+ * a backward (its input half and at once its weight half, as 1F1B's whole backward) and a forward in turn. The
+ * warm-ups never grow down the pipeline, so every rank's next backward is one the rank after it runs. */
+static void capped_1f1b(const pp_sched_problem *pb, pp_schedule *s) {
+    int P = pb->P, M = pb->M;
+    memset(s, 0, sizeof *s);
+    s->P = P, s->M = M, s->v = 1;
+    s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
+    s->n = pp__xcalloc((size_t)P, sizeof *s->n);
+    for (int r = 0; r < P; r++) {
+        pp_sched_op *o = s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, 1), sizeof **s->ops);
+        int warm = P - r < pb->cap ? P - r : pb->cap, f = 0, b = 0, n = 0;
+        if (warm > M) warm = M;
+        while (f < warm) o[n++] = (pp_sched_op){.kind = 'F', .mb = f++};
+        while (b < M) {
+            o[n++] = (pp_sched_op){.kind = 'B', .mb = b, .split = 1};
+            o[n++] = (pp_sched_op){.kind = 'W', .mb = b++};
+            if (f < M) o[n++] = (pp_sched_op){.kind = 'F', .mb = f++};
+        }
+        s->n[r] = n;
+    }
+}
+
 /* The makespan of s when it holds pb's cap on every rank, else -1. */
 static double fits(const pp_sched_problem *pb, const pp_schedule *s) {
     for (int r = 0; r < s->P; r++)
@@ -79,6 +102,13 @@ int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size
         snprintf(r->name[r->n], sizeof r->name[r->n], "%s", pp__schedule_def(names[k])->title);
         r->makespan[r->n++] = end;
         if (k == 0) snprintf(r->floor_name, sizeof r->floor_name, "%s", pp__schedule_def(names[k])->title), r->floor = end;
+    }
+    if (r->floor < 0 && pb->v == 1) {
+        pp_schedule s;
+        capped_1f1b(pb, &s);
+        r->floor = fits(pb, &s);
+        snprintf(r->floor_name, sizeof r->floor_name, "1F1B under the cap");
+        pp__schedule_free(&s);
     }
     if (r->floor < 0) {
         pp_schedule s;
