@@ -218,7 +218,7 @@ DEPFLAGS = -MMD -MP
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 JOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
-.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder answers answer-files asan fuzz fuzz-targets bench clean deps
+.PHONY: all build info help test check check-long check-hosts check-slurm unit selfcheck demo grade plots handout autograder answers answer-files optima asan fuzz fuzz-targets bench clean deps
 # `make` says what it found; the other targets build quietly
 all:
 	@$(MAKE) --no-print-directory info
@@ -251,6 +251,7 @@ ifeq ($(KIT),1)
 	@echo "  make answers       lib/schedule/answers.rec: the public configurations' answers a handout grades with, from"
 	@echo "                     the kit's generators (make test fails while it is out of date); make answer-files lists"
 	@echo "                     the generators' files, which a handout leaves out"
+	@echo "  make optima        grader/theory/sched_optima.rec: lab 09's optima, from GLPK's integer program (minutes)"
 	@echo "  make autograder HIDDEN=F  dist/pplab-autograder.zip for Gradescope: the grading tree, F as its hidden tests,"
 	@echo "                     setup.sh and run_autograder (docs/instructor.md, section 5)"
 endif
@@ -388,6 +389,12 @@ $(BUILD)/tests/record_answers: tests/record_answers.c solutions/00-warmup/warmup
 	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -o $@ tests/record_answers.c \
 	    solutions/00-warmup/warmup.c $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) \
 	    $(GRADER_LIBS) $(LIB_LDLIBS)
+# The recorder of lab 09's optima (make optima): the kit's integer program over the default set's problems.
+$(BUILD)/tests/record_optima: tests/record_optima.c $(BUILD)/libpp.a $(BUILD)/pplab
+	@mkdir -p $(dir $@)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(GRADER_INC) -Itests $(DEPFLAGS) -o $@ tests/record_optima.c \
+	    $(filter-out $(BUILD)/obj/grader/cli/main.o,$(CLI_OBJ)) $(LIB_OBJ) $(GRADER_LIBS) $(LIB_LDLIBS)
 $(TEST_BIN): $(HELPER_BIN) $(TOOL_BIN) $(REPLAY_BIN)
 # test_answers reads the record with the handout's reader, compiled into it
 $(BUILD)/tests/test_answers: $(BUILD)/tests/record_answers $(BUILD)/gen/answers_rec.inc
@@ -450,6 +457,17 @@ ifeq ($(ANSWERS),generated)
 	@echo "lib/schedule/answers.rec: $$(grep -c ' = ' lib/schedule/answers.rec) answers recorded"
 else
 	@echo "make answers: this build records no answers; the kit, which has the generators, writes them"
+endif
+
+# grader/theory/sched_optima.rec, lab 09's optima: GLPK's integer program over the default set's problems (minutes)
+optima: build
+ifeq ($(ANSWERS),generated)
+	@$(MAKE) --no-print-directory -s $(BUILD)/tests/record_optima
+	@$(BUILD)/tests/record_optima > grader/theory/sched_optima.rec.tmp
+	@mv -f grader/theory/sched_optima.rec.tmp grader/theory/sched_optima.rec
+	@echo "grader/theory/sched_optima.rec: $$(grep -c ' = ' grader/theory/sched_optima.rec) optima recorded"
+else
+	@echo "make optima: a handout has no solver; the kit records the optima"
 endif
 
 # Both are made from the kit (its solutions/ and git); in a handout they say so and do nothing.
