@@ -1,4 +1,4 @@
-/* sched_greedy.c: the reference heuristic of sched.h, a list scheduler in the manner of the zero-bubble paper's
+/* sched_greedy.c: the reference heuristic of sched_problem.h, a list scheduler in the manner of the zero-bubble paper's
  * automatic scheduler (Qi et al., "Zero Bubble Pipeline Parallelism"). It runs the virtual clock forward, one
  * rank at a time, always the rank whose clock is earliest: a rank that is free runs, in this order of priority,
  *   - an input half whose gradient has arrived (the critical path: another rank waits for it),
