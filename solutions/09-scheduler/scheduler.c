@@ -1,7 +1,7 @@
 /* Lab 09: a scheduler. You are given a pipeline (its ranks, its micro-batches, what each operation costs, what a
  * message between two ranks costs, how much memory each rank has) and you write the order each rank runs its
- * operations in. No ranks run here and no tensors move: the grader replays your order on the virtual clock of the
- * other labs and measures it.
+ * operations in. Nothing runs in your function: the grader replays your order on the virtual clock of the other
+ * labs and measures it, and the course's autograder also trains the kit's model with it.
  *
  * The pipeline. P ranks (1 <= P <= 8), M micro-batches (1 <= M <= 64) and v chunks per rank (1 or 2), so P * v
  * virtual stages that every micro-batch runs through in order, 0 to P*v - 1:
