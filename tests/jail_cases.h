@@ -56,7 +56,8 @@ static inline void kit_copy_for(uid_t uid, char *dir, size_t len) {
 
 /* One small configuration of lab l, as a hidden configuration's line. */
 static inline void one_line_of(const pp_lab_info *l, char *line, size_t len) {
-    if (!l->symbol) snprintf(line, len, "warmup part=bubble\n");
+    if (!strcmp(l->name, "warmup")) snprintf(line, len, "warmup part=bubble\n");
+    else if (!strcmp(l->name, "scheduler")) snprintf(line, len, "scheduler P=4 M=8 cap=2 seed=3\n");
     else if (!strcmp(l->name, "naive")) snprintf(line, len, "%s P=2 M=1 seed=3\n", l->name);
     else if (!strcmp(l->name, "interleaved")) snprintf(line, len, "%s P=2 M=4 v=2 seed=3\n", l->name);
     else snprintf(line, len, "%s P=2 M=4 seed=3\n", l->name);

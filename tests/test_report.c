@@ -607,8 +607,9 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     snprintf(cmd, sizeof cmd,
              "cp -r tests/hostile/warmup-exit/00-warmup solutions/01-naive tests/broken/compile-error/02-gpipe "
              "tests/broken/blocking-1f1b/03-1f1b tests/broken/chunk-order/04-interleaved solutions/05-zerobubble solutions/06-vshape solutions/07-hybrid "
-             "solutions/08-tensor '%s'/ && cp solutions/04-interleaved/loopedbfs.c '%s'/04-interleaved/ && chmod -R a+rX '%s' && "
-             "printf 'naive P=2 seed=5\\nnaive P=2 seed=5 time=20\\ngpipe P=2 M=2\\n' > '%s/hidden.cfg'",
+             "solutions/08-tensor solutions/09-scheduler '%s'/ && cp solutions/04-interleaved/loopedbfs.c '%s'/04-interleaved/ && chmod -R a+rX '%s' && "
+             "printf 'naive P=2 seed=5\\nnaive P=2 seed=5 time=20\\ngpipe P=2 M=2\\nscheduler P=3 M=4 cap=2\\n' > "
+             "'%s/hidden.cfg'",
              dir, dir, dir, dir);
     cr_assert_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd,
@@ -654,7 +655,7 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
     pp_test_config *all = NULL;
     int ndefault = pp__suite_default("all", 0, &all);
     free(all);
-    cr_expect_eq(tests, ndefault + 3, "the default set and the three hidden lines");
+    cr_expect_eq(tests, ndefault + 4, "the default set and the four hidden lines");
     cr_expect(strstr(x, "name=\"hidden: naive P=2 M=1 seed=5\"") && strstr(x, "name=\"hidden: naive P=2 M=1 seed=5 #2\""),
               "a repeated hidden configuration gets a name of its own: %s", x);
     free(x);
@@ -674,7 +675,19 @@ Test(report, real_grading_reports_validate, .timeout = 240) {
             cr_expect(!strncmp(cJSON_GetObjectItem(t, "output")->valuestring, "compile error: the run did not complete",
                                39), "%s: %s", name, cJSON_GetObjectItem(t, "output")->valuestring);
     }
-    cr_expect_eq(hidden, 3);
+    cr_expect_eq(hidden, 4);
+    /* lab 09's leaderboard, over its one hidden test: the reference's order, valid and under the cap */
+    cJSON *board = cJSON_GetObjectItem(root, "leaderboard"), *e;
+    cr_assert(cJSON_IsArray(board), "no leaderboard: %s", text);
+    int rows = 0;
+    cJSON_ArrayForEach(e, board) {
+        const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+        double value = cJSON_GetObjectItem(e, "value")->valuedouble;
+        cr_expect_str_eq(cJSON_GetObjectItem(e, "order")->valuestring, "asc");
+        cr_expect(value > 0 && value < 1, "%s: %g", name, value);
+        rows++;
+    }
+    cr_expect_eq(rows, 2);
     cJSON_Delete(root);
     free(text);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
