@@ -47,6 +47,7 @@ HAVE_CRITERION := $(call have,pkg-config --exists criterion)
 HAVE_SECCOMP   := $(call have,pkg-config --exists libseccomp)
 HAVE_SODIUM    := $(call have,pkg-config --exists libsodium)
 HAVE_GNUPLOT   := $(call have,command -v gnuplot)
+HAVE_GLPK      := $(call have,test -f /usr/include/glpk.h)
 HAVE_MPI       := $(if $(NO_MPI),0,$(if $(wildcard lib/transport/mpi.c),$(call have,command -v mpicc),0))
 HAVE_NVCC      := $(if $(NO_CUDA),0,$(call have,test -x $(CUDA_HOME)/bin/nvcc))
 HAVE_CUBLAS    := $(if $(filter 1,$(HAVE_NVCC)),$(call have,test -f $(CUDA_HOME)/include/cublas_v2.h),0)
@@ -77,6 +78,14 @@ CJSON_CFLAGS := $(call pc,--cflags libcjson)
 CJSON_LIBS   := $(call pc,--libs libcjson)
 # the grader's keyed hashes (the warm-up's draw): libsodium's HMAC-SHA-256
 GRADER_LIBS  := $(CJSON_LIBS) $(call pc,--libs libsodium)
+# lab 09's optimum (grader/theory/sched_ilp.c, the kit's alone) is GLPK's integer program; without GLPK or without
+# that file (a handout), sched_ilp_absent.c says there is none
+ifeq ($(HAVE_GLPK)$(if $(wildcard grader/theory/sched_ilp.c),1,0),11)
+GRADER_LIBS  += -lglpk
+ILP_OFF      := grader/theory/sched_ilp_absent.c
+else
+ILP_OFF      := grader/theory/sched_ilp.c
+endif
 # the fuzz target of the JUnit report parses what it wrote with libxml2
 XML_CFLAGS   := $(call pc,--cflags libxml-2.0)
 SECCOMP_LIBS := $(call pc,--libs libseccomp)
@@ -174,7 +183,7 @@ $(shell mkdir -p -m 0700 $(BUILD); echo '$(FLAGS_NOW)' | cmp -s - $(FLAGS_STAMP)
 # canonical replay) -> report (terminal, JSON, JUnit, Gradescope) and view (timelines, plots, figures)
 GRADER_ROOMS := cli grade theory report view
 GRADER_INC := $(addprefix -Igrader/,$(GRADER_ROOMS)) -Isandbox/toolchain
-CLI_SRC  := $(filter-out $(ANSWERS_OFF),$(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c))) \
+CLI_SRC  := $(filter-out $(ANSWERS_OFF) $(ILP_OFF),$(foreach r,$(GRADER_ROOMS),$(wildcard grader/$(r)/*.c))) \
             $(wildcard sandbox/toolchain/*.c) $(wildcard bench/*.c)
 CLI_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(CLI_OBJ): CFLAGS += $(CJSON_CFLAGS) $(GRADER_INC)
@@ -260,7 +269,7 @@ ifeq ($(KIT),1)
 	@echo "  make asan          the unit suites under AddressSanitizer and UBSan"
 	@echo "  make fuzz          every fuzz target of tests/fuzz/ (clang, libFuzzer, ASan, UBSan) for FUZZ_S seconds each (default 60) or FUZZ_RUNS executions, whichever ends first"
 endif
-	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, CUDA, NCCL, MPI)"
+	@echo "  make info          what was detected (OpenBLAS, cJSON, Criterion, libseccomp, gnuplot, GLPK, CUDA, NCCL, MPI)"
 	@echo "  make deps          install the missing Debian packages (root), or print the apt-get line"
 	@echo "  make clean         remove build/, build-asan/, build-fuzz/, build-recorded/, dist/ and out/"
 	@echo "knobs: NO_CUDA=1 NO_NCCL=1 NO_MPI=1 CUDA_HOME=DIR CC=COMPILER SAN=1 (as make asan) V=1 (full commands)"
@@ -271,7 +280,7 @@ endif
 yn = $(if $(filter 1,$(1)),found,missing)
 info:
 	@echo "pplab build ($(BUILD)):"
-	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))     libseccomp $(call yn,$(HAVE_SECCOMP))"
+	@echo "  OpenBLAS   $(call yn,$(HAVE_OPENBLAS))     cJSON   $(call yn,$(HAVE_CJSON))     Criterion $(call yn,$(HAVE_CRITERION))     gnuplot $(call yn,$(HAVE_GNUPLOT))     libseccomp $(call yn,$(HAVE_SECCOMP))     GLPK $(call yn,$(HAVE_GLPK))"
 	@echo "  nvcc       $(if $(NO_CUDA),off (NO_CUDA=1),$(call yn,$(HAVE_NVCC)))     cuBLAS  $(call yn,$(HAVE_CUBLAS))     NCCL      $(if $(NO_NCCL),off (NO_NCCL=1),$(call yn,$(HAVE_NCCL)))     MPI     $(if $(NO_MPI),off (NO_MPI=1),$(call yn,$(HAVE_MPI)))"
 	@echo "  backends   cpu$(if $(filter 1,$(HAVE_CUDA)), cuda)     transports threads$(if $(filter 1,$(HAVE_MPI)), mpi)$(if $(filter 1,$(HAVE_CUDA)), cuda-local)$(if $(filter 1,$(HAVE_NCCL)), nccl)"
 

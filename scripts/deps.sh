@@ -14,8 +14,9 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 # zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one; clang and libclang-rt-dev:
 # make fuzz (libFuzzer); similarity-tester: pplab similar (sim_c) compares submissions with the kit's own code and
 # with each other; python3 and python3-yaml: the CI templates' test reads their YAML as the platforms do
+# libglpk-dev: the kit's lab 09 optimum (GLPK's integer program, grader/theory/sched_ilp.c)
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
-          similarity-tester python3 python3-yaml)
+          similarity-tester python3 python3-yaml libglpk-dev)
 # network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication; python3-venv for
 # the virtual environment that holds torch (Debian's python3 is externally managed: pip installs into no system path)
 [ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv)
