@@ -243,7 +243,8 @@ static void expect_valid(const pp_sched_problem *pb, const pp_schedule *s, doubl
     pp_costs k;
     costs_of(pb, &k);
     cr_assert(s->P == pb->P && s->M == pb->M && s->v == pb->v && s->vshape == (pb->v == 2), "%s: shape", what);
-    for (int r = 0; r < pb->P; r++) cr_expect_eq(s->n[r], 3 * pb->M * pb->v, "%s: rank %d has %d ops", what, r, s->n[r]);
+    for (int r = 0; r < pb->P; r++)
+        cr_expect_eq(s->n[r], 3 * pb->M * pb->v, "%s: rank %d has %d ops", what, r, s->n[r]);
     double replayed = pp__schedule_replay(s, &k, NULL);
     cr_expect_float_eq(replayed, span, 1e-9, "%s: the order replays to %g, the solver says %g", what, replayed, span);
     for (int r = 0; r < pb->P; r++)

@@ -23,6 +23,7 @@
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -117,25 +118,45 @@ static void order_serial(const pp_sched_problem *pb, pp_schedule *s) {
     }
 }
 
-/* A list scheduler on the virtual clock: the rank that can start an op earliest starts one, chosen by the
- * priority variant prio (0: I, F, W; 1: F, I, W; 2: I, W, F), lower micro-batch first. An F is taken only where
- * the cap leaves room for it and, on a V, for its chunk-1 partner that must follow on the same rank (a rank full of
- * chunk-0 stashes would wait forever for its own turn). Fills s; -1 when it stalls (s freed). */
-static int order_list(const ilp *m, int prio, pp_schedule *s) {
+/* splitmix64: the list scheduler's draws, the same on every machine. */
+static uint64_t draw(uint64_t *st) {
+    uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A list scheduler on the virtual clock: the rank that can start an op earliest starts one, chosen by the kind
+ * order prio (0: I, F, W; 1: F, I, W; 2: I, W, F), lower micro-batch first. An F is taken only where the cap leaves
+ * room for it and, on a V, for a chunk-1 stash that must follow on the same rank (a rank full of chunk-0 stashes
+ * would wait forever for its own turn): one per open micro-batch (strict), or one in all. With rng (NULL: none), a
+ * restart of its own: some choices at random, and sometimes an op that starts a little later than the earliest (an
+ * order that idles on purpose can be shorter).
+ * Fills s; -1 when it stalls (s freed). */
+static int order_list(const ilp *m, int prio, uint64_t *rng, pp_schedule *s) {
     const pp_sched_problem *pb = m->pb;
-    int P = m->P, M = m->M, S = m->S, total = m->N, done = 0;
+    int P = m->P, M = m->M, total = m->N, done = 0;
     double *end = pp__xmalloc((size_t)m->N * sizeof *end); /* each op's end, -1 until it runs */
     for (int a = 0; a < m->N; a++) end[a] = -1;
-    double *clock = pp__xcalloc((size_t)P, sizeof *clock);
+    double *clock = pp__xcalloc((size_t)P, sizeof *clock), dmax = 0;
+    for (int a = 0; a < m->N; a++) dmax = m->d[a] > dmax ? m->d[a] : dmax;
     int *live = pp__xcalloc((size_t)P, sizeof *live), *reserved = pp__xcalloc((size_t)P, sizeof *reserved);
+    int *open = pp__xcalloc((size_t)P, sizeof *open); /* a V's chunk-0 stashes live */
+    static const int order[3][3] = {{1, 0, 2}, {0, 1, 2}, {2, 0, 1}}; /* [prio][kind]: its place */
+    /* a restart's own noise: how often a choice is at random, how often it may wait */
+    unsigned noise = rng ? (unsigned)(draw(rng) % 40) : 0, wait = rng ? (unsigned)(draw(rng) % 20) : 0;
+    /* on a V, strict keeps a slot for each open micro-batch's chunk-1 stash; else only one slot is kept for chunk 1
+     * (a stalled try is dropped) */
+    int strict = rng ? (int)(draw(rng) % 2) : 1;
     order_alloc(pb, s);
     while (done < total) {
         int best_r = -1, best_op = -1;
-        double best_t = DBL_MAX;
+        double best_t = DBL_MAX, best_start = 0;
         for (int r = 0; r < P; r++) {
             /* the op rank r would start next, and when */
-            int pick = -1, pick_rank = INT_MAX;
-            double t_min = DBL_MAX;
+            int pick = -1;
+            uint64_t pick_key = UINT64_MAX;
+            double t_min = DBL_MAX, t_pick = 0, window = 0;
             for (int pass = 0; pass < 2; pass++) {
                 for (int li = 0; li < m->nr[r]; li++) {
                     int a = m->on[r][li], vs = a / 3 / M, mb = a / 3 % M, kind = a % 3;
@@ -148,8 +169,11 @@ static int order_list(const ilp *m, int prio, pp_schedule *s) {
                                          : end[op_id(m, prev, mb, OP_F)] +
                                                (m->rank[op_id(m, prev, mb, OP_F)] == r ? 0 : pb->latency);
                         int first = pb->v == 2 && pp__place_chunk(P, 1, vs) == 0;
-                        int need = first ? 2 : pb->v == 2 ? 0 : 1;
-                        if (live[r] + reserved[r] + need > pb->cap) continue;
+                        if (pb->v == 1 && live[r] + 1 > pb->cap) continue;
+                        if (first && (strict ? live[r] + reserved[r] + 2 > pb->cap
+                                             : live[r] + 1 > pb->cap || open[r] + 1 > pb->cap - 1))
+                            continue;
+                        if (pb->v == 2 && !first && (strict ? 0 : live[r] + 1 > pb->cap)) continue;
                     } else if (kind == OP_I) {
                         int fa = op_id(m, vs, mb, OP_F), next = pp__place_next(P, pb->v, 0, vs);
                         if (end[fa] < 0) continue;
@@ -169,36 +193,38 @@ static int order_list(const ilp *m, int prio, pp_schedule *s) {
                         t_min = t < t_min ? t : t_min;
                         continue;
                     }
-                    if (t > t_min) continue;
-                    /* among the ops that could start at t_min, the variant's kind first, then the lower micro-batch,
-                     * then the later virtual stage (a V's chunk 1, the micro-batch's way on) */
-                    static const int order[3][3] = {{1, 0, 2}, {0, 1, 2}, {2, 0, 1}}; /* [prio][kind]: rank */
-                    int key = (order[prio][kind] * 64 + mb) * PP_SCHED_MAX_VS + (PP_SCHED_MAX_VS - 1 - vs);
-                    if (key < pick_rank) pick_rank = key, pick = a;
+                    if (t > t_min + window) continue;
+                    /* among the ops that could start then, the order's kind first, then the lower micro-batch, then
+                     * the later virtual stage (a V's chunk 1, the micro-batch's way on) */
+                    uint64_t key =
+                        (uint64_t)((order[prio][kind] * 64 + mb) * PP_SCHED_MAX_VS + (PP_SCHED_MAX_VS - 1 - vs));
+                    if (rng && draw(rng) % 100 < noise) key = draw(rng) >> 1;
+                    if (key < pick_key) pick_key = key, pick = a, t_pick = t;
                 }
                 if (t_min == DBL_MAX) break;
+                if (rng && draw(rng) % 100 < wait) window = dmax * (double)(draw(rng) % 1000) / 1000;
             }
-            if (pick >= 0 && t_min < best_t) best_t = t_min, best_r = r, best_op = pick;
+            if (pick >= 0 && t_min < best_t) best_t = t_min, best_r = r, best_op = pick, best_start = t_pick;
         }
         if (best_op < 0) { /* nothing can run: a stall */
-            free(end), free(clock), free(live), free(reserved);
+            free(end), free(clock), free(live), free(reserved), free(open);
             pp__schedule_free(s);
             return -1;
         }
         int a = best_op, vs = a / 3 / M, mb = a / 3 % M, kind = a % 3, r = best_r;
-        end[a] = best_t + m->d[a];
+        end[a] = best_start + m->d[a];
         clock[r] = end[a];
+        int chunk0 = pb->v == 2 && pp__place_chunk(P, 1, vs) == 0;
         if (kind == OP_F) {
-            live[r]++;
-            if (pb->v == 2) reserved[r] += pp__place_chunk(P, 1, vs) == 0 ? 1 : -1;
+            live[r]++, open[r] += chunk0;
+            if (pb->v == 2) reserved[r] += chunk0 ? 1 : -1;
         } else if (kind == OP_W) {
-            live[r]--;
+            live[r]--, open[r] -= chunk0;
         }
         order_push(s, vs, mb, kind);
         done++;
     }
-    (void)S;
-    free(end), free(clock), free(live), free(reserved);
+    free(end), free(clock), free(live), free(reserved), free(open);
     return 0;
 }
 
@@ -313,7 +339,10 @@ static void row_add(row *w, int col, double v) {
         w->room = w->room ? 2 * w->room : 16;
         int *ind = pp__xmalloc((size_t)w->room * sizeof *ind);
         double *val = pp__xmalloc((size_t)w->room * sizeof *val);
-        if (w->n) memcpy(ind, w->ind, (size_t)(w->n + 1) * sizeof *ind), memcpy(val, w->val, (size_t)(w->n + 1) * sizeof *val);
+        if (w->n) {
+            memcpy(ind, w->ind, (size_t)(w->n + 1) * sizeof *ind);
+            memcpy(val, w->val, (size_t)(w->n + 1) * sizeof *val);
+        }
         free(w->ind), free(w->val);
         w->ind = ind, w->val = val;
     }
@@ -366,10 +395,12 @@ static void ilp_write(ilp *m, glp_prob *lp) {
         int preds[2], n;
         double lag[2];
         ilp_preds(m, b, preds, lag, &n);
-        for (int p = 0; p < n; p++) row_add(&w, b + 1, 1), row_add(&w, preds[p] + 1, -1), row_put(lp, &w, GLP_LO, lag[p]);
+        for (int p = 0; p < n; p++)
+            row_add(&w, b + 1, 1), row_add(&w, preds[p] + 1, -1), row_put(lp, &w, GLP_LO, lag[p]);
     }
     /* the makespan: C >= S_a + d_a + tail_a */
-    for (int a = 0; a < N; a++) row_add(&w, N + 1, 1), row_add(&w, a + 1, -1), row_put(lp, &w, GLP_LO, m->d[a] + m->tail[a]);
+    for (int a = 0; a < N; a++)
+        row_add(&w, N + 1, 1), row_add(&w, a + 1, -1), row_put(lp, &w, GLP_LO, m->d[a] + m->tail[a]);
     /* one op at a time per rank: y = 1 puts a first (S_b >= S_a + d_a - M1 (1 - y)), y = 0 puts b first
      * (S_a >= S_b + d_b - M2 y); M1 and M2 the most those differences can be inside the starts' bounds */
     for (int r = 0; r < P; r++) {
@@ -485,8 +516,13 @@ int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s
     pp_schedule best, cand;
     order_serial(pb, &best);
     double span = order_score(pb, &k, &best);
-    for (int prio = 0; prio < 3; prio++) {
-        if (order_list(&m, prio, &cand) < 0) continue;
+    /* the three kind orders, then restarts with noise, as many as make about 2e7 op looks in all (a problem's ops
+     * times a rank's, per restart) */
+    int restarts = (int)(2e7 / ((double)m.N * m.N / m.P));
+    restarts = restarts < 20 ? 20 : restarts > 2000 ? 2000 : restarts;
+    uint64_t rng = 0x5eed;
+    for (int t = 0; t < 3 + restarts; t++) {
+        if (order_list(&m, t % 3, t < 3 ? NULL : &rng, &cand) < 0) continue;
         double c = order_score(pb, &k, &cand);
         if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
         else pp__schedule_free(&cand);
