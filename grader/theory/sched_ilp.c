@@ -501,7 +501,18 @@ static void ilp_order(const ilp *m, glp_prob *lp, pp_schedule *s) {
     }
 }
 
+/* pp__sched_optimum with `restarts` runs of the list scheduler (-1: its own count; 0: the serial order alone bounds
+ * the program, so that the program itself must find the optimum: how test_sched_opt checks the formulation, which
+ * the list scheduler would often spare it; the test declares it itself, and nothing else calls it). */
+int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
+                               double *makespan);
+
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan) {
+    return pp__sched_optimum_restarts(pb, limit_s, -1, s, makespan);
+}
+
+int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
+                               double *makespan) {
     if (s) memset(s, 0, sizeof *s);
     if (makespan) *makespan = -1;
     if (!s || !makespan || problem_ok(pb) < 0) return -1;
@@ -516,12 +527,14 @@ int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s
     pp_schedule best, cand;
     order_serial(pb, &best);
     double span = order_score(pb, &k, &best);
-    /* the three kind orders, then restarts with noise, as many as make about 2e7 op looks in all (a problem's ops
-     * times a rank's, per restart) */
-    int restarts = (int)(2e7 / ((double)m.N * m.N / m.P));
-    restarts = restarts < 20 ? 20 : restarts > 2000 ? 2000 : restarts;
+    /* the three kind orders, then restarts with noise, by default as many as make about 2e7 op looks in all (a
+     * problem's ops times a rank's, per restart) */
+    if (restarts < 0) {
+        restarts = (int)(2e7 / ((double)m.N * m.N / m.P));
+        restarts = 3 + (restarts < 20 ? 20 : restarts > 2000 ? 2000 : restarts);
+    }
     uint64_t rng = 0x5eed;
-    for (int t = 0; t < 3 + restarts; t++) {
+    for (int t = 0; t < restarts; t++) {
         if (order_list(&m, t % 3, t < 3 ? NULL : &rng, &cand) < 0) continue;
         double c = order_score(pb, &k, &cand);
         if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
@@ -534,10 +547,14 @@ int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s
         *s = best, *makespan = span;
         return 1;
     }
-    /* The program asks for an order shorter than that one, by a millionth (GLPK's own objective tolerance is a
-     * tenth of that): either it finds one, or it proves there is none, and then the list scheduler's order is the
-     * optimum. An incumbent GLPK would otherwise have to find again itself, and its bound prunes the same nodes. */
-    m.H = span * (1 - 1e-6);
+    /* The program asks for an order shorter than that one by a ten-thousandth: either it finds one, or it proves
+     * there is none, and then the list scheduler's order is the optimum. That is the incumbent GLPK would otherwise
+     * have to find again itself, and its bound prunes the same nodes. Less than a ten-thousandth would ask for
+     * nothing: GLPK's feasibility tolerance (1e-7 of a row's bound), summed along a chain of precedences, lets its
+     * starts pass for an order that much shorter than any replay of it, and the search would end on that phantom
+     * (harmless, as its order replays no shorter and is not taken, but slow). So "proved optimal" is up to that
+     * ten-thousandth of the makespan. */
+    m.H = span * (1 - 1e-4);
     int was = glp_term_out(GLP_OFF);
     glp_prob *lp = glp_create_prob();
     ilp_write(&m, lp);
@@ -545,6 +562,9 @@ int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s
     glp_init_iocp(&parm);
     parm.msg_lev = GLP_MSG_OFF;
     parm.presolve = GLP_ON;
+    /* an integrality tolerance far below that ten-thousandth: at GLPK's default (1e-5) a y of 0.99999 lets two
+     * ops overlap by a big-M's hundred-thousandth */
+    parm.tol_int = 1e-9;
     double ms = limit_s > 0 ? limit_s * 1000 : 0;
     parm.tm_lim = ms < INT_MAX - 1 ? (int)ms : INT_MAX - 1;
     int ret = glp_intopt(lp, &parm), status = glp_mip_status(lp);
