@@ -252,7 +252,7 @@ static void record_scheduler(void) {
         pp_run_config rc;
         pp_sched_refs refs;
         char err[1200], key[1024], val[1024];
-        if (pp__scheduler_problem(&tc, &pb, &rc, err, sizeof err) || pp__sched_refs(&pb, &refs, err, sizeof err)) {
+        if (pp__scheduler_problem(&tc, &pb, &rc, err, sizeof err) || pp__sched_refs(&pb, 1, &refs, err, sizeof err)) {
             fprintf(stderr, "record_answers: lab 09's test %d: %s\n", k, err);
             exit(1);
         }

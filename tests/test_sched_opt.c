@@ -253,12 +253,6 @@ static void expect_valid(const pp_sched_problem *pb, const pp_schedule *s, doubl
     pp__costs_free(&k);
 }
 
-/* sched_ilp.c's pp__sched_optimum with the list scheduler's runs chosen: 0 leaves the program only the serial order
- * to start from, so that the program itself must find the optimum (the list scheduler often reaches the lower
- * bound, and then no program is solved at all). */
-int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
-                               double *makespan);
-
 /* The program proves the exhaustive search's optimum for pb, with the list scheduler's help and without it, and
  * its order is valid; where no order exists it refuses the problem. */
 static void check_optimum(const pp_sched_problem *pb, const char *what) {

@@ -133,7 +133,7 @@ Test(scheduler, heuristic_orders_are_valid_under_every_cap) {
                         int rc = pp__sched_verify(&pb, &s, NULL, err, sizeof err);
                         cr_expect_eq(rc, 0, "P=%d M=%d v=%d cap=%d latency=%g: %s", P, M, v, cap, pb.latency, err);
                         pp_sched_refs refs;
-                        cr_assert_eq(pp__sched_refs(&pb, &refs, err, sizeof err), 0, "%s", err);
+                        cr_assert_eq(pp__sched_refs(&pb, 0, &refs, err, sizeof err), 0, "%s", err);
                         cr_expect_leq(refs.greedy, refs.floor + 1e-9, "P=%d M=%d v=%d cap=%d: heuristic %g, floor %s %g",
                                       P, M, v, cap, refs.greedy, refs.floor_name, refs.floor);
                         pp__schedule_free(&s);
@@ -146,7 +146,7 @@ Test(scheduler, refs_round_trip_through_the_record) {
     pp_sched_problem pb = even(4, 8, 1, 4, 0.5);
     pp_sched_refs a, b;
     char err[512], text[1024];
-    cr_assert_eq(pp__sched_refs(&pb, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(pp__sched_refs(&pb, 0, &a, err, sizeof err), 0, "%s", err);
     pp__sched_refs_format(&a, text, sizeof text);
     cr_assert_eq(pp__sched_refs_parse(text, &b), 0, "%s", text);
     cr_expect_str_eq(a.floor_name, b.floor_name);

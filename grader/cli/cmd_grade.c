@@ -211,7 +211,7 @@ static void grade_refuse_unheld(const grade_opts *o, const pp_test_config *cfgs,
             pp_sched_problem pb;
             pp_sched_refs refs;
             if (recorded && (pp__scheduler_problem(&cfgs[i], &pb, &rc, err, sizeof err) ||
-                             pp__sched_refs(&pb, &refs, err, sizeof err)))
+                             pp__sched_refs(&pb, 0, &refs, err, sizeof err)))
                 pp__cli_fail("grade", "%s%s scheduler P=%d M=%d v=%d: %s", cfgs[i].secret ? "--config " : "",
                              cfgs[i].secret && o->cfgfile ? o->cfgfile : "", cfgs[i].P, cfgs[i].M, cfgs[i].v, err);
             continue;

@@ -169,7 +169,7 @@ void pp__scheduler_grade_text(const pp_test_config *tc, int missing, int ret, co
     out->status = PP_OK;
     if (pp__scheduler_problem(tc, &pb, &rc, err, sizeof err)) return scheduler_fail(tc, PP_ERR_CONFIG, err, out);
     pp_sched_refs refs;
-    if (pp__sched_refs(&pb, &refs, err, sizeof err)) return scheduler_fail(tc, PP_ERR_CONFIG, err, out);
+    if (pp__sched_refs(&pb, 1, &refs, err, sizeof err)) return scheduler_fail(tc, PP_ERR_CONFIG, err, out);
     if (missing)
         return scheduler_fail(tc, PP_OK, "09-scheduler/scheduler.c (in the graded folder) does not define "
                               "pp_scheduler_order: keep the function's name and signature from the handout", out);

@@ -184,13 +184,15 @@ static const pp_test_config tpgrid_tests[] = {
 };
 
 /* Lab 09, the student's scheduler: one stage per rank and a V, the cap at P, below it and at one stash, latency with
- * a heavier first and last stage (the embedding and the head); the default cap is P * v. */
+ * a heavier first and last stage (the embedding and the head); the default cap is P * v. Each small enough for the
+ * integer program to prove its optimum (make optima), so that a handout grades them against it. */
 static const pp_test_config scheduler_tests[] = {
     {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 201},
-    {.P = 4, .M = 8, .v = 1, .steps = 2, .seed = 202, .cap = 2},
+    {.P = 4, .M = 4, .v = 1, .steps = 2, .seed = 202, .cap = 2},
     {.P = 4, .M = 6, .v = 1, .steps = 2, .seed = 203, .latency = 0.5, .edge = 1},
     {.P = 2, .M = 4, .v = 1, .steps = 2, .seed = 204, .cap = 1},
-    {.P = 3, .M = 6, .v = 2, .steps = 2, .seed = 205, .cap = 4},
+    {.P = 3, .M = 6, .v = 1, .steps = 2, .seed = 205, .cap = 2, .latency = 0.5},
+    {.P = 2, .M = 6, .v = 2, .steps = 2, .seed = 206, .cap = 4},
 };
 
 static const struct {

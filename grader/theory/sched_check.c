@@ -71,6 +71,14 @@ void pp__sched_costs(const pp_sched_problem *pb, pp_costs *k) {
     k->latency = pb->latency;
 }
 
+void pp__sched_alloc(const pp_sched_problem *pb, pp_schedule *s) {
+    memset(s, 0, sizeof *s);
+    s->P = pb->P, s->M = pb->M, s->v = pb->v, s->vshape = pb->v == 2;
+    s->ops = pp__xcalloc((size_t)pb->P, sizeof *s->ops);
+    s->n = pp__xcalloc((size_t)pb->P, sizeof *s->n);
+    for (int r = 0; r < pb->P; r++) s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(pb->M, pb->v), sizeof **s->ops);
+}
+
 double pp__sched_makespan(const pp_sched_problem *pb, const pp_schedule *s) {
     pp_costs k;
     pp__sched_costs(pb, &k);

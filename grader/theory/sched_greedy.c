@@ -203,35 +203,6 @@ static int gr_run(gr_sim *g, const gr_variant *var, pp_schedule *s) {
     }
 }
 
-/* One micro-batch at a time, each rank finishing it before the next: valid under a cap of v. */
-static void gr_sequential(const gr_sim *g, pp_schedule *s) {
-    for (int r = 0; r < g->P; r++) {
-        s->n[r] = 0;
-        for (int m = 0; m < g->M; m++) {
-            for (int c = 0; c < g->v; c++) gr_emit(s, r, 'F', m, c);
-            for (int c = g->v - 1; c >= 0; c--) gr_emit(s, r, 'B', m, c), gr_emit(s, r, 'W', m, c);
-        }
-    }
-}
-
-static int gr_problem_ok(const pp_sched_problem *pb) {
-    if (pb->P < 1 || pb->P > PP_SCHED_MAX_P || pb->M < 1 || pb->M > GR_MB || (pb->v != 1 && pb->v != 2)) return 0;
-    if (!(pb->latency >= 0 && pb->latency <= DBL_MAX) || pb->cap < 1) return 0;
-    for (int a = 0; a < pb->P * pb->v; a++)
-        if (!(pb->f[a] > 0 && pb->f[a] <= DBL_MAX && pb->i[a] > 0 && pb->i[a] <= DBL_MAX && pb->w[a] > 0 &&
-              pb->w[a] <= DBL_MAX))
-            return 0;
-    return 1;
-}
-
-static void gr_alloc(pp_schedule *s, const pp_sched_problem *pb) {
-    memset(s, 0, sizeof *s);
-    s->P = pb->P, s->M = pb->M, s->v = pb->v, s->vshape = pb->v == 2, s->dual = 0;
-    s->ops = pp__xcalloc((size_t)pb->P, sizeof *s->ops);
-    s->n = pp__xcalloc((size_t)pb->P, sizeof *s->n);
-    for (int r = 0; r < pb->P; r++) s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(pb->M, pb->v), sizeof **s->ops);
-}
-
 static void gr_copy(pp_schedule *dst, const pp_schedule *src) {
     for (int r = 0; r < src->P; r++) {
         memcpy(dst->ops[r], src->ops[r], (size_t)src->n[r] * sizeof **src->ops);
@@ -240,23 +211,21 @@ static void gr_copy(pp_schedule *dst, const pp_schedule *src) {
 }
 
 int pp__sched_greedy(const pp_sched_problem *pb, pp_schedule *s) {
-    if (!gr_problem_ok(pb)) {
+    char err[256];
+    if (pp__sched_problem_check(pb, err, sizeof err)) {
         memset(s, 0, sizeof *s);
         return -1;
     }
     int P = pb->P, v = pb->v, S = P * v;
     gr_sim *g = pp__xcalloc(1, sizeof *g);
     g->pb = pb, g->P = P, g->M = pb->M, g->v = v, g->S = S;
-    g->cap = v == 2 && pb->cap < 2 ? 2 : pb->cap; /* a V holds two stashes at least (above) */
-    pp_costs k = {0};
-    k.f = pp__xcalloc((size_t)S, sizeof *k.f), k.b = pp__xcalloc((size_t)S, sizeof *k.b);
-    k.bi = pp__xcalloc((size_t)S, sizeof *k.bi), k.latency = pb->latency;
-    for (int a = 0; a < S; a++) k.f[a] = pb->f[a], k.b[a] = pb->i[a] + pb->w[a], k.bi[a] = pb->i[a];
+    g->cap = pb->cap;
+    pp_costs k;
+    pp__sched_costs(pb, &k);
     pp_schedule work;
-    gr_alloc(s, pb);
-    gr_alloc(&work, pb);
+    pp__sched_alloc(pb, &work);
     /* the fallback: always valid under the cap */
-    gr_sequential(g, s);
+    pp__sched_serial(pb, s);
     double best = pp__schedule_replay(s, &k, NULL);
     /* depth 0 (the cap alone), then every depth up to 2P with a warm-up flat, as 1F1B's or as ZB-H2's slope */
     for (int depth = 0; depth <= 2 * P; depth++)

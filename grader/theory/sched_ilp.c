@@ -54,39 +54,6 @@ typedef struct ilp {
 
 static int op_id(const ilp *m, int vs, int mb, int kind) { return (vs * m->M + mb) * 3 + kind; }
 
-/* 0 when pb is a problem the lab poses (sched_problem.h's pp__sched_problem_check, restated: this file must not
- * depend on the checks' file, which a build may hold or not independently). */
-static int problem_ok(const pp_sched_problem *pb) {
-    if (!pb || pb->P < 1 || pb->P > PP_SCHED_MAX_P || pb->M < 1 || pb->M > 64 || (pb->v != 1 && pb->v != 2))
-        return -1;
-    if (!(pb->latency >= 0) || !isfinite(pb->latency) || pb->cap < 1) return -1;
-    for (int s = 0; s < pb->P * pb->v; s++)
-        if (!(pb->f[s] > 0) || !(pb->i[s] > 0) || !(pb->w[s] > 0) || !isfinite(pb->f[s]) || !isfinite(pb->i[s]) ||
-            !isfinite(pb->w[s]))
-            return -1;
-    return 0;
-}
-
-/* The replay's costs of pb: f, b = i + w, bi = i, its latency between any two ranks. */
-static void costs_of(const pp_sched_problem *pb, pp_costs *k) {
-    int S = pb->P * pb->v;
-    memset(k, 0, sizeof *k);
-    k->f = pp__xcalloc((size_t)S, sizeof *k->f);
-    k->b = pp__xcalloc((size_t)S, sizeof *k->b);
-    k->bi = pp__xcalloc((size_t)S, sizeof *k->bi);
-    for (int s = 0; s < S; s++) k->f[s] = pb->f[s], k->b[s] = pb->i[s] + pb->w[s], k->bi[s] = pb->i[s];
-    k->latency = pb->latency;
-}
-
-/* An empty order of pb's shape, allocated as pp__schedule_build allocates one (pp__schedule_free frees it). */
-static void order_alloc(const pp_sched_problem *pb, pp_schedule *s) {
-    memset(s, 0, sizeof *s);
-    s->P = pb->P, s->M = pb->M, s->v = pb->v, s->vshape = pb->v == 2;
-    s->ops = pp__xcalloc((size_t)pb->P, sizeof *s->ops);
-    s->n = pp__xcalloc((size_t)pb->P, sizeof *s->n);
-    for (int r = 0; r < pb->P; r++) s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(pb->M, pb->v), sizeof **s->ops);
-}
-
 /* Appends op (kind of OP_*) of virtual stage vs and micro-batch mb to its rank's list in s. */
 static void order_push(pp_schedule *s, int vs, int mb, int kind) {
     int r = pp__place_rank(s->P, s->vshape, vs);
@@ -105,17 +72,6 @@ static double order_score(const pp_sched_problem *pb, const pp_costs *k, const p
     for (int r = 0; r < s->P; r++)
         if (pp__schedule_peak(s, r) > pb->cap) return -1;
     return span;
-}
-
-/* The order that runs one micro-batch at a time, each rank's ops of it in path order: it never waits on a message
- * that is not on its way and holds v stashes per rank at most, so it is valid wherever the cap allows v. */
-static void order_serial(const pp_sched_problem *pb, pp_schedule *s) {
-    int S = pb->P * pb->v;
-    order_alloc(pb, s);
-    for (int mb = 0; mb < pb->M; mb++) {
-        for (int vs = 0; vs < S; vs++) order_push(s, vs, mb, OP_F);
-        for (int vs = S - 1; vs >= 0; vs--) order_push(s, vs, mb, OP_I), order_push(s, vs, mb, OP_W);
-    }
 }
 
 /* splitmix64: the list scheduler's draws, the same on every machine. */
@@ -148,7 +104,7 @@ static int order_list(const ilp *m, int prio, uint64_t *rng, pp_schedule *s) {
     /* on a V, strict keeps a slot for each open micro-batch's chunk-1 stash; else only one slot is kept for chunk 1
      * (a stalled try is dropped) */
     int strict = rng ? (int)(draw(rng) % 2) : 1;
-    order_alloc(pb, s);
+    pp__sched_alloc(pb, s);
     while (done < total) {
         int best_r = -1, best_op = -1;
         double best_t = DBL_MAX, best_start = 0;
@@ -471,7 +427,7 @@ static void ilp_write(ilp *m, glp_prob *lp) {
 /* The order of lp's solution: each rank's ops by the pairs' order (a strict total order, the durations being
  * positive), by start time should it not be one. */
 static void ilp_order(const ilp *m, glp_prob *lp, pp_schedule *s) {
-    order_alloc(m->pb, s);
+    pp__sched_alloc(m->pb, s);
     for (int r = 0; r < m->P; r++) {
         int nr = m->nr[r], *at = pp__xmalloc((size_t)nr * sizeof *at), ok = 1;
         for (int i = 0; i < nr; i++) at[i] = -1;
@@ -501,12 +457,6 @@ static void ilp_order(const ilp *m, glp_prob *lp, pp_schedule *s) {
     }
 }
 
-/* pp__sched_optimum with `restarts` runs of the list scheduler (-1: its own count; 0: the serial order alone bounds
- * the program, so that the program itself must find the optimum: how test_sched_opt checks the formulation, which
- * the list scheduler would often spare it; the test declares it itself, and nothing else calls it). */
-int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
-                               double *makespan);
-
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan) {
     return pp__sched_optimum_restarts(pb, limit_s, -1, s, makespan);
 }
@@ -515,17 +465,16 @@ int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int r
                                double *makespan) {
     if (s) memset(s, 0, sizeof *s);
     if (makespan) *makespan = -1;
-    if (!s || !makespan || problem_ok(pb) < 0) return -1;
-    /* a V holds two stashes of every micro-batch on every rank at its turn (its chunk 0's, still waiting for its
-     * backward, and its chunk 1's): below a cap of two no order exists, and pb poses nothing to solve */
-    if (pb->v == 2 && pb->cap < 2) return -1;
+    char err[256];
+    /* the problem check refuses a V below a cap of two too: no order exists there */
+    if (!s || !makespan || pp__sched_problem_check(pb, err, sizeof err)) return -1;
     ilp m;
     ilp_init(&m, pb);
     pp_costs k;
-    costs_of(pb, &k);
+    pp__sched_costs(pb, &k);
     /* the best of the list scheduler's variants and the serial order: the program's upper bound */
     pp_schedule best, cand;
-    order_serial(pb, &best);
+    pp__sched_serial(pb, &best);
     double span = order_score(pb, &k, &best);
     /* the three kind orders, then restarts with noise, by default as many as make about 2e7 op looks in all (a
      * problem's ops times a rank's, per restart) */
@@ -536,6 +485,13 @@ int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int r
     uint64_t rng = 0x5eed;
     for (int t = 0; t < restarts; t++) {
         if (order_list(&m, t % 3, t < 3 ? NULL : &rng, &cand) < 0) continue;
+        double c = order_score(pb, &k, &cand);
+        if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
+        else pp__schedule_free(&cand);
+    }
+    /* and the kit's heuristic, whose variants the list scheduler does not all try (restarts 0 leaves the program the
+     * serial order alone) */
+    if (restarts > 0 && !pp__sched_greedy(pb, &cand)) {
         double c = order_score(pb, &k, &cand);
         if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
         else pp__schedule_free(&cand);

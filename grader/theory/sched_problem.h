@@ -56,6 +56,10 @@ typedef struct pp_sched_measure {
  * the op and the count), or -1 when it is not a valid order (err: the first thing wrong, naming rank and op). */
 int pp__sched_verify(const pp_sched_problem *pb, const pp_schedule *s, pp_sched_measure *m, char *err, size_t len);
 
+/* An empty order of pb's shape (P ranks, pb's placement, room for every op), allocated as pp__schedule_build allocates
+ * one, so that pp__schedule_free frees it. */
+void pp__sched_alloc(const pp_sched_problem *pb, pp_schedule *s);
+
 /* The makespan of s under pb's costs (the virtual clock's replay), -1 when it cannot complete. No other check. */
 double pp__sched_makespan(const pp_sched_problem *pb, const pp_schedule *s);
 
@@ -77,10 +81,10 @@ typedef struct pp_sched_refs {
     double best;                /* the best known: the optimum, else the least of the above */
 } pp_sched_refs;
 
-/* pb's references: in the kit computed (sched_refs.c: canonical orders, the heuristic, the optimum recorded or
- * solved), in a handout read from its record (sched_refs_recorded.c: its public configurations). Returns 0, or -1
- * with the reason in err where this build holds none for pb. */
-int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size_t len);
+/* pb's references: in the kit computed (sched_refs.c: canonical orders, the heuristic, the optimum recorded or, when
+ * solve is set and pb is small, solved for a few seconds), in a handout read from its record (sched_refs_recorded.c:
+ * its public configurations). Returns 0, or -1 with the reason in err where this build holds none for pb. */
+int pp__sched_refs(const pp_sched_problem *pb, int solve, pp_sched_refs *r, char *err, size_t len);
 
 /* r as a record's value ("floor=1F1B:26 greedy=23 optimum=22.5 canon=1F1B:26,ZB-H1:24"), and back: 0, or -1 when
  * text is not one. */
@@ -88,6 +92,11 @@ void pp__sched_refs_format(const pp_sched_refs *r, char *buf, size_t len);
 int pp__sched_refs_parse(const char *text, pp_sched_refs *r);
 
 /* ---- the kit's alone (a handout has neither) ---------------------------------------------------------------- */
+
+/* The serial order: one micro-batch through the pipeline and back before the next starts (each rank's ops of it in
+ * path order). Every rank holds at most v stashes, so it is valid under any cap pb allows: the orders below fall back
+ * on it. Fills s (free with pp__schedule_free). */
+void pp__sched_serial(const pp_sched_problem *pb, pp_schedule *s);
 
 /* The reference heuristic: a list scheduler in the manner of the zero-bubble paper's (Qi et al.), which fills the
  * ranks' idle time with weight halves and holds each rank under the cap. Fills s (free with pp__schedule_free);
@@ -102,5 +111,11 @@ extern const int pp__sched_ilp_built;
  * *makespan the best order found, or s empty and *makespan -1 when none), -1 when pb is not a problem or this build
  * has no solver. */
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan);
+
+/* The same with `restarts` runs of the list scheduler that bounds the program from above (-1: its own count; 0: the
+ * serial order alone, so that the program itself must find the optimum: how tests/test_sched_opt.c checks the
+ * formulation, which the list scheduler would often spare it). */
+int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
+                               double *makespan);
 
 #endif /* PP_THEORY_SCHED_PROBLEM_H */

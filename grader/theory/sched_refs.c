@@ -1,6 +1,6 @@
 /* sched_refs.c: what lab 09 grades an order against, computed (sched_problem.h's pp__sched_refs): the kit's canonical orders
  * that hold the problem's cap, the reference heuristic, and the integer program's optimum, recorded
- * (sched_optima.rec, which `make optima` writes and tests/test_scheduler.c holds to the solver) or, for a small
+ * (sched_optima.rec, which `make optima` writes and tests/test_sched_record.c holds to the solver) or, for a small
  * problem the record lacks, solved here. A handout has none of this: it reads its public configurations' figures
  * from its record (sched_refs_recorded.c). */
 #include "sched_problem.h"
@@ -13,36 +13,35 @@
 #include "placement.h"
 #include "schedules.h"
 
-/* The optima recorded, one "KEY = MAKESPAN" line each (pp__sched_problem_key), compiled in. */
+/* The optima recorded, one "KEY = MAKESPAN" line each (pp__sched_problem_key), or "KEY = none" for a problem the
+ * solver did not prove within make optima's limit (so that no grade tries again), compiled in. */
 static const char optima_text[] =
 #include "sched_optima_rec.inc"
     "";
 
-/* A problem this small is solved when the record lacks it: GLPK proves its optimum in about a second here. */
-#define SOLVE_OPS 36
-#define SOLVE_LIMIT_S 10.0
+/* A problem of at most this many ops per rank is solved while grading when the record lacks it, for as long as
+ * SOLVE_LIMIT_S: GLPK proves one stage per rank at P = 4, M = 4 in 0.03 s here, and what it has not proved by then it
+ * rarely proves in a minute. */
+#define SOLVE_OPS 24
+#define SOLVE_LIMIT_S 3.0
 
+/* The recorded optimum of the problem keyed key; -1 where the record has no line for it, -2 where its line says
+ * the solver proved none. */
 static double optimum_recorded(const char *key) {
     size_t k = strlen(key);
     for (const char *line = optima_text; *line;) {
         const char *end = strchr(line, '\n');
         if (!end) end = line + strlen(line);
         if ((size_t)(end - line) > k + 3 && !strncmp(line, key, k) && !strncmp(line + k, " = ", 3))
-            return strtod(line + k + 3, NULL);
+            return strncmp(line + k + 3, "none", 4) ? strtod(line + k + 3, NULL) : -2;
         line = *end ? end + 1 : end;
     }
     return -1;
 }
 
-/* One micro-batch through the whole pipeline and back before the next starts: every rank holds at most the
- * stashes of one micro-batch, so it holds any cap the problem allows. */
-static void serial_order(const pp_sched_problem *pb, pp_schedule *s) {
+void pp__sched_serial(const pp_sched_problem *pb, pp_schedule *s) {
     int P = pb->P, S = P * pb->v, vshape = pb->v == 2;
-    memset(s, 0, sizeof *s);
-    s->P = P, s->M = pb->M, s->v = pb->v, s->vshape = vshape;
-    s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
-    s->n = pp__xcalloc((size_t)P, sizeof *s->n);
-    for (int r = 0; r < P; r++) s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(pb->M, pb->v), sizeof **s->ops);
+    pp__sched_alloc(pb, s);
     for (int mb = 0; mb < pb->M; mb++) {
         for (int vs = 0; vs < S; vs++) {
             int r = pp__place_rank(P, vshape, vs);
@@ -61,12 +60,9 @@ static void serial_order(const pp_sched_problem *pb, pp_schedule *s) {
  * warm-ups never grow down the pipeline, so every rank's next backward is one the rank after it runs. */
 static void capped_1f1b(const pp_sched_problem *pb, pp_schedule *s) {
     int P = pb->P, M = pb->M;
-    memset(s, 0, sizeof *s);
-    s->P = P, s->M = M, s->v = 1;
-    s->ops = pp__xcalloc((size_t)P, sizeof *s->ops);
-    s->n = pp__xcalloc((size_t)P, sizeof *s->n);
+    pp__sched_alloc(pb, s);
     for (int r = 0; r < P; r++) {
-        pp_sched_op *o = s->ops[r] = pp__xcalloc((size_t)PP_SCHED_ROOM(M, 1), sizeof **s->ops);
+        pp_sched_op *o = s->ops[r];
         int warm = P - r < pb->cap ? P - r : pb->cap, f = 0, b = 0, n = 0;
         if (warm > M) warm = M;
         while (f < warm) o[n++] = (pp_sched_op){.kind = 'F', .mb = f++};
@@ -86,7 +82,7 @@ static double fits(const pp_sched_problem *pb, const pp_schedule *s) {
     return pp__sched_makespan(pb, s);
 }
 
-int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size_t len) {
+int pp__sched_refs(const pp_sched_problem *pb, int solve, pp_sched_refs *r, char *err, size_t len) {
     if (pp__sched_problem_check(pb, err, len)) return -1;
     memset(r, 0, sizeof *r);
     /* the canonical orders of the problem's placement: one stage per rank, or two in a V */
@@ -112,7 +108,7 @@ int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size
     }
     if (r->floor < 0) {
         pp_schedule s;
-        serial_order(pb, &s);
+        pp__sched_serial(pb, &s);
         r->floor = pp__sched_makespan(pb, &s);
         snprintf(r->floor_name, sizeof r->floor_name, "serial");
         pp__schedule_free(&s);
@@ -126,12 +122,13 @@ int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size
     char key[1024];
     pp__sched_problem_key(pb, key, sizeof key);
     r->optimum = optimum_recorded(key);
-    if (r->optimum < 0 && pp__sched_ilp_built && 3 * pb->P * pb->v * pb->M <= SOLVE_OPS * pb->P) {
+    if (r->optimum == -1 && solve && pp__sched_ilp_built && 3 * pb->v * pb->M <= SOLVE_OPS) {
         pp_schedule o;
         double end = -1;
         if (pp__sched_optimum(pb, SOLVE_LIMIT_S, &o, &end) == 1) r->optimum = end;
         if (end >= 0) pp__schedule_free(&o);
     }
+    if (r->optimum < 0) r->optimum = -1;
     r->best = r->optimum > 0 ? r->optimum : r->floor;
     if (r->optimum <= 0) {
         if (r->greedy > 0 && r->greedy < r->best) r->best = r->greedy;

@@ -7,7 +7,8 @@
 
 #include "answers.h"
 
-int pp__sched_refs(const pp_sched_problem *pb, pp_sched_refs *r, char *err, size_t len) {
+int pp__sched_refs(const pp_sched_problem *pb, int solve, pp_sched_refs *r, char *err, size_t len) {
+    (void)solve;
     if (pp__sched_problem_check(pb, err, len)) return -1;
     char key[1100], pk[1024];
     pp__sched_problem_key(pb, pk, sizeof pk);
