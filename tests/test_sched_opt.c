@@ -253,7 +253,7 @@ static void expect_valid(const pp_sched_problem *pb, const pp_schedule *s, doubl
     pp__costs_free(&k);
 }
 
-/* The program proves the exhaustive search's optimum for pb, with the list scheduler's help and without it, and
+/* The program proves the exhaustive search's optimum for pb, with the heuristic's bound and without it, and
  * its order is valid; where no order exists it refuses the problem. */
 static void check_optimum(const pp_sched_problem *pb, const char *what) {
     int leaves;
@@ -261,7 +261,7 @@ static void check_optimum(const pp_sched_problem *pb, const char *what) {
     for (int bare = 0; bare < 2; bare++) {
         pp_schedule s;
         double span;
-        int ret = bare ? pp__sched_optimum_restarts(pb, 60, 0, &s, &span) : pp__sched_optimum(pb, 60, &s, &span);
+        int ret = bare ? pp__sched_optimum_bounded(pb, 60, 0, &s, &span) : pp__sched_optimum(pb, 60, &s, &span);
         cr_log_info("%s%s: exhaustive %g (%d orders completed), solver %g (%d)", what, bare ? " (bare)" : "", want,
                     leaves, span, ret);
         if (want < 0) {

@@ -210,6 +210,22 @@ static void gr_copy(pp_schedule *dst, const pp_schedule *src) {
     }
 }
 
+void pp__sched_serial(const pp_sched_problem *pb, pp_schedule *s) {
+    int P = pb->P, S = P * pb->v, vshape = pb->v == 2;
+    pp__sched_alloc(pb, s);
+    for (int mb = 0; mb < pb->M; mb++) {
+        for (int vs = 0; vs < S; vs++) {
+            int r = pp__place_rank(P, vshape, vs);
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'F', .mb = mb, .chunk = pp__place_chunk(P, vshape, vs)};
+        }
+        for (int vs = S - 1; vs >= 0; vs--) {
+            int r = pp__place_rank(P, vshape, vs), c = pp__place_chunk(P, vshape, vs);
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'B', .mb = mb, .chunk = c, .split = 1};
+            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'W', .mb = mb, .chunk = c};
+        }
+    }
+}
+
 int pp__sched_greedy(const pp_sched_problem *pb, pp_schedule *s) {
     char err[256];
     if (pp__sched_problem_check(pb, err, sizeof err)) {

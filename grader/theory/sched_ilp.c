@@ -16,14 +16,13 @@
  *                <= cap, written with the pairs' y (linear, below)
  *
  * Every start is bounded by its head (the longest path of precedences before it) and by H less its tail, where H is
- * the makespan of an order a list scheduler finds first (a valid upper bound on the optimum: that order meets every
+ * the makespan of an order the kit's heuristic finds first (a valid upper bound on the optimum: that order meets every
  * constraint), which is what each pair's big-M is computed from. The same order is the answer when the time limit
  * ends the search before GLPK finds a better one. */
 #include <float.h>
 #include <glpk.h>
 #include <limits.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,117 +73,6 @@ static double order_score(const pp_sched_problem *pb, const pp_costs *k, const p
     return span;
 }
 
-/* splitmix64: the list scheduler's draws, the same on every machine. */
-static uint64_t draw(uint64_t *st) {
-    uint64_t z = (*st += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* A list scheduler on the virtual clock: the rank that can start an op earliest starts one, chosen by the kind
- * order prio (0: I, F, W; 1: F, I, W; 2: I, W, F), lower micro-batch first. An F is taken only where the cap leaves
- * room for it and, on a V, for a chunk-1 stash that must follow on the same rank (a rank full of chunk-0 stashes
- * would wait forever for its own turn): one per open micro-batch (strict), or one in all. With rng (NULL: none), a
- * restart of its own: some choices at random, and sometimes an op that starts a little later than the earliest (an
- * order that idles on purpose can be shorter).
- * Fills s; -1 when it stalls (s freed). */
-static int order_list(const ilp *m, int prio, uint64_t *rng, pp_schedule *s) {
-    const pp_sched_problem *pb = m->pb;
-    int P = m->P, M = m->M, total = m->N, done = 0;
-    double *end = pp__xmalloc((size_t)m->N * sizeof *end); /* each op's end, -1 until it runs */
-    for (int a = 0; a < m->N; a++) end[a] = -1;
-    double *clock = pp__xcalloc((size_t)P, sizeof *clock), dmax = 0;
-    for (int a = 0; a < m->N; a++) dmax = m->d[a] > dmax ? m->d[a] : dmax;
-    int *live = pp__xcalloc((size_t)P, sizeof *live), *reserved = pp__xcalloc((size_t)P, sizeof *reserved);
-    int *open = pp__xcalloc((size_t)P, sizeof *open); /* a V's chunk-0 stashes live */
-    static const int order[3][3] = {{1, 0, 2}, {0, 1, 2}, {2, 0, 1}}; /* [prio][kind]: its place */
-    /* a restart's own noise: how often a choice is at random, how often it may wait */
-    unsigned noise = rng ? (unsigned)(draw(rng) % 40) : 0, wait = rng ? (unsigned)(draw(rng) % 20) : 0;
-    /* on a V, strict keeps a slot for each open micro-batch's chunk-1 stash; else only one slot is kept for chunk 1
-     * (a stalled try is dropped) */
-    int strict = rng ? (int)(draw(rng) % 2) : 1;
-    pp__sched_alloc(pb, s);
-    while (done < total) {
-        int best_r = -1, best_op = -1;
-        double best_t = DBL_MAX, best_start = 0;
-        for (int r = 0; r < P; r++) {
-            /* the op rank r would start next, and when */
-            int pick = -1;
-            uint64_t pick_key = UINT64_MAX;
-            double t_min = DBL_MAX, t_pick = 0, window = 0;
-            for (int pass = 0; pass < 2; pass++) {
-                for (int li = 0; li < m->nr[r]; li++) {
-                    int a = m->on[r][li], vs = a / 3 / M, mb = a / 3 % M, kind = a % 3;
-                    if (end[a] >= 0) continue;
-                    double ready;
-                    if (kind == OP_F) {
-                        int prev = pp__place_prev(P, 0, vs);
-                        if (prev >= 0 && end[op_id(m, prev, mb, OP_F)] < 0) continue;
-                        ready = prev < 0 ? 0
-                                         : end[op_id(m, prev, mb, OP_F)] +
-                                               (m->rank[op_id(m, prev, mb, OP_F)] == r ? 0 : pb->latency);
-                        int first = pb->v == 2 && pp__place_chunk(P, 1, vs) == 0;
-                        if (pb->v == 1 && live[r] + 1 > pb->cap) continue;
-                        if (first && (strict ? live[r] + reserved[r] + 2 > pb->cap
-                                             : live[r] + 1 > pb->cap || open[r] + 1 > pb->cap - 1))
-                            continue;
-                        if (pb->v == 2 && !first && (strict ? 0 : live[r] + 1 > pb->cap)) continue;
-                    } else if (kind == OP_I) {
-                        int fa = op_id(m, vs, mb, OP_F), next = pp__place_next(P, pb->v, 0, vs);
-                        if (end[fa] < 0) continue;
-                        ready = end[fa];
-                        if (next >= 0) {
-                            int ia = op_id(m, next, mb, OP_I);
-                            if (end[ia] < 0) continue;
-                            double up = end[ia] + (m->rank[ia] == r ? 0 : pb->latency);
-                            ready = up > ready ? up : ready;
-                        }
-                    } else {
-                        if (end[op_id(m, vs, mb, OP_I)] < 0) continue;
-                        ready = end[op_id(m, vs, mb, OP_I)];
-                    }
-                    double t = ready > clock[r] ? ready : clock[r];
-                    if (pass == 0) {
-                        t_min = t < t_min ? t : t_min;
-                        continue;
-                    }
-                    if (t > t_min + window) continue;
-                    /* among the ops that could start then, the order's kind first, then the lower micro-batch, then
-                     * the later virtual stage (a V's chunk 1, the micro-batch's way on) */
-                    uint64_t key =
-                        (uint64_t)((order[prio][kind] * 64 + mb) * PP_SCHED_MAX_VS + (PP_SCHED_MAX_VS - 1 - vs));
-                    if (rng && draw(rng) % 100 < noise) key = draw(rng) >> 1;
-                    if (key < pick_key) pick_key = key, pick = a, t_pick = t;
-                }
-                if (t_min == DBL_MAX) break;
-                if (rng && draw(rng) % 100 < wait) window = dmax * (double)(draw(rng) % 1000) / 1000;
-            }
-            if (pick >= 0 && t_min < best_t) best_t = t_min, best_r = r, best_op = pick, best_start = t_pick;
-        }
-        if (best_op < 0) { /* nothing can run: a stall */
-            free(end), free(clock), free(live), free(reserved), free(open);
-            pp__schedule_free(s);
-            return -1;
-        }
-        int a = best_op, vs = a / 3 / M, mb = a / 3 % M, kind = a % 3, r = best_r;
-        end[a] = best_start + m->d[a];
-        clock[r] = end[a];
-        int chunk0 = pb->v == 2 && pp__place_chunk(P, 1, vs) == 0;
-        if (kind == OP_F) {
-            live[r]++, open[r] += chunk0;
-            if (pb->v == 2) reserved[r] += chunk0 ? 1 : -1;
-        } else if (kind == OP_W) {
-            live[r]--, open[r] -= chunk0;
-        }
-        order_push(s, vs, mb, kind);
-        done++;
-    }
-    free(end), free(clock), free(live), free(reserved), free(open);
-    return 0;
-}
-
-/* A message's cost from the rank of op a to the rank of op b: none on one rank (a V's turn). */
 static double link(const ilp *m, int a, int b) { return m->rank[a] == m->rank[b] ? 0 : m->pb->latency; }
 
 /* Op b's direct predecessors (at most two) and the least time from each one's start to b's start. */
@@ -333,9 +221,9 @@ static int sol_before(const ilp *m, glp_prob *lp, int r, int i, int j) {
 }
 
 /* Writes the program of m into lp: columns 1..N the ops' starts, N + 1 the makespan C, then the pairs' y. */
-static void ilp_write(ilp *m, glp_prob *lp) {
-    const pp_sched_problem *pb = m->pb;
-    int N = m->N, P = m->P;
+/* The starts' bounds and the makespan's column, the precedences and the makespan's rows. */
+static void ilp_write_times(ilp *m, glp_prob *lp, row *w) {
+    int N = m->N;
     double H = m->H, lb = m->lb;
     glp_set_obj_dir(lp, GLP_MIN);
     glp_add_cols(lp, N + 1);
@@ -345,21 +233,25 @@ static void ilp_write(ilp *m, glp_prob *lp) {
     }
     glp_set_col_bnds(lp, N + 1, lb < H ? GLP_DB : GLP_FX, lb < H ? lb : H, H);
     glp_set_obj_coef(lp, N + 1, 1);
-    row w = {0};
     /* precedences */
     for (int b = 0; b < N; b++) {
         int preds[2], n;
         double lag[2];
         ilp_preds(m, b, preds, lag, &n);
         for (int p = 0; p < n; p++)
-            row_add(&w, b + 1, 1), row_add(&w, preds[p] + 1, -1), row_put(lp, &w, GLP_LO, lag[p]);
+            row_add(w, b + 1, 1), row_add(w, preds[p] + 1, -1), row_put(lp, w, GLP_LO, lag[p]);
     }
     /* the makespan: C >= S_a + d_a + tail_a */
     for (int a = 0; a < N; a++)
-        row_add(&w, N + 1, 1), row_add(&w, a + 1, -1), row_put(lp, &w, GLP_LO, m->d[a] + m->tail[a]);
-    /* one op at a time per rank: y = 1 puts a first (S_b >= S_a + d_a - M1 (1 - y)), y = 0 puts b first
-     * (S_a >= S_b + d_b - M2 y); M1 and M2 the most those differences can be inside the starts' bounds */
-    for (int r = 0; r < P; r++) {
+        row_add(w, N + 1, 1), row_add(w, a + 1, -1), row_put(lp, w, GLP_LO, m->d[a] + m->tail[a]);
+}
+
+/* One op at a time per rank: y = 1 puts a first (S_b >= S_a + d_a - M1 (1 - y)), y = 0 puts b first (S_a >= S_b +
+ * d_b - M2 y); M1 and M2 the most those differences can be inside the starts' bounds. */
+static void ilp_write_pairs(ilp *m, glp_prob *lp, row *w) {
+    int N = m->N;
+    double H = m->H;
+    for (int r = 0; r < m->P; r++) {
         int nr = m->nr[r];
         m->pair[r] = pp__xcalloc((size_t)nr * (size_t)nr, sizeof **m->pair);
         for (int i = 0; i < nr; i++)
@@ -374,16 +266,20 @@ static void ilp_write(ilp *m, glp_prob *lp) {
                 int ba = m->head[b] + m->d[b] <= H - m->tail[a] - m->d[a] + 1e-9;
                 if (ab != ba) glp_set_col_bnds(lp, col, GLP_FX, ab, ab);
                 double M1 = H - m->tail[a] - m->head[b], M2 = H - m->tail[b] - m->head[a];
-                row_add(&w, b + 1, 1), row_add(&w, a + 1, -1), row_add(&w, col, -M1);
-                row_put(lp, &w, GLP_LO, m->d[a] - M1);
-                row_add(&w, a + 1, 1), row_add(&w, b + 1, -1), row_add(&w, col, M2);
-                row_put(lp, &w, GLP_LO, m->d[b]);
+                row_add(w, b + 1, 1), row_add(w, a + 1, -1), row_add(w, col, -M1);
+                row_put(lp, w, GLP_LO, m->d[a] - M1);
+                row_add(w, a + 1, 1), row_add(w, b + 1, -1), row_add(w, col, M2);
+                row_put(lp, w, GLP_LO, m->d[b]);
             }
     }
-    /* what a rank runs before an op fits between its earliest head and that op's start, and what it runs after
-     * between that op's end and its least tail before C: the sums of the durations over the pairs' y, which the
-     * relaxation feels even where the pairs' big-M rows are loose */
-    for (int r = 0; r < P; r++) {
+}
+
+/* What a rank runs before an op fits between its earliest head and that op's start, and what it runs after between
+ * that op's end and its least tail before C: the sums of the durations over the pairs' y, which the relaxation
+ * feels even where the pairs' big-M rows are loose. */
+static void ilp_write_work(ilp *m, glp_prob *lp, row *w) {
+    int N = m->N;
+    for (int r = 0; r < m->P; r++) {
         double h = DBL_MAX, t = DBL_MAX;
         for (int i = 0; i < m->nr[r]; i++) {
             int a = m->on[r][i];
@@ -391,36 +287,46 @@ static void ilp_write(ilp *m, glp_prob *lp) {
         }
         for (int i = 0; i < m->nr[r]; i++) {
             int a = m->on[r][i];
-            row_add(&w, a + 1, 1);
+            row_add(w, a + 1, 1);
             for (int j = 0; j < m->nr[r]; j++)
-                if (j != i) row_before(m, &w, r, j, i, -m->d[m->on[r][j]]);
-            row_put(lp, &w, GLP_LO, h);
-            row_add(&w, N + 1, 1), row_add(&w, a + 1, -1);
+                if (j != i) row_before(m, w, r, j, i, -m->d[m->on[r][j]]);
+            row_put(lp, w, GLP_LO, h);
+            row_add(w, N + 1, 1), row_add(w, a + 1, -1);
             for (int j = 0; j < m->nr[r]; j++)
-                if (j != i) row_before(m, &w, r, i, j, -m->d[m->on[r][j]]);
-            row_put(lp, &w, GLP_LO, m->d[a] + t);
+                if (j != i) row_before(m, w, r, i, j, -m->d[m->on[r][j]]);
+            row_put(lp, w, GLP_LO, m->d[a] + t);
         }
     }
-    /* the cap, at each F's start: the other stashes live then are those whose F is before it and whose W is not
-     * (a W before it has its F before it too), so 1 + sum_j ([F_j before F] + [F before W_j] - 1) <= cap. Not
-     * written where the rank holds no more stashes than the cap. */
-    int stashes = m->M * m->v;
-    if (pb->cap < stashes)
-        for (int r = 0; r < P; r++)
-            for (int i = 0; i < m->nr[r]; i++) {
-                if (m->on[r][i] % 3 != OP_F) continue;
-                for (int j = 0; j < m->nr[r]; j++) {
-                    int o = m->on[r][j];
-                    if (o % 3 != OP_F || j == i) continue;
-                    int jw = -1; /* W of o's stash: the local index of op o + 2 */
-                    for (int t = 0; t < m->nr[r]; t++)
-                        if (m->on[r][t] == o + 2) jw = t;
-                    row_before(m, &w, r, j, i, 1);
-                    row_before(m, &w, r, i, jw, 1);
-                    w.k -= 1;
-                }
-                row_put(lp, &w, GLP_UP, pb->cap - 1);
+}
+
+/* The cap, at each F's start: the other stashes live then are those whose F is before it and whose W is not (a W
+ * before it has its F before it too), so 1 + sum_j ([F_j before F] + [F before W_j] - 1) <= cap. Not written where
+ * the rank holds no more stashes than the cap. */
+static void ilp_write_cap(ilp *m, glp_prob *lp, row *w) {
+    if (m->pb->cap >= m->M * m->v) return;
+    for (int r = 0; r < m->P; r++)
+        for (int i = 0; i < m->nr[r]; i++) {
+            if (m->on[r][i] % 3 != OP_F) continue;
+            for (int j = 0; j < m->nr[r]; j++) {
+                int o = m->on[r][j];
+                if (o % 3 != OP_F || j == i) continue;
+                int jw = -1; /* W of o's stash: the local index of op o + 2 */
+                for (int t = 0; t < m->nr[r]; t++)
+                    if (m->on[r][t] == o + 2) jw = t;
+                row_before(m, w, r, j, i, 1);
+                row_before(m, w, r, i, jw, 1);
+                w->k -= 1;
             }
+            row_put(lp, w, GLP_UP, m->pb->cap - 1);
+        }
+}
+
+static void ilp_write(ilp *m, glp_prob *lp) {
+    row w = {0};
+    ilp_write_times(m, lp, &w);
+    ilp_write_pairs(m, lp, &w);
+    ilp_write_work(m, lp, &w);
+    ilp_write_cap(m, lp, &w);
     free(w.ind), free(w.val);
 }
 
@@ -458,11 +364,11 @@ static void ilp_order(const ilp *m, glp_prob *lp, pp_schedule *s) {
 }
 
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan) {
-    return pp__sched_optimum_restarts(pb, limit_s, -1, s, makespan);
+    return pp__sched_optimum_bounded(pb, limit_s, 1, s, makespan);
 }
 
-int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
-                               double *makespan) {
+int pp__sched_optimum_bounded(const pp_sched_problem *pb, double limit_s, int heuristic, pp_schedule *s,
+                              double *makespan) {
     if (s) memset(s, 0, sizeof *s);
     if (makespan) *makespan = -1;
     char err[256];
@@ -472,26 +378,12 @@ int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int r
     ilp_init(&m, pb);
     pp_costs k;
     pp__sched_costs(pb, &k);
-    /* the best of the list scheduler's variants and the serial order: the program's upper bound */
+    /* the serial order, then the heuristic's: the program's upper bound */
     pp_schedule best, cand;
     pp__sched_serial(pb, &best);
     double span = order_score(pb, &k, &best);
-    /* the three kind orders, then restarts with noise, by default as many as make about 2e7 op looks in all (a
-     * problem's ops times a rank's, per restart) */
-    if (restarts < 0) {
-        restarts = (int)(2e7 / ((double)m.N * m.N / m.P));
-        restarts = 3 + (restarts < 20 ? 20 : restarts > 2000 ? 2000 : restarts);
-    }
-    uint64_t rng = 0x5eed;
-    for (int t = 0; t < restarts; t++) {
-        if (order_list(&m, t % 3, t < 3 ? NULL : &rng, &cand) < 0) continue;
-        double c = order_score(pb, &k, &cand);
-        if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
-        else pp__schedule_free(&cand);
-    }
-    /* and the kit's heuristic, whose variants the list scheduler does not all try (restarts 0 leaves the program the
-     * serial order alone) */
-    if (restarts > 0 && !pp__sched_greedy(pb, &cand)) {
+    /* and the kit's heuristic's */
+    if (heuristic && !pp__sched_greedy(pb, &cand)) {
         double c = order_score(pb, &k, &cand);
         if (c >= 0 && c < span) pp__schedule_free(&best), best = cand, span = c;
         else pp__schedule_free(&cand);
@@ -504,7 +396,7 @@ int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int r
         return 1;
     }
     /* The program asks for an order shorter than that one by a ten-thousandth: either it finds one, or it proves
-     * there is none, and then the list scheduler's order is the optimum. That is the incumbent GLPK would otherwise
+     * there is none, and then the heuristic's order is the optimum. That is the incumbent GLPK would otherwise
      * have to find again itself, and its bound prunes the same nodes. Less than a ten-thousandth would ask for
      * nothing: GLPK's feasibility tolerance (1e-7 of a row's bound), summed along a chain of precedences, lets its
      * starts pass for an order that much shorter than any replay of it, and the search would end on that phantom
@@ -524,7 +416,7 @@ int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int r
     double ms = limit_s > 0 ? limit_s * 1000 : 0;
     parm.tm_lim = ms < INT_MAX - 1 ? (int)ms : INT_MAX - 1;
     int ret = glp_intopt(lp, &parm), status = glp_mip_status(lp);
-    /* the search ran to its end: an optimum, or none below the list scheduler's (the presolver or the root LP may
+    /* the search ran to its end: an optimum, or none below the heuristic's (the presolver or the root LP may
      * prove that before any branching) */
     int proved = (ret == 0 || ret == GLP_ENOPFS) && (status == GLP_OPT || status == GLP_NOFEAS);
     if (status == GLP_OPT || status == GLP_FEAS) {

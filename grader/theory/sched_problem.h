@@ -112,10 +112,10 @@ extern const int pp__sched_ilp_built;
  * has no solver. */
 int pp__sched_optimum(const pp_sched_problem *pb, double limit_s, pp_schedule *s, double *makespan);
 
-/* The same with `restarts` runs of the list scheduler that bounds the program from above (-1: its own count; 0: the
- * serial order alone, so that the program itself must find the optimum: how tests/test_sched_opt.c checks the
- * formulation, which the list scheduler would often spare it). */
-int pp__sched_optimum_restarts(const pp_sched_problem *pb, double limit_s, int restarts, pp_schedule *s,
-                               double *makespan);
+/* The same with the program bounded from above by the serial order alone (heuristic 0) or also by the kit's heuristic
+ * (1, as pp__sched_optimum): with 0 the program itself must find the optimum, which is how tests/test_sched_opt.c
+ * checks the formulation (the heuristic often reaches the lower bound, and then no program is solved at all). */
+int pp__sched_optimum_bounded(const pp_sched_problem *pb, double limit_s, int heuristic, pp_schedule *s,
+                              double *makespan);
 
 #endif /* PP_THEORY_SCHED_PROBLEM_H */

@@ -39,22 +39,6 @@ static double optimum_recorded(const char *key) {
     return -1;
 }
 
-void pp__sched_serial(const pp_sched_problem *pb, pp_schedule *s) {
-    int P = pb->P, S = P * pb->v, vshape = pb->v == 2;
-    pp__sched_alloc(pb, s);
-    for (int mb = 0; mb < pb->M; mb++) {
-        for (int vs = 0; vs < S; vs++) {
-            int r = pp__place_rank(P, vshape, vs);
-            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'F', .mb = mb, .chunk = pp__place_chunk(P, vshape, vs)};
-        }
-        for (int vs = S - 1; vs >= 0; vs--) {
-            int r = pp__place_rank(P, vshape, vs), c = pp__place_chunk(P, vshape, vs);
-            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'B', .mb = mb, .chunk = c, .split = 1};
-            s->ops[r][s->n[r]++] = (pp_sched_op){.kind = 'W', .mb = mb, .chunk = c};
-        }
-    }
-}
-
 /* 1F1B under the cap (one stage per rank): rank r runs min(P - r, cap, M) forwards before its first backward, then
  * a backward (its input half and at once its weight half, as 1F1B's whole backward) and a forward in turn. The
  * warm-ups never grow down the pipeline, so every rank's next backward is one the rank after it runs. */
