@@ -249,24 +249,12 @@ static void scheduler_grade(const pp_lab_task *t, pp_test_result *out) {
     free(buf);
 }
 
-static int scheduler_ranks(const pp_test_config *tc) {
-    (void)tc;
-    return 1;
-}
-
-static double scheduler_wait_s(const pp_test_config *tc) { return pp__test_limit_s(tc); }
-
-static int scheduler_timed_out(const pp_lab_task *t) {
-    (void)t;
-    return 0;
-}
-
 const pp_lab_kind pp__scheduler_lab = {
     .reference = 0,
-    .ranks = scheduler_ranks,
-    .wait_s = scheduler_wait_s,
+    .ranks = pp__calls_lab_ranks,
+    .wait_s = pp__calls_lab_wait_s,
     .execute = scheduler_execute,
-    .timed_out = scheduler_timed_out,
+    .timed_out = pp__calls_lab_timed_out,
     .grade = scheduler_grade,
     .fail = scheduler_fail,
 };

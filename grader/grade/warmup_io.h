@@ -51,6 +51,12 @@ int pp__calls_lab_execute(const pp_lab_task *t, pp_warmup_asker *ask, void *arg,
 unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, pp_status *st, char *err,
                                   size_t len);
 
+/* The rest of a lab of calls' kind: one process's output shown, the test's own time limit, and no run that could
+ * outlive it unseen (the supervisor is the one process). */
+int pp__calls_lab_ranks(const pp_test_config *tc);
+double pp__calls_lab_wait_s(const pp_test_config *tc);
+int pp__calls_lab_timed_out(const pp_lab_task *t);
+
 /* The answer key of the case the format names (warmup_keys.h), in a buffer that the next call reuses. A build
  * without it ends the part (longjmp to io->failed) as not graded, saying which case: only a handout lacks keys,
  * and it grades its recorded public cases alone. */
