@@ -78,8 +78,8 @@ CJSON_CFLAGS := $(call pc,--cflags libcjson)
 CJSON_LIBS   := $(call pc,--libs libcjson)
 # the grader's keyed hashes (the warm-up's draw): libsodium's HMAC-SHA-256
 GRADER_LIBS  := $(CJSON_LIBS) $(call pc,--libs libsodium)
-# lab 09's optimum (grader/theory/sched_ilp.c, the kit's alone) is GLPK's integer program; without GLPK or without
-# that file (a handout), sched_ilp_absent.c says there is none
+# lab 09's optimum (grader/theory/sched_ilp.c, the kit's alone) is GLPK's integer program; without GLPK,
+# sched_ilp_absent.c says there is none (a handout has neither: both are answer files, below)
 ifeq ($(HAVE_GLPK)$(if $(wildcard grader/theory/sched_ilp.c),1,0),11)
 GRADER_LIBS  += -lglpk
 ILP_OFF      := grader/theory/sched_ilp_absent.c
@@ -104,11 +104,11 @@ LIB_LDLIBS := $(BLAS_LIBS) $(SECCOMP_LIBS) $(LDLIBS_BASE)
 # build-recorded/).
 ANSWERS_generated := lib/schedule/canonical.c lib/schedule/answers_generated.c grader/grade/warmup_keys.c \
                      grader/grade/order_interp.c grader/theory/sched_refs.c grader/theory/sched_greedy.c \
-                     grader/theory/sched_ilp.c
+                     grader/theory/sched_ilp.c grader/theory/sched_ilp_absent.c
 ANSWERS_recorded  := lib/schedule/answers_recorded.c grader/grade/warmup_recorded.c grader/grade/order_interp_absent.c \
                      grader/theory/sched_refs_recorded.c
-# the generators' own header, which only the kit's answer files include, and lab 09's recorded optima
-ANSWERS_private   := lib/schedule/canonical.h grader/theory/sched_optima.rec
+# the generators' own headers, which only the kit's answer files include, and lab 09's recorded optima
+ANSWERS_private   := lib/schedule/canonical.h grader/theory/sched_kit.h grader/theory/sched_optima.rec
 HAVE_GENERATORS := $(if $(wildcard lib/schedule/canonical.c),1,0)
 ANSWERS ?= $(if $(filter 1,$(HAVE_GENERATORS)),generated,recorded)
 ifeq ($(filter generated recorded,$(ANSWERS)),)

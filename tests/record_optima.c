@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "scheduler_lab.h"
+#include "sched_kit.h"
 #include "testset.h"
 #include "timeline.h"
 

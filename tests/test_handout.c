@@ -212,12 +212,14 @@ Test(handout, holds_no_answer_code) {
     answers[0] = twins[0] = shared[0] = 0;
     int nanswers = names_in(kit_objs, answers, sizeof answers);
     snprintf(cmd, sizeof cmd, "'%s/pplab/build/obj/lib/schedule/answers_recorded.o' "
-             "'%s/pplab/build/obj/grader/grade/warmup_recorded.o' '%s/pplab/build/obj/grader/grade/order_interp_absent.o'",
-             dir, dir, dir);
+             "'%s/pplab/build/obj/grader/grade/warmup_recorded.o' '%s/pplab/build/obj/grader/grade/order_interp_absent.o' "
+             "'%s/pplab/build/obj/grader/theory/sched_refs_recorded.o'",
+             dir, dir, dir, dir);
     cr_assert_gt(names_in(cmd, twins, sizeof twins), 0, "the handout built none of its twins");
     snprintf(cmd, sizeof cmd, "$(find '%s/obj' -name '*.o' %s)", build,
              "! -path '*/schedule/canonical.o' ! -path '*/schedule/answers_generated.o' "
-             "! -path '*/grade/warmup_keys.o' ! -path '*/grade/order_interp.o'");
+             "! -path '*/grade/warmup_keys.o' ! -path '*/grade/order_interp.o' ! -path '*/theory/sched_refs.o' "
+             "! -path '*/theory/sched_greedy.o' ! -path '*/theory/sched_ilp.o' ! -path '*/theory/sched_ilp_absent.o'");
     names_in(cmd, shared, sizeof shared);
     /* the generators of every row are among the names: the list is not empty by accident */
     cr_expect(listed(answers, "pp__canonical") && listed(answers, "pp__warmup_key") && nanswers > 40,

@@ -9,7 +9,7 @@
 
 #include "placement.h"
 #include "replay.h"
-#include "sched_problem.h"
+#include "sched_kit.h"
 #include "testutil.h"
 
 /* pb's replay costs: f, b = i + w, bi = i, its latency (what sched_problem.h's pp__sched_costs gives). */

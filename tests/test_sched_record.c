@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sched_problem.h"
+#include "sched_kit.h"
 #include "testutil.h"
 
 /* "P=4 M=8 v=1 cap=4 latency=0 f=1,1,1,1 i=... w=..." back into pb; 0, or -1 when it is not a key. */

@@ -13,6 +13,7 @@
 #include "report.h"
 #include "runner.h"
 #include "scheduler_lab.h"
+#include "sched_kit.h"
 #include "schedules.h"
 #include "testset.h"
 #include "testutil.h"

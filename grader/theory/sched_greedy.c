@@ -15,7 +15,7 @@
  * which keeps one slot for chunk 1 and the list scheduler free of deadlocks. A V needs two stashes per rank; with
  * a cap of 1 no order holds it, and the order returned is the best under a cap of 2 (the check then reports the
  * cap broken). */
-#include "sched_problem.h"
+#include "sched_kit.h"
 
 #include <float.h>
 #include <stdlib.h>

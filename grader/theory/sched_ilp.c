@@ -28,7 +28,7 @@
 
 #include "error.h"
 #include "placement.h"
-#include "sched_problem.h"
+#include "sched_kit.h"
 
 const int pp__sched_ilp_built = 1;
 

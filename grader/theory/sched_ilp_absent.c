@@ -2,7 +2,7 @@
  * program, so every call says so (sched_problem.h). sched_ilp.c is the real one. */
 #include <string.h>
 
-#include "sched_problem.h"
+#include "sched_kit.h"
 
 const int pp__sched_ilp_built = 0;
 

@@ -3,7 +3,7 @@
  * (sched_optima.rec, which `make optima` writes and tests/test_sched_record.c holds to the solver) or, for a small
  * problem the record lacks, solved here. A handout has none of this: it reads its public configurations' figures
  * from its record (sched_refs_recorded.c). */
-#include "sched_problem.h"
+#include "sched_kit.h"
 
 #include <stdio.h>
 #include <stdlib.h>
