@@ -1,4 +1,4 @@
-/* Lab 09, valid but slow: one micro-batch through the pipeline and back at a time. It holds any cap and trains the model; it earns no point for its bubble. */
+/* Lab 09, slow: one micro-batch through the pipeline and back at a time. It is a valid order under any cap and trains the model, and it earns no bubble point wherever a pipeline can do better than one micro-batch at a time. */
 #include <stdio.h>
 #include <string.h>
 
