@@ -47,9 +47,10 @@ typedef struct pp_sched_problem pp_sched_problem;
  * task's result file. Returns 0, or 1 when the file could not be written. */
 int pp__calls_lab_execute(const pp_lab_task *t, pp_warmup_asker *ask, void *arg, const char *whose);
 /* In the grader: that file read back. Returns the file's bytes (free them when done) with *rec, *n the record in
- * them and *st, err how the supervisor's calls ended; NULL when the file is missing or malformed. */
-unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, pp_status *st, char *err,
-                                  size_t len);
+ * them; NULL when the file is missing or malformed or the supervisor's calls ended badly (a crash, a refused call),
+ * out then filled by the lab's kind as a test that failed as a whole, whose (the lab's, "the warm-up's") naming it. */
+unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, const char *whose,
+                                  pp_test_result *out);
 
 /* The rest of a lab of calls' kind: one process's output shown, the test's own time limit, and no run that could
  * outlive it unseen (the supervisor is the one process). */

@@ -10,6 +10,7 @@
 
 #include "host.h"
 #include "impl_build.h"
+#include "labs.h"
 #include "resultfile.h"
 #include "runopts.h"
 #include "testcfg.h"
@@ -55,24 +56,30 @@ int pp__calls_lab_execute(const pp_lab_task *t, pp_warmup_asker *ask, void *arg,
     return bad ? 1 : 0;
 }
 
-unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, pp_status *st, char *err,
-                                  size_t len) {
+unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t *n, const char *whose,
+                                  pp_test_result *out) {
     size_t flen = 0;
     unsigned char *buf = pp__resultfile_get(t->res_path, &flen);
     pp_wire_in r;
+    char msg[700];
     if (!buf || pp__resultfile_open(&r, buf, flen, t->token, PP_RESULTFILE_WARMUP)) {
         free(buf);
+        snprintf(msg, sizeof msg, "%s supervisor ended without its answers: this is a bug in pplab, or the machine ran "
+                 "out of memory or disk", whose);
+        t->lab->kind->fail(t->tc, PP_ERR_INTERNAL, msg, out);
         return NULL;
     }
-    *st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
+    pp_status st = (pp_status)pp__wire_get_u32(&r, 0, PP_STATUS_COUNT - 1);
     char why[600];
     pp__wire_get_str(&r, why, sizeof why);
-    snprintf(err, len, "%s", why);
     uint64_t count = pp__wire_get_u64(&r);
     *rec = pp__wire_view(&r, count);
     *n = (size_t)count;
-    if (r.bad) {
+    if (r.bad || st != PP_OK) {
         free(buf);
+        if (r.bad) snprintf(msg, sizeof msg, "%s answers are malformed: this is a bug in pplab", whose);
+        out->crashed = !r.bad && st == PP_ERR_CRASH;
+        t->lab->kind->fail(t->tc, r.bad ? PP_ERR_INTERNAL : st, r.bad ? msg : why, out);
         return NULL;
     }
     return buf;
@@ -88,18 +95,8 @@ static int warmup_lab_execute(const pp_lab_task *t) {
 static void warmup_lab_grade(const pp_lab_task *t, pp_test_result *out) {
     const void *rec = NULL;
     size_t n = 0;
-    pp_status st = PP_OK;
-    char err[600];
-    unsigned char *buf = pp__calls_lab_read(t, &rec, &n, &st, err, sizeof err);
-    if (!buf) {
-        pp__warmup_fail(t->tc, PP_ERR_INTERNAL, "the warm-up's supervisor ended without its answers: this is a bug in "
-                        "pplab, or the machine ran out of memory or disk", out);
-    } else if (st != PP_OK) {
-        out->crashed = st == PP_ERR_CRASH;
-        pp__warmup_fail(t->tc, st, err, out);
-    } else {
-        pp__warmup_grade(t->tc, rec, n, out);
-    }
+    unsigned char *buf = pp__calls_lab_read(t, &rec, &n, "the warm-up's", out);
+    if (buf) pp__warmup_grade(t->tc, rec, n, out);
     free(buf);
 }
 
