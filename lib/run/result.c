@@ -29,6 +29,8 @@ void pp__result_free(pp_run_result *res) {
     if (res->traces)
         for (int i = 0; i < res->P; i++) pp__trace_clear(&res->traces[i]);
     free(res->traces);
+    for (int i = 0; res->tp_traces && i < res->tp_ranks; i++) pp__trace_clear(&res->tp_traces[i]);
+    free(res->tp_traces);
     free(res->loss);
     free(res->step_s);
     free(res->opt_calls);
@@ -116,6 +118,11 @@ void pp__result_encode(pp_wire *w, const pp_run_result *res, int steps) {
         pp__wire_i64(w, res->traces[q].n);
         pp__wire_put(w, res->traces[q].ev, (size_t)res->traces[q].n * sizeof(pp_event));
     }
+    pp__wire_i64(w, res->tp_traces ? res->tp_ranks : 0);
+    for (int i = 0; res->tp_traces && i < res->tp_ranks; i++) {
+        pp__wire_i64(w, res->tp_traces[i].n);
+        pp__wire_put(w, res->tp_traces[i].ev, (size_t)res->tp_traces[i].n * sizeof(pp_event));
+    }
 }
 
 /* The result's fixed part: status, error, shape and the comparisons' verdicts, each field within its range. Returns
@@ -179,13 +186,13 @@ static void decode_tp_note(pp_wire_in *r, int P, int v, pp_tp_note *t) {
 
 /* Rank q's trace: its length (no more events than the bytes left hold), then its events, each of rank q (a rank
  * reports its own ops only). -1 on bad bytes. */
-static int decode_trace(pp_wire_in *r, int q, pp_run_result *res) {
+static int decode_trace(pp_wire_in *r, int q, pp_trace *t) {
     int n = (int)pp__wire_get_i64(r, 0, (int64_t)pp__wire_left(r) / (int64_t)sizeof(pp_event));
     if (r->bad) return -1;
-    res->traces[q].n = res->traces[q].cap = n;
-    res->traces[q].ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
-    pp__wire_get(r, res->traces[q].ev, (size_t)n * sizeof(pp_event));
-    for (int e = 0; e < n; e++) res->traces[q].ev[e].rank = q;
+    t->n = t->cap = n;
+    t->ev = pp__xcalloc((size_t)n + 1, sizeof(pp_event));
+    pp__wire_get(r, t->ev, (size_t)n * sizeof(pp_event));
+    for (int e = 0; e < n; e++) t->ev[e].rank = q;
     return 0;
 }
 
@@ -195,7 +202,7 @@ static int decode_failure(pp_wire_in *r, int P, pp_run_result *res) {
     pp__result_alloc_ranks(res, P);
     for (int q = 0; q < P && !r->bad; q++) {
         res->waiting_tag[q] = (int)pp__wire_get_i64(r, -1, INT32_MAX);
-        if (decode_trace(r, q, res)) break;
+        if (decode_trace(r, q, &res->traces[q])) break;
     }
     if (r->bad) {
         pp__result_free(res);
@@ -218,8 +225,15 @@ static void decode_ranks(pp_wire_in *r, int P, pp_run_result *res) {
         res->late_grad_zero[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->tp_sums[q] = (int)pp__wire_get_i64(r, 0, INT32_MAX);
         res->tp_bytes[q] = pp__wire_get_f64(r);
-        if (decode_trace(r, q, res)) break;
+        if (decode_trace(r, q, &res->traces[q])) break;
     }
+    /* the other shards' ranks: at most 7 more shards of the P ranks */
+    int extra = (int)pp__wire_get_i64(r, 0, 7 * (int64_t)P);
+    if (r->bad || !extra) return;
+    res->tp_ranks = extra;
+    res->tp_traces = pp__xcalloc((size_t)extra, sizeof *res->tp_traces);
+    for (int i = 0; i < extra && !r->bad; i++)
+        if (decode_trace(r, P + i, &res->tp_traces[i])) break;
 }
 
 int pp__result_decode(pp_wire_in *r, int P, int v, int steps, pp_run_result *res) {

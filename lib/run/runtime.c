@@ -263,6 +263,17 @@ static void collect_step0(pp_world *w, pp_run_result *res) {
         res->dloss_calls_total += r->dloss_calls;
         res->loss_count += r->loss_count;
     }
+    /* the other shards' traces, for the views: the figures above are shard 0's, as a result's are */
+    if (w->P > P) {
+        res->tp_ranks = w->P - P;
+        res->tp_traces = pp__xcalloc((size_t)res->tp_ranks, sizeof *res->tp_traces);
+        for (int i = P; i < w->P; i++) {
+            if (!rank_is_local(w, i)) continue;
+            trace_read_timers(&w->ranks[i]);
+            res->tp_traces[i - P] = w->ranks[i].trace;
+            w->ranks[i].trace = (pp_trace){0};
+        }
+    }
     res->bubble = pp__trace_bubble(res->traces, P);
     res->makespan = pp__trace_makespan(res->traces, P);
     res->step_time = pp__trace_step_time(res->traces, P);

@@ -66,6 +66,9 @@ typedef struct pp_run_result {
                                 the op it was about to run */
     size_t act_bytes;        /* bytes of one boundary activation */
     pp_trace *traces;        /* per rank, step 1; of a failed run, the ops of the step that failed, up to the failure */
+    pp_trace *tp_traces;     /* under --tp, step 1 of a run that completed: the other shards' ranks, world rank P + i
+                                in tp_traces[i] (the views draw a lane per shard); NULL otherwise */
+    int tp_ranks;            /* ... how many: (T - 1) * P */
     double bubble;           /* virtual, step 1 */
     double makespan;
     double step_time;        /* virtual, step 1: the latest end of a compute op or a gradient reduce */

@@ -113,6 +113,13 @@ void pp__run_procs_merge(pp_world *w, pp_run_result *res) {
     }
     merge_params(w, res, part, R, total);
     merge_figures(res, part, R);
+    /* the other shards' traces, each from its own process */
+    for (int q = R; q < P && res->tp_traces && q - R < res->tp_ranks; q++)
+        if (part[q].tp_traces && q - R < part[q].tp_ranks) {
+            pp__trace_clear(&res->tp_traces[q - R]);
+            res->tp_traces[q - R] = part[q].tp_traces[q - R];
+            part[q].tp_traces[q - R] = (pp_trace){0};
+        }
     res->bubble = pp__trace_bubble(res->traces, R);
     res->makespan = pp__trace_makespan(res->traces, R);
     res->step_time = pp__trace_step_time(res->traces, R);
