@@ -246,17 +246,14 @@ static int term_width(void) {
 }
 
 /* --plot FILE.png: the run's Gantt chart (gnuplot). Returns 0 or -1. */
-static int plot_run(const pp_cli_run *o, const pp_trace *traces, int D, const char *what) {
+static int plot_run(const pp_cli_run *o, const pp_lanes_src *src, const char *what) {
     char prefix[1024];
     snprintf(prefix, sizeof prefix, "%s", o->plot);
     char *dot = strrchr(prefix, '.');
     if (dot && !strcmp(dot, ".png")) *dot = 0;
     char title[160];
     snprintf(title, sizeof title, "%s%s, P=%d, M=%d, v=%d", o->cfg.schedule->name, what, o->cfg.P, o->cfg.M, o->cfg.v);
-    int *node = pp__plot_nodes(&o->cfg, o->cfg.P * D); /* under a topology, the grid by node */
-    int rc = pp__plot_gantt_replicas(traces, o->cfg.P, D, title, prefix, node);
-    free(node);
-    return rc;
+    return pp__plot_gantt_lanes(src, title, prefix);
 }
 
 /* --export-order: the order of P ranks' traces as PyTorch's CSV, and a line that says so. Returns 0, or 1 when the
@@ -288,8 +285,14 @@ static int run_canonical(const pp_cli_run *o) {
     pp__costs_from_config(&k, c);
     pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
     pp__schedule_trace(&s, &k, tr);
+    /* a replay prices shard 0's ranks of one pipeline, whose nodes are the run's */
+    pp_run_result replay = {.P = c->P, .D = 1, .traces = tr};
+    pp_run_config one = *c;
+    one.T = 1;
+    pp_lanes_src src;
+    pp__lanes_src_of(&src, &replay, &one);
     if (o->timeline)
-        pp__timeline_print(stdout, tr, c->P, c->v, o->forward_only, term_width(), isatty(1) && !getenv("NO_COLOR"));
+        pp__timeline_print_lanes(stdout, &src, c->v, o->forward_only, term_width(), isatty(1) && !getenv("NO_COLOR"));
     char note[64];
     double theory = pp__theory_bubble_run(c, NULL, NULL, note, sizeof note);
     printf("bubble: %.4f (theory %.4f)\n", pp__trace_bubble(tr, c->P), theory);
@@ -312,16 +315,17 @@ static int run_canonical(const pp_cli_run *o) {
     }
     int rc = 0;
     char err[512];
-    if (o->trace && pp__tracefile_write(tr, c->P, 1, o->trace, err, sizeof err)) {
+    if (o->trace && pp__tracefile_write_lanes(&src, o->trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o->trace) {
         char what[200];
         fprintf(stderr, "pplab run: trace of the canonical schedule written to %s (%s)\n", o->trace,
-                pp__tracefile_describe(tr, c->P, o->trace, what, sizeof what));
+                pp__tracefile_describe_lanes(&src, o->trace, what, sizeof what));
     }
     if (o->export_order && export_order(tr, c->P, o->export_order, "the canonical order")) rc = 1;
-    if (o->plot && plot_run(o, tr, 1, " (canonical)")) rc = 1;
+    if (o->plot && plot_run(o, &src, " (canonical)")) rc = 1;
+    pp__lanes_src_free(&src);
     for (int r = 0; r < c->P; r++) pp__trace_clear(&tr[r]);
     free(tr);
     pp__costs_free(&k);
@@ -494,13 +498,15 @@ static void run_wall_print(const pp_cli_run *o, const pp_run_result *res, int he
 static int run_files_write(const pp_cli_run *o, const run_opts *h, pp_run_result *res, int ops) {
     char err[4096];
     int rc = 0, P = res->P;
-    if (o->trace && pp__tracefile_write(res->traces, P, res->D, o->trace, err, sizeof err)) {
+    pp_lanes_src src;
+    pp__lanes_src_of(&src, res, &o->cfg);
+    if (o->trace && pp__tracefile_write_lanes(&src, o->trace, err, sizeof err)) {
         fprintf(stderr, "pplab run: %s\n", err);
         rc = 1;
     } else if (o->trace) {
         char what[200];
         fprintf(stderr, "pplab run: trace of step 1 written to %s (%s)\n", o->trace,
-                pp__tracefile_describe(res->traces, P, o->trace, what, sizeof what));
+                pp__tracefile_describe_lanes(&src, o->trace, what, sizeof what));
     }
     if (h->dump_grads && grads_write(res, h->dump_grads)) {
         fprintf(stderr, "pplab run: cannot write --dump-grads %s: check the folder exists and is writable\n",
@@ -508,7 +514,8 @@ static int run_files_write(const pp_cli_run *o, const run_opts *h, pp_run_result
         rc = 1;
     }
     if (o->export_order && export_order(res->traces, P / res->D, o->export_order, "the order of step 1")) rc = 1;
-    if (o->plot && plot_run(o, res->traces, res->D, "")) rc = 1;
+    if (o->plot && plot_run(o, &src, "")) rc = 1;
+    pp__lanes_src_free(&src);
     if (o->order && ops && pp__cli_order_grade(&o->cfg, res, o->order)) rc = 1;
     return rc;
 }
@@ -546,7 +553,10 @@ static int run_main(int argc, char **argv) {
     int ops = run_ops(&res, pp__lab_for_schedule(o.cfg.schedule->name));
     if (o.timeline) {
         int color = isatty(1) && !getenv("NO_COLOR");
-        pp__timeline_print(stdout, res.traces, res.P, o.cfg.v, o.forward_only, term_width(), color);
+        pp_lanes_src src;
+        pp__lanes_src_of(&src, &res, &o.cfg);
+        pp__timeline_print_lanes(stdout, &src, o.cfg.v, o.forward_only, term_width(), color);
+        pp__lanes_src_free(&src);
     }
     int held = run_figures_print(&o, &res);
     print_step_time(res.step_s, o.cfg.steps);

@@ -90,8 +90,12 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         /* and the run itself, for ui.perfetto.dev */
         char json[1100];
         snprintf(json, sizeof json, "%s.json", prefix);
-        if (pp__tracefile_write_json(res->traces, res->P, res->D, json))
+        pp_lanes_src src;
+        char err[512];
+        pp__lanes_src_of(&src, res, rc);
+        if (pp__tracefile_write_lanes(&src, json, err, sizeof err))
             fprintf(stderr, "pplab grade: cannot write %s: check the --plot-dir folder is writable\n", json);
+        pp__lanes_src_free(&src);
     }
     for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);
     free(ideal);

@@ -443,3 +443,7 @@ int pp__plot_bars(const char *out_prefix, const char *title, const char *ylabel,
     free(base);
     return rc;
 }
+
+int pp__plot_gantt_lanes(const pp_lanes_src *src, const char *title, const char *out_prefix) {
+    return pp__plot_gantt_replicas(src->traces, src->P, src->D, title, out_prefix, src->node);
+}

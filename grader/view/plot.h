@@ -5,6 +5,7 @@
 #define PP_PLOT_H
 
 #include "config.h"
+#include "lanes.h"
 #include "trace.h"
 
 /* How a series is drawn: measured data as points, theory as lines. */
@@ -36,6 +37,10 @@ int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char 
  * chunk 2) once any rank reduced, and the time axis to the last op's end, a reduce's included. */
 int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix,
                             const int *node);
+/* The Gantt chart of a run's lanes (lanes.h): every lane a row (a shard's under its stage, its sums as boxes of
+ * their own; a reduce lane), every kind of cell in its colour with a legend entry, each box exactly as wide as its
+ * cell. src stays the caller's. */
+int pp__plot_gantt_lanes(const pp_lanes_src *src, const char *title, const char *out_prefix);
 /* Under a topology (--node-size), the node of each of shard 0's first `ranks` ranks (trace d*P + p), for the
  * charts' node argument: a row says its node and a dashed line parts two nodes. NULL without a topology; free it. */
 int *pp__plot_nodes(const pp_run_config *c, int ranks);

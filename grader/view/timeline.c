@@ -350,3 +350,7 @@ void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int for
     free(lane);
     free(ops);
 }
+
+void pp__timeline_print_lanes(FILE *out, const pp_lanes_src *src, int v, int forward_only, int width, int color) {
+    pp__timeline_print(out, src->traces, src->P * src->D, v, forward_only, width, color);
+}

@@ -4,6 +4,7 @@
 #define PP_TIMELINE_H
 
 #include <stdio.h>
+#include "lanes.h"
 #include "trace.h"
 
 /* Prints the timeline of the P traces to out.
@@ -23,6 +24,10 @@
  * round(100 * (1 - busy / (P * span))) over the shown ops, span = latest shown end (time starts at 0).
  * color != 0 adds ANSI colours (F green, B blue, W yellow, idle dim). Reads traces only; owns nothing. */
 void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color);
+
+/* The timeline of a run's lanes (lanes.h): every lane a row, a shard's under its stage (--tp) with its sums as
+ * cells of their own, a rank's reduce lane under its row; as above otherwise. src stays the caller's. */
+void pp__timeline_print_lanes(FILE *out, const pp_lanes_src *src, int v, int forward_only, int width, int color);
 
 /* The idle fraction pp__timeline_print reports, in [0, 1] (not rounded). */
 double pp__timeline_idle(const pp_trace *traces, int P, int forward_only);

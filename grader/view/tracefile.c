@@ -243,3 +243,11 @@ const char *pp__tracefile_describe(const pp_trace *traces, int P, const char *pa
         snprintf(buf, len, "%d rows: %d compute ops, %d message ends%s", compute + messages, compute, messages, only);
     return buf;
 }
+
+int pp__tracefile_write_lanes(const pp_lanes_src *src, const char *path, char *err, size_t errlen) {
+    return pp__tracefile_write(src->traces, src->P * src->D, src->D, path, err, errlen);
+}
+
+const char *pp__tracefile_describe_lanes(const pp_lanes_src *src, const char *path, char *buf, size_t len) {
+    return pp__tracefile_describe(src->traces, src->P * src->D, path, buf, len);
+}

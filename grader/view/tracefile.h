@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "lanes.h"
 #include "trace.h"
 
 /* Virtual time in a JSON trace: one unit of pplab's clock (one block's forward) is drawn as this many
@@ -19,6 +20,12 @@ int pp__tracefile_format_check(const char *path, char *err, size_t errlen);
  * extension. Returns 0, or -1 with the reason in err (an extension that is neither, a file that cannot be
  * written). */
 int pp__tracefile_write(const pp_trace *traces, int P, int D, const char *path, char *err, size_t errlen);
+
+/* The same for a run's lanes (lanes.h): under --tp, a thread per shard of each rank, with its sums as slices of
+ * their own. src stays the caller's. */
+int pp__tracefile_write_lanes(const pp_lanes_src *src, const char *path, char *err, size_t errlen);
+/* pp__tracefile_describe of what pp__tracefile_write_lanes writes. */
+const char *pp__tracefile_describe_lanes(const pp_lanes_src *src, const char *path, char *buf, size_t len);
 
 /* The JSON trace alone: two processes, "virtual clock" (ts and dur in virtual time) and "wall clock" (measured),
  * each split into one process per replica when D > 1 ("virtual clock, replica 1"), one thread per rank; each compute op a complete event ("X") on its rank's thread, each send and receive an
