@@ -178,7 +178,7 @@ Test(timeline, interleaved_chunk_labels, .timeout = 10) {
     char *s = render(t, 2, 2, 1, 120, 0);
     cr_assert(strstr(s, "GPU 0: F0.0 F1.0 F0.1 F1.1 .\n"), "rank 0 wrong:\n%s", s);
     cr_assert(strstr(s, "GPU 1: .    F0.0 F1.0 F0.1 F1.1\n"), "rank 1 wrong:\n%s", s);
-    cr_assert(strstr(s, "Fm.c = forward of micro-batch m on local chunk c"), "legend must explain m.c:\n%s", s);
+    cr_assert(strstr(s, "micro-batch m and local chunk c (Fm.c)"), "legend must explain m.c:\n%s", s);
     cr_assert(strstr(s, "Idle fraction: 20%\n"), "%s", s);
     free(s);
     s = render(t, 2, 2, 0, 200, 0);

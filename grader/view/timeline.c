@@ -1,5 +1,6 @@
-/* timeline.c: renders the ranks' traces as a fixed-width text timeline (rows = ranks, cells = time units),
- * optionally compressed to the forward ops alone, and the idle fraction of what it shows. */
+/* timeline.c: draws a run's lanes (lanes.h) as a fixed-width text timeline, one row per lane, one column per cell
+ * of the grid every cell boundary falls on, optionally compressed to the forward ops alone, and the idle fraction
+ * of what it shows. */
 #include "timeline.h"
 
 #include <math.h>
@@ -11,17 +12,14 @@
 /* One op as shown: its place on the shown clock (the trace's, or the forward-only replay's). */
 typedef struct {
     int rank;
-    pp_op_kind op;
-    int mb, chunk, vstage;
+    int ev;          /* the op's index in its rank's trace */
+    int mb, vstage;
     double s, e;
-    int split;       /* a B that is only its input half (its W is an op of its own) */
-    double tp;       /* the shards' sums inside it (--tp) */
-    int tp_across;   /* ... over a ring that crossed nodes */
 } tl_op;
 
-/* Cells are found with floor(t / unit + TL_EPS) so that 2.9999999 lands on cell 3, not 2. */
+/* Times closer than this are one boundary: 2.9999999 and 3 cut no column between them. */
 #define TL_EPS 1e-6
-/* A trace whose smallest op is tiny next to its span would need millions of cells; cap the picture. */
+/* Cells so narrow next to the step would need millions of columns; cap the picture. */
 #define TL_MAX_CELLS 100000
 
 
@@ -121,20 +119,13 @@ static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_ou
         for (int i = 0; i < traces[r].n; i++) {
             const pp_event *e = &traces[r].ev[i];
             if (!pp__op_is_compute(e->op) || (forward_only && e->op != PP_OP_F)) continue;
-            ops[n++] = (tl_op){r,        e->op,   e->mb,      e->chunk,    e->vstage,
-                               e->vstart, e->vend, (e->flags & PP_EV_SPLIT) != 0, e->tp_time, e->tp_across};
+            ops[n++] = (tl_op){r, i, e->mb, e->vstage, e->vstart, e->vend};
         }
         qsort(ops + from, (size_t)(n - from), sizeof *ops, cmp_start);
     }
     if (forward_only) replay_forward(ops, n, P);
     *n_out = n;
     return ops;
-}
-
-static double busy_of(const tl_op *ops, int n) {
-    double busy = 0;
-    for (int i = 0; i < n; i++) busy += ops[i].e - ops[i].s;
-    return busy;
 }
 
 static double idle_of(const tl_op *ops, int n, int P) {
@@ -154,203 +145,341 @@ double pp__timeline_idle(const pp_trace *traces, int P, int forward_only) {
     return idle;
 }
 
-static int cell_of(double t, double unit) {
-    double c = floor(t / unit + TL_EPS);
-    if (c < 0) return 0;
-    return c > TL_MAX_CELLS ? TL_MAX_CELLS : (int)c;
-}
 
-static void label_of(const tl_op *o, int v, char *buf, size_t len) {
-    if (o->op == PP_OP_REDUCE) snprintf(buf, len, "R%d", o->chunk);
-    else if (v > 1) snprintf(buf, len, "%s%d.%d", pp__op_name(o->op), o->mb, o->chunk);
-    else snprintf(buf, len, "%s%d", pp__op_name(o->op), o->mb);
-}
-
-static const char *color_of(pp_op_kind op) {
-    switch (op) {
-    case PP_OP_F: return "\x1b[32m";
-    case PP_OP_B: return "\x1b[34m";
-    case PP_OP_W: return "\x1b[33m";
-    case PP_OP_REDUCE: return "\x1b[35m";
-    default: return "";
+/* The forward-only picture's traces: each group of P ranks (a replica of a shard) keeps its F ops alone, replayed
+ * on their own clock; every other op is dropped, reduces included. n traces in groups of P; free with
+ * forward_free. */
+static pp_trace *forward_traces(const pp_trace *tr, int P, int n) {
+    pp_trace *out = pp__xcalloc((size_t)n + 1, sizeof *out);
+    for (int g = 0; P > 0 && g + P <= n; g += P) {
+        int nops;
+        tl_op *ops = collect(tr + g, P, 1, &nops);
+        for (int i = 0; i < nops; i++) {
+            pp_event e = tr[g + ops[i].rank].ev[ops[i].ev];
+            e.vstart = ops[i].s, e.vend = ops[i].e;
+            pp__trace_add(&out[g + ops[i].rank], &e);
+        }
+        free(ops);
     }
+    return out;
 }
 
-/* Prints one row's cells [c0, c1); padding is held back until something visible follows, so rows carry no
- * trailing spaces. */
-static void print_row(FILE *out, const int *cell, const tl_op *ops, int c0, int c1, int cw, int v, int color) {
+static void forward_free(pp_trace *t, int n) {
+    for (int i = 0; t && i < n; i++) pp__trace_clear(&t[i]);
+    free(t);
+}
+
+/* The columns a timeline is drawn on: column j runs from t[j] to t[j + 1], t[n] being the step. unit > 0: every
+ * column is unit long; 0: columns are cut at whole units and at cells' boundaries, and a ruler row gives their
+ * starts. cw: the characters of the widest column (a label, or a ruler time). */
+typedef struct tl_cols {
+    double *t;
+    int n;
+    double unit;
+    int cw;
+} tl_cols;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether every cell boundary of L is a whole multiple of u. */
+static int on_grid(const pp_lanes *L, double u) {
+    for (int i = 0; i < L->n; i++)
+        for (int j = 0; j < L->lane[i].n; j++) {
+            const pp_cell *c = &L->lane[i].cells[j];
+            if (fabs(c->s - u * round(c->s / u)) > TL_EPS || fabs(c->e - u * round(c->e / u)) > TL_EPS) return 0;
+        }
+    return 1;
+}
+
+/* Every whole unit up to the step and every cell boundary, sorted, those closer than TL_EPS merged: the cut
+ * columns' starts, the step last. Returns their count. */
+static int cut_times(const pp_lanes *L, double **out) {
+    int whole = (int)ceil(L->step - TL_EPS), cap = whole + 2, n = 0;
+    for (int i = 0; i < L->n; i++) cap += 2 * L->lane[i].n;
+    double *t = pp__xmalloc((size_t)cap * sizeof *t);
+    for (int k = 0; k < whole; k++) t[n++] = k;
+    t[n++] = L->step;
+    for (int i = 0; i < L->n; i++)
+        for (int j = 0; j < L->lane[i].n; j++) t[n++] = L->lane[i].cells[j].s, t[n++] = L->lane[i].cells[j].e;
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || t[i] - t[m - 1] > TL_EPS) t[m++] = t[i];
+    if (m > 1 && L->step - t[m - 1] <= TL_EPS) t[m - 1] = L->step; /* the step, not a boundary just short of it */
+    *out = t;
+    return m;
+}
+
+/* The columns of L. Uniform cells need no ruler, so they are drawn wherever a unit of the ladder holds every
+ * boundary and costs at most twice the columns of the cut grid; otherwise the cut grid, which never puts a
+ * boundary inside a column and never rounds one away. */
+static void cols_build(tl_cols *g, const pp_lanes *L) {
+    static const double ladder[] = {1, 0.5, 0.25, 0.2, 0.1, 0.05, 0.04, 0.02, 0.01};
+    double *cut;
+    int ncut = cut_times(L, &cut) - 1;
+    if (ncut > TL_MAX_CELLS) ncut = TL_MAX_CELLS;
+    *g = (tl_cols){.cw = 1};
+    for (size_t k = 0; k < sizeof ladder / sizeof *ladder; k++) {
+        double u = ladder[k], cells = round(L->step / u);
+        if (cells > 2.0 * (ncut > 1 ? ncut : 1) || cells > TL_MAX_CELLS || !on_grid(L, u)) continue;
+        g->unit = u, g->n = (int)cells;
+        g->t = pp__xmalloc(((size_t)g->n + 1) * sizeof *g->t);
+        for (int j = 0; j <= g->n; j++) g->t[j] = j * u;
+        free(cut);
+        return;
+    }
+    g->t = cut, g->n = ncut > 0 ? ncut : 0;
+    g->t[g->n] = L->step;
+}
+
+/* The column t starts in: the last whose start is not after t. */
+static int col_of(const tl_cols *g, double t) {
+    int lo = 0, hi = g->n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (g->t[mid] <= t + TL_EPS) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+
+static char *text_dup(const char *s) {
+    size_t n = strlen(s) + 1;
+    return memcpy(pp__xmalloc(n), s, n);
+}
+
+/* A cell's text: its label (pp__cell_label), a sum whose ring crossed nodes marked with a '*'. */
+static void cell_text(const pp_cell *c, int v, char *buf, size_t len) {
+    char lab[40];
+    pp__cell_label(c, v, 1, lab, sizeof lab);
+    snprintf(buf, len, "%s%s", lab, c->kind == PP_CELL_SUM && c->across == 1 ? "*" : "");
+}
+
+/* A ruler time: four decimals at most, no trailing zeros ("12", "1.0946"). */
+static void time_text(double t, char *buf, size_t len) {
+    snprintf(buf, len, "%.4f", t);
+    char *end = buf + strlen(buf) - 1;
+    while (*end == '0') *end-- = 0;
+    if (*end == '.') *end = 0;
+    if (!strcmp(buf, "-0")) snprintf(buf, len, "0");
+}
+
+/* cell[j]: the index in l of the cell covering column j, or -1 where the lane is idle; widens g to the labels. */
+static int *lane_fill(tl_cols *g, const pp_lane *l, int v) {
+    int *cell = pp__xmalloc(((size_t)g->n + 1) * sizeof *cell);
+    for (int j = 0; j < g->n; j++) cell[j] = -1;
+    for (int i = 0; i < l->n && g->n > 0; i++) {
+        const pp_cell *c = &l->cells[i];
+        for (int j = col_of(g, c->s); j < g->n && g->t[j] < c->e - TL_EPS; j++) cell[j] = i;
+        char lab[48];
+        cell_text(c, v, lab, sizeof lab);
+        if ((int)strlen(lab) > g->cw) g->cw = (int)strlen(lab);
+    }
+    return cell;
+}
+
+/* The terminal's colours: F green, B blue, I bright blue, W yellow, R orange, S red, AR magenta. */
+static const char *cell_ansi(pp_cell_kind k) {
+    static const char *const ansi[PP_CELL_KINDS] = {"\x1b[32m", "\x1b[34m", "\x1b[94m", "\x1b[33m",
+                                                    "\x1b[38;5;208m", "\x1b[31m", "\x1b[35m"};
+    return k < PP_CELL_KINDS ? ansi[k] : "";
+}
+
+/* Prints one row's columns [c0, c1), text[j] being column j's (NULL: idle) and kind[j] its kind; padding is held
+ * back until something visible follows, so rows carry no trailing spaces. */
+static void print_cols(FILE *out, char *const *text, const int *kind, int c0, int c1, int cw, int color) {
     int pending = 0;
     for (int c = c0; c < c1; c++) {
         if (c > c0) pending++;
-        char lab[48];
-        if (cell[c] >= 0) label_of(&ops[cell[c]], v, lab, sizeof lab);
-        else snprintf(lab, sizeof lab, ".");
+        const char *lab = text[c] ? text[c] : ".";
         fprintf(out, "%*s", pending, "");
-        pending = 0;
-        if (color) fprintf(out, "%s%s\x1b[0m", cell[c] >= 0 ? color_of(ops[cell[c]].op) : "\x1b[2m", lab);
+        if (color) fprintf(out, "%s%s\x1b[0m", text[c] ? cell_ansi((pp_cell_kind)kind[c]) : "\x1b[2m", lab);
         else fputs(lab, out);
         pending = cw - (int)strlen(lab);
     }
     fputc('\n', out);
 }
 
-/* The grid a timeline is drawn on: one cell is `unit` of virtual time, ncells of them, each cw characters wide. */
-typedef struct tl_grid {
-    double unit;
-    int ncells, cw;
-} tl_grid;
+/* One row of text per lane (text[lane][col], NULL where idle; kind beside it) and, for a cut grid, the ruler's
+ * (text[L->n]). Free with rows_free. */
+typedef struct tl_rows {
+    char ***text;
+    int **kind;
+    int n, ncols;
+} tl_rows;
 
-/* The shortest op's duration (one cell), which kinds of op occur (has), and how many backwards are input halves
- * and how many whole. */
-static double grid_unit(const tl_op *ops, int n, int *has, int *halves, int *wholes) {
-    double unit = INFINITY;
-    for (int i = 0; i < n; i++) {
-        double d = ops[i].e - ops[i].s;
-        if (d > 1e-12 && d < unit) unit = d;
-        has[ops[i].op] = 1;
-        *halves += ops[i].op == PP_OP_B && ops[i].split;
-        *wholes += ops[i].op == PP_OP_B && !ops[i].split;
+static void rows_build(tl_rows *r, tl_cols *g, const pp_lanes *L, int v) {
+    r->n = L->n + 1, r->ncols = g->n;
+    r->text = pp__xcalloc((size_t)r->n, sizeof *r->text);
+    r->kind = pp__xcalloc((size_t)r->n, sizeof *r->kind);
+    for (int i = 0; i < r->n; i++) {
+        r->text[i] = pp__xcalloc((size_t)g->n + 1, sizeof **r->text);
+        r->kind[i] = pp__xcalloc((size_t)g->n + 1, sizeof **r->kind);
     }
-    return isfinite(unit) ? unit : 1;
-}
-
-/* Widens g to hold the ops: their last cell and their longest label. */
-static void grid_fit_ops(tl_grid *g, const tl_op *ops, int n, int v) {
-    for (int i = 0; i < n; i++) {
-        int end = cell_of(ops[i].e, g->unit), beg = cell_of(ops[i].s, g->unit);
-        if (end <= beg) end = beg + 1;
-        if (end > g->ncells) g->ncells = end;
-        char lab[48];
-        label_of(&ops[i], v, lab, sizeof lab);
-        if ((int)strlen(lab) > g->cw) g->cw = (int)strlen(lab);
-    }
-}
-
-/* The gradient reduces (lab 07), each rank's drawn on a lane of its own under its compute row (none when
- * forward_only): into *nr of them, g widened to hold them. */
-static tl_op *collect_reduces(const pp_trace *traces, int P, int forward_only, tl_grid *g, int *nr) {
-    int count = 0;
-    for (int r = 0; r < P; r++)
-        for (int i = 0; i < traces[r].n; i++) count += traces[r].ev[i].op == PP_OP_REDUCE;
-    tl_op *rops = pp__xmalloc(((size_t)count + 1) * sizeof *rops);
-    *nr = 0;
-    for (int r = 0; r < P && !forward_only; r++)
-        for (int i = 0; i < traces[r].n; i++) {
-            const pp_event *e = &traces[r].ev[i];
-            if (e->op != PP_OP_REDUCE) continue;
-            rops[(*nr)++] = (tl_op){r, e->op, -1, e->chunk, e->vstage, e->vstart, e->vend, 0, 0, 0};
-            int end = cell_of(e->vend, g->unit), beg = cell_of(e->vstart, g->unit);
-            if (end <= beg) end = beg + 1;
-            if (end > g->ncells) g->ncells = end;
-            if (g->cw < 2 + (e->chunk > 9)) g->cw = 2 + (e->chunk > 9);
+    for (int i = 0; i < L->n; i++) {
+        int *cell = lane_fill(g, &L->lane[i], v);
+        for (int j = 0; j < g->n; j++) {
+            if (cell[j] < 0) continue;
+            char lab[48];
+            const pp_cell *c = &L->lane[i].cells[cell[j]];
+            cell_text(c, v, lab, sizeof lab);
+            r->text[i][j] = text_dup(lab);
+            r->kind[i][j] = c->kind;
         }
-    return rops;
-}
-
-/* cells[r * ncells + c]: the index of the op of rank r in cell c, or -1 when the rank is idle there; lane (NULL:
- * none) marks each rank that has an op. */
-static int *fill_cells(const tl_op *ops, int n, int P, const tl_grid *g, int *lane) {
-    int *cells = pp__xmalloc(((size_t)P * g->ncells + 1) * sizeof *cells);
-    for (size_t i = 0; i < (size_t)P * g->ncells; i++) cells[i] = -1;
-    for (int i = 0; i < n; i++) {
-        int beg = cell_of(ops[i].s, g->unit), end = cell_of(ops[i].e, g->unit);
-        if (end <= beg) end = beg + 1;
-        if (lane) lane[ops[i].rank] = 1;
-        for (int c = beg; c < end && c < g->ncells; c++) cells[(size_t)ops[i].rank * g->ncells + c] = i;
+        free(cell);
     }
-    return cells;
+    for (int j = 0; j < g->n && !g->unit; j++) {
+        char t[32];
+        time_text(g->t[j], t, sizeof t);
+        r->text[L->n][j] = text_dup(t);
+        if ((int)strlen(t) > g->cw) g->cw = (int)strlen(t);
+    }
 }
 
-/* Every rank's row (and its reduce lane, where it has one), wrapped into blocks that fit `width` columns. */
-static void print_rows(FILE *out, const tl_grid *g, int P, const int *cells, const tl_op *ops, const int *rcells,
-                       const tl_op *rops, const int *lane, int v, int width, int color) {
-    int digits = 1;
-    for (int x = P - 1; x >= 10; x /= 10) digits++;
-    int prefix = 4 + digits + 2; /* "GPU " + number + ": " */
-    int per_block = (width - prefix + 1) / (g->cw + 1);
+static void rows_free(tl_rows *r) {
+    for (int i = 0; i < r->n; i++) {
+        for (int j = 0; j < r->ncols; j++) free(r->text[i][j]);
+        free(r->text[i]);
+        free(r->kind[i]);
+    }
+    free(r->text);
+    free(r->kind);
+}
+
+/* The widest lane name: the row prefix is that name, ':' and a space. */
+static int name_width(const pp_lanes *L) {
+    int w = 2; /* "AR" */
+    for (int i = 0; i < L->n; i++)
+        if (L->lane[i].kind == PP_LANE_COMPUTE && (int)strlen(L->lane[i].name) > w) w = (int)strlen(L->lane[i].name);
+    return w;
+}
+
+/* Every lane's row (a reduce lane as "AR" under its rank's rows), in blocks that fit `width` columns, each headed
+ * by "t=START" when there are several, and by the ruler row "t: ..." on a cut grid. */
+static void print_blocks(FILE *out, const tl_cols *g, const tl_rows *r, const pp_lanes *L, int width, int color) {
+    int w = name_width(L), per_block = (width - (w + 2) + 1) / (g->cw + 1);
     if (per_block < 1) per_block = 1;
-    int ncells = g->ncells, wrap = ncells > per_block;
-    for (int c0 = 0; c0 < ncells || c0 == 0; c0 += per_block) {
-        int c1 = c0 + per_block < ncells ? c0 + per_block : ncells;
+    int wrap = g->n > per_block;
+    for (int c0 = 0; c0 < g->n || c0 == 0; c0 += per_block) {
+        int c1 = c0 + per_block < g->n ? c0 + per_block : g->n;
         if (c0 > 0) fputc('\n', out);
-        if (wrap) fprintf(out, "t=%g\n", c0 * g->unit);
-        for (int r = 0; r < P; r++) {
-            fprintf(out, "GPU %*d: ", digits, r);
-            print_row(out, cells + (size_t)r * ncells, ops, c0, c1, g->cw, v, color);
-            if (lane[r]) {
-                fprintf(out, "%*s: ", 4 + digits, "AR");
-                print_row(out, rcells + (size_t)r * ncells, rops, c0, c1, g->cw, v, color);
-            }
+        if (wrap) {
+            char t[32];
+            time_text(g->t[c0], t, sizeof t);
+            fprintf(out, "t=%s\n", t);
         }
-        if (ncells == 0) break;
+        if (!g->unit && g->n > 0) {
+            fprintf(out, "%*s: ", w, "t");
+            print_cols(out, r->text[L->n], r->kind[L->n], c0, c1, g->cw, 0);
+        }
+        for (int i = 0; i < L->n; i++) {
+            char name[80];
+            if (L->lane[i].kind == PP_LANE_REDUCE) {
+                fprintf(out, "%*s: ", w, "AR");
+            } else {
+                snprintf(name, sizeof name, "%s:", L->lane[i].name);
+                fprintf(out, "%-*s ", w + 1, name);
+            }
+            print_cols(out, r->text[i], r->kind[i], c0, c1, g->cw, color);
+        }
+        if (g->n == 0) break;
     }
 }
 
-/* The legend's kinds of op, as they occur; returns the separator the legend goes on with. */
-static const char *print_legend_ops(FILE *out, const int *has, int halves, int wholes, int v) {
+/* The idle fraction over shard 0's compute lanes: 1 - busy / (lanes * span), span the latest end on them. */
+static double lanes_idle(const pp_lanes *L) {
+    double busy = 0, span = 0;
+    int lanes = 0;
+    for (int i = 0; i < L->n; i++) {
+        const pp_lane *l = &L->lane[i];
+        if (l->kind != PP_LANE_COMPUTE || l->shard != 0) continue;
+        lanes++;
+        for (int j = 0; j < l->n; j++) {
+            busy += l->cells[j].e - l->cells[j].s;
+            if (l->cells[j].e > span) span = l->cells[j].e;
+        }
+    }
+    return span > 0 && lanes > 0 ? 1.0 - busy / (lanes * span) : 0.0;
+}
+
+/* The legend's kinds of cell, as they occur, and how a label reads. */
+static void print_legend_kinds(FILE *out, const pp_lanes *L, int v, int dual) {
     fprintf(out, "Legend: ");
     const char *sep = "";
-    static const char *const what[] = {"forward", "backward", "weight-gradient half of the backward"};
-    for (int k = PP_OP_F; k <= PP_OP_W; k++) {
-        if (!has[k]) continue;
-        /* a B is the input half where its W is an op of its own, the whole backward where it is not */
-        const char *name = k == PP_OP_B && halves && !wholes ? "input-gradient half of the backward" : what[k];
-        fprintf(out, "%s%s%s = %s of micro-batch m%s", sep, pp__op_name((pp_op_kind)k), v > 1 ? "m.c" : "m", name,
-                v > 1 ? " on local chunk c" : "");
-        if (k == PP_OP_B && halves && wholes)
-            fprintf(out, " (its input-gradient half where a W of it follows, else the whole backward)");
+    for (int k = 0; k < PP_CELL_KINDS; k++) {
+        if (!L->has[k]) continue;
+        fprintf(out, "%s%s", sep, pp__cell_legend((pp_cell_kind)k));
+        if (k == PP_CELL_SUM && L->across_sums) fprintf(out, " (S..* where their ring crossed nodes)");
         sep = ", ";
     }
-    return sep;
+    fprintf(out, "%s. = idle; a cell is its letter then its micro-batch m", sep);
+    if (dual) fprintf(out, " and the stage's copy (Fma the first, Fmb the second)");
+    else if (v > 1) fprintf(out, " and local chunk c (Fm.c)");
+    if (L->has[PP_CELL_REDUCE]) fprintf(out, "; on an AR row, Rc is local chunk c's all-reduce over its replicas");
+    fputc('\n', out);
 }
 
-/* The rest of the legend (the cell's unit, the shards' sums, the reduce lane) and the idle fraction. */
-static void print_notes(FILE *out, const tl_op *ops, int n, int P, double unit, const char *sep, int forward_only,
-                        int nr) {
-    /* a comm latency or edge cost can put op boundaries between cells; say so rather than draw false detail */
-    int off_grid = 0;
-    for (int i = 0; i < n && !off_grid; i++) {
-        double a = ops[i].s / unit, b = ops[i].e / unit;
-        off_grid = fabs(a - floor(a + 0.5)) > TL_EPS || fabs(b - floor(b + 0.5)) > TL_EPS;
-    }
-    /* the unit is the one the warm-up, the figures and the costs (--comm-latency, --edge-cost) all use */
-    if (unit == 1)
-        fprintf(out, "%s. = idle; one cell = 1 time unit (one layer's forward): an op of cost k fills k cells", sep);
+/* The grid's line: what a cell is worth, and the step every lane spans. */
+static void print_legend_grid(FILE *out, const tl_cols *g, double step, int forward_only) {
+    char t[32];
+    time_text(step, t, sizeof t);
+    if (g->unit == 1)
+        fprintf(out, "One cell = 1 time unit (one layer's forward): an op of cost k fills k cells");
+    else if (g->unit > 0)
+        fprintf(out, "One cell = %g time units (1 unit = one layer's forward): an op of cost k fills k/%g cells", g->unit,
+                g->unit);
     else
-        fprintf(out, "%s. = idle; one cell = %g time units (1 unit = one layer's forward): an op of cost k fills k/%g "
-                "cells", sep, unit, unit);
-    fprintf(out, "%s%s\n", off_grid ? " (times between cells rounded down)" : "",
+        fprintf(out, "Cells are cut where an op starts or ends between whole units; narrow cells are shorter than a "
+                "unit (one layer's forward); row t gives each cell's start time");
+    fprintf(out, "; every lane spans the step, 0 to %s%s\n", t,
             forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
-    double tp = 0, tp_across = 0;
-    for (int i = 0; i < n; i++) tp += ops[i].tp, tp_across += ops[i].tp_across ? ops[i].tp : 0;
-    if (tp > 0)
-        fprintf(out, "Each F, and each B's input half, holds the shards' sums of its blocks (--tp): %.1f of the %.1f "
-                "busy units, %s (--trace gives each op's share and link)\n", tp, busy_of(ops, n),
-                tp_across == 0 ? "all inside a node" : tp_across < tp ? "some of them between nodes" : "all between nodes");
-    if (nr)
-        fprintf(out, "AR = the rank's reduce lane: Rc = the gradient all-reduce of local chunk c over its data-parallel "
-                "group, from its start to its end\n");
-    fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * idle_of(ops, n, P)));
 }
 
-void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color) {
-    int n, nr, has[PP_OP_COUNT] = {0}, halves = 0, wholes = 0;
-    tl_op *ops = collect(traces, P, forward_only, &n);
-    tl_grid g = {grid_unit(ops, n, has, &halves, &wholes), 0, 1};
-    grid_fit_ops(&g, ops, n, v);
-    tl_op *rops = collect_reduces(traces, P, forward_only, &g, &nr);
-    if (g.ncells > TL_MAX_CELLS) g.ncells = TL_MAX_CELLS;
-    int *lane = pp__xcalloc((size_t)P + 1, sizeof *lane);
-    int *rcells = fill_cells(rops, nr, P, &g, lane), *cells = fill_cells(ops, n, P, &g, NULL);
-    print_rows(out, &g, P, cells, ops, rcells, rops, lane, v, width, color);
-    print_notes(out, ops, n, P, g.unit, print_legend_ops(out, has, halves, wholes, v), forward_only, nr);
-    free(cells);
-    free(rcells);
-    free(rops);
-    free(lane);
-    free(ops);
+/* Under --tp: the sums' time on shard 0's lanes (L->sums) against their busy time, and the links they took. */
+static void print_legend_sums(FILE *out, const pp_lanes *L) {
+    double busy = 0, across = 0;
+    for (int i = 0; i < L->n; i++) {
+        const pp_lane *l = &L->lane[i];
+        if (l->kind != PP_LANE_COMPUTE || l->shard != 0) continue;
+        for (int j = 0; j < l->n; j++) {
+            busy += l->cells[j].e - l->cells[j].s;
+            if (l->cells[j].kind == PP_CELL_SUM && l->cells[j].across == 1) across += l->cells[j].e - l->cells[j].s;
+        }
+    }
+    fprintf(out, "Shards' sums on shard 0's lanes: %.4f of their %.4f busy time units, %s\n", L->sums, busy,
+            across <= TL_EPS ? "all inside a node" : across < L->sums - TL_EPS ? "some between nodes" : "all between nodes");
 }
 
 void pp__timeline_print_lanes(FILE *out, const pp_lanes_src *src, int v, int forward_only, int width, int color) {
-    pp__timeline_print(out, src->traces, src->P * src->D, v, forward_only, width, color);
+    pp_lanes_src shown = *src;
+    int D = src->D > 0 ? src->D : 1, R = src->P * D, T = src->shards && src->T > 1 ? src->T : 1;
+    pp_trace *fw = NULL, *fws = NULL;
+    if (forward_only) {
+        shown.traces = fw = forward_traces(src->traces, src->P, R);
+        if (T > 1) shown.shards = fws = forward_traces(src->shards, src->P, (T - 1) * R);
+    }
+    pp_lanes L;
+    pp__lanes_build(&L, &shown);
+    tl_cols g;
+    cols_build(&g, &L);
+    tl_rows r;
+    rows_build(&r, &g, &L, v);
+    print_blocks(out, &g, &r, &L, width, color);
+    print_legend_kinds(out, &L, v, src->dual);
+    print_legend_grid(out, &g, L.step, forward_only);
+    if (L.has[PP_CELL_SUM]) print_legend_sums(out, &L);
+    fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * lanes_idle(&L)));
+    rows_free(&r);
+    free(g.t);
+    pp__lanes_free(&L);
+    forward_free(fw, R);
+    forward_free(fws, (T - 1) * R);
+}
+
+void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color) {
+    pp_lanes_src src = {.traces = traces, .P = P, .D = 1};
+    pp__timeline_print_lanes(out, &src, v, forward_only, width, color);
 }
