@@ -1,9 +1,16 @@
-/* test_timeline.c: the terminal timeline drawn from hand-made traces: the GPipe forward staircase of the
- * course material, wrapping that never cuts a cell, 1F1B backwards two cells wide, chunk labels when v > 1. */
+/* test_timeline.c: the terminal timeline drawn from hand-made traces (the GPipe forward staircase of the course
+ * material, wrapping that never cuts a cell, 1F1B backwards two cells wide, chunk labels when v > 1), and
+ * `pplab run --timeline` read back as a student sees it: every lane a row, its cells adding up to the step, the
+ * shards' sums on every shard's row. */
 #include <criterion/criterion.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "schedules.h"
+#include "testset.h"
+#include "testutil.h"
 #include "timeline.h"
 
 /* One planned op of a rank's schedule; sim() gives it its virtual times as the runtime's clock would. */
@@ -217,4 +224,277 @@ Test(timeline, forward_only_replays_1f1b, .timeout = 10) {
     cr_assert(strstr(s, "Idle fraction: 43%\n"), "%s", s);
     free(s);
     free_traces(t, 4);
+}
+
+/* ---- pplab run --timeline, parsed ---- */
+
+/* One lane as the text draws it: its name and its columns' texts ("." where idle). */
+typedef struct tv_lane {
+    char name[64];
+    char **col;
+    int n;
+} tv_lane;
+
+/* A parsed timeline: its lanes, the columns' starts (start[ncols] is the step), and the figures under it. */
+typedef struct tv_view {
+    tv_lane lane[128];
+    int nlanes, ncols;
+    double *start;
+    double unit;    /* > 0: uniform columns; 0: a cut grid, its starts read from the ruler rows */
+    double step;    /* "every lane spans the step, 0 to X" */
+    double sums;    /* "Shards' sums on shard 0's lanes: X", -1 when absent */
+} tv_view;
+
+/* A run of equal columns on one lane: one cell. */
+typedef struct tv_cell {
+    char text[32];
+    double dur;
+    int ncols;
+} tv_cell;
+
+static void tv_add_col(tv_lane *l, const char *tok) {
+    l->col = realloc(l->col, (size_t)(l->n + 1) * sizeof *l->col);
+    l->col[l->n++] = strdup(tok);
+}
+
+/* One row of a block: its name before the first ':', then one token per column. The ruler row ("t") adds the
+ * columns' starts; lane rows repeat in the same order in every block. */
+static void tv_row(tv_view *v, char *line, int *row, double **ruler, int *nruler) {
+    char *colon = strchr(line, ':');
+    cr_assert(colon, "a row without ':': '%s'", line);
+    *colon = 0;
+    char *name = line;
+    while (*name == ' ') name++;
+    char *save = NULL;
+    if (!strcmp(name, "t")) {
+        for (char *tok = strtok_r(colon + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+            *ruler = realloc(*ruler, (size_t)(*nruler + 1) * sizeof **ruler);
+            (*ruler)[(*nruler)++] = strtod(tok, NULL);
+        }
+        return;
+    }
+    cr_assert_lt(*row, 128);
+    tv_lane *l = &v->lane[*row];
+    if (*row >= v->nlanes) snprintf(l->name, sizeof l->name, "%s", name), v->nlanes = *row + 1;
+    cr_assert_str_eq(l->name, name, "row %d is another lane in a later block", *row);
+    for (char *tok = strtok_r(colon + 1, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) tv_add_col(l, tok);
+    (*row)++;
+}
+
+/* The figures under the rows. */
+static void tv_notes(tv_view *v, const char *text) {
+    const char *p;
+    if ((p = strstr(text, "One cell = 1 time unit "))) v->unit = 1;
+    else if ((p = strstr(text, "One cell = "))) v->unit = strtod(p + strlen("One cell = "), NULL);
+    else cr_assert(strstr(text, "Cells are cut where an op starts or ends"), "no grid line in:\n%s", text);
+    p = strstr(text, "every lane spans the step, 0 to ");
+    cr_assert(p, "no step in:\n%s", text);
+    v->step = strtod(p + strlen("every lane spans the step, 0 to "), NULL);
+    p = strstr(text, "Shards' sums on shard 0's lanes: ");
+    v->sums = p ? strtod(p + strlen("Shards' sums on shard 0's lanes: "), NULL) : -1;
+}
+
+/* Parses a timeline out of a run's output (its rows start at its first line; its legend at "Legend: "). */
+static void tv_parse(tv_view *v, const char *out) {
+    memset(v, 0, sizeof *v);
+    const char *legend = strstr(out, "Legend: ");
+    cr_assert(legend, "no legend in:\n%s", out);
+    char *rows = strndup(out, (size_t)(legend - out)), *save = NULL;
+    double *ruler = NULL;
+    int nruler = 0, row = 0;
+    for (char *line = strtok_r(rows, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(line, "t=", 2)) row = 0; /* a block: its rows are the lanes again */
+        else tv_row(v, line, &row, &ruler, &nruler);
+    }
+    free(rows);
+    tv_notes(v, legend);
+    cr_assert_gt(v->nlanes, 0, "no rows in:\n%s", out);
+    v->ncols = v->lane[0].n;
+    v->start = calloc((size_t)v->ncols + 1, sizeof *v->start);
+    if (v->unit > 0) {
+        for (int j = 0; j <= v->ncols; j++) v->start[j] = j * v->unit;
+        cr_assert_float_eq(v->ncols * v->unit, v->step, 1e-6, "%d cells of %g are not the step %g", v->ncols, v->unit,
+                           v->step);
+    } else {
+        cr_assert_eq(nruler, v->ncols, "%d ruler times for %d columns", nruler, v->ncols);
+        for (int j = 0; j < v->ncols; j++) v->start[j] = ruler[j];
+    }
+    v->start[v->ncols] = v->step;
+    free(ruler);
+}
+
+static void tv_free(tv_view *v) {
+    for (int i = 0; i < v->nlanes; i++) {
+        for (int j = 0; j < v->lane[i].n; j++) free(v->lane[i].col[j]);
+        free(v->lane[i].col);
+    }
+    free(v->start);
+}
+
+/* Lane i's cells (runs of equal columns, idle ones included as "."), into cells; returns their count. */
+static int tv_cells(const tv_view *v, int i, tv_cell *cells, int cap) {
+    int n = 0;
+    for (int j = 0; j < v->lane[i].n; j++) {
+        const char *t = v->lane[i].col[j];
+        if (n == 0 || strcmp(cells[n - 1].text, t)) {
+            cr_assert_lt(n, cap);
+            cells[n] = (tv_cell){.dur = 0, .ncols = 0};
+            snprintf(cells[n].text, sizeof cells[n].text, "%s", t);
+            n++;
+        }
+        cells[n - 1].dur += v->start[j + 1] - v->start[j];
+        cells[n - 1].ncols++;
+    }
+    return n;
+}
+
+/* Runs `pplab run ARGS --timeline` as a student would (no colour, 120 columns) with --trace into a CSV; returns
+ * its output (caller frees) and the latest virtual end of a compute op or reduce in the trace. */
+static char *tv_run(const char *args, double *trace_step) {
+    char dir[PATH_MAX], csv[] = "/tmp/pplab-timeline-XXXXXX.csv", cmd[PATH_MAX + 1024];
+    close(mkstemps(csv, 4));
+    test_build_dir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "NO_COLOR=1 COLUMNS=120 '%s/pplab' run --impl solutions %s --timeline --trace %s 2>&1",
+             dir, args, csv);
+    size_t cap = 1 << 20;
+    char *out = malloc(cap);
+    cr_assert_eq(test_capture(cmd, out, cap), 0, "pplab run %s failed:\n%s", args, out);
+    *trace_step = 0;
+    FILE *f = fopen(csv, "r");
+    cr_assert(f, "no trace written by pplab run %s", args);
+    char line[512], op[16];
+    double s, e;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "%*d,%15[^,],%*d,%*d,%*d,%*d,%*u,%lf,%lf", op, &s, &e) == 3 && strcmp(op, "SEND") &&
+            strcmp(op, "RECV") && e > *trace_step)
+            *trace_step = e;
+    fclose(f);
+    unlink(csv);
+    return out;
+}
+
+/* A run's timeline read back: P*D*T compute rows named as its lanes are, each lane's cells adding up to the step
+ * the run reports, no cell narrower than its duration's whole units (a 2-unit backward at least as wide as two
+ * 1-unit forwards), and under --tp the sums on every shard's row, their total on shard 0's the figure printed. */
+static void check_run(const char *args, int P, int D, int T) {
+    double trace_step;
+    char *out = tv_run(args, &trace_step);
+    tv_view v;
+    tv_parse(&v, out);
+    const char *vs = strstr(out, "virtual step: ");
+    double step = vs ? strtod(vs + strlen("virtual step: "), NULL) : trace_step;
+    cr_expect(fabs(v.step - step) < 1e-3, "%s: the text spans %g, the run's step is %g:\n%s", args, v.step, step, out);
+    cr_expect(fabs(v.step - trace_step) < 1e-3, "%s: the text spans %g, the trace %g", args, v.step, trace_step);
+    for (int j = 0; j < v.ncols; j++)
+        cr_assert_gt(v.start[j + 1] - v.start[j], 0, "%s: column %d is empty or backwards:\n%s", args, j, out);
+    int compute = 0;
+    double sums = 0;
+    static tv_cell cells[4096];
+    for (int i = 0; i < v.nlanes; i++) {
+        const tv_lane *l = &v.lane[i];
+        cr_assert_eq(l->n, v.ncols, "%s: row %s has %d columns of %d:\n%s", args, l->name, l->n, v.ncols, out);
+        int n = tv_cells(&v, i, cells, 4096), ns = 0;
+        double total = 0, min_f = INFINITY;
+        for (int c = 0; c < n; c++) {
+            total += cells[c].dur;
+            if (cells[c].text[0] == '.') continue;
+            cr_expect_geq(cells[c].ncols, (int)ceil(cells[c].dur - 1e-3), "%s: %s on %s: %g units in %d cells", args,
+                          cells[c].text, l->name, cells[c].dur, cells[c].ncols);
+            if (v.unit > 0)
+                cr_expect_float_eq(cells[c].ncols * v.unit, cells[c].dur, 1e-6, "%s: %s", args, cells[c].text);
+            if (cells[c].text[0] == 'F' && cells[c].dur < min_f) min_f = cells[c].dur;
+            if (cells[c].text[0] == 'S') {
+                ns++;
+                if (strstr(l->name, "shard 0") || T == 1) sums += cells[c].dur;
+            }
+        }
+        cr_expect_float_eq(total, v.step, 1e-9, "%s: row %s adds up to %g, not the step %g", args, l->name, total,
+                           v.step);
+        if (!strcmp(l->name, "AR")) continue;
+        for (int c = 0; c < n; c++)
+            if (cells[c].text[0] == 'B') {
+                cr_expect_geq(cells[c].dur, 2 * min_f - 1e-3, "%s: %s on %s lasts %g, a forward %g", args,
+                              cells[c].text, l->name, cells[c].dur, min_f);
+                cr_expect_geq(cells[c].ncols, 2, "%s: %s on %s is one cell wide:\n%s", args, cells[c].text, l->name,
+                              out);
+            }
+        char want[64];
+        int p = compute / T % P, d = compute / T / P, t = compute % T;
+        if (T > 1 && D > 1) snprintf(want, sizeof want, "replica %d, GPU %d, shard %d", d, p, t);
+        else if (T > 1) snprintf(want, sizeof want, "GPU %d, shard %d", p, t);
+        else if (D > 1) snprintf(want, sizeof want, "replica %d, GPU %d", d, p);
+        else snprintf(want, sizeof want, "GPU %d", p);
+        cr_expect_str_eq(l->name, want, "%s: compute row %d", args, compute);
+        if (T > 1) cr_expect_gt(ns, 0, "%s: no sums on %s:\n%s", args, l->name, out);
+        compute++;
+    }
+    cr_expect_eq(compute, P * D * T, "%s: %d compute rows, P*D*T = %d:\n%s", args, compute, P * D * T, out);
+    if (T > 1) {
+        cr_expect_gt(v.sums, 0, "%s: no sums figure:\n%s", args, out);
+        cr_expect(fabs(sums - v.sums) < 1e-3, "%s: the S cells on shard 0's rows add up to %g, the figure is %g:\n%s",
+                  args, sums, v.sums, out);
+    } else {
+        cr_expect_lt(v.sums, 0, "%s: a sums figure without --tp:\n%s", args, out);
+    }
+    cr_expect(strstr(out, "\nIdle fraction: "), "%s", out);
+    tv_free(&v);
+    free(out);
+}
+
+/* The run's arguments for a test configuration. */
+static void args_of(char *buf, size_t len, const char *schedule, const pp_test_config *t) {
+    int n = snprintf(buf, len, "--schedule %s --stages %d --microbatches %d --chunks %d", schedule, t->P, t->M,
+                     t->v > 0 ? t->v : 1);
+    if (t->T > 1) n += snprintf(buf + n, len - n, " --tp %d", t->T);
+    if (t->D > 1) n += snprintf(buf + n, len - n, " --dp %d", t->D);
+    if (t->node_size > 0) n += snprintf(buf + n, len - n, " --node-size %d", t->node_size);
+    if (t->placement[0]) n += snprintf(buf + n, len - n, " --placement %s", t->placement);
+    if (t->latency > 0) n += snprintf(buf + n, len - n, " --comm-latency %g", t->latency);
+    if (t->edge > 0) n += snprintf(buf + n, len - n, " --edge-cost %g", t->edge);
+    if (t->layers > 0) n += snprintf(buf + n, len - n, " --layers %d", t->layers);
+    if (t->layout[0]) n += snprintf(buf + n, len - n, " --layout %s", t->layout);
+    if (t->recompute) snprintf(buf + n, len - n, " --recompute");
+}
+
+TestSuite(timeline_cli, .timeout = 240);
+
+/* Every schedule's first graded configuration, tpgrid with its grid and nodes. */
+Test(timeline_cli, every_schedule_reads_back) {
+    for (int i = 0; i < pp__nschedules; i++) {
+        int n;
+        const pp_test_config *t = pp__testset(pp__schedules[i].name, &n);
+        cr_assert_gt(n, 0, "%s has no tests", pp__schedules[i].name);
+        char args[512];
+        args_of(args, sizeof args, pp__schedules[i].name, &t[0]);
+        check_run(args, t[0].P, t[0].D > 1 ? t[0].D : 1, t[0].T > 1 ? t[0].T : 1);
+    }
+}
+
+Test(timeline_cli, tpblock_two_shards) {
+    check_run("--schedule tpblock --tp 2 --stages 2 --microbatches 4", 2, 1, 2);
+}
+
+Test(timeline_cli, dp1f1b_two_replicas) {
+    check_run("--schedule dp1f1b --stages 2 --microbatches 4 --dp 2", 2, 2, 1);
+}
+
+/* One node per rank: every sum crosses nodes, and says so. */
+Test(timeline_cli, sums_between_nodes_marked) {
+    double step;
+    const char *args = "--schedule tpblock --tp 2 --stages 2 --microbatches 2 --node-size 1";
+    char *out = tv_run(args, &step);
+    cr_expect(strstr(out, " S0* ") && strstr(out, "its ring crossed nodes") && strstr(out, "all between nodes"), "%s",
+              out);
+    free(out);
+    check_run(args, 2, 1, 2);
+}
+
+/* A recomputing run draws its rebuilt forward as R before its backward. */
+Test(timeline_cli, recompute_draws_r) {
+    double step;
+    char *out = tv_run("--schedule gpipe --stages 2 --microbatches 3 --recompute", &step);
+    cr_expect(strstr(out, "R = forward run again to rebuild a dropped stash"), "%s", out);
+    cr_expect(strstr(out, "R0 B0 B0"), "%s", out);
+    free(out);
+    check_run("--schedule gpipe --stages 2 --microbatches 3 --recompute", 2, 1, 1);
 }

@@ -412,7 +412,7 @@ static void print_legend_kinds(FILE *out, const pp_lanes *L, int v, int dual) {
     for (int k = 0; k < PP_CELL_KINDS; k++) {
         if (!L->has[k]) continue;
         fprintf(out, "%s%s", sep, pp__cell_legend((pp_cell_kind)k));
-        if (k == PP_CELL_SUM && L->across_sums) fprintf(out, " (S..* where their ring crossed nodes)");
+        if (k == PP_CELL_SUM && L->across_sums) fprintf(out, " (a '*' after one: its ring crossed nodes)");
         sep = ", ";
     }
     fprintf(out, "%s. = idle; a cell is its letter then its micro-batch m", sep);
