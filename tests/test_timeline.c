@@ -478,6 +478,29 @@ Test(timeline_cli, dp1f1b_two_replicas) {
     check_run("--schedule dp1f1b --stages 2 --microbatches 4 --dp 2", 2, 2, 1);
 }
 
+/* --forward-only under --tp: every shard's row still, its forwards and their sums alone, replayed. */
+Test(timeline_cli, forward_only_keeps_every_shard) {
+    double step;
+    char *out = tv_run("--schedule tpblock --tp 2 --stages 2 --microbatches 4 --forward-only", &step);
+    tv_view v;
+    tv_parse(&v, out);
+    cr_expect_eq(v.nlanes, 4, "%s", out);
+    static tv_cell cells[4096];
+    for (int i = 0; i < v.nlanes; i++) {
+        int n = tv_cells(&v, i, cells, 4096), ns = 0;
+        double total = 0;
+        for (int c = 0; c < n; c++) {
+            total += cells[c].dur;
+            ns += cells[c].text[0] == 'S';
+            cr_expect(strchr(".FS", cells[c].text[0]), "%s in a forward-only picture:\n%s", cells[c].text, out);
+        }
+        cr_expect_eq(ns, 4, "%s: %d sums, one per forward:\n%s", v.lane[i].name, ns, out);
+        cr_expect_float_eq(total, v.step, 1e-9, "%s", v.lane[i].name);
+    }
+    tv_free(&v);
+    free(out);
+}
+
 /* One node per rank: every sum crosses nodes, and says so. */
 Test(timeline_cli, sums_between_nodes_marked) {
     double step;
