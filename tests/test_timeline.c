@@ -373,9 +373,10 @@ static char *tv_run(const char *args, double *trace_step) {
     return out;
 }
 
-/* A run's timeline read back: P*D*T compute rows named as its lanes are, each lane's cells adding up to the step
- * the run reports, no cell narrower than its duration's whole units (a 2-unit backward at least as wide as two
- * 1-unit forwards), and under --tp the sums on every shard's row, their total on shard 0's the figure printed. */
+/* A run's timeline read back: no line wider than the terminal's 120 columns, P*D*T compute rows named as its lanes
+ * are, each lane's cells adding up to the step the run reports, no cell narrower than its duration's whole units (a
+ * 2-unit backward at least as wide as two 1-unit forwards), and under --tp the sums on every shard's row, their
+ * total on shard 0's the figure printed. */
 static void check_run(const char *args, int P, int D, int T) {
     double trace_step;
     char *out = tv_run(args, &trace_step);
@@ -436,7 +437,10 @@ static void check_run(const char *args, int P, int D, int T) {
     } else {
         cr_expect_lt(v.sums, 0, "%s: a sums figure without --tp:\n%s", args, out);
     }
-    cr_expect(strstr(out, "\nIdle fraction: "), "%s", out);
+    const char *idle = strstr(out, "\nIdle fraction: ");
+    cr_expect(idle, "%s", out);
+    for (const char *line = out; idle && line <= idle; line += strcspn(line, "\n") + 1)
+        cr_expect_leq(strcspn(line, "\n"), (size_t)120, "%s: a line wider than 120 columns:\n%s", args, out);
     tv_free(&v);
     free(out);
 }
@@ -506,7 +510,7 @@ Test(timeline_cli, sums_between_nodes_marked) {
     double step;
     const char *args = "--schedule tpblock --tp 2 --stages 2 --microbatches 2 --node-size 1";
     char *out = tv_run(args, &step);
-    cr_expect(strstr(out, " S0* ") && strstr(out, "its ring crossed nodes") && strstr(out, "all between nodes"), "%s",
+    cr_expect(strstr(out, " S0* ") && strstr(out, "S..* = sums whose ring crossed nodes") && strstr(out, "all between nodes"), "%s",
               out);
     free(out);
     check_run(args, 2, 1, 2);

@@ -405,37 +405,69 @@ static double lanes_idle(const pp_lanes *L) {
     return span > 0 && lanes > 0 ? 1.0 - busy / (lanes * span) : 0.0;
 }
 
+/* A legend line being written: phrases joined by separators, continued on a line of its own (indented two spaces)
+ * before a phrase that would pass `width` (less one, for the separator a break leaves), so no phrase is cut. */
+typedef struct tl_note {
+    FILE *out;
+    int col, width;
+} tl_note;
+
+static void note_add(tl_note *n, const char *sep, const char *phrase) {
+    int len = (int)strlen(phrase);
+    if (n->col > 2 && n->col + (int)strlen(sep) + len >= n->width) {
+        fprintf(n->out, "%.*s\n  ", (int)strcspn(sep, " "), sep);
+        n->col = 2;
+    } else {
+        fputs(sep, n->out);
+        n->col += (int)strlen(sep);
+    }
+    fputs(phrase, n->out);
+    n->col += len;
+}
+
+static void note_end(tl_note *n) {
+    fputc('\n', n->out);
+    n->col = 0;
+}
+
 /* The legend's kinds of cell, as they occur, and how a label reads. */
-static void print_legend_kinds(FILE *out, const pp_lanes *L, int v, int dual) {
-    fprintf(out, "Legend: ");
-    const char *sep = "";
+static void print_legend_kinds(tl_note *n, const pp_lanes *L, int v, int dual) {
+    const char *sep = "Legend: ";
     for (int k = 0; k < PP_CELL_KINDS; k++) {
         if (!L->has[k]) continue;
-        fprintf(out, "%s%s", sep, pp__cell_legend((pp_cell_kind)k));
-        if (k == PP_CELL_SUM && L->across_sums) fprintf(out, " (a '*' after one: its ring crossed nodes)");
+        note_add(n, sep, pp__cell_legend((pp_cell_kind)k));
         sep = ", ";
     }
-    fprintf(out, "%s. = idle; a cell is its letter then its micro-batch m", sep);
-    if (dual) fprintf(out, " and the stage's copy (Fma the first, Fmb the second)");
-    else if (v > 1) fprintf(out, " and local chunk c (Fm.c)");
-    if (L->has[PP_CELL_REDUCE]) fprintf(out, "; on an AR row, Rc is local chunk c's all-reduce over its replicas");
-    fputc('\n', out);
+    note_add(n, sep, ". = idle");
+    if (dual) note_add(n, "; ", "a cell reads its letter, micro-batch m and the stage's copy (Fma the first, Fmb the second)");
+    else if (v > 1) note_add(n, "; ", "a cell reads its letter, micro-batch m and local chunk c (Fm.c)");
+    else note_add(n, "; ", "a cell reads its letter then its micro-batch m");
+    if (L->across_sums) note_add(n, "; ", "S..* = sums whose ring crossed nodes");
+    if (L->has[PP_CELL_REDUCE]) note_add(n, "; ", "on an AR row, Rc is local chunk c's all-reduce");
+    note_end(n);
 }
 
 /* The grid's line: what a cell is worth, and the step every lane spans. */
-static void print_legend_grid(FILE *out, const tl_cols *g, double step, int forward_only) {
-    char t[32];
+static void print_legend_grid(tl_note *n, const tl_cols *g, double step, int forward_only) {
+    char t[32], phrase[160];
+    if (g->unit == 1) {
+        note_add(n, "", "One cell = 1 time unit (one layer's forward)");
+        note_add(n, ": ", "an op of cost k fills k cells");
+    } else if (g->unit > 0) {
+        snprintf(phrase, sizeof phrase, "One cell = %g time units (1 unit = one layer's forward)", g->unit);
+        note_add(n, "", phrase);
+        snprintf(phrase, sizeof phrase, "an op of cost k fills k/%g cells", g->unit);
+        note_add(n, ": ", phrase);
+    } else {
+        note_add(n, "", "Cells are cut where an op starts or ends between whole units");
+        note_add(n, "; ", "narrow cells are shorter than a unit (one layer's forward)");
+        note_add(n, "; ", "row t gives each cell's start time");
+    }
     time_text(step, t, sizeof t);
-    if (g->unit == 1)
-        fprintf(out, "One cell = 1 time unit (one layer's forward): an op of cost k fills k cells");
-    else if (g->unit > 0)
-        fprintf(out, "One cell = %g time units (1 unit = one layer's forward): an op of cost k fills k/%g cells", g->unit,
-                g->unit);
-    else
-        fprintf(out, "Cells are cut where an op starts or ends between whole units; narrow cells are shorter than a "
-                "unit (one layer's forward); row t gives each cell's start time");
-    fprintf(out, "; every lane spans the step, 0 to %s%s\n", t,
-            forward_only ? "; forward ops only, each rank's forwards replayed on their own clock" : "");
+    snprintf(phrase, sizeof phrase, "every lane spans the step, 0 to %s", t);
+    note_add(n, "; ", phrase);
+    if (forward_only) note_add(n, "; ", "forward ops only, each rank's forwards replayed on their own clock");
+    note_end(n);
 }
 
 /* Under --tp: the sums' time on shard 0's lanes (L->sums) against their busy time, and the links they took. */
@@ -468,8 +500,9 @@ void pp__timeline_print_lanes(FILE *out, const pp_lanes_src *src, int v, int for
     tl_rows r;
     rows_build(&r, &g, &L, v);
     print_blocks(out, &g, &r, &L, width, color);
-    print_legend_kinds(out, &L, v, src->dual);
-    print_legend_grid(out, &g, L.step, forward_only);
+    tl_note note = {out, 0, width};
+    print_legend_kinds(&note, &L, v, src->dual);
+    print_legend_grid(&note, &g, L.step, forward_only);
     if (L.has[PP_CELL_SUM]) print_legend_sums(out, &L);
     fprintf(out, "Idle fraction: %d%%\n", (int)lround(100.0 * lanes_idle(&L)));
     rows_free(&r);
