@@ -482,6 +482,19 @@ Test(timeline_cli, dp1f1b_two_replicas) {
     check_run("--schedule dp1f1b --stages 2 --microbatches 4 --dp 2", 2, 2, 1);
 }
 
+/* A latency of half a unit is drawn on half-unit cells; one of 0.3 on cut cells, read from the ruler. */
+Test(timeline_cli, latency_grids) {
+    double step;
+    char *out = tv_run("--schedule 1f1b --stages 3 --microbatches 3 --comm-latency 0.5", &step);
+    cr_expect(strstr(out, "One cell = 0.5 time units") && strstr(out, "B0 B0 B0 B0"), "%s", out);
+    free(out);
+    out = tv_run("--schedule 1f1b --stages 3 --microbatches 3 --comm-latency 0.3", &step);
+    cr_expect(strstr(out, "Cells are cut where an op starts or ends") && strstr(out, "t: 0 "), "%s", out);
+    free(out);
+    check_run("--schedule 1f1b --stages 3 --microbatches 3 --comm-latency 0.5", 3, 1, 1);
+    check_run("--schedule 1f1b --stages 3 --microbatches 3 --comm-latency 0.3", 3, 1, 1);
+}
+
 /* --forward-only under --tp: every shard's row still, its forwards and their sums alone, replayed. */
 Test(timeline_cli, forward_only_keeps_every_shard) {
     double step;
