@@ -123,7 +123,7 @@ static int figures_main(int argc, char **argv) {
     base.layers = 8;
     base.steps = o.steps;
     base.hidden = o.width;
-    return pp__figures_all(o.outdir, fn[0], fn[1], fn[2], &base) ? 1 : 0;
+    return pp__figures_all(o.outdir, fn[0], fn[1], fn[2], &base, o.impl) ? 1 : 0;
 }
 
 const pp_cli_command pp__cli_figures = {
