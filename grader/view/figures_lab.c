@@ -54,11 +54,16 @@ static int first_line(const char *s) {
 
 int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const pp_program *prog,
                            const char *impl) {
+    char num[3], err[512];
+    lab_number(lab, num);
+    /* the runtime trusts its configuration: a bad one is said before anything runs */
+    if (pp__config_check(c, err, sizeof err)) {
+        fprintf(stderr, "pplab figures: lab %s (%s): %s\n", num, lab->name, err);
+        return -1;
+    }
     pp_run_result res;
     pp_status st = pp__run_program(c, prog, &res);
     int ops = run_ops(&res);
-    char num[3];
-    lab_number(lab, num);
     if (st == PP_OK && ops) {
         pp__result_free(&res);
         return 0;
@@ -74,9 +79,9 @@ int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const
     return -1;
 }
 
-/* The configuration a lab's figures start from: P=4, M=8 and the row's default chunks, as its docs run it; a
- * reduce's row on 2 replicas (lab 07), a row that cuts blocks on 2 shards of 2 stages (lab 08), the grid on
- * nodes of 2. The layers fall back to one block per virtual stage where base's do not split evenly. */
+/* The configuration a lab's figures start from, as its docs run it: P=4, M=8 (naive's one) and the row's default
+ * chunks; a reduce's row on 2 replicas (lab 07), a row that cuts blocks on 2 shards of 2 stages (lab 08), the grid
+ * on nodes of 2. The layers fall back to one block per virtual stage where base's do not split evenly. */
 static pp_run_config lab_config(const pp_run_config *base, const pp_schedule_def *d) {
     pp_run_config c = *base;
     c.schedule = d;
@@ -84,6 +89,7 @@ static pp_run_config lab_config(const pp_run_config *base, const pp_schedule_def
     c.steps = 1;
     c.comm_latency = 0;
     c.transport = "threads";
+    if (d->one_microbatch) c.M = 1;
     if (d->reduce != PP_REDUCE_NONE) c.D = 2;
     if (d->own_blocks) c.T = 2, c.P = 2, c.M = 4;
     if (d->grid) c.node_size = 2;
