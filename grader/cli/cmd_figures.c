@@ -19,7 +19,7 @@ static const char usage[] =
     "(gnuplot). A schedule that cannot be loaded or is not solved yet is skipped, and said so.\n"
     "With --lab X (a number such as 05, or a name such as zbh1) it draws that lab's run beside the canonical\n"
     "order instead: its timeline, bubble vs M and vs comm latency, peak stashes per rank, and lab 07's reduce\n"
-    "and lab 08's sums, as OUTDIR/SCHEDULE-*.png; an unsolved lab gets one line and exit status 1.\n";
+    "and lab 08's sums, as OUTDIR/SCHEDULE-*.png. A lab not solved yet gets one line and exit status 3.\n";
 
 typedef struct figures_opts {
     const char *impl, *outdir, *lab;
@@ -94,7 +94,9 @@ static int figures_lab(const figures_opts *o) {
     base.layers = 8;
     base.steps = 1;
     base.hidden = o->width;
-    return pp__figures_lab(o->outdir, lab, p, &base, o->impl, !pp__impl_have_solutions()) ? 1 : 0;
+    /* its own status, so that make plots can tell a lab still to write from a figure that failed */
+    int rc = pp__figures_lab(o->outdir, lab, p, &base, o->impl, !pp__impl_have_solutions());
+    return rc == 1 ? 3 : rc ? 1 : 0;
 }
 
 static int figures_main(int argc, char **argv) {
