@@ -293,6 +293,13 @@ static int figures_warmup(const char *outdir, const pp_run_config *base, const c
     return rc;
 }
 
+/* A handout's canonical side exists where it recorded the answers: the console says so once, the titles each. */
+static void handout_say(int handout) {
+    if (handout)
+        fprintf(stderr, "pplab figures: this handout records the canonical answers of its public configurations "
+                        "only: the canonical side is drawn at those alone\n");
+}
+
 /* c's shape for a title, "P=4 M=8 v=2 D=2", without the knob the sweep turns and the knobs left at one. */
 static const char *shape_of(const pp_run_config *c, sweep_knob knob, char *buf, size_t len) {
     int n = snprintf(buf, len, "P=%d", c->P);
@@ -308,10 +315,8 @@ int pp__figures_lab(const char *outdir, const pp_lab_info *lab, const pp_program
     char num[3];
     lab_number(lab, num);
     const char *note = handout ? RECORDED_NOTE : "";
-    if (handout)
-        fprintf(stderr, "pplab figures: this handout records the canonical answers of its public configurations "
-                        "only: the canonical side is drawn there alone\n");
     if (lab->kind == &pp__warmup_lab) {
+        handout_say(handout);
         int rc = figures_warmup(outdir, base, note);
         printf("lab 00 (warmup): the canonical orders it asks about in %s/warmup-*.png\n", outdir);
         return rc ? -1 : 0;
@@ -324,6 +329,7 @@ int pp__figures_lab(const char *outdir, const pp_lab_info *lab, const pp_program
     }
     pp_run_config c = lab_config(base, d);
     if (pp__figures_lab_solved(lab, &c, prog, impl)) return 1;
+    handout_say(handout);
     int rc = 0;
     pp_run_result res;
     if (run_point(&c, prog, &res)) return -1;
