@@ -19,7 +19,8 @@ static const char usage[] =
     "(gnuplot). A schedule that cannot be loaded or is not solved yet is skipped, and said so.\n"
     "With --lab X (a number such as 05, or a name such as zbh1) it draws that lab's run beside the canonical\n"
     "order instead: its timeline, bubble vs M and vs comm latency, peak stashes per rank, and lab 07's reduce\n"
-    "and lab 08's sums, as OUTDIR/SCHEDULE-*.png. A lab not solved yet gets one line and exit status 3.\n";
+    "and lab 08's sums, as OUTDIR/SCHEDULE-*.png. A lab not solved yet gets one line and exit status 3.\n"
+    "--impl picks whose code runs, as without --lab; make plots LAB=X passes --impl labs, your own.\n";
 
 typedef struct figures_opts {
     const char *impl, *outdir, *lab;
