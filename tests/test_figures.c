@@ -195,6 +195,7 @@ static void expect_lab(const char *lab, const char *name, const char *extra) {
 Test(figures_lab, solutions_beside_canonical, .init = lab_setup, .fini = lab_teardown, .timeout = 120) {
     expect_lab("--impl solutions --lab 05", "zbh1", NULL);
     expect_lab("--impl solutions --lab dp1f1b", "dp1f1b", "reduce");
+    expect_png("dp1f1b-gantt-reduces");
     expect_lab("--impl solutions --lab 08", "tpblock", "sums");
 }
 

@@ -151,6 +151,14 @@ static int fig_step(const char *outdir, const pp_run_config *c, const pp_run_res
         snprintf(title, sizeof title, "%s, your run, P=%d M=%d: no canonical order here", name, c->P, c->M);
         if (pp__plot_gantt_replicas(res->traces, c->P, n / c->P, title, prefix, node)) rc = -1;
     }
+    /* the pair has no lanes for the gradient reduces: the run's replicas again, with them */
+    if (n > c->P) {
+        char title[160];
+        snprintf(title, sizeof title, "%s, your run, P=%d M=%d D=%d: each rank's reduces on the lane under it", name,
+                 c->P, c->M, n / c->P);
+        prefix_of(prefix, sizeof prefix, outdir, name, "gantt-reduces");
+        if (pp__plot_gantt_replicas(res->traces, c->P, n / c->P, title, prefix, node)) rc = -1;
+    }
     free(node);
     traces_free(canon, n);
 
