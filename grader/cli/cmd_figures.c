@@ -85,6 +85,10 @@ static int figures_lab(const figures_opts *o) {
     char err[1024];
     const pp_lab_info *lab = pp__figures_lab_find(o->lab, err, sizeof err);
     if (!lab) pp__cli_fail("figures", "%s", err);
+    /* lab 09 writes a scheduler: its orders are the other labs' schedules, drawn under their own names */
+    if (!lab->symbol && lab->kind != &pp__warmup_lab)
+        pp__cli_fail("figures", "--lab %s: lab %.2s (%s) has no figures of its own: draw the schedule your orders "
+                     "are for, e.g. --lab 03", o->lab, lab->folder, lab->name);
     pp_program prog = {.no_params = 1}, *p = NULL;
     if (lab->symbol) {
         if (lab_program(o, lab, &prog)) return 1;
