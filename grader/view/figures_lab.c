@@ -42,7 +42,7 @@ const pp_lab_info *pp__figures_lab_find(const char *arg, char *err, size_t len) 
 /* The operations a run's ranks ran, all replicas'. */
 static int run_ops(const pp_run_result *res) {
     int ops = 0;
-    for (int r = 0; r < res->P; r++) ops += res->traces[r].n;
+    for (int r = 0; res->traces && r < res->P; r++) ops += res->traces[r].n; /* a run refused early has none */
     return ops;
 }
 
@@ -52,9 +52,19 @@ static int first_line(const char *s) {
     return nl ? (int)(nl - s) : (int)strlen(s);
 }
 
+/* The pplab run flags of c's shape, to rerun it by hand. */
+static const char *run_flags(const pp_run_config *c, char *buf, size_t len) {
+    int n = snprintf(buf, len, "--schedule %s --stages %d --microbatches %d", c->schedule->name, c->P, c->M);
+    if (c->v > 1) n += snprintf(buf + n, len - (size_t)n, " --chunks %d", c->v);
+    if (c->D > 1) n += snprintf(buf + n, len - (size_t)n, " --dp %d", c->D);
+    if (c->T > 1) n += snprintf(buf + n, len - (size_t)n, " --tp %d", c->T);
+    if (c->node_size > 0) snprintf(buf + n, len - (size_t)n, " --node-size %d", c->node_size);
+    return buf;
+}
+
 int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const pp_program *prog,
                            const char *impl) {
-    char num[3], err[512];
+    char num[3], err[512], flags[256];
     lab_number(lab, num);
     /* the runtime trusts its configuration: a bad one is said before anything runs */
     if (pp__config_check(c, err, sizeof err)) {
@@ -68,13 +78,16 @@ int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const
         pp__result_free(&res);
         return 0;
     }
-    if (!ops)
+    /* make plots LAB=05 draws the folder's main schedule: its other parts go by their names */
+    const pp_lab_info *main_row = pp__lab_find(lab->folder);
+    const char *again = main_row == lab ? num : lab->name;
+    if (!ops && st == PP_OK)
         fprintf(stderr, "pplab figures: lab %s (%s) is not solved yet: no rank ran any operation; write %s/%s/%s.c, "
-                "then make plots LAB=%s\n", num, lab->name, impl, lab->folder, lab->file, num);
+                "then make plots LAB=%s\n", num, lab->name, impl, lab->folder, lab->file, again);
     else
-        fprintf(stderr, "pplab figures: lab %s (%s) does not run yet: %.*s; fix %s/%s/%s.c (pplab run --schedule %s "
-                "--timeline shows where), then make plots LAB=%s\n", num, lab->name, first_line(res.error), res.error,
-                impl, lab->folder, lab->file, lab->name, num);
+        fprintf(stderr, "pplab figures: lab %s (%s) is not solved yet: %.*s; fix %s/%s/%s.c (pplab run %s --timeline "
+                "shows where), then make plots LAB=%s\n", num, lab->name, first_line(res.error), res.error, impl,
+                lab->folder, lab->file, run_flags(c, flags, sizeof flags), again);
     pp__result_free(&res);
     return -1;
 }
