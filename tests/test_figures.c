@@ -205,6 +205,11 @@ Test(figures_lab, stub_is_one_line, .init = lab_setup, .fini = lab_teardown, .ti
     cr_expect_eq(log_lines(last, sizeof last), 1, "one line, got: %s", last);
     cr_expect(strstr(last, "lab 05 (zbh1) is not solved yet") && strstr(last, "make plots LAB=05"), "%s", last);
     cr_expect_eq(pngs(), 0, "no figure for an unsolved lab");
+    /* the grid lab's stub fails before any op, at its mapping: not solved either */
+    cr_assert_eq(figures_lab("--impl labs --lab tpgrid"), 3, "log in %s/log", labdir);
+    cr_expect_eq(log_lines(last, sizeof last), 1, "one line, got: %s", last);
+    cr_expect(strstr(last, "lab 08 (tpgrid) is not solved yet") && strstr(last, "make plots LAB=tpgrid"), "%s", last);
+    cr_expect_eq(pngs(), 0, "no figure for an unsolved lab");
 }
 
 Test(figures_lab, bad_lab_is_one_line, .init = lab_setup, .fini = lab_teardown, .timeout = 60) {
