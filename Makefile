@@ -254,7 +254,7 @@ else
 	@echo "  make test          check that pplab works here: it runs, grades labs/ sandboxed, and the docs' commands hold"
 endif
 	@echo "  make grade         grade labs/ (LAB=gpipe or LAB=05-zerobubble, GRADE_FLAGS=\"--junit r.xml\")"
-	@echo "  make plots         gnuplot figures into out/"
+	@echo "  make plots         gnuplot figures into out/ (LAB=05: your run of lab 05 beside the canonical one)"
 ifeq ($(KIT),1)
 	@echo "  make handout       dist/pplab-handout.tar.gz, the student tarball (no code that computes what the labs grade)"
 	@echo "  make answers       lib/schedule/answers.rec: the public configurations' answers a handout grades with, from"
@@ -449,7 +449,7 @@ grade: build
 	@$(BUILD)/pplab grade --impl labs --lab $(or $(LAB),all) $(GRADE_FLAGS)
 
 plots: build
-	@bash scripts/plots.sh $(BUILD) out
+	@LAB=$(LAB) IMPL=$(IMPL) bash scripts/plots.sh $(BUILD) out
 
 # The kit's answer files, one a line: what scripts/handout.sh leaves out of a handout and tests/test_handout.c holds
 # it to

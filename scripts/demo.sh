@@ -66,7 +66,7 @@ say "ZB-H1, 4 stages, 8 micro-batches: backwards split, weight halves held back 
 
 if command -v gnuplot >/dev/null 2>&1; then
     say "Figures (gnuplot) into out/"
-    IMPL=$impl bash scripts/plots.sh "$build" out | tail -20
+    LAB= IMPL=$impl bash scripts/plots.sh "$build" out | tail -20
 else
     say "gnuplot is not installed: no figures (apt-get install gnuplot-nox, or make deps as root)"
 fi

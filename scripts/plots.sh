@@ -5,7 +5,10 @@
 # NAME.svg; re-render one with `cd OUT && gnuplot NAME.gp`. IMPL=labs|solutions|DIR picks the schedules
 # (default: solutions, the reference implementations, where the kit has them; labs, your own, in a handout). A
 # Gantt chart of a schedule that does not run yet (an untouched stub) shows its canonical order instead, and says
-# so; the sweeps skip what does not run.
+# so; the sweeps skip what does not run, one line each.
+# LAB=X (a number such as 05, or a schedule's name) draws that lab's run beside the canonical order instead
+# (pplab figures --lab), from your own code (IMPL=labs) unless IMPL says otherwise; an unsolved lab is one line
+# and exit status 3. Without LAB, labs 05-08 are drawn so too, each unsolved one skipped in one line.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -15,7 +18,8 @@ fi
 BUILD=$1
 OUT=$2
 if [ -z "${IMPL:-}" ]; then
-    if [ -d "$(dirname "$0")/../solutions" ]; then IMPL=solutions; else IMPL=labs; fi
+    # a lab's figures are there to show the student's own run
+    if [ -z "${LAB:-}" ] && [ -d "$(dirname "$0")/../solutions" ]; then IMPL=solutions; else IMPL=labs; fi
 fi
 PPLAB="$BUILD/pplab"
 
@@ -28,6 +32,11 @@ if ! command -v gnuplot >/dev/null 2>&1; then
     exit 1
 fi
 mkdir -p "$OUT"
+
+if [ -n "${LAB:-}" ]; then
+    echo "+ $PPLAB figures --impl $IMPL --lab $LAB $OUT"
+    exec "$PPLAB" figures --impl "$IMPL" --lab "$LAB" "$OUT"
+fi
 
 status=0
 run() {
@@ -50,6 +59,13 @@ gantt "$OUT/gantt-gpipe-P4-M6.png" --schedule gpipe --stages 4 --microbatches 6
 gantt "$OUT/gantt-naive-P4.png" --schedule naive --stages 4 --microbatches 1
 # The sweeps.
 run "$PPLAB" figures --impl "$IMPL" "$OUT"
+# The later labs, each beside its canonical order; pplab figures says which are not solved yet (status 3).
+for lab in 05 06 07 08; do
+    echo "+ $PPLAB figures --impl $IMPL --lab $lab $OUT"
+    "$PPLAB" figures --impl "$IMPL" --lab "$lab" "$OUT" >/dev/null && continue
+    rc=$?
+    [ $rc -eq 3 ] || { echo "plots.sh: failed: $PPLAB figures --impl $IMPL --lab $lab $OUT" >&2; status=1; }
+done
 
 echo "figures in $OUT:"
 ls "$OUT"/*.png 2>/dev/null | sed 's/^/  /' || true

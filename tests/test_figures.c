@@ -1,6 +1,8 @@
 /* test_figures.c: `pplab figures` end to end: every figure is written as .dat/.gp/.png/.svg, the PNGs are real
  * images, and the data say what the figures claim: measured bubbles sit on the theory curves, the pipeline's
- * loss curve equals the full-batch reference's and falls. Skips where gnuplot is missing. */
+ * loss curve equals the full-batch reference's and falls. `pplab figures --lab X`: the reference solutions' runs
+ * drawn beside the canonical order (real PNGs, both sides in the data), the stubs' one line and no figure, a bad
+ * lab's one line. Skips where gnuplot is missing. */
 #include <criterion/criterion.h>
 #include <limits.h>
 #include <math.h>
@@ -14,10 +16,10 @@
 
 static char dir[] = "/tmp/pplab-figures-XXXXXX";
 
-/* Reads gnuplot index block `index` of NAME.dat (blocks separated by two blank lines) into x, y. */
-static int read_block(const char *name, int index, double *x, double *y, int max) {
+/* Reads gnuplot index block `index` of FOLDER/NAME.dat (blocks separated by two blank lines) into x, y. */
+static int read_block_in(const char *folder, const char *name, int index, double *x, double *y, int max) {
     char path[PATH_MAX], line[256];
-    snprintf(path, sizeof path, "%s/%s.dat", dir, name);
+    snprintf(path, sizeof path, "%s/%s.dat", folder, name);
     FILE *f = fopen(path, "r");
     cr_assert(f, "%s missing", path);
     int block = 0, blanks = 0, n = 0, started = 0;
@@ -32,6 +34,10 @@ static int read_block(const char *name, int index, double *x, double *y, int max
     }
     fclose(f);
     return n;
+}
+
+static int read_block(const char *name, int index, double *x, double *y, int max) {
+    return read_block_in(dir, name, index, x, y, max);
 }
 
 static void setup(void) {
@@ -91,4 +97,125 @@ Test(figures, all_written_and_consistent, .init = setup, .fini = teardown, .time
     for (int i = 0; i < np; i++)
         cr_expect(fabs(y[i] - yr[i]) <= 1e-4 * fabs(yr[i]), "step %g: pipeline %.6f, reference %.6f", x[i], y[i], yr[i]);
     cr_expect_lt(y[np - 1], 0.8 * y[0], "the loss should fall: %.3f -> %.3f", y[0], y[np - 1]);
+}
+
+/* ---- pplab figures --lab ---------------------------------------------------------------------------------- */
+
+static char labdir[] = "/tmp/pplab-figlab-XXXXXX";
+
+static void lab_setup(void) {
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) test_skip("gnuplot is not installed: no figures to test");
+    cr_assert(mkdtemp(labdir));
+}
+
+static void lab_teardown(void) {
+    char cmd[PATH_MAX];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", labdir);
+    if (system(cmd)) {}
+}
+
+/* Runs `pplab figures ARGS LABDIR`, its stdout and stderr into LABDIR/log; returns its exit status. */
+static int figures_lab(const char *args) {
+    char exe[PATH_MAX], cmd[3 * PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    *strrchr(exe, '/') = 0;
+    *strrchr(exe, '/') = 0;
+    snprintf(cmd, sizeof cmd, "'%s/pplab' figures %s --width 32 '%s' > '%s/log' 2>&1", exe, args, labdir, labdir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* LABDIR/log's lines (the last one into last, when given). */
+static int log_lines(char *last, size_t len) {
+    char path[PATH_MAX], line[1024];
+    snprintf(path, sizeof path, "%s/log", labdir);
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (last) snprintf(last, len, "%s", line);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* LABDIR/NAME.png is a PNG: its signature, then an IHDR chunk whose width and height are a real figure's. */
+static void expect_png(const char *name) {
+    char path[PATH_MAX];
+    unsigned char h[24] = {0};
+    snprintf(path, sizeof path, "%s/%s.png", labdir, name);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f, "%s missing", path);
+    size_t got = fread(h, 1, sizeof h, f);
+    fclose(f);
+    cr_assert_eq(got, sizeof h, "%s is shorter than a PNG's header", path);
+    cr_expect(!memcmp(h, "\x89PNG\r\n\x1a\n", 8), "%s has no PNG signature", path);
+    cr_expect(!memcmp(h + 12, "IHDR", 4), "%s does not start with an IHDR chunk", path);
+    unsigned w = (unsigned)h[16] << 24 | h[17] << 16 | h[18] << 8 | h[19];
+    unsigned ht = (unsigned)h[20] << 24 | h[21] << 16 | h[22] << 8 | h[23];
+    cr_expect(w >= 400 && w <= 4000 && ht >= 300 && ht <= 4000, "%s is %ux%u", path, w, ht);
+}
+
+/* How many PNGs LABDIR holds. */
+static int pngs(void) {
+    char cmd[PATH_MAX];
+    snprintf(cmd, sizeof cmd, "exit $(ls '%s' | grep -c '[.]png$')", labdir);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The lab's figures: every PNG real, the Gantt pair's data holding the run and the canonical order, and the
+ * reference solution's measured points on the canonical line (it runs that order). */
+static void expect_lab(const char *lab, const char *name, const char *extra) {
+    char what[64];
+    cr_assert_eq(figures_lab(lab), 0, "pplab figures %s failed (log in %s/log)", lab, labdir);
+    const char *figs[] = {"gantt", "bubble-vs-M", "bubble-vs-latency", "peak-stashes", extra};
+    for (size_t i = 0; i < sizeof figs / sizeof *figs; i++) {
+        if (!figs[i]) continue;
+        snprintf(what, sizeof what, "%s-%s", name, figs[i]);
+        expect_png(what);
+    }
+    snprintf(what, sizeof what, "%s-gantt", name);
+    double x[512], y[512], cx[512], cy[512];
+    /* the pair's two blocks: a row per op of the run, then of the canonical order, as many of each */
+    int nrun = read_block_in(labdir, what, 0, x, y, 512), ncanon = read_block_in(labdir, what, 1, cx, cy, 512);
+    cr_expect_gt(nrun, 4, "%s: the run's ops", what);
+    cr_expect_eq(nrun, ncanon, "%s: the run has %d ops, the canonical order %d", what, nrun, ncanon);
+    snprintf(what, sizeof what, "%s-bubble-vs-M", name);
+    int nc = read_block_in(labdir, what, 0, cx, cy, 512), nm = read_block_in(labdir, what, 1, x, y, 512);
+    cr_expect_gt(nm, 1, "%s: measured points", what);
+    cr_expect_eq(nc, nm, "%s: a canonical point for every measured one", what);
+    for (int i = 0; i < nm && i < nc; i++)
+        cr_expect(x[i] == cx[i] && fabs(y[i] - cy[i]) < 1e-6, "%s, M=%g: measured %.6f, canonical %.6f", what, x[i],
+                  y[i], cy[i]);
+}
+
+Test(figures_lab, solutions_beside_canonical, .init = lab_setup, .fini = lab_teardown, .timeout = 120) {
+    expect_lab("--impl solutions --lab 05", "zbh1", NULL);
+    expect_lab("--impl solutions --lab dp1f1b", "dp1f1b", "reduce");
+    expect_png("dp1f1b-gantt-reduces");
+    expect_lab("--impl solutions --lab 08", "tpblock", "sums");
+}
+
+Test(figures_lab, stub_is_one_line, .init = lab_setup, .fini = lab_teardown, .timeout = 60) {
+    char last[1024];
+    cr_assert_eq(figures_lab("--impl labs --lab 05"), 3, "an unsolved lab exits 3 (log in %s/log)", labdir);
+    cr_expect_eq(log_lines(last, sizeof last), 1, "one line, got: %s", last);
+    cr_expect(strstr(last, "lab 05 (zbh1) is not solved yet") && strstr(last, "make plots LAB=05"), "%s", last);
+    cr_expect_eq(pngs(), 0, "no figure for an unsolved lab");
+    /* the grid lab's stub fails before any op, at its mapping: not solved either */
+    cr_assert_eq(figures_lab("--impl labs --lab tpgrid"), 3, "log in %s/log", labdir);
+    cr_expect_eq(log_lines(last, sizeof last), 1, "one line, got: %s", last);
+    cr_expect(strstr(last, "lab 08 (tpgrid) is not solved yet") && strstr(last, "make plots LAB=tpgrid"), "%s", last);
+    cr_expect_eq(pngs(), 0, "no figure for an unsolved lab");
+}
+
+Test(figures_lab, bad_lab_is_one_line, .init = lab_setup, .fini = lab_teardown, .timeout = 60) {
+    char last[1024];
+    cr_assert_eq(figures_lab("--lab 42"), 2);
+    cr_expect_eq(log_lines(last, sizeof last), 1, "one line, got: %s", last);
+    cr_expect(strstr(last, "--lab 42: no such lab") && strstr(last, "zbh1"), "%s", last);
+    cr_expect_eq(pngs(), 0);
 }

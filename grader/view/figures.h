@@ -15,9 +15,11 @@
  *   loss-curve           loss per step of a 1F1B run vs the full-batch reference (when the grader has one)
  * base supplies everything the sweeps do not set (model shape, micro-batch size, seed, backend, edge cost);
  * its schedule, P, M, v, comm latency and steps are overridden. A NULL step function skips the figures that
- * need it. Returns 0 when every figure was written, -1 when any failed (each failure is one line on stderr;
- * the other figures are still made). The step functions and base stay the caller's. */
+ * need it, and so does one that is not solved yet (it runs no op or fails at P=4, M=8: one line on stderr that
+ * names its lab and what to do, the --impl folder impl being where the student writes). Returns 0 when every
+ * figure of the schedules that run was written, -1 when any failed (each failure is one line on stderr; the other
+ * figures are still made). The step functions and base stay the caller's. */
 int pp__figures_all(const char *outdir, pp_step_fn gpipe, pp_step_fn onef1b, pp_step_fn interleaved,
-                    const pp_run_config *base);
+                    const pp_run_config *base, const char *impl);
 
 #endif /* PP_FIGURES_H */
