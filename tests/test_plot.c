@@ -344,12 +344,13 @@ Test(plot, every_schedule_has_a_lane_per_rank_and_shard, .init = setup, .fini = 
         for (int extra = 0; extra < 2; extra++) {
             int T = t->T > 1 ? t->T : 1, D = t->D > 1 ? t->D : 1, node_size = t->node_size;
             if (extra && strcmp(d->name, "tpblock") && strcmp(d->name, "dp1f1b")) break;
-            if (extra && !strcmp(d->name, "tpblock")) T = 2, node_size = 0;
+            pp_test_config u = *t;
+            if (extra && !strcmp(d->name, "tpblock")) T = 2, node_size = 0, u.P = 2, u.M = 4; /* two stages' shards */
             if (extra && !strcmp(d->name, "dp1f1b")) D = 2;
-            run_args(d, t, T, D, node_size, args, sizeof args);
+            run_args(d, &u, T, D, node_size, args, sizeof args);
             /* replicas reduce, and DualPipe sums a stage's two copies */
             int reduces = (d->reduce != PP_REDUCE_NONE && D > 1) || d->dual;
-            check_run_plot(args, t->P * D * T + (reduces ? t->P * D : 0),
+            check_run_plot(args, u.P * D * T + (reduces ? u.P * D : 0),
                            T > 1 ? "FS" : reduces ? "FAR" : d->weight_halves ? "FIW" : "FB");
         }
     }

@@ -348,10 +348,10 @@ Test(tracefile, every_schedule_has_a_thread_per_rank_and_shard_with_its_sums) {
         if (!strcmp(d->name, "tpblock") || !strcmp(d->name, "dp1f1b")) {
             pp_test_config u = *t;
             u.node_size = 0;
-            if (!strcmp(d->name, "tpblock")) T = 2;
+            if (!strcmp(d->name, "tpblock")) T = 2, u.P = 2, u.M = 4; /* two stages' shards */
             else D = 2;
             config_args(d, &u, T, D, args, sizeof args);
-            check_lanes(args, t->P, D, T);
+            check_lanes(args, u.P, D, T);
         }
     }
 }
