@@ -120,8 +120,25 @@ static int legend_entries(FILE *b, const pp_lanes *L) {
     return n;
 }
 
-/* Rows of the legend under a panel. */
-static int legend_rows(const pp_lanes *L) { return (legend_entries(NULL, L) + LEGEND_COLS - 1) / LEGEND_COLS; }
+/* Rows of the legend under a panel: room for two entries a row, as gnuplot sets long ones out. */
+static int legend_rows(const pp_lanes *L) { return (legend_entries(NULL, L) + 1) / 2; }
+
+/* The row name of lane i: the lane's, with its node under a topology. */
+static void row_name(const pp_lanes *L, int i, char *buf, size_t len) {
+    if (L->lane[i].node >= 0) snprintf(buf, len, "%s, node %d", L->lane[i].name, L->lane[i].node);
+    else snprintf(buf, len, "%s", L->lane[i].name);
+}
+
+/* The longest row name of L, in characters. */
+static int names_width(const pp_lanes *L) {
+    int w = 0;
+    for (int i = 0; i < L->n; i++) {
+        char name[96];
+        row_name(L, i, name, sizeof name);
+        if ((int)strlen(name) > w) w = (int)strlen(name);
+    }
+    return w;
+}
 
 /* One panel reading index idx of dat: a row per lane named as the lane (and its node), a dashed line between lanes on
  * different nodes, every cell a box from its start to its end, its label where the box is wide enough. */
@@ -136,8 +153,7 @@ static void script_panel(FILE *b, const char *dat, int idx, const pp_lanes *L, d
     fprintf(b, "set xrange [0:%.17g]\nset yrange [%g:-0.5]\nset ytics (", span, L->n - 0.5);
     for (int i = 0; i < L->n; i++) {
         char name[96];
-        if (L->lane[i].node >= 0) snprintf(name, sizeof name, "%s, node %d", L->lane[i].name, L->lane[i].node);
-        else snprintf(name, sizeof name, "%s", L->lane[i].name);
+        row_name(L, i, name, sizeof name);
         fprintf(b, "%s", i ? ", " : "");
         pp__plot_gp_str(b, name);
         fprintf(b, " %d", i);
@@ -225,6 +241,8 @@ int pp__plot_gantt_pair_lanes(const pp_lanes_src *student, const pp_lanes_src *r
     char *body = NULL, dat[4096];
     size_t len = 0;
     FILE *b = script_open(out_prefix, &body, &len, dat, sizeof dat);
+    /* one left margin for both, wide enough for either's row names, so that their time axes line up */
+    fprintf(b, "set lmargin %d\n", (int)fmax(names_width(&S), names_width(&R)) + 3);
     fprintf(b, "set multiplot\nset size 1,%.6f\nset origin 0,%.6f\n", (double)hs / (hs + hr), (double)hr / (hs + hr));
     script_panel(b, dat, 0, &S, span, "your run");
     fprintf(b, "set size 1,%.6f\nset origin 0,0\n", (double)hr / (hs + hr));
