@@ -79,7 +79,7 @@ static void dat_block(FILE *f, const pp_lanes *L) {
             dat_num(f, c->s);
             dat_num(f, c->e);
             fprintf(f, "%d %d %d %d\n", l->rank, c->mb, c->chunk,
-                    c->kind == PP_CELL_SUM || c->kind == PP_CELL_REDUCE ? c->across : -1);
+                    c->kind == PP_CELL_SUM ? c->across : -1);
         }
     }
     /* gnuplot fails on an empty index: a row far outside the plot keeps a run without cells drawable */
