@@ -312,6 +312,19 @@ static void check_run_plot(const char *args, int lanes, const char *kinds) {
     check_dat("run", 14);
     cr_expect_eq(dat_lanes("run", letters, sizeof letters), lanes, "%s: %d lanes in the chart, want %d", args,
                  dat_lanes("run", letters, sizeof letters), lanes);
+    /* a legend entry for each kind of cell the chart holds */
+    FILE *f = fopen(path_of("run", ".gp"), "r");
+    cr_assert(f);
+    static char gp[1 << 16];
+    gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
+    fclose(f);
+    char copy[64], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", letters);
+    for (char *l = strtok_r(copy, " ", &save); l; l = strtok_r(NULL, " ", &save)) {
+        char want[32];
+        snprintf(want, sizeof want, "title \"%s = ", l);
+        cr_expect(strstr(gp, want), "%s: no legend entry for %s", args, l);
+    }
     for (const char *k = kinds; *k; k++) {
         char want[4] = {*k, ' ', 0, 0};
         if (*k == 'A') want[1] = 'R', want[2] = ' ', k++;
