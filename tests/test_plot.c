@@ -6,10 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "plot.h"
+#include "schedules.h"
+#include "testset.h"
 #include "testutil.h"
 
 static char dir[] = "/tmp/pplab-test-plot-XXXXXX";
@@ -119,7 +122,7 @@ Test(plot, gantt, .init = setup, .fini = teardown, .timeout = 30) {
     cr_assert_eq(pp__plot_gantt(t, 4, "GPipe P=4 M=6", path_of("gantt", "")), 0);
     expect_png("gantt");
     /* 48 compute ops (messages are not drawn) + the placeholder row */
-    cr_assert_eq(check_dat("gantt", 11), 49);
+    cr_assert_eq(check_dat("gantt", 14), 49);
     for (int r = 0; r < 4; r++) pp__trace_clear(&t[r]);
 }
 
@@ -133,13 +136,13 @@ Test(plot, gantt_chunk_labels, .init = setup, .fini = teardown, .timeout = 30) {
         }
     cr_assert_eq(pp__plot_gantt(t, 2, NULL, path_of("gantt2", "")), 0);
     expect_png("gantt2");
-    check_dat("gantt2", 11);
+    check_dat("gantt2", 14);
     FILE *f = fopen(path_of("gantt2", ".dat"), "r");
     char buf[8192];
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     buf[n] = 0;
     fclose(f);
-    cr_assert(strstr(buf, "\"1.1\""), "labels carry the chunk when v > 1:\n%s", buf);
+    cr_assert(strstr(buf, "\"F1.1\""), "labels carry the chunk when v > 1:\n%s", buf);
     for (int r = 0; r < 2; r++) pp__trace_clear(&t[r]);
 }
 
@@ -150,7 +153,7 @@ Test(plot, gantt_pair, .init = setup, .fini = teardown, .timeout = 30) {
     s[0].ev[0].vstart += 3, s[0].ev[0].vend += 3; /* a late start the student should see */
     cr_assert_eq(pp__plot_gantt_pair(s, ref, 4, path_of("pair", ""), NULL), 0);
     expect_png("pair");
-    cr_assert_eq(check_dat("pair", 11), 2 * (32 + 1));
+    cr_assert_eq(check_dat("pair", 14), 2 * (32 + 1));
     for (int r = 0; r < 4; r++) pp__trace_clear(&s[r]), pp__trace_clear(&ref[r]);
 }
 
@@ -232,7 +235,7 @@ Test(plot, gantt_replicas_with_reduce_lanes, .init = setup, .fini = teardown, .t
     cr_assert_eq(pp__plot_gantt_replicas(t, P, D, "two replicas", path_of("gantt-dp", ""), NULL), 0);
     expect_png("gantt-dp");
     /* 6 compute ops a rank (3 F, 3 B) and one reduce, 4 ranks, + the placeholder row */
-    cr_assert_eq(check_dat("gantt-dp", 11), 4 * 7 + 1);
+    cr_assert_eq(check_dat("gantt-dp", 14), 4 * 7 + 1);
     FILE *f = fopen(path_of("gantt-dp", ".gp"), "r");
     char gp[16384];
     gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
@@ -242,6 +245,126 @@ Test(plot, gantt_replicas_with_reduce_lanes, .init = setup, .fini = teardown, .t
     f = fopen(path_of("gantt-dp", ".dat"), "r");
     gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
     fclose(f);
-    cr_expect(strstr(gp, " 7 3.75 0.25 3 \"c0\" 20 27.5"), "rank 3's reduce on row 7, named by its chunk: %s", gp);
+    cr_expect(strstr(gp, "\n7 23.75 7 3.75 0.25 6 AR \"c0\" 20 27.5 3 "), "rank 3's reduce on row 7, named by its chunk: %s",
+              gp);
     for (int r = 0; r < P * D; r++) pp__trace_clear(&t[r]);
+}
+
+/* ---- pplab run --plot, as a student runs it ---------------------------------------------------------------- */
+
+/* The PNG's width and height from its IHDR chunk, after checking its signature; 0 when it is no PNG. */
+static int png_size(const char *p, unsigned *w, unsigned *h) {
+    FILE *f = fopen(p, "rb");
+    unsigned char b[24] = {0};
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (n < 24 || memcmp(b, sig, 8) || memcmp(b + 12, "IHDR", 4)) return 0;
+    *w = (unsigned)b[16] << 24 | (unsigned)b[17] << 16 | (unsigned)b[18] << 8 | b[19];
+    *h = (unsigned)b[20] << 24 | (unsigned)b[21] << 16 | (unsigned)b[22] << 8 | b[23];
+    return 1;
+}
+
+/* The distinct lanes (column 1, rows of index 0) of base.dat that hold cells of each kind letter; the letters seen
+ * in *letters. */
+static int dat_lanes(const char *base, char *letters, size_t len) {
+    FILE *f = fopen(path_of(base, ".dat"), "r");
+    cr_assert(f, "no %s.dat", base);
+    char line[1024], seen[256] = {0};
+    int lanes = 0;
+    letters[0] = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n') break; /* index 0 ends at its blank lines */
+        int lane;
+        char letter[8];
+        if (line[0] == '#' || sscanf(line, "%d %*s %*s %*s %*s %*s %7s", &lane, letter) != 2 || lane < 0) continue;
+        cr_assert_lt(lane, 256);
+        if (!seen[lane]) seen[lane] = 1, lanes++;
+        if (!strstr(letters, letter) && strlen(letters) + strlen(letter) + 2 < len) strcat(strcat(letters, letter), " ");
+    }
+    fclose(f);
+    return lanes;
+}
+
+/* The size the script asks of the PNG ("pngcairo size W,H"). */
+static void gp_size(const char *base, unsigned *w, unsigned *h) {
+    FILE *f = fopen(path_of(base, ".gp"), "r");
+    cr_assert(f, "no %s.gp", base);
+    char line[512];
+    *w = *h = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, " set terminal pngcairo size %u,%u", w, h) == 2) break;
+    fclose(f);
+}
+
+/* pplab run ARGS --plot: a real PNG of the size its script sets, and a lane per rank and shard of every replica, and
+ * a reduce lane per rank once it reduces. */
+static void check_run_plot(const char *args, int lanes, const char *kinds) {
+    char cmd[2 * PATH_MAX], bin[PATH_MAX], out[8192], letters[64];
+    test_build_dir(bin, sizeof bin);
+    snprintf(cmd, sizeof cmd, "'%s/pplab' run %s --plot '%s' 2>&1", bin, args, path_of("run", ".png"));
+    int rc = test_capture(cmd, out, sizeof out);
+    cr_assert_eq(rc, 0, "%s exited %d: %s", cmd, rc, out);
+    unsigned w, h, gw, gh;
+    cr_assert(png_size(path_of("run", ".png"), &w, &h), "%s: run.png is not a PNG", args);
+    gp_size("run", &gw, &gh);
+    cr_expect(w == gw && h == gh && w > 0, "%s: the PNG is %ux%u, its script asks %ux%u", args, w, h, gw, gh);
+    check_dat("run", 14);
+    cr_expect_eq(dat_lanes("run", letters, sizeof letters), lanes, "%s: %d lanes in the chart, want %d", args,
+                 dat_lanes("run", letters, sizeof letters), lanes);
+    /* a legend entry for each kind of cell the chart holds */
+    FILE *f = fopen(path_of("run", ".gp"), "r");
+    cr_assert(f);
+    static char gp[1 << 16];
+    gp[fread(gp, 1, sizeof gp - 1, f)] = 0;
+    fclose(f);
+    char copy[64], *save = NULL;
+    snprintf(copy, sizeof copy, "%s", letters);
+    for (char *l = strtok_r(copy, " ", &save); l; l = strtok_r(NULL, " ", &save)) {
+        char want[32];
+        snprintf(want, sizeof want, "title \"%s = ", l);
+        cr_expect(strstr(gp, want), "%s: no legend entry for %s", args, l);
+    }
+    for (const char *k = kinds; *k; k++) {
+        char want[4] = {*k, ' ', 0, 0};
+        if (*k == 'A') want[1] = 'R', want[2] = ' ', k++;
+        cr_expect(strstr(letters, want), "%s: no %s cell among %s", args, want, letters);
+    }
+}
+
+static void run_args(const pp_schedule_def *d, const pp_test_config *t, int T, int D, int node_size, char *buf,
+                     size_t len) {
+    int n = snprintf(buf, len, "--impl solutions --schedule %s --stages %d --microbatches %d --chunks %d --seed %u",
+                     d->name, t->P, t->M, t->v ? t->v : 1, t->seed);
+    if (D > 1) n += snprintf(buf + n, len - (size_t)n, " --dp %d", D);
+    if (T > 1) n += snprintf(buf + n, len - (size_t)n, " --tp %d", T);
+    if (node_size > 0) n += snprintf(buf + n, len - (size_t)n, " --node-size %d", node_size);
+    if (t->placement[0]) n += snprintf(buf + n, len - (size_t)n, " --placement %s", t->placement);
+    if (t->recompute) n += snprintf(buf + n, len - (size_t)n, " --recompute");
+    if (t->layers > 0) n += snprintf(buf + n, len - (size_t)n, " --layers %d", t->layers);
+    if (t->latency > 0) snprintf(buf + n, len - (size_t)n, " --comm-latency %g", t->latency);
+}
+
+/* One configuration of every schedule (the first of its default set), tpblock at --tp 2 and dp1f1b at --dp 2: P*D*T
+ * compute lanes, and P*D reduce lanes where ranks reduce. */
+Test(plot, every_schedule_has_a_lane_per_rank_and_shard, .init = setup, .fini = teardown, .timeout = 240) {
+    char args[512];
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *d = &pp__schedules[i];
+        int n;
+        const pp_test_config *t = pp__testset(d->name, &n);
+        if (!t || n < 1) continue;
+        for (int extra = 0; extra < 2; extra++) {
+            int T = t->T > 1 ? t->T : 1, D = t->D > 1 ? t->D : 1, node_size = t->node_size;
+            if (extra && strcmp(d->name, "tpblock") && strcmp(d->name, "dp1f1b")) break;
+            pp_test_config u = *t;
+            if (extra && !strcmp(d->name, "tpblock")) T = 2, node_size = 0, u.P = 2, u.M = 4; /* two stages' shards */
+            if (extra && !strcmp(d->name, "dp1f1b")) D = 2;
+            run_args(d, &u, T, D, node_size, args, sizeof args);
+            /* replicas reduce, and DualPipe sums a stage's two copies */
+            int reduces = (d->reduce != PP_REDUCE_NONE && D > 1) || d->dual;
+            check_run_plot(args, u.P * D * T + (reduces ? u.P * D : 0),
+                           T > 1 ? "FS" : reduces ? "FAR" : d->weight_halves ? "FIW" : "FB");
+        }
+    }
 }

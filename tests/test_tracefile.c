@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "schedules.h"
+#include "testset.h"
 #include "testutil.h"
 #include "tracefile.h"
 
@@ -51,23 +53,37 @@ static const char *str(const cJSON *o, const char *k) {
     return cJSON_IsString(x) ? x->valuestring : NULL;
 }
 
-/* Checks the format; returns the number of compute slices of the virtual clock and sets *flows to its flows. */
+#define MAX_PIDS 16
+#define MAX_TIDS 64
+
+/* Checks the format; returns the number of compute slices of the virtual clock (its ops, not the slices nested in
+ * them) and sets *flows to its flows. A slice of category "sum" or "recompute" must nest exactly inside the op slice
+ * before it on its thread (ts and ts + dur within the op's, in the doubles a viewer adds); the ops themselves never
+ * overlap. */
 static int validate(const cJSON *root, int *flows) {
     const cJSON *events = cJSON_GetObjectItem(root, "traceEvents");
     cr_assert(cJSON_IsArray(events), "no traceEvents array");
     int n = cJSON_GetArraySize(events), slices = 0;
     *flows = 0;
-    /* per (pid, tid): the end of the last complete event, and whether the thread got a name */
-    double last_end[3][64];
-    int named[3][64] = {{0}}, used[3][64] = {{0}}, proc_named[3] = {0};
-    for (int p = 0; p < 3; p++)
-        for (int t = 0; t < 64; t++) last_end[p][t] = -1;
+    /* per (pid, tid): the start and end of the last op slice, and whether the thread got a name */
+    static double last_ts[MAX_PIDS][MAX_TIDS], last_end[MAX_PIDS][MAX_TIDS];
+    int named[MAX_PIDS][MAX_TIDS] = {{0}}, used[MAX_PIDS][MAX_TIDS] = {{0}}, proc_named[MAX_PIDS] = {0},
+        virt[MAX_PIDS] = {0};
+    for (int p = 0; p < MAX_PIDS; p++)
+        for (int t = 0; t < MAX_TIDS; t++) last_ts[p][t] = last_end[p][t] = -1;
+    for (int i = 0; i < n; i++) { /* the virtual clock's processes, by name */
+        const cJSON *e = cJSON_GetArrayItem(events, i);
+        const cJSON *a = cJSON_GetObjectItem(e, "args");
+        if (str(e, "name") && !strcmp(str(e, "name"), "process_name") && a && str(a, "name") &&
+            !strncmp(str(a, "name"), "virtual clock", 13) && num(e, "pid") >= 0 && num(e, "pid") < MAX_PIDS)
+            virt[(int)num(e, "pid")] = 1;
+    }
     for (int i = 0; i < n; i++) {
         const cJSON *e = cJSON_GetArrayItem(events, i);
         const char *ph = str(e, "ph"), *name = str(e, "name");
         double pid = num(e, "pid"), tid = num(e, "tid");
         cr_assert(ph && name && !isnan(pid), "event %d lacks ph, name or pid", i);
-        cr_assert(pid == 1 || pid == 2, "event %d: pid %g", i, pid);
+        cr_assert(pid >= 1 && pid < MAX_PIDS, "event %d: pid %g", i, pid);
         int p = (int)pid;
         if (!strcmp(ph, "M")) {
             cr_assert(cJSON_IsObject(cJSON_GetObjectItem(e, "args")), "metadata %d without args", i);
@@ -76,18 +92,24 @@ static int validate(const cJSON *root, int *flows) {
             continue;
         }
         double ts = num(e, "ts");
-        cr_assert(!isnan(ts) && ts >= 0 && !isnan(tid) && tid >= 0 && tid < 64, "event %d (%s): ts %g tid %g", i, name,
-                  ts, tid);
+        cr_assert(!isnan(ts) && ts >= 0 && !isnan(tid) && tid >= 0 && tid < MAX_TIDS, "event %d (%s): ts %g tid %g", i,
+                  name, ts, tid);
         int t = (int)tid;
         used[p][t] = 1;
         if (!strcmp(ph, "X")) {
             double dur = num(e, "dur");
-            cr_assert(!isnan(dur) && dur >= 0, "%s: dur %g", name, dur);
+            const char *cat = str(e, "cat");
+            cr_assert(!isnan(dur) && dur >= 0 && cat, "%s: dur %g", name, dur);
+            cr_assert(cJSON_IsObject(cJSON_GetObjectItem(e, "args")), "%s without args", name);
+            if (!strcmp(cat, "sum") || !strcmp(cat, "recompute")) {
+                cr_expect(ts >= last_ts[p][t] && ts + dur <= last_end[p][t], "%s at %.17g..%.17g on pid %d tid %d is "
+                          "not inside its op (%.17g..%.17g)", name, ts, ts + dur, p, t, last_ts[p][t], last_end[p][t]);
+                continue;
+            }
             cr_expect_geq(ts, last_end[p][t] - 1e-6, "%s at %g on pid %d tid %d starts before the slice before it "
                           "ends (%g)", name, ts, p, t, last_end[p][t]);
-            last_end[p][t] = ts + dur;
-            cr_assert(cJSON_IsObject(cJSON_GetObjectItem(e, "args")), "%s without args", name);
-            if (p == 1) slices++;
+            last_ts[p][t] = ts, last_end[p][t] = ts + dur;
+            if (virt[p]) slices++;
         } else if (!strcmp(ph, "b") || !strcmp(ph, "e")) {
             cr_assert(str(e, "id"), "async %s without id", name);
             int found = 0;
@@ -116,14 +138,18 @@ static int validate(const cJSON *root, int *flows) {
             }
             cr_expect_eq(partners, 1, "flow %g (%s): %d partners", id, ph, partners);
             cr_expect_geq(bound, 1, "flow %g (%s) at %g on tid %g binds to no slice", id, ph, ts, tid);
-            if (p == 1 && !strcmp(ph, "s")) (*flows)++;
+            if (virt[p] && !strcmp(ph, "s")) (*flows)++;
         } else {
             cr_assert_fail("event %d (%s): unexpected phase %s", i, name, ph);
         }
     }
-    for (int p = 1; p <= 2; p++) {
-        cr_expect(proc_named[p], "process %d has no name", p);
-        for (int t = 0; t < 64; t++) cr_expect(!used[p][t] || named[p][t], "pid %d tid %d has no name", p, t);
+    for (int p = 1; p < MAX_PIDS; p++) {
+        int any = 0;
+        for (int t = 0; t < MAX_TIDS; t++) {
+            cr_expect(!used[p][t] || named[p][t], "pid %d tid %d has no name", p, t);
+            any |= used[p][t];
+        }
+        cr_expect(!any || proc_named[p], "process %d has no name", p);
     }
     return slices;
 }
@@ -160,7 +186,9 @@ static void check_run(const char *args, int want_flows) {
             const cJSON *e = cJSON_GetArrayItem(events, i);
             found = str(e, "ph") && !strcmp(str(e, "ph"), "X") && num(e, "pid") == 1 && num(e, "tid") == rank &&
                     fabs(num(e, "ts") - vs * PP_TRACE_JSON_US_PER_UNIT) < 1e-6 &&
-                    fabs(num(e, "dur") - (ve - vs) * PP_TRACE_JSON_US_PER_UNIT) < 1e-6 && !strncmp(str(e, "name"), op, 1);
+                    fabs(num(e, "dur") - (ve - vs) * PP_TRACE_JSON_US_PER_UNIT) < 1e-6 &&
+                    /* a split backward's input half is drawn as I */
+                    (str(e, "name")[0] == op[0] || (op[0] == 'B' && str(e, "name")[0] == 'I'));
         }
         cr_expect(found, "%s: rank %d's %s at %g..%g is not in the JSON trace", args, rank, op, vs, ve);
     }
@@ -235,4 +263,134 @@ Test(tracefile, a_reduce_is_named_by_its_chunk) {
     cr_expect_eq(unnamed, 0, "%d reduces are not named by their chunk", unnamed);
     cJSON_Delete(root);
     free(json);
+}
+
+/* The run's flags for a test configuration, as a student types them: one of each schedule's default set. */
+static void config_args(const pp_schedule_def *d, const pp_test_config *t, int T, int D, char *buf, size_t len) {
+    int n = snprintf(buf, len, "--impl solutions --schedule %s --stages %d --microbatches %d --chunks %d --seed %u",
+                     d->name, t->P, t->M, t->v ? t->v : 1, t->seed);
+    if (D > 1) n += snprintf(buf + n, len - (size_t)n, " --dp %d", D);
+    if (T > 1) n += snprintf(buf + n, len - (size_t)n, " --tp %d", T);
+    if (t->node_size > 0) n += snprintf(buf + n, len - (size_t)n, " --node-size %d", t->node_size);
+    if (t->placement[0]) n += snprintf(buf + n, len - (size_t)n, " --placement %s", t->placement);
+    if (t->recompute) n += snprintf(buf + n, len - (size_t)n, " --recompute");
+    if (t->layers > 0) n += snprintf(buf + n, len - (size_t)n, " --layers %d", t->layers);
+    if (t->latency > 0) snprintf(buf + n, len - (size_t)n, " --comm-latency %g", t->latency);
+}
+
+/* The shards' sums the timeline's note reports, "(--tp): 3.2 of the 40.0 busy units"; 0 without that note. */
+static double note_sums(const char *out) {
+    const char *p = strstr(out, "shards' sums of its blocks (--tp): ");
+    double v = 0;
+    if (p) sscanf(p + strlen("shards' sums of its blocks (--tp): "), "%lf", &v);
+    return p ? v : 0;
+}
+
+/* One run's JSON trace held to its lanes: a named thread per rank and shard (world rank) on the virtual clock, the
+ * shards' sums as slices of category "sum" nested in a compute slice of their thread, totalling both the ops' own
+ * shards_sums_virtual_time and the timeline's note. */
+static void check_lanes(const char *args, int P, int D, int T) {
+    char cmd[2 * PATH_MAX], *out = malloc(1 << 20), path[PATH_MAX];
+    snprintf(cmd, sizeof cmd, "COLUMNS=200 '%s/pplab' run %s --timeline --trace '%s/l.json' 2>&1", g_bin, args, g_dir);
+    int rc = test_capture(cmd, out, 1 << 20);
+    cr_assert_eq(rc, 0, "%s exited %d: %s", cmd, rc, out);
+    snprintf(path, sizeof path, "%s/l.json", g_dir);
+    char *json = slurp(path);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root, "%s: not JSON", args);
+    int flows, W = P * D * T, threads[MAX_TIDS] = {0}, sums = 0;
+    validate(root, &flows);
+    double sum_dur = 0, op_sums = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        const char *ph = str(e, "ph"), *cat = str(e, "cat");
+        int pid = (int)num(e, "pid"), tid = (int)num(e, "tid");
+        if (pid < 1 || pid > D) continue; /* the virtual clock's processes: one per replica */
+        if (!strcmp(ph, "M") && !strcmp(str(e, "name"), "thread_name") && tid >= 0 && tid < MAX_TIDS) threads[tid]++;
+        if (strcmp(ph, "X")) continue;
+        const cJSON *a = cJSON_GetObjectItem(e, "args");
+        if (!strcmp(cat, "sum")) {
+            sums++;
+            cr_expect(str(a, "op") && str(a, "link") && (!strcmp(str(a, "link"), "inside a node") ||
+                      !strcmp(str(a, "link"), "between nodes")), "%s: a sum slice without its op or link", args);
+            if (tid < P * D) sum_dur += num(e, "dur") / PP_TRACE_JSON_US_PER_UNIT; /* shard 0's: the run's report */
+        } else if (tid < P * D && cJSON_IsNumber(cJSON_GetObjectItem(a, "shards_sums_virtual_time"))) {
+            op_sums += num(a, "shards_sums_virtual_time");
+        }
+    }
+    for (int g = 0; g < MAX_TIDS; g++)
+        cr_expect_eq(threads[g], g < W ? 1 : 0, "%s: %d thread names for rank %d of %d", args, threads[g], g, W);
+    if (T > 1) {
+        cr_expect_gt(sums, 0, "%s: no sum slice", args);
+        cr_expect(fabs(sum_dur - op_sums) < 1e-6, "%s: sum slices total %.9g, the ops' sums %.9g", args, sum_dur, op_sums);
+        cr_expect(fabs(sum_dur - note_sums(out)) <= 0.05 + 1e-9, "%s: sum slices total %.9g, the timeline says %.1f",
+                  args, sum_dur, note_sums(out));
+    } else {
+        cr_expect_eq(sums, 0, "%s: sum slices without --tp", args);
+    }
+    cJSON_Delete(root);
+    free(json);
+    free(out);
+}
+
+/* One configuration of every schedule (each one's first of the default set), tpblock at --tp 2 and dp1f1b at
+ * --dp 2 too, through pplab run as a student runs it. */
+Test(tracefile, every_schedule_has_a_thread_per_rank_and_shard_with_its_sums) {
+    char args[512];
+    for (int i = 0; i < pp__nschedules; i++) {
+        const pp_schedule_def *d = &pp__schedules[i];
+        int n;
+        const pp_test_config *t = pp__testset(d->name, &n);
+        if (!t || n < 1) continue;
+        int T = t->T > 1 ? t->T : 1, D = t->D > 1 ? t->D : 1;
+        config_args(d, t, T, D, args, sizeof args);
+        check_lanes(args, t->P, D, T);
+        if (!strcmp(d->name, "tpblock") || !strcmp(d->name, "dp1f1b")) {
+            pp_test_config u = *t;
+            u.node_size = 0;
+            if (!strcmp(d->name, "tpblock")) T = 2, u.P = 2, u.M = 4; /* two stages' shards */
+            else D = 2;
+            config_args(d, &u, T, D, args, sizeof args);
+            check_lanes(args, u.P, D, T);
+        }
+    }
+}
+
+/* A backward that rebuilt its stash under --tp, on times no binary fraction holds: its rebuilt forward and each
+ * pass's sums are slices of their own, each nested exactly inside the op (validate), the sums as long as the ops
+ * say. */
+Test(tracefile, a_rebuilt_forward_and_the_sums_nest_in_their_op) {
+    pp_trace t[1] = {{0}};
+    double third = 1.0 / 3;
+    pp_event f = {.rank = 0, .op = PP_OP_F, .mb = 0, .peer = -1, .vstart = third, .vend = third + 1.1,
+                  .tp_time = 0.1, .tp_across = 0};
+    pp_event b = {.rank = 0, .op = PP_OP_B, .mb = 0, .peer = -1, .flags = PP_EV_RECOMPUTED, .vstart = 7 * third,
+                  .vend = 7 * third + 3.3, .tp_time = 0.3, .tp_across = 1};
+    pp__trace_add(&t[0], &f);
+    pp__trace_add(&t[0], &b);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/r.json", g_dir);
+    cr_assert_eq(pp__tracefile_write_json(t, 1, 1, path), 0);
+    char *json = slurp(path);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root);
+    int flows;
+    cr_expect_eq(validate(root, &flows), 2, "two ops, whatever is nested in them");
+    int recomputes = 0, sums = 0, across = 0;
+    double sum_dur = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(root, "traceEvents")) {
+        if (num(e, "pid") != 1 || strcmp(str(e, "ph"), "X")) continue;
+        recomputes += !strcmp(str(e, "cat"), "recompute");
+        if (strcmp(str(e, "cat"), "sum")) continue;
+        sums++, sum_dur += num(e, "dur") / PP_TRACE_JSON_US_PER_UNIT;
+        across += !strcmp(str(cJSON_GetObjectItem(e, "args"), "link"), "between nodes");
+    }
+    cr_expect_eq(recomputes, 1);
+    cr_expect_eq(sums, 3, "the forward's, the rebuilt forward's and the backward's");
+    cr_expect_eq(across, 2, "the backward's two passes crossed nodes");
+    cr_expect(fabs(sum_dur - 0.4) < 1e-9, "sums total %.17g", sum_dur);
+    cJSON_Delete(root);
+    free(json);
+    pp__trace_clear(&t[0]);
 }

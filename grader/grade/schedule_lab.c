@@ -84,17 +84,21 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         for (const char *p = name; *p && n < (int)sizeof prefix - 1; p++)
             if (*p != ':') prefix[n++] = *p == ' ' ? '_' : *p == '=' ? '-' : *p;
         prefix[n] = 0;
-        int *node = pp__plot_nodes(rc, rc->P);
-        pp__plot_gantt_pair(res->traces, ideal, rc->P, prefix, node);
-        free(node);
-        /* and the run itself, for ui.perfetto.dev */
-        char json[1100];
-        snprintf(json, sizeof json, "%s.json", prefix);
-        pp_lanes_src src;
-        char err[512];
+        /* the run's lanes (a lane per shard under --tp) above the canonical replay's: one pipeline of shard 0,
+         * on the run's nodes */
+        pp_run_result replay = {.P = rc->P, .D = 1, .traces = ideal};
+        pp_run_config one = *rc;
+        one.T = 1;
+        pp_lanes_src src, ref;
         pp__lanes_src_of(&src, res, rc);
+        pp__lanes_src_of(&ref, &replay, &one);
+        pp__plot_gantt_pair_lanes(&src, &ref, prefix);
+        /* and the run itself, for ui.perfetto.dev */
+        char json[1100], err[512];
+        snprintf(json, sizeof json, "%s.json", prefix);
         if (pp__tracefile_write_lanes(&src, json, err, sizeof err))
             fprintf(stderr, "pplab grade: cannot write %s: check the --plot-dir folder is writable\n", json);
+        pp__lanes_src_free(&ref);
         pp__lanes_src_free(&src);
     }
     for (int r = 0; r < rc->P; r++) pp__trace_clear(&ideal[r]);

@@ -28,26 +28,27 @@ int pp__plot_available(void);
  * line on stderr saying what failed (a file that cannot be written, gnuplot missing or failing). The .dat and
  * .gp are written even when gnuplot is missing. Strings and arrays stay the caller's. */
 
-/* Gantt chart of one step: rows = ranks (rank 0 on top), x = virtual time, one box per compute op coloured by
- * kind (F, B, W) and labelled with its micro-batch ("3"; "3.1" = micro-batch 3 chunk 1 when a trace holds more
- * than one chunk). title may be NULL. */
+/* The Gantt chart of a run's lanes (lanes.h): every lane a row named as the lane (with its node when src->node is
+ * set; a dashed line parts lanes on different nodes), every cell a box from its start to its end exactly, coloured by
+ * kind (pp__cell_color; sums that crossed nodes hatched), labelled (pp__cell_label) where the label fits, with a
+ * legend entry (pp__cell_legend) per kind that occurs. The .dat lists the lanes in its header and gives each cell's
+ * lane (column 1) and kind letter (column 7). title may be NULL. src stays the caller's. */
+int pp__plot_gantt_lanes(const pp_lanes_src *src, const char *title, const char *out_prefix);
+/* Two such panels on one time axis, the student's run above the reference's, each as tall as its lanes need: for
+ * grading reports (index 0 and 1 of the .dat). */
+int pp__plot_gantt_pair_lanes(const pp_lanes_src *student, const pp_lanes_src *reference, const char *out_prefix);
+
+/* The same charts for traces alone (no shards): P ranks of one pipeline, or D replicas of P ranks (trace d*P + p is
+ * rank p of replica d) with a reduce lane under every rank once any rank reduced. node: as pp__plot_nodes gives it,
+ * or NULL. */
 int pp__plot_gantt(const pp_trace *traces, int P, const char *title, const char *out_prefix);
-/* The same for a run of D replicas (lab 07): a row for every rank of every replica (trace d*P + p is rank p of
- * replica d, labelled "replica d, GPU p"), each with a lane under it for its gradient reduces (labelled "c2" for
- * chunk 2) once any rank reduced, and the time axis to the last op's end, a reduce's included. */
 int pp__plot_gantt_replicas(const pp_trace *traces, int P, int D, const char *title, const char *out_prefix,
                             const int *node);
-/* The Gantt chart of a run's lanes (lanes.h): every lane a row (a shard's under its stage, its sums as boxes of
- * their own; a reduce lane), every kind of cell in its colour with a legend entry, each box exactly as wide as its
- * cell. src stays the caller's. */
-int pp__plot_gantt_lanes(const pp_lanes_src *src, const char *title, const char *out_prefix);
-/* Under a topology (--node-size), the node of each of shard 0's first `ranks` ranks (trace d*P + p), for the
- * charts' node argument: a row says its node and a dashed line parts two nodes. NULL without a topology; free it. */
-int *pp__plot_nodes(const pp_run_config *c, int ranks);
-
-/* Two Gantt panels on one time axis: the student's run above the reference's, for grading reports. */
 int pp__plot_gantt_pair(const pp_trace *student, const pp_trace *reference, int P, const char *out_prefix,
                         const int *node);
+/* Under a topology (--node-size), the node of each of shard 0's first `ranks` ranks (trace d*P + p), for the
+ * charts' node argument. NULL without a topology; free it. */
+int *pp__plot_nodes(const pp_run_config *c, int ranks);
 
 /* x/y plot of nseries curves (a series with n == 0 is skipped). title, xlabel, ylabel may be NULL. */
 int pp__plot_xy(const char *out_prefix, const char *title, const char *xlabel, const char *ylabel,

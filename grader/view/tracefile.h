@@ -21,17 +21,23 @@ int pp__tracefile_format_check(const char *path, char *err, size_t errlen);
  * written). */
 int pp__tracefile_write(const pp_trace *traces, int P, int D, const char *path, char *err, size_t errlen);
 
-/* The same for a run's lanes (lanes.h): under --tp, a thread per shard of each rank, with its sums as slices of
- * their own. src stays the caller's. */
+/* The same for a run's lanes (lanes.h), src staying the caller's. The JSON has a thread per world rank, g = (shard*D
+ * + replica)*P + stage, named "rank 2 (stage 0, shard 1)" under --tp and sorted shards under their stage; each op a
+ * complete event named and categorised by its cell kind ("F", "B", "I", "W"), and inside it, as complete events that
+ * nest in its span exactly, its rebuilt forward (category "recompute") and its shards' sums (category "sum", args:
+ * the link, "inside a node" or "between nodes", and the op). otherData.categories gives each category's meaning and
+ * the colour every view draws it in. Messages, reduces and arrows are shard 0's, as in pp__tracefile_write_json; the
+ * CSV holds shard 0's ops alone, as ever. */
 int pp__tracefile_write_lanes(const pp_lanes_src *src, const char *path, char *err, size_t errlen);
-/* pp__tracefile_describe of what pp__tracefile_write_lanes writes. */
+/* pp__tracefile_describe of what pp__tracefile_write_lanes writes, with the shards' threads and sums under --tp. */
 const char *pp__tracefile_describe_lanes(const pp_lanes_src *src, const char *path, char *buf, size_t len);
 
-/* The JSON trace alone: two processes, "virtual clock" (ts and dur in virtual time) and "wall clock" (measured),
- * each split into one process per replica when D > 1 ("virtual clock, replica 1"), one thread per rank; each compute op a complete event ("X") on its rank's thread, each send and receive an
- * async slice ("b" to "e": messages overlap each other and the compute, which slices on one thread may not),
- * all with micro-batch, chunk, virtual stage and both clocks' times in args; and for each send a flow arrow
- * ("s" to "f") from the op that produced its tensor to the op that consumed it on the receiver. */
+/* The JSON trace of traces alone (no shards): two processes, "virtual clock" (ts and dur in virtual time) and "wall
+ * clock" (measured), each split into one process per replica when D > 1 ("virtual clock, replica 1"), one thread per
+ * rank; each compute op a complete event ("X") on its rank's thread, a rebuilt forward nested in its backward, each
+ * send and receive an async slice ("b" to "e": messages overlap each other and the compute, which slices on one
+ * thread may not), all with micro-batch, chunk, virtual stage and both clocks' times in args; and for each send a
+ * flow arrow ("s" to "f") from the op that produced its tensor to the op that consumed it on the receiver. */
 int pp__tracefile_write_json(const pp_trace *traces, int P, int D, const char *path);
 
 /* What pp__tracefile_write puts in path for these traces, as the end of a line that says a trace was written:
