@@ -166,6 +166,39 @@ static int pngs(void) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The compute cells (F, B, I, W, R: column 7) of shard 0's lanes (a world rank, column 11, below the first other
+ * shard's, which the block's header names) in block `index` of LABDIR/NAME.dat. */
+static int compute_cells(const char *name, int index) {
+    char path[PATH_MAX], line[512];
+    snprintf(path, sizeof path, "%s/%s.dat", labdir, name);
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "%s missing", path);
+    int block = 0, blanks = 0, n = 0, started = 0, first_shard = 1 << 30;
+    while (fgets(line, sizeof line, f)) {
+        int lane, rank;
+        if (line[0] == '#') {
+            /* "#   lane 3: GPU 0, shard 1 (compute, world rank 2)" */
+            char *s = strstr(line, ", shard 1 ("), *w = strstr(line, "world rank ");
+            if (block == index && s && w && atoi(w + 11) < first_shard) first_shard = atoi(w + 11);
+            continue;
+        }
+        if (line[0] == '\n') {
+            if (started && ++blanks == 2) block++, blanks = 0;
+            continue;
+        }
+        blanks = 0, started = 1;
+        char letter[8];
+        if (block != index || sscanf(line, "%d %*s %*s %*s %*s %*s %7s", &lane, letter) != 2 || lane < 0) continue;
+        /* column 11: skip the quoted label (column 8) by finding its closing quote */
+        const char *q = strchr(line, '"');
+        q = q ? strchr(q + 1, '"') : NULL;
+        if (!q || sscanf(q + 1, "%*s %*s %d", &rank) != 1) continue;
+        n += strspn(letter, "FBIWR") == strlen(letter) && rank < first_shard;
+    }
+    fclose(f);
+    return n;
+}
+
 /* The lab's figures: every PNG real, the Gantt pair's data holding the run and the canonical order, and the
  * reference solution's measured points on the canonical line (it runs that order). */
 static void expect_lab(const char *lab, const char *name, const char *extra) {
@@ -179,10 +212,12 @@ static void expect_lab(const char *lab, const char *name, const char *extra) {
     }
     snprintf(what, sizeof what, "%s-gantt", name);
     double x[512], y[512], cx[512], cy[512];
-    /* the pair's two blocks: a row per op of the run, then of the canonical order, as many of each */
-    int nrun = read_block_in(labdir, what, 0, x, y, 512), ncanon = read_block_in(labdir, what, 1, cx, cy, 512);
+    /* the pair's two blocks: a row per cell of the run, then of the canonical order; shard 0's compute cells
+     * alike in both (the replay prices shard 0's ranks, so the other shards' lanes and the sums are the run's) */
+    int nrun = compute_cells(what, 0), ncanon = compute_cells(what, 1);
     cr_expect_gt(nrun, 4, "%s: the run's ops", what);
-    cr_expect_eq(nrun, ncanon, "%s: the run has %d ops, the canonical order %d", what, nrun, ncanon);
+    cr_expect_eq(nrun, ncanon, "%s: the run has %d compute cells on shard 0, the canonical order %d", what, nrun,
+                 ncanon);
     snprintf(what, sizeof what, "%s-bubble-vs-M", name);
     int nc = read_block_in(labdir, what, 0, cx, cy, 512), nm = read_block_in(labdir, what, 1, x, y, 512);
     cr_expect_gt(nm, 1, "%s: measured points", what);
@@ -195,7 +230,6 @@ static void expect_lab(const char *lab, const char *name, const char *extra) {
 Test(figures_lab, solutions_beside_canonical, .init = lab_setup, .fini = lab_teardown, .timeout = 120) {
     expect_lab("--impl solutions --lab 05", "zbh1", NULL);
     expect_lab("--impl solutions --lab dp1f1b", "dp1f1b", "reduce");
-    expect_png("dp1f1b-gantt-reduces");
     expect_lab("--impl solutions --lab 08", "tpblock", "sums");
 }
 

@@ -155,24 +155,19 @@ static int fig_step(const char *outdir, const pp_run_config *c, const pp_run_res
     int rc = 0, n = res->P;
     char prefix[4096];
     pp_trace *canon = canonical_traces(c);
-    int *node = pp__plot_nodes(c, n);
+    pp_lanes_src run;
+    pp__lanes_src_of(&run, res, c); /* every shard's lane and every replica's reduce lane */
     prefix_of(prefix, sizeof prefix, outdir, name, "gantt");
     if (canon) {
-        if (pp__plot_gantt_pair(res->traces, canon, n, prefix, node)) rc = -1;
+        pp_lanes_src ref = run;
+        ref.traces = canon, ref.shards = NULL, ref.T = 1; /* the replay prices shard 0's ranks */
+        if (pp__plot_gantt_pair_lanes(&run, &ref, prefix)) rc = -1;
     } else {
         char title[160];
         snprintf(title, sizeof title, "%s, your run, P=%d M=%d: no canonical order here", name, c->P, c->M);
-        if (pp__plot_gantt_replicas(res->traces, c->P, n / c->P, title, prefix, node)) rc = -1;
+        if (pp__plot_gantt_lanes(&run, title, prefix)) rc = -1;
     }
-    /* the pair has no lanes for the gradient reduces: the run's replicas again, with them */
-    if (n > c->P) {
-        char title[160];
-        snprintf(title, sizeof title, "%s, your run, P=%d M=%d D=%d: each rank's reduces on the lane under it", name,
-                 c->P, c->M, n / c->P);
-        prefix_of(prefix, sizeof prefix, outdir, name, "gantt-reduces");
-        if (pp__plot_gantt_replicas(res->traces, c->P, n / c->P, title, prefix, node)) rc = -1;
-    }
-    free(node);
+    pp__lanes_src_free(&run);
     traces_free(canon, n);
 
     /* replica 0's ranks: every replica holds the same stages */

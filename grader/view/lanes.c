@@ -122,7 +122,8 @@ void pp__lanes_build(pp_lanes *L, const pp_lanes_src *src) {
     L->P = P, L->D = D, L->T = T, L->v = 1;
     int reduces = 0;
     for (int q = 0; q < R; q++)
-        for (int i = 0; i < src->traces[q].n; i++) reduces |= src->traces[q].ev[i].op == PP_OP_REDUCE;
+        for (int i = 0; i < src->traces[q].n; i++) /* a free reduce (no link to cross) draws nothing */
+            reduces |= src->traces[q].ev[i].op == PP_OP_REDUCE && src->traces[q].ev[i].vend > src->traces[q].ev[i].vstart;
     for (int q = 0; q < R; q++) {
         int d = q / P, p = q % P;
         for (int t = 0; t < T; t++) {

@@ -92,8 +92,9 @@ static void script_style(FILE *b) {
     for (int k = 0; k < PP_CELL_KINDS; k++)
         fprintf(b, "set linetype %d lc rgb \"%s\"\n", GANTT_LT + k, pp__cell_color((pp_cell_kind)k));
     fprintf(b, "set style fill solid 1.0 border lc rgb \"#333333\"\n"
-               "set xlabel \"virtual time (units of one layer's forward)\"\n"
-               "set grid xtics\nset key outside bottom center horizontal maxcols %d samplen 2\nset mxtics\n",
+               /* the label up against the tics and a line of room above the key: apart, they never overlap */
+               "set xlabel \"virtual time (units of one layer's forward)\" offset 0,0.5\n"
+               "set grid xtics\nset key outside bottom center horizontal maxcols %d samplen 2 height 1\nset mxtics\n",
             LEGEND_COLS);
 }
 
