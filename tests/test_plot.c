@@ -332,19 +332,6 @@ static void check_run_plot(const char *args, int lanes, const char *kinds) {
     }
 }
 
-static void run_args(const pp_schedule_def *d, const pp_test_config *t, int T, int D, int node_size, char *buf,
-                     size_t len) {
-    int n = snprintf(buf, len, "--impl solutions --schedule %s --stages %d --microbatches %d --chunks %d --seed %u",
-                     d->name, t->P, t->M, t->v ? t->v : 1, t->seed);
-    if (D > 1) n += snprintf(buf + n, len - (size_t)n, " --dp %d", D);
-    if (T > 1) n += snprintf(buf + n, len - (size_t)n, " --tp %d", T);
-    if (node_size > 0) n += snprintf(buf + n, len - (size_t)n, " --node-size %d", node_size);
-    if (t->placement[0]) n += snprintf(buf + n, len - (size_t)n, " --placement %s", t->placement);
-    if (t->recompute) n += snprintf(buf + n, len - (size_t)n, " --recompute");
-    if (t->layers > 0) n += snprintf(buf + n, len - (size_t)n, " --layers %d", t->layers);
-    if (t->latency > 0) snprintf(buf + n, len - (size_t)n, " --comm-latency %g", t->latency);
-}
-
 /* One configuration of every schedule (the first of its default set), tpblock at --tp 2 and dp1f1b at --dp 2: P*D*T
  * compute lanes, and P*D reduce lanes where ranks reduce. */
 Test(plot, every_schedule_has_a_lane_per_rank_and_shard, .init = setup, .fini = teardown, .timeout = 240) {
@@ -360,7 +347,9 @@ Test(plot, every_schedule_has_a_lane_per_rank_and_shard, .init = setup, .fini = 
             pp_test_config u = *t;
             if (extra && !strcmp(d->name, "tpblock")) T = 2, node_size = 0, u.P = 2, u.M = 4; /* two stages' shards */
             if (extra && !strcmp(d->name, "dp1f1b")) D = 2;
-            run_args(d, &u, T, D, node_size, args, sizeof args);
+            u.T = T, u.D = D, u.node_size = node_size;
+            int k = snprintf(args, sizeof args, "--impl solutions ");
+            test_run_flags(d->name, &u, args + k, sizeof args - (size_t)k);
             /* replicas reduce, and DualPipe sums a stage's two copies */
             int reduces = (d->reduce != PP_REDUCE_NONE && D > 1) || d->dual;
             check_run_plot(args, u.P * D * T + (reduces ? u.P * D : 0),

@@ -445,21 +445,6 @@ static void check_run(const char *args, int P, int D, int T) {
     free(out);
 }
 
-/* The run's arguments for a test configuration. */
-static void args_of(char *buf, size_t len, const char *schedule, const pp_test_config *t) {
-    int n = snprintf(buf, len, "--schedule %s --stages %d --microbatches %d --chunks %d", schedule, t->P, t->M,
-                     t->v > 0 ? t->v : 1);
-    if (t->T > 1) n += snprintf(buf + n, len - n, " --tp %d", t->T);
-    if (t->D > 1) n += snprintf(buf + n, len - n, " --dp %d", t->D);
-    if (t->node_size > 0) n += snprintf(buf + n, len - n, " --node-size %d", t->node_size);
-    if (t->placement[0]) n += snprintf(buf + n, len - n, " --placement %s", t->placement);
-    if (t->latency > 0) n += snprintf(buf + n, len - n, " --comm-latency %g", t->latency);
-    if (t->edge > 0) n += snprintf(buf + n, len - n, " --edge-cost %g", t->edge);
-    if (t->layers > 0) n += snprintf(buf + n, len - n, " --layers %d", t->layers);
-    if (t->layout[0]) n += snprintf(buf + n, len - n, " --layout %s", t->layout);
-    if (t->recompute) snprintf(buf + n, len - n, " --recompute");
-}
-
 TestSuite(timeline_cli, .timeout = 240);
 
 /* Every schedule's first graded configuration, tpgrid with its grid and nodes. */
@@ -469,7 +454,7 @@ Test(timeline_cli, every_schedule_reads_back) {
         const pp_test_config *t = pp__testset(pp__schedules[i].name, &n);
         cr_assert_gt(n, 0, "%s has no tests", pp__schedules[i].name);
         char args[512];
-        args_of(args, sizeof args, pp__schedules[i].name, &t[0]);
+        test_run_flags(pp__schedules[i].name, &t[0], args, sizeof args);
         check_run(args, t[0].P, t[0].D > 1 ? t[0].D : 1, t[0].T > 1 ? t[0].T : 1);
     }
 }

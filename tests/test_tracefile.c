@@ -265,17 +265,12 @@ Test(tracefile, a_reduce_is_named_by_its_chunk) {
     free(json);
 }
 
-/* The run's flags for a test configuration, as a student types them: one of each schedule's default set. */
+/* The run's flags for a test configuration with T shards and D replicas, as a student types them. */
 static void config_args(const pp_schedule_def *d, const pp_test_config *t, int T, int D, char *buf, size_t len) {
-    int n = snprintf(buf, len, "--impl solutions --schedule %s --stages %d --microbatches %d --chunks %d --seed %u",
-                     d->name, t->P, t->M, t->v ? t->v : 1, t->seed);
-    if (D > 1) n += snprintf(buf + n, len - (size_t)n, " --dp %d", D);
-    if (T > 1) n += snprintf(buf + n, len - (size_t)n, " --tp %d", T);
-    if (t->node_size > 0) n += snprintf(buf + n, len - (size_t)n, " --node-size %d", t->node_size);
-    if (t->placement[0]) n += snprintf(buf + n, len - (size_t)n, " --placement %s", t->placement);
-    if (t->recompute) n += snprintf(buf + n, len - (size_t)n, " --recompute");
-    if (t->layers > 0) n += snprintf(buf + n, len - (size_t)n, " --layers %d", t->layers);
-    if (t->latency > 0) snprintf(buf + n, len - (size_t)n, " --comm-latency %g", t->latency);
+    pp_test_config u = *t;
+    u.T = T, u.D = D;
+    int k = snprintf(buf, len, "--impl solutions ");
+    test_run_flags(d->name, &u, buf + k, len - (size_t)k);
 }
 
 /* The shards' sums the timeline's note reports, "(--tp): 3.2 of the 40.0 busy units"; 0 without that note. */

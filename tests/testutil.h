@@ -138,6 +138,28 @@ static inline int test_pristine_labs(char *dir, size_t len) {
 
 /* Builds lab c->lab from implementation folder impl and grades configuration c, as pplab grade does (sandboxed
  * drivers, the supervisor, the grading in this process). Only for suites that link the grader. */
+#ifdef PP_GRADE_H
+/* pplab run's flags for test configuration t of `schedule`, as a student types them (no --impl): the knobs of its
+ * run configuration (pp__test_to_run), each only where t sets it. */
+static inline void test_run_flags(const char *schedule, const pp_test_config *t, char *buf, size_t len) {
+    int n = snprintf(buf, len, "--schedule %s --stages %d --microbatches %d --chunks %d", schedule, t->P, t->M,
+                     t->v > 0 ? t->v : 1);
+#define TU_FLAG(cond, ...) \
+    if ((cond) && n >= 0 && (size_t)n < len) n += snprintf(buf + n, len - (size_t)n, __VA_ARGS__)
+    TU_FLAG(t->seed, " --seed %u", t->seed);
+    TU_FLAG(t->T > 1, " --tp %d", t->T);
+    TU_FLAG(t->D > 1, " --dp %d", t->D);
+    TU_FLAG(t->node_size > 0, " --node-size %d", t->node_size);
+    TU_FLAG(t->placement[0], " --placement %s", t->placement);
+    TU_FLAG(t->latency > 0, " --comm-latency %g", t->latency);
+    TU_FLAG(t->edge > 0, " --edge-cost %g", t->edge);
+    TU_FLAG(t->layers > 0, " --layers %d", t->layers);
+    TU_FLAG(t->layout[0], " --layout %s", t->layout);
+    TU_FLAG(t->recompute, " --recompute");
+#undef TU_FLAG
+}
+#endif
+
 #ifdef PP_RUNNER_H
 #include "host.h"
 static inline void test_grade_config(const char *impl, const pp_test_config *c, pp_test_result *out) {
