@@ -3,7 +3,8 @@
  * Open MPI starts ranks on them through a launcher agent, as it would through ssh, and they talk over TCP alone.
  * Here, with one rank per host (every pipeline boundary and every reduce crosses the network): `pplab run` gives
  * the threads' printed lines, trace and gradients bit for bit; `pplab grade --transport mpi --hostfile` gives the
- * threads' grades (lab 08's shards included); and a host cut off mid-run (its link set down) ends the run with a report naming its ranks
+ * threads' grades (lab 08's shards included) and says so in its first line; the doc's rankfile puts a stage's
+ * shards on one host; and a host cut off mid-run (its link set down) ends the run with a report naming its ranks
  * within the deadline. Skipped, with the reason, outside make check-hosts. */
 #include <signal.h>
 #include <sys/wait.h>
@@ -100,6 +101,30 @@ Test(hosts, tpgrid_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule tpgrid --tp 2 --stages 2 --microbatches 4 --node-size 2");
 }
 
+/* docs/multinode.md's rankfile for a stage's shards on one node, as the doc shows it, on the first two hosts: the
+ * shards of each stage share a host, the stages do not, and the run is the threads run. */
+Test(hosts, the_documented_rankfile_puts_each_stages_shards_on_one_host, .timeout = 120) {
+    need_hosts();
+    char cmd[4 * PATH_MAX], out[4096], rf[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf '%%s\\n' %s | head -2 > nodes && sed -n '/^T=2 D=1 P=2 G=2$/,"
+             "/^done > rankfile$/p' '%s/docs/multinode.md' > rankfile.sh && bash rankfile.sh && " MPIRUN
+             " --rankfile rankfile -np 4 sh -c 'echo $OMPI_COMM_WORLD_RANK $(hostname)' | sort",
+             g_tmp, getenv("PPLAB_TEST_HOSTS"), g_root);
+    test_capture(cmd, out, sizeof out);
+    char host[4][64];
+    int n = 0;
+    for (char *line = strtok(out, "\n"); line && n < 4; line = strtok(NULL, "\n"), n++)
+        cr_assert_eq(sscanf(line, "%*d %63s", host[n]), 1, "unexpected line: %s", line);
+    cr_assert_eq(n, 4, "mpirun --rankfile started %d ranks, not 4", n);
+    /* world rank r = t * P + p at D = 1: ranks 0 and 2 hold stage 0's shards, 1 and 3 stage 1's */
+    cr_expect_str_eq(host[0], host[2], "stage 0's shards on two hosts");
+    cr_expect_str_eq(host[1], host[3], "stage 1's shards on two hosts");
+    cr_expect_str_neq(host[0], host[1], "both stages on one host");
+    snprintf(rf, sizeof rf, "--rankfile '%s/rankfile'", g_tmp);
+    g_mpirun_extra = rf;
+    compare_transports(4, "--impl solutions --schedule tpblock --tp 2 --stages 2 --microbatches 4 --node-size 2");
+}
+
 /* Each test one mpirun over the hosts: the references keep full marks, and replicas that reduce in different
  * orders lose the same points with the same report as with threads. */
 Test(hosts, grading_matches_threads, .timeout = 300) {
@@ -114,6 +139,23 @@ Test(hosts, grading_matches_threads, .timeout = 300) {
                      str_of(cJSON_GetArrayItem(cJSON_GetObjectItem(t, "tests"), 0), "error"), "the reports differ");
     cJSON_Delete(t);
     cJSON_Delete(m);
+    tmp_remove();
+}
+
+/* The grading's first line says where its ranks ran: the transport and the host file's nodes, in its order. */
+Test(hosts, a_grading_names_its_transport_and_hosts, .timeout = 120) {
+    need_hosts();
+    char cmd[4 * PATH_MAX], out[8192], want[512];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf 'naive P=2 M=1 seed=1\\n' > '%s/naive.cfg' && timeout 100 '%s/pplab' "
+             "grade --impl solutions --lab 01-naive --config '%s/naive.cfg' --only-config --transport mpi %s 2>&1 | head -1",
+             g_root, g_tmp, g_build, g_tmp, g_grade_extra);
+    test_capture(cmd, out, sizeof out);
+    char hosts[256];
+    snprintf(hosts, sizeof hosts, "%s", getenv("PPLAB_TEST_HOSTS"));
+    for (char *p = strchr(hosts, ' '); p; p = strchr(p, ' ')) memmove(p + 1, p, strlen(p) + 1), *p = ',', p += 2;
+    snprintf(want, sizeof want, "transport mpi: one mpirun per test on the nodes of %s (%s): 1 tests",
+             getenv("PPLAB_TEST_HOSTFILE"), hosts);
+    cr_expect(strstr(out, want), "the grading's first line should end with \"%s\":\n%s", want, out);
     tmp_remove();
 }
 
