@@ -222,6 +222,9 @@ Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
     cr_expect(reported >= 0, "no report of the lost ranks:\n%s", e);
     cr_expect(strstr(e, want), "the report should name rank 3 and its host (%s):\n%s", want, e);
     cr_expect(!strstr(e, "rank 2 (on"), "the report names a rank that was not lost:\n%s", e);
+    /* the silence pplab waits is the keepalive's soonest give-up (2 s x 3 probes) less a second, not the deadline */
+    cr_expect(strstr(e, "nothing heard for 5.0 s"), "the report should count 5.0 s of silence (keepalive 6 s at "
+              "the soonest, less a second):\n%s", e);
     cr_log_info("the lost rank was reported %.1f s after the cut, and mpirun ended after %.1f s", reported, ended);
     /* within the default deadline (10 s), and before the keepalive's soonest (6 s) */
     cr_expect(reported >= 0 && reported < 6, "the report came %.1f s after the cut (deadline 10 s, keepalive 6 s "
