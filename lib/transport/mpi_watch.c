@@ -60,19 +60,25 @@ static long mca_long(const char *name, long dflt) {
  * is intvl * probes seconds after the cut at the soonest; mpirun then ends the whole job, rank 0 included, and
  * a report not printed by then is never printed. Open MPI's defaults (300 s idle, 20 s, 9 probes) leave the
  * deadline alone. */
-static double watch_silence(const pp_world *w) {
-    double silent = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
+static double watch_silence(const pp_world *w, int rank) {
+    double silent = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0, soonest = -1;
     if (mca_long("oob_tcp_keepalive_time", 300) > 0) {
-        double soonest = (double)mca_long("oob_tcp_keepalive_intvl", 20) * (double)mca_long("oob_tcp_keepalive_probes", 9);
+        soonest = (double)mca_long("oob_tcp_keepalive_intvl", 20) * (double)mca_long("oob_tcp_keepalive_probes", 9);
         if (silent > soonest - 1) silent = soonest - 1;
     }
-    return silent < WATCH_SILENT_MIN_S ? WATCH_SILENT_MIN_S : silent;
+    if (silent < WATCH_SILENT_MIN_S) silent = WATCH_SILENT_MIN_S;
+    /* keepalives this short would end the job before any report: said once, where the report would be */
+    if (rank == 0 && soonest >= 0 && silent >= soonest)
+        fprintf(stderr, "pplab run: Open MPI's keepalive (oob_tcp_keepalive_intvl x oob_tcp_keepalive_probes = %.0f s) "
+                "gives a lost node up before pplab can report it (after %.0f s of silence): make that product %.0f s "
+                "or more\n", soonest, silent, silent + 1);
+    return silent;
 }
 
 static void *watch_run(void *arg) {
     pp_world *w = arg;
     mp_ctx *c = ctx_of(w);
-    double silent = watch_silence(w);
+    double silent = watch_silence(w, c->rank);
     int beat = 0, beats = 0, *byes = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *byes) : NULL;
     long *got = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *got) : NULL;
     MPI_Request q = MPI_REQUEST_NULL;
