@@ -5,6 +5,7 @@
 # and stops the cluster whatever happened.
 #   scripts/check-slurm.sh BUILD              as root (slurmd runs jobs as their users)
 #   scripts/check-slurm.sh --up DIR | --down DIR    only start the cluster in DIR (prints SLURM_CONF), or stop it
+#                                                    and remove what --up made in DIR (DIR too, once empty)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ need() {
     [ "$(id -u)" = 0 ] || { echo "check-slurm: slurmd must run as root: run it as root" >&2; exit 1; }
     for c in slurmctld slurmd srun sbatch salloc munged mpirun; do
         command -v "$c" >/dev/null || {
-            echo "check-slurm: $c not found: apt-get install slurm-wlm munge openmpi-bin" >&2; exit 1; }
+            echo "check-slurm: $c not found: apt-get install slurm-wlm munge openmpi-bin (make deps installs them)" >&2; exit 1; }
     done
 }
 
@@ -53,6 +54,8 @@ SelectTypeParameters=CR_Core
 MpiDefault=none
 SlurmdParameters=config_overrides
 ReturnToService=2
+# a job that asks for more than the partition has (srun -N 2 on this one node) is refused at once, not queued forever
+EnforcePartLimits=ALL
 NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
@@ -78,16 +81,23 @@ down() {
     for f in slurmd slurmctld munge/munged; do
         [ -f "$dir/$f.pid" ] && kill -9 "$(cat "$dir/$f.pid")" 2>/dev/null || true
     done
+    # then what up made there, the munge key first; the folder goes too once nothing else is in it
+    if [ -f "$dir/slurm.conf" ]; then
+        rm -rf "$dir/munge.key" "$dir/munge" "$dir/state" "$dir/spool" "$dir/log" "$dir"/*.pid "$dir/slurm.conf"
+        rmdir "$dir" 2>/dev/null || true
+    fi
     return 0
 }
 
 case "${1:-}" in
 --up)
+    [ -n "${2:-}" ] || { echo "check-slurm: --up needs a folder for the cluster's files: scripts/check-slurm.sh --up DIR" >&2; exit 1; }
     need
     up "$2"
     echo "export SLURM_CONF=$2/slurm.conf"
     exit 0 ;;
 --down)
+    [ -n "${2:-}" ] || { echo "check-slurm: --down needs the folder that --up was given: scripts/check-slurm.sh --down DIR" >&2; exit 1; }
     down "$2"
     exit 0 ;;
 esac

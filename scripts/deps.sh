@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages pplab builds and tests with are installed.
 #   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
-#   scripts/deps.sh --ci      also what CI's own machine-making checks need (make check-hosts, make check-slurm),
-#                             and PyTorch from PyPI for the round trip of tests/test_torch.c, into the virtual
+#   scripts/deps.sh --ci      also PyTorch from PyPI for the round trip of tests/test_torch.c, into the virtual
 #                             environment PPLAB_TORCH_VENV names (.ci/run sets it; pip only where it is missing)
 #   scripts/deps.sh --required  only what building and grading need (the CI templates of docs/ci/)
 # The one list of packages: make demo, make test and .ci/run all install through it.
@@ -14,12 +13,13 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 # zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one; clang and libclang-rt-dev:
 # make fuzz (libFuzzer); similarity-tester: pplab similar (sim_c) compares submissions with the kit's own code and
 # with each other; python3 and python3-yaml: the CI templates' test reads their YAML as the platforms do
-# libglpk-dev: the kit's lab 09 optimum (GLPK's integer program, grader/theory/sched_ilp.c)
+# libglpk-dev: the kit's lab 09 optimum (GLPK's integer program, grader/theory/sched_ilp.c); slurm-wlm and munge:
+# make check-slurm's one-node cluster (make deps runs before it, so it must install them)
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
-          similarity-tester python3 python3-yaml libglpk-dev)
-# network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication; python3-venv for
-# the virtual environment that holds torch (Debian's python3 is externally managed: pip installs into no system path)
-[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv)
+          similarity-tester python3 python3-yaml libglpk-dev slurm-wlm munge)
+# python3-venv for the virtual environment that holds torch (Debian's python3 is externally managed: pip installs
+# into no system path)
+[ "${1:-}" = --ci ] && optional+=(python3-venv)
 [ "${1:-}" = --required ] && optional=()
 # PyPI packages, for --ci only: torch's own pipeline schedules, whose orders tests/test_torch.c compares with the
 # kit's (the version the fixtures were dumped with: tests/fixtures/)

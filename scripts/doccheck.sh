@@ -18,6 +18,8 @@
 #   build/pplab ...    a command shown without output (a "# ..." comment after it is dropped): it must run and
 #   make ...           not be refused (exit status 0, or 1 for "not full marks" and runs that fail on purpose;
 #                      a lab's own code that does not finish in 120 s is the lab's business, not the doc's).
+#   mpirun ...         the same, where mpirun and the mpi transport are here; as root too, with only the flags
+#                      the doc shows (Open MPI's OMPI_ALLOW_RUN_AS_ROOT variables are dropped)
 # A command whose output cannot be the same on every machine is listed in SKIP below with the reason.
 # Commands run in a scratch folder that links to the tree, so files they write (--trace t.csv) land there.
 # Every path the docs quote (lib/..., labs/..., tests/..., a relative link) must exist: in this tree, and, in the
@@ -47,7 +49,8 @@ SKIP=(
     "*--backend cuda*|needs a GPU"
     "*--transport nccl*|needs GPUs"
     "*--transport mpi*|needs Open MPI's mpirun; tests/test_mpi.c covers it"
-    "mpirun*|needs Open MPI and several processes"
+    "*--hostfile*|needs the nodes of a host file: make check-hosts runs these commands on hosts of its own"
+    "*--rankfile*|needs the nodes a rankfile names"
     "srun*|needs a Slurm cluster"
     "*check-hosts.sh*|makes network-namespace hosts as root: make check-hosts runs it"
     "sbatch*|needs a Slurm cluster"
@@ -56,6 +59,10 @@ SKIP=(
     "*/tmp/mine*|runs the reader's own variant of the lab, which the text describes"
     "*\$*|a line of a script (uses shell variables)"
 )
+# mpirun's commands run where this build has the mpi transport and Open MPI's mpirun is installed
+if ! command -v mpirun >/dev/null || ! "$build/pplab" info 2>/dev/null | grep -qE '^ *mpi +usable'; then
+    SKIP=("mpirun*|needs Open MPI's mpirun and a build with the mpi transport (apt-get install openmpi-bin libopenmpi-dev)" "${SKIP[@]}")
+fi
 # The kit has solutions/; a handout does not.
 handout=0
 [ -d solutions ] || handout=1
@@ -92,7 +99,7 @@ awk -v dir="$work" '
     # a block inside a list item is indented as its fence is
     { if (substr($0, 1, indent) ~ /^[ \t]*$/) $0 = substr($0, indent + 1) }
     /^\$ / { start("out", joined(substr($0, 3))); next }
-    /^(build\/pplab|make)( |$)/ {
+    /^(build\/pplab|make|mpirun)( |$)/ {
         cmd = joined($0)
         sub(/[ \t]+#.*$/, "", cmd)
         start("run", cmd); kind = ""; next
@@ -155,7 +162,9 @@ for ((i = 1; i <= count; i++)); do
     ran=$((ran + 1))
     # build/pplab is this build's binary; make runs the tree's Makefile with the same build
     run=${cmd//build\/pplab/$root\/$build\/pplab}
-    out=$(cd "$scratch" && env -u COLUMNS NO_COLOR=1 timeout 120 bash -c "$run" 2>&1 < /dev/null)
+    # Open MPI's leave to run as root comes from the command, as the docs show it, never from this environment
+    out=$(cd "$scratch" && env -u COLUMNS -u OMPI_ALLOW_RUN_AS_ROOT -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM NO_COLOR=1 \
+        timeout 120 bash -c "$run" 2>&1 < /dev/null)
     rc=$?
     if [ "$kind" = out ]; then
         printf '%s\n' "$out" > "$work/$i.act"

@@ -3,7 +3,8 @@
  * Open MPI starts ranks on them through a launcher agent, as it would through ssh, and they talk over TCP alone.
  * Here, with one rank per host (every pipeline boundary and every reduce crosses the network): `pplab run` gives
  * the threads' printed lines, trace and gradients bit for bit; `pplab grade --transport mpi --hostfile` gives the
- * threads' grades; and a host cut off mid-run (its link set down) ends the run with a report naming its ranks
+ * threads' grades (lab 08's shards included) and says so in its first line; the doc's rankfile puts a stage's
+ * shards on one host; and a host cut off mid-run (its link set down) ends the run with a report naming its ranks
  * within the deadline. Skipped, with the reason, outside make check-hosts. */
 #include <signal.h>
 #include <sys/wait.h>
@@ -13,7 +14,9 @@
 const char *grade_configs = "1f1b P=4 M=8 steps=2 seed=35\n"
                             "interleaved P=4 M=8 v=2 seed=54\n"
                             "dp1f1b P=2 M=4 dp=2 seed=71\n"
-                            "dpinterleaved P=2 M=4 v=2 dp=2 seed=72\n";
+                            "dpinterleaved P=2 M=4 v=2 dp=2 seed=72\n"
+                            "tpblock P=2 M=4 tp=2 seed=76\n"
+                            "tpgrid P=2 M=4 tp=2 node-size=2 seed=79\n";
 
 static char g_run_args[PATH_MAX + 64], g_grade_args[PATH_MAX + 64];
 
@@ -86,6 +89,42 @@ Test(hosts, dpinterleaved_matches_threads, .timeout = 120) {
     compare_transports(4, "--impl solutions --schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 2");
 }
 
+/* Lab 08: a stage's two shards on two hosts, so each of their sums crosses the network; and the TP x PP x DP grid
+ * with a node of two hosts' worth of ranks, the placement --node-size describes. */
+Test(hosts, tpblock_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule tpblock --tp 2 --stages 2 --microbatches 4 --steps 2");
+}
+
+Test(hosts, tpgrid_matches_threads, .timeout = 120) {
+    need_hosts();
+    compare_transports(4, "--impl solutions --schedule tpgrid --tp 2 --stages 2 --microbatches 4 --node-size 2");
+}
+
+/* docs/multinode.md's rankfile for a stage's shards on one node, as the doc shows it, on the first two hosts: the
+ * shards of each stage share a host, the stages do not, and the run is the threads run. */
+Test(hosts, the_documented_rankfile_puts_each_stages_shards_on_one_host, .timeout = 120) {
+    need_hosts();
+    char cmd[4 * PATH_MAX], out[4096], rf[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf '%%s\\n' %s | head -2 > nodes && sed -n '/^T=2 D=1 P=2 G=2$/,"
+             "/^done > rankfile$/p' '%s/docs/multinode.md' > rankfile.sh && bash rankfile.sh && " MPIRUN
+             " --rankfile rankfile -np 4 sh -c 'echo $OMPI_COMM_WORLD_RANK $(hostname)' | sort",
+             g_tmp, getenv("PPLAB_TEST_HOSTS"), g_root);
+    test_capture(cmd, out, sizeof out);
+    char host[4][64];
+    int n = 0;
+    for (char *line = strtok(out, "\n"); line && n < 4; line = strtok(NULL, "\n"), n++)
+        cr_assert_eq(sscanf(line, "%*d %63s", host[n]), 1, "unexpected line: %s", line);
+    cr_assert_eq(n, 4, "mpirun --rankfile started %d ranks, not 4", n);
+    /* world rank r = t * P + p at D = 1: ranks 0 and 2 hold stage 0's shards, 1 and 3 stage 1's */
+    cr_expect_str_eq(host[0], host[2], "stage 0's shards on two hosts");
+    cr_expect_str_eq(host[1], host[3], "stage 1's shards on two hosts");
+    cr_expect_str_neq(host[0], host[1], "both stages on one host");
+    snprintf(rf, sizeof rf, "--rankfile '%s/rankfile'", g_tmp);
+    g_mpirun_extra = rf;
+    compare_transports(4, "--impl solutions --schedule tpblock --tp 2 --stages 2 --microbatches 4 --node-size 2");
+}
+
 /* Each test one mpirun over the hosts: the references keep full marks, and replicas that reduce in different
  * orders lose the same points with the same report as with threads. */
 Test(hosts, grading_matches_threads, .timeout = 300) {
@@ -103,18 +142,42 @@ Test(hosts, grading_matches_threads, .timeout = 300) {
     tmp_remove();
 }
 
-/* A run of many steps loses its last host (the link to it goes down): rank 0 hears nothing from the ranks there
- * for the deadline and ends the run naming them and their host, and mpirun ends soon after, never a hang. */
+/* The grading's first line says where its ranks ran: the transport and the host file's nodes, in its order. */
+Test(hosts, a_grading_names_its_transport_and_hosts, .timeout = 120) {
+    need_hosts();
+    char cmd[4 * PATH_MAX], out[8192], want[512];
+    snprintf(cmd, sizeof cmd, "cd '%s' && printf 'naive P=2 M=1 seed=1\\n' > '%s/naive.cfg' && timeout 100 '%s/pplab' "
+             "grade --impl solutions --lab 01-naive --config '%s/naive.cfg' --only-config --transport mpi %s 2>&1 | head -1",
+             g_root, g_tmp, g_build, g_tmp, g_grade_extra);
+    test_capture(cmd, out, sizeof out);
+    char hosts[256];
+    snprintf(hosts, sizeof hosts, "%s", getenv("PPLAB_TEST_HOSTS"));
+    for (char *p = strchr(hosts, ' '); p; p = strchr(p, ' ')) memmove(p + 1, p, strlen(p) + 1), *p = ',', p += 2;
+    snprintf(want, sizeof want, "transport mpi: one mpirun per test on the nodes of %s (%s): 1 tests",
+             getenv("PPLAB_TEST_HOSTFILE"), hosts);
+    cr_expect(strstr(out, want), "the grading's first line should end with \"%s\":\n%s", want, out);
+    tmp_remove();
+}
+
+/* A run of many steps, with the default deadline (10 s), loses its last host (the link to it goes down): rank 0
+ * hears nothing from the rank there and ends the run naming it and its host before Open MPI's keepalive (which
+ * check-hosts sets to give a host up 6 to 10 s after a cut) ends the job, and mpirun ends soon after, never a
+ * hang. The killed processes leave no folder of pplab's in their $TMPDIR. */
 Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
     need_hosts();
     const char *cut = getenv("PPLAB_TEST_CUT"), *uncut = getenv("PPLAB_TEST_UNCUT"),
                *stepping = getenv("PPLAB_TEST_STEPPING");
     cr_assert(cut && uncut && stepping, "check-hosts sets PPLAB_TEST_CUT, PPLAB_TEST_UNCUT and PPLAB_TEST_STEPPING");
-    char cmd[4 * PATH_MAX], err[PATH_MAX + 32];
+    char cmd[4 * PATH_MAX], err[PATH_MAX + 32], tmpdir[PATH_MAX + 32], last[64] = "";
+    const char *names = getenv("PPLAB_TEST_HOSTS"), *sp = strrchr(names, ' ');
+    snprintf(last, sizeof last, "%s", sp ? sp + 1 : names);
     snprintf(err, sizeof err, "%s/cut.err", g_tmp);
-    snprintf(cmd, sizeof cmd, "cd '%s' && exec " MPIRUN " %s -np 4 '%s/pplab' run --impl solutions --schedule 1f1b "
-             "--stages 4 --microbatches 8 --steps 100000 --deadline 2 > /dev/null 2> '%s'",
-             g_root, g_mpirun_extra, g_build, err);
+    /* the ranks' own $TMPDIR (the hosts share this machine's /tmp), so that what they leave is theirs alone */
+    snprintf(tmpdir, sizeof tmpdir, "%s/tmpdir", g_tmp);
+    cr_assert_eq(mkdir(tmpdir, 0755), 0, "cannot make %s", tmpdir);
+    snprintf(cmd, sizeof cmd, "cd '%s' && TMPDIR='%s' exec " MPIRUN " %s -np 4 '%s/pplab' run --impl solutions "
+             "--schedule 1f1b --stages 4 --microbatches 8 --steps 100000 > /dev/null 2> '%s'",
+             g_root, tmpdir, g_mpirun_extra, g_build, err);
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0);
@@ -154,14 +217,23 @@ Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
     }
     if (ended < 0) kill(-pid, SIGKILL), waitpid(pid, NULL, 0);
     (void)!system(uncut);
-    char *e = out_of("cut", "err");
+    char *e = out_of("cut", "err"), want[128];
+    snprintf(want, sizeof want, "rank 3 (on %s)", last);
     cr_expect(reported >= 0, "no report of the lost ranks:\n%s", e);
-    cr_expect(strstr(e, "rank 3 (on pp-h3)"), "the report should name rank 3 and its host:\n%s", e);
+    cr_expect(strstr(e, want), "the report should name rank 3 and its host (%s):\n%s", want, e);
     cr_expect(!strstr(e, "rank 2 (on"), "the report names a rank that was not lost:\n%s", e);
+    /* the silence pplab waits is the keepalive's soonest give-up (2 s x 3 probes) less a second, not the deadline */
+    cr_expect(strstr(e, "nothing heard for 5.0 s"), "the report should count 5.0 s of silence (keepalive 6 s at "
+              "the soonest, less a second):\n%s", e);
     cr_log_info("the lost rank was reported %.1f s after the cut, and mpirun ended after %.1f s", reported, ended);
-    /* the deadline (2 s), the watch's beat and the time to print it */
-    cr_expect(reported >= 0 && reported < 4, "the report came %.1f s after the cut (deadline 2 s)", reported);
+    /* within the default deadline (10 s), and before the keepalive's soonest (6 s) */
+    cr_expect(reported >= 0 && reported < 6, "the report came %.1f s after the cut (deadline 10 s, keepalive 6 s "
+              "at the soonest)", reported);
     cr_expect(ended >= 0 && ended < 30, "mpirun had not ended %.1f s after the cut", ended < 0 ? 60 : ended);
     free(e);
+    char ls[PATH_MAX + 64], left[4096] = "";
+    snprintf(ls, sizeof ls, "ls -d '%s'/pplab-* 2>/dev/null", tmpdir);
+    test_capture(ls, left, sizeof left);
+    cr_expect(!left[0], "the killed processes left folders in their $TMPDIR:\n%s", left);
     tmp_remove();
 }

@@ -38,6 +38,24 @@ Test(mpi, gpipe_p2_matches_threads, .timeout = 120) {
     compare_transports(2, "--impl solutions --schedule gpipe --stages 2 --microbatches 4 --steps 2");
 }
 
+/* Open MPI's keepalive gives a lost node up intvl x probes seconds after it is lost, at the soonest; pplab's report
+ * of a lost rank must come before that, after 2 s of silence at least, so keepalives shorter than 3 s are said
+ * once, by rank 0, and the run goes on. */
+Test(mpi, keepalives_too_short_for_a_report_are_said_once, .timeout = 120) {
+    need_mpi();
+    char cmd[4 * PATH_MAX], out[8192];
+    snprintf(cmd, sizeof cmd, "cd '%s' && OMPI_MCA_oob_tcp_keepalive_intvl=1 OMPI_MCA_oob_tcp_keepalive_probes=2 "
+             MPIRUN " -np 2 '%s/pplab' run --impl solutions --schedule gpipe --stages 2 --microbatches 2 2>&1",
+             g_root, g_build);
+    int rc = test_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 0, "the run failed:\n%s", out);
+    const char *want = "pplab run: Open MPI's keepalive (oob_tcp_keepalive_intvl x oob_tcp_keepalive_probes = 2 s) "
+                       "gives a lost node up before pplab can report it (after 2 s of silence): make that product 3 s "
+                       "or more\n";
+    const char *at = strstr(out, want);
+    cr_expect(at && !strstr(at + 1, want), "the warning should be said once:\n%s", out);
+}
+
 Test(mpi, gpipe_p4_matches_threads, .timeout = 120) {
     need_mpi();
     compare_transports(4, "--impl solutions --schedule gpipe --stages 4 --microbatches 6");

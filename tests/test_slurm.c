@@ -2,12 +2,14 @@
  * root) starts munge, slurmctld and slurmd on this machine (Debian's slurm-wlm, one node on loopback) and runs this
  * suite: srun starting the ranks itself through PMIx, mpirun inside an salloc allocation, `pplab grade --transport
  * mpi` inside an allocation (each test's mpirun takes its slots from it), and the batch script docs/multinode.md
- * shows, submitted with sbatch; each against the threads run. Skipped, with the reason, outside make check-slurm. */
+ * shows, submitted with sbatch; each against the threads run, lab 08's shards too. A job larger than the cluster
+ * is refused at once. Skipped, with the reason, outside make check-slurm. */
 #include "mpiutil.h"
 
 const char *grade_configs = "1f1b P=4 M=8 steps=2 seed=35\n"
                             "interleaved P=4 M=8 v=2 seed=54\n"
-                            "dp1f1b P=2 M=4 dp=4 seed=71\n";
+                            "dp1f1b P=2 M=4 dp=4 seed=71\n"
+                            "tpgrid P=2 M=4 tp=2 dp=2 node-size=4 seed=78\n";
 
 static void need_slurm(void) {
     need_mpi();
@@ -26,6 +28,23 @@ Test(slurm, srun_starts_the_replicas, .timeout = 180) {
     need_slurm();
     g_launcher = "srun --mpi=pmix -n %d";
     compare_transports(8, "--impl solutions --schedule dpinterleaved --stages 2 --chunks 2 --microbatches 4 --dp 4");
+}
+
+/* Lab 08: four tasks of one step, two stages of two shards each. */
+Test(slurm, srun_starts_the_shards, .timeout = 180) {
+    need_slurm();
+    g_launcher = "srun --mpi=pmix -n %d";
+    compare_transports(4, "--impl solutions --schedule tpblock --tp 2 --stages 2 --microbatches 4 --steps 2");
+}
+
+/* srun -N 2 on this one-node cluster: refused at once (EnforcePartLimits=ALL), never queued for a node that will
+ * never come. */
+Test(slurm, a_job_larger_than_the_cluster_is_refused_at_once, .timeout = 60) {
+    need_slurm();
+    char out[4096];
+    int rc = test_capture("timeout 20 srun -N 2 -n 4 true 2>&1", out, sizeof out);
+    cr_expect(rc != 0 && rc != 124, "srun -N 2 on one node: exit %d (124: it waited)\n%s", rc, out);
+    cr_expect(strstr(out, "Node count specification invalid"), "srun -N 2 should say why it is refused:\n%s", out);
 }
 
 Test(slurm, mpirun_inside_an_allocation, .timeout = 180) {

@@ -301,6 +301,25 @@ static int grade_report(const grade_opts *o, pp_test_result *res, int n, int col
     return rc;
 }
 
+/* Where an mpi grading's ranks run, for its first line: the host file's nodes (the first word of each line, in its
+ * order, which is mpirun's), else the Slurm allocation mpirun takes its slots from, else this machine. */
+static void grade_where(const grade_opts *o, char *out, size_t len) {
+    const char *job = getenv("SLURM_JOB_ID"), *nodes = getenv("SLURM_JOB_NODELIST");
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    snprintf(out, len, "this machine (%s)", host);
+    if (job && *job) snprintf(out, len, "Slurm job %s's nodes (%s)", job, nodes && *nodes ? nodes : "?");
+    FILE *f = o->hostfile ? fopen(o->hostfile, "r") : NULL;
+    if (!f) return;
+    size_t n = (size_t)snprintf(out, len, "the nodes of %s (", o->hostfile);
+    char line[512], name[256];
+    for (int k = 0; fgets(line, sizeof line, f) && n < len;)
+        if (sscanf(line, " %255s", name) == 1 && name[0] != '#')
+            n += (size_t)snprintf(out + n, len - n, "%s%s", k++ ? ", " : "", name);
+    fclose(f);
+    if (n < len) snprintf(out + n, len - n, ")");
+}
+
 static int grade_main(int argc, char **argv) {
     static grade_opts o;
     pp_flag flags[PP_CLI_MAX_FLAGS];
@@ -339,9 +358,14 @@ static int grade_main(int argc, char **argv) {
     signal(SIGTERM, on_interrupt);
     int color = isatty(1) && !getenv("NO_COLOR");
     pp_test_result *res = pp__xcalloc((size_t)n, sizeof *res);
+    char where[1024] = "";
+    if (pp__transport_caps(o.transport) & PP_TRANSPORT_PROCESSES) {
+        char nodes[sizeof where - 64];
+        grade_where(&o, nodes, sizeof nodes);
+        snprintf(where, sizeof where, ", transport %s: one mpirun per test on %s", o.transport, nodes);
+    }
     if (!o.quiet)
-        printf("grading %s (%s) on %s%s: %d tests%s%s\n", o.impl, dir, o.backend,
-               pp__transport_caps(o.transport) & PP_TRANSPORT_PROCESSES ? ", one mpirun per test" : "", n,
+        printf("grading %s (%s) on %s%s: %d tests%s%s\n", o.impl, dir, o.backend, where, n,
                o.in_process ? " (UNSANDBOXED: --in-process)" : sb.lockdown ? "" : " (UNSANDBOXED: --unsafe-no-sandbox)",
                recorded ? "; this handout grades its public configurations, with the answers it records (the "
                           "instructor's kit grades hidden ones)" : "");

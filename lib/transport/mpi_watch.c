@@ -2,6 +2,7 @@
  * which reports the ranks gone silent (their node or network lost); and a wait past the deadline joins rounds of a
  * nonblocking allreduce that confirm, from every process at once, that all of them wait and nothing moves. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,11 +43,42 @@ int pp__mpi_waitall(const mp_ctx *c, int n, MPI_Request *q, MPI_Status *st) {
 #define WATCH_TAG_BEAT 1
 #define WATCH_TAG_BYE 2
 
+/* Open MPI's value of an integer MCA parameter as this process sees it (mpirun passes its OMPI_MCA_ variables and
+ * --mca values to every process it starts), or dflt where it is not set. */
+static long mca_long(const char *name, long dflt) {
+    char var[96];
+    snprintf(var, sizeof var, "OMPI_MCA_%s", name);
+    const char *v = getenv(var);
+    char *end;
+    long n = v && *v ? strtol(v, &end, 10) : dflt;
+    return v && *v && *end ? dflt : n;
+}
+
+/* How long rank 0 waits for a silent process before it calls it lost: the deadline (at least WATCH_SILENT_MIN_S),
+ * shortened to a second before Open MPI's own daemon could give the node up. That daemon's OOB connection drops
+ * a node once oob_tcp_keepalive_probes keepalives, oob_tcp_keepalive_intvl seconds apart, went unanswered, which
+ * is intvl * probes seconds after the cut at the soonest; mpirun then ends the whole job, rank 0 included, and
+ * a report not printed by then is never printed. Open MPI's defaults (300 s idle, 20 s, 9 probes) leave the
+ * deadline alone. */
+static double watch_silence(const pp_world *w, int rank) {
+    double silent = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0, soonest = -1;
+    if (mca_long("oob_tcp_keepalive_time", 300) > 0) {
+        soonest = (double)mca_long("oob_tcp_keepalive_intvl", 20) * (double)mca_long("oob_tcp_keepalive_probes", 9);
+        if (silent > soonest - 1) silent = soonest - 1;
+    }
+    if (silent < WATCH_SILENT_MIN_S) silent = WATCH_SILENT_MIN_S;
+    /* keepalives this short would end the job before any report: said once, where the report would be */
+    if (rank == 0 && soonest >= 0 && silent >= soonest)
+        fprintf(stderr, "pplab run: Open MPI's keepalive (oob_tcp_keepalive_intvl x oob_tcp_keepalive_probes = %.0f s) "
+                "gives a lost node up before pplab can report it (after %.0f s of silence): make that product %.0f s "
+                "or more\n", soonest, silent, silent + 1);
+    return silent;
+}
+
 static void *watch_run(void *arg) {
     pp_world *w = arg;
     mp_ctx *c = ctx_of(w);
-    double silent = w->cfg->deadline_s > 0 ? w->cfg->deadline_s : 10.0;
-    if (silent < WATCH_SILENT_MIN_S) silent = WATCH_SILENT_MIN_S;
+    double silent = watch_silence(w, c->rank);
     int beat = 0, beats = 0, *byes = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *byes) : NULL;
     long *got = c->rank == 0 ? pp__xcalloc((size_t)c->size, sizeof *got) : NULL;
     MPI_Request q = MPI_REQUEST_NULL;

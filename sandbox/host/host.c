@@ -57,13 +57,18 @@ static int child(void *arg) {
     int exe = fcntl(sb.exe_fd, F_DUPFD_CLOEXEC, 10), ch = fcntl(a->chan_fd, F_DUPFD_CLOEXEC, 10),
         nul = fcntl(a->devnull, F_DUPFD_CLOEXEC, 10), obj = sb.obj_fd >= 0 ? fcntl(sb.obj_fd, F_DUPFD_CLOEXEC, 10) : -2;
     int out = a->out_fd >= 0 ? fcntl(a->out_fd, F_DUPFD_CLOEXEC, 10) : -2;
-    if (exe < 0 || ch < 0 || nul < 0 || obj == -1 || out == -1 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
+    /* the empty root, above c: the only way into it, since its folder is removed */
+    int root = sb.empty_root[0] ? fcntl(sb.root_fd, F_DUPFD_CLOEXEC, c + 1) : -2;
+    if (exe < 0 || ch < 0 || nul < 0 || obj == -1 || out == -1 || root == -1 || dup2(nul, 0) < 0 || dup2(ch, PP_CHAN_FD) < 0 ||
         dup3(exe, PP_EXE_FD, O_CLOEXEC) < 0 || (obj >= 0 && dup2(obj, PP_OBJ_FD) < 0) ||
         (out >= 0 && (dup2(out, 1) < 0 || dup2(out, 2) < 0)))
         child_fail(c, "dup2", errno);
-    /* every descriptor above the driver's own goes, but the one to say why in (close-on-exec already) */
+    /* every descriptor above the driver's own goes, but the one to say why in and the root's (close-on-exec
+     * already) */
     if (c > PP_OBJ_FD + 1) syscall(SYS_close_range, PP_OBJ_FD + 1, (unsigned)c - 1, 0);
-    syscall(SYS_close_range, (unsigned)c + 1, ~0u, 0);
+    if (root > c + 1) syscall(SYS_close_range, (unsigned)c + 1, (unsigned)root - 1, 0);
+    syscall(SYS_close_range, (unsigned)(root > c ? root : c) + 1, ~0u, 0);
+    sb.root_fd = root;
     sb.exe_fd = PP_EXE_FD;
     sb.obj_fd = obj >= 0 ? PP_OBJ_FD : -1;
     /* dispositions and the signal mask survive execve: start from the defaults (SIGXFSZ stays ignored, so that

@@ -21,9 +21,10 @@
         if (cond) return *what = (name), -1;                                                                   \
     } while (0)
 
-/* A driver's root becomes an empty folder, while the process is still root (chroot needs CAP_SYS_CHROOT). */
+/* A driver's root becomes an empty folder, while the process is still root (chroot needs CAP_SYS_CHROOT). The
+ * folder was removed once opened, so it is entered by its descriptor: removed, it can hold nothing. */
 static int step_root(const pp_sandbox *sb, const char **what) {
-    STEP(syscall(SYS_chdir, sb->empty_root), "chdir(empty root)");
+    STEP(syscall(SYS_fchdir, sb->root_fd), "fchdir(empty root)");
     STEP(syscall(SYS_chroot, "."), "chroot(empty root)");
     return 0;
 }

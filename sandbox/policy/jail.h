@@ -43,7 +43,9 @@ typedef struct pp_sandbox {
     int nproc;               /* RLIMIT_NPROC of the uid: every task of the test together (0: no limit) */
     int exe_fd;              /* drivers: the driver executable, opened read-only (never by path later) */
     int obj_fd;              /* drivers: the lab's object, opened read-only; -1 for none */
-    char empty_root[256];    /* drivers as root: an empty folder that becomes their root ("" for none) */
+    char empty_root[256];    /* drivers as root: the path the empty folder that becomes their root was made at
+                              * (for messages; "" for none); the folder itself is removed at once */
+    int root_fd;             /* that folder, opened (O_PATH) before it was removed: a driver enters it by this */
     const void *prefilter;   /* drivers: the pre-exec filter (filter.h), NULL for none */
     char capture[320];       /* drivers: each one's output goes to "<capture>.rank<r>", so a report can show the
                               * ranks' output in rank order; "" for the caller's own stdout and stderr */

@@ -21,7 +21,7 @@
 
 void pp__sandbox_defaults(pp_sandbox *sb) {
     memset(sb, 0, sizeof *sb);
-    sb->exe_fd = sb->obj_fd = -1;
+    sb->exe_fd = sb->obj_fd = sb->root_fd = -1;
     sb->lockdown = 1;
     sb->drop_uid = geteuid() == 0;
     sb->view = PP_VIEW_AUTO;
@@ -59,6 +59,29 @@ const char *pp__private_dir(void) {
     private_owner = getpid();
     if (first) atexit(private_remove);
     return private_dir;
+}
+
+/* The drivers' empty root: a folder made under $TMPDIR (or /tmp), opened, and removed at once, so that no file
+ * is left of it however the process ends (an MPI rank killed with its job runs no exit handler). A removed
+ * folder stays a valid root for whoever enters it by the descriptor, and nothing can be created in it. */
+static int make_empty_root(pp_sandbox *sb, char *err, size_t len) {
+    const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[sizeof sb->empty_root];
+    snprintf(dir, sizeof dir, "%s/pplab-root-XXXXXX", tmp);
+    if (!mkdtemp(dir) && (snprintf(dir, sizeof dir, "/tmp/pplab-root-XXXXXX"), !mkdtemp(dir))) {
+        snprintf(err, len, "cannot make the drivers' empty root under $TMPDIR or /tmp: %s", strerror(errno));
+        return -1;
+    }
+    int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int saved = errno;
+    rmdir(dir);
+    if (fd < 0) {
+        snprintf(err, len, "cannot open the drivers' empty root %s: %s", dir, strerror(saved));
+        return -1;
+    }
+    sb->root_fd = fd;
+    memcpy(sb->empty_root, dir, sizeof sb->empty_root);
+    return 0;
 }
 
 /* 1 when "others" can reach path: every folder above it searchable by them. */
@@ -151,18 +174,7 @@ int pp__sandbox_probe(pp_sandbox *sb, char *err, size_t len) {
         return -1;
     }
     if (!(sb->prefilter = pp__filter_preexec(err, len))) return -1;
-    if (sb->drop_uid && !sb->empty_root[0]) {
-        const char *priv = pp__private_dir();
-        if (!priv) {
-            snprintf(err, len, "cannot make a private folder under $TMPDIR or /tmp: %s", strerror(errno));
-            return -1;
-        }
-        snprintf(sb->empty_root, sizeof sb->empty_root, "%s/root", priv);
-        if (mkdir(sb->empty_root, 0500) && errno != EEXIST) {
-            snprintf(err, len, "cannot make the drivers' empty root %s: %s", sb->empty_root, strerror(errno));
-            return -1;
-        }
-    }
+    if (sb->drop_uid && !sb->empty_root[0] && make_empty_root(sb, err, len)) return -1;
     /* a view asked for by name must exist here; AUTO waits for the first build, which may never come (a cached
      * lab), since finding out whether bubblewrap works costs a few of its starts */
     return sb->view == PP_VIEW_AUTO ? 0 : pp__sandbox_view(sb, sb->view, err, len);

@@ -35,8 +35,8 @@ int pp__sandbox_check_driver(const pp_sandbox *sb, const char *driver, char *err
 void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers);
 
 /* A private folder of this process (mode 0700, created on first use under $TMPDIR or /tmp, removed with what
- * is in it when the process that made it exits): where pplab keeps results, captures and the drivers' empty
- * root. NULL when it cannot be made. */
+ * is in it when the process that made it exits): where the grader keeps results and captures. NULL when it
+ * cannot be made. */
 const char *pp__private_dir(void);
 
 /* As root: when path (a file, or a folder and so all it holds) could be read by a jailed uid, which has no
