@@ -5,6 +5,8 @@
 #                             and PyTorch from PyPI for the round trip of tests/test_torch.c, into the virtual
 #                             environment PPLAB_TORCH_VENV names (.ci/run sets it; pip only where it is missing)
 #   scripts/deps.sh --required  only what building and grading need (the CI templates of docs/ci/)
+#   scripts/deps.sh --list      print the packages the plain form installs, one a line, and install nothing (the
+#                               container's check of them on another architecture reads them)
 # The one list of packages: make demo, make test and .ci/run all install through it.
 
 set -euo pipefail
@@ -24,6 +26,11 @@ optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git ip
 # PyPI packages, for --ci only: torch's own pipeline schedules, whose orders tests/test_torch.c compares with the
 # kit's (the version the fixtures were dumped with: tests/fixtures/)
 pypi_ci=(torch==2.15.0)
+case "${1:-}" in
+    ""|--ci|--required) ;;
+    --list) printf '%s\n' "${required[@]}" "${optional[@]}"; exit 0 ;;
+    *) echo "deps.sh: unknown option $1: use --ci, --required, --list or none" >&2; exit 2 ;;
+esac
 
 # Installs what pypi_ci lists into PPLAB_TORCH_VENV, each package only where its version is not there already (a
 # local build tag such as torch's +cu132 counts as the version).
