@@ -1,0 +1,12 @@
+/* memlimit.h: the memory limit a process killed by the kernel was under, named in the one line that reports it. */
+#ifndef PP_MEMLIMIT_H
+#define PP_MEMLIMIT_H
+
+#include <stddef.h>
+
+/* Writes into buf why a process of this grader got SIGKILL: where this process's cgroup or one above it (v1's
+ * memory controller or v2) has a memory limit and has killed for it (the oom_kill counter), that limit, in MiB,
+ * and how to raise it (a container's: docker run --memory); else the machine's memory, as before. Returns buf. */
+const char *pp__memlimit_why_killed(char *buf, size_t len);
+
+#endif /* PP_MEMLIMIT_H */
