@@ -20,8 +20,9 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
           similarity-tester python3 python3-yaml libglpk-dev)
 # network-namespace hosts (iproute2, above) and a one-node Slurm cluster with its authentication; python3-venv for
-# the virtual environment that holds torch (Debian's python3 is externally managed: pip installs into no system path)
-[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv)
+# the virtual environment that holds torch (Debian's python3 is externally managed: pip installs into no system path);
+# docker.io and debootstrap: the container's test builds the Dockerfile on a base image it makes (tests/container/)
+[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv docker.io debootstrap)
 [ "${1:-}" = --required ] && optional=()
 # PyPI packages, for --ci only: torch's own pipeline schedules, whose orders tests/test_torch.c compares with the
 # kit's (the version the fixtures were dumped with: tests/fixtures/)
