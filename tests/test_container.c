@@ -3,9 +3,10 @@
  * of reach; the tarball is kept under ~/.cache/pplab), builds the Dockerfile unchanged with Debian's docker.io
  * engine started on a private socket, runs make demo and grades the reference solutions (full marks) and the stubs
  * (0) as the container's default user and as root, grades in a mounted folder of another uid, checks that a
- * memory limit is named when a grade meets it, and that every package resolves for arm64. Root only (it starts
- * an engine); skipped elsewhere with the reason, failed in CI. Run by make check-long (about ten minutes on two
- * cores, most of it make demo inside). */
+ * memory limit and a full /tmp are named when a grade meets them, runs make test as root in a clone, and checks
+ * that every package resolves for arm64. Root only (it starts an engine); skipped elsewhere with the reason,
+ * failed in CI. Run by make check-long (about eight minutes on two cores: the image's build, make demo and make
+ * test inside take most of it). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>

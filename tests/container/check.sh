@@ -13,8 +13,11 @@
 #     for a Linux host) and as root; what was written there is still there after the container is gone; the
 #     default user there is stopped by the entry point in one line naming both uids and the fix;
 #   - a memory limit smaller than a grade needs: each test it kills fails in one line naming that limit.
-# make test itself is not run inside: make demo and the grades cover what the container changes (its packages,
-# its users, its jail), and make check runs make test on the host; its time inside is in the report.
+#   - a /tmp too small for the grader's files: the grade fails saying so;
+#   - make test as root in a clone of the kit (HEAD: what is committed), as CI's root runs it.
+# make test as the default user is not run: there two of the kit's own hostile suites fail (test_hostile's thread
+# cap and its compile-bomb's leftover cc1), which is still to be understood; make demo and the grades are what a
+# student runs there.
 # The arm64 image is not built here (QEMU would take hours on two cores): every package the Dockerfile installs is
 # checked to exist for arm64 in the mirror's own index instead.
 #   tests/container/check.sh BUILD
@@ -160,7 +163,22 @@ grep -q "memory limit of 64 MiB" "$scratch/oom.log" ||
     { tail -20 "$scratch/oom.log" >&2; fail "a grade killed at the memory limit does not name it"; }
 say "ok   64 MiB of memory: exit $rc, $(grep -o -m1 "the kernel's OOM killer, at the memory limit of [0-9]* MiB" "$scratch/oom.log")"
 
-# 8. arm64: every package the Dockerfile installs exists in the mirror's arm64 index
+# 8. a full disk: the grader's private folder on a /tmp of 256 KiB
+rc=0
+run "$scratch/student" --tmpfs /tmp:size=256k,mode=1777 pplab-check build/pplab grade --impl solutions --lab gpipe \
+    > "$scratch/disk.log" 2>&1 || rc=$?
+[ $rc != 0 ] || fail "a grade on a full /tmp passed"
+grep -qi "disk\|space" "$scratch/disk.log" || { tail -20 "$scratch/disk.log" >&2; fail "a grade on a full /tmp does not say so"; }
+say "ok   a full /tmp: exit $rc, $(grep -i -m1 "disk\|space" "$scratch/disk.log" | sed 's/^ *//' | cut -c1-110)"
+
+# 9. make test as root in a clone of the kit (its suites build handouts from git): as CI runs it
+git clone -q --no-local . "$scratch/clone"
+t0=$(date +%s)
+run "$scratch/clone" --user root -e OMPI_ALLOW_RUN_AS_ROOT=1 -e OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 pplab-check make test \
+    > "$scratch/test.log" 2>&1 || { grep -v "^  [A-Z]* \|^\[PASS\]\|^\[RUN \]" "$scratch/test.log" | tail -60 >&2; fail "make test as root failed"; }
+say "ok   make test as root: $(grep '^unit tests:' "$scratch/test.log") ($(( $(date +%s) - t0 )) s with its build)"
+
+# 10. arm64: every package the Dockerfile installs exists in the mirror's arm64 index
 # apt's own folders of an index of its own, so that the host's lists and caches stay as they are
 mkdir -p "$scratch/arm64/lists/partial" "$scratch/arm64/cache" "$scratch/arm64/etc/preferences.d"
 echo "deb [arch=arm64 trusted=yes] $mirror bookworm main" > "$scratch/arm64/etc/sources.list"
