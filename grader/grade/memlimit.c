@@ -1,10 +1,11 @@
-/* memlimit.c: a SIGKILL told apart: the cgroup's memory limit (v1 or v2: a container's --memory, a Slurm job's) or the
- * machine's memory. The grader's processes share its cgroup, so the limit they met is this process's or an
- * ancestor's. */
+/* memlimit.c: a missing result told apart (a full disk or not), and a SIGKILL: the cgroup's memory limit (v1 or v2:
+ * a container's --memory, a Slurm job's) or the machine's memory. The grader's processes share its cgroup, so the
+ * limit they met is this process's or an ancestor's. */
 #include "memlimit.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 /* The value after "key " in the file at path, or -1. */
 static long long read_key(const char *path, const char *key) {
@@ -68,5 +69,21 @@ const char *pp__memlimit_why_killed(char *buf, size_t len) {
     if (v1[0] && walk("/sys/fs/cgroup/memory", v1, "memory.oom_control", "oom_kill", "memory.limit_in_bytes", buf, len))
         return buf;
     if (v2[0]) walk("/sys/fs/cgroup", v2, "memory.events", "oom_kill", "memory.max", buf, len);
+    return buf;
+}
+
+const char *pp__memlimit_why_no_result(const char *path, const char *other, char *buf, size_t len) {
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) *slash = 0;
+    struct statvfs fs;
+    unsigned long long avail = 0;
+    if (statvfs(dir, &fs) == 0 && (avail = (unsigned long long)fs.f_bavail * fs.f_frsize) < (1ULL << 20)) {
+        snprintf(buf, len, "the disk holding %s has %llu KiB free, too little for the test's results: free some "
+                 "space there, or set TMPDIR to a folder on a larger disk", dir, avail >> 10);
+        return buf;
+    }
+    snprintf(buf, len, "%s", other);
     return buf;
 }
