@@ -197,13 +197,14 @@ FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 REPLAY_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
 # The long ones, which make check runs after make test's: the fp32 tolerance sweep at M = 1024, the handout's
 # round trip and its answers, the MPI suite, the benchmarks' own test, the jail as a normal user, the Gradescope
-# autograder, the CI templates as GitHub and GitLab run them.
-SLOW_TESTS := test_sweeps test_tolerance test_sched_record test_handout test_mpi test_bench test_jail_user test_autograder test_ci
+# autograder, the CI templates as GitHub and GitLab run them, the container of the Dockerfile built and used.
+SLOW_TESTS := test_sweeps test_tolerance test_sched_record test_handout test_mpi test_bench test_jail_user test_autograder test_ci \
+              test_container
 SLOW_BIN := $(filter $(addprefix $(BUILD)/tests/,$(SLOW_TESTS)),$(TEST_BIN))
 # Of those, the ones that build and grade trees of their own with make (the handout, Gradescope's zip, the CI
-# templates' repositories): they run after the others, whose MPI deadlines their builds would crowd out of the
-# cores, and make asan leaves them out, since under it they would sanitize their harness alone.
-TREE_TESTS := test_handout test_autograder test_ci
+# templates' repositories, the container's image): they run after the others, whose MPI deadlines their builds would
+# crowd out of the cores, and make asan leaves them out, since under it they would sanitize their harness alone.
+TREE_TESTS := test_handout test_autograder test_ci test_container
 TREE_BIN := $(filter $(addprefix $(BUILD)/tests/,$(TREE_TESTS)),$(SLOW_BIN))
 # The suites that need a machine of their own making (as root): make check-hosts makes hosts (network
 # namespaces) and runs test_hosts on them, make check-slurm starts a Slurm cluster and runs test_slurm.
@@ -426,6 +427,7 @@ check-hosts: deps
 	@bash scripts/check-hosts.sh $(BUILD)
 # root: a one-node Slurm cluster (munge, slurmctld, slurmd): srun, salloc + mpirun, sbatch (scripts/check-slurm.sh)
 check-slurm: deps
+	@bash scripts/deps.sh --cluster
 	@$(MAKE) --no-print-directory $(JOBS) -s build $(SLURM_BIN)
 	@bash scripts/check-slurm.sh $(BUILD)
 

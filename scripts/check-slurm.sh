@@ -13,7 +13,7 @@ need() {
     [ "$(id -u)" = 0 ] || { echo "check-slurm: slurmd must run as root: run it as root" >&2; exit 1; }
     for c in slurmctld slurmd srun sbatch salloc munged mpirun; do
         command -v "$c" >/dev/null || {
-            echo "check-slurm: $c not found: apt-get install slurm-wlm munge openmpi-bin (make deps installs them)" >&2; exit 1; }
+            echo "check-slurm: $c not found: apt-get install slurm-wlm munge openmpi-bin (make check-slurm installs them: scripts/deps.sh --cluster)" >&2; exit 1; }
     done
 }
 

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages pplab builds and tests with are installed.
 #   scripts/deps.sh           install what is missing (as root), else print the apt-get line and fail
-#   scripts/deps.sh --ci      also PyTorch from PyPI for the round trip of tests/test_torch.c, into the virtual
-#                             environment PPLAB_TORCH_VENV names (.ci/run sets it; pip only where it is missing)
+#   scripts/deps.sh --ci      also what --cluster and the container's test need, and PyTorch from PyPI for the
+#                             round trip of tests/test_torch.c, into the virtual environment PPLAB_TORCH_VENV names
+#                             (.ci/run sets it; pip only where it is missing)
+#   scripts/deps.sh --cluster   also slurm-wlm and munge, for make check-slurm's one-node cluster
 #   scripts/deps.sh --required  only what building and grading need (the CI templates of docs/ci/)
+#   scripts/deps.sh --list      print the packages the plain form installs, one a line, and install nothing (the
+#                               container's check of them on another architecture reads them)
 # The one list of packages: make demo, make test and .ci/run all install through it.
 
 set -euo pipefail
@@ -13,17 +17,24 @@ required=(gcc libc6-dev binutils make pkg-config libopenblas-dev libcjson-dev li
 # zip and unzip: make autograder writes Gradescope's zip, and its test unpacks one; clang and libclang-rt-dev:
 # make fuzz (libFuzzer); similarity-tester: pplab similar (sim_c) compares submissions with the kit's own code and
 # with each other; python3 and python3-yaml: the CI templates' test reads their YAML as the platforms do
-# libglpk-dev: the kit's lab 09 optimum (GLPK's integer program, grader/theory/sched_ilp.c); slurm-wlm and munge:
-# make check-slurm's one-node cluster (make deps runs before it, so it must install them)
+# libglpk-dev: the kit's lab 09 optimum (GLPK's integer program, grader/theory/sched_ilp.c)
 optional=(gnuplot-nox libopenmpi-dev openmpi-bin libxml2-utils bubblewrap git iproute2 zip unzip clang libclang-rt-dev
-          similarity-tester python3 python3-yaml libglpk-dev slurm-wlm munge)
-# python3-venv for the virtual environment that holds torch (Debian's python3 is externally managed: pip installs
-# into no system path)
-[ "${1:-}" = --ci ] && optional+=(python3-venv)
+          similarity-tester python3 python3-yaml libglpk-dev)
+# --cluster: a one-node Slurm cluster with its authentication (make check-slurm installs them through this, so that
+# make demo and make test never put daemons on a student's machine); --ci: those, python3-venv for the virtual
+# environment that holds torch (Debian's python3 is externally managed: pip installs into no system path), and
+# docker.io and debootstrap: the container's test builds the Dockerfile on a base image it makes (tests/container/)
+[ "${1:-}" = --cluster ] && optional+=(slurm-wlm munge)
+[ "${1:-}" = --ci ] && optional+=(slurm-wlm munge python3-venv docker.io debootstrap)
 [ "${1:-}" = --required ] && optional=()
 # PyPI packages, for --ci only: torch's own pipeline schedules, whose orders tests/test_torch.c compares with the
 # kit's (the version the fixtures were dumped with: tests/fixtures/)
 pypi_ci=(torch==2.15.0)
+case "${1:-}" in
+    ""|--ci|--cluster|--required) ;;
+    --list) printf '%s\n' "${required[@]}" "${optional[@]}"; exit 0 ;;
+    *) echo "deps.sh: unknown option $1: use --ci, --cluster, --required, --list or none" >&2; exit 2 ;;
+esac
 
 # Installs what pypi_ci lists into PPLAB_TORCH_VENV, each package only where its version is not there already (a
 # local build tag such as torch's +cu132 counts as the version).

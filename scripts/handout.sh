@@ -6,7 +6,8 @@
 #                                       answer files put back, so that it grades hidden configurations (make
 #                                       autograder zips it); never a student's
 # Builds the student tarball: the kit (base/, lib/, kernels/, sandbox/, driver/, grader/, docs/, bench/, scripts/,
-# data/, Makefile, README.md) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) — without solutions/,
+# data/, Makefile, README.md; the container's Dockerfile, .dockerignore and .devcontainer/, which a grading tree
+# leaves out) and labs/ freshly generated from solutions/ (stubs and the lab READMEs) — without solutions/,
 # without the grader's own tests (they hold broken solutions and the solutions' expectations), without the kit's
 # answer files (`make answer-files` lists them: the code that computes what the labs grade, the generators of the
 # canonical orders, the placements, the library's own tensor-parallel block, the order interpreter, the warm-up's
@@ -34,8 +35,11 @@ answers=$(make -s --no-print-directory answer-files)
 leave=()
 for f in $answers; do leave+=(":!$f"); done
 # what git tracks or would track, as it is in the working tree (a file deleted there is not shipped)
-git ls-files -z --cached --others --exclude-standard -- Makefile README.md base lib kernels sandbox driver grader docs bench \
-    scripts data 'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' "${leave[@]}" |
+# the container is the student's (a desk that is not Debian); Gradescope's zip, a grading tree, goes without it
+container=(Dockerfile .dockerignore .devcontainer)
+[ $grading = 1 ] && container=()
+git ls-files -z --cached --others --exclude-standard -- Makefile README.md "${container[@]}" base lib kernels sandbox \
+    driver grader docs bench scripts data 'labs/*.md' 'labs/*/*.md' ':!docs/instructor.md' ':!docs/ci' "${leave[@]}" |
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     xargs -0 -I{} cp --parents {} "$dest"/
 # the grading tree computes every answer, hidden configurations' too

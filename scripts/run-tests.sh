@@ -34,7 +34,7 @@ if [ $# -eq 0 ] && [ ! -d tests ]; then
 fi
 # the slowest suites first, so the lanes finish together
 first=() rest=()
-for t in "$@"; do case $t in *test_ci|*test_handout|*test_grader|*test_sweeps|*test_tolerance|*test_mpi|*test_cli|*test_bench|*test_jail*) first+=("$t") ;; *) rest+=("$t") ;; esac; done
+for t in "$@"; do case $t in *test_ci|*test_container|*test_handout|*test_grader|*test_sweeps|*test_tolerance|*test_mpi|*test_cli|*test_bench|*test_jail*) first+=("$t") ;; *) rest+=("$t") ;; esac; done
 [ $# -gt 0 ] && printf '%s\n' "${first[@]}" "${rest[@]}" | xargs -P "$lanes" -I{} sh -c '
     s=$(date +%s%N); "$1" --jobs 1 --short-filename --verbose > "$2/$(basename "$1").log" 2>&1
     echo $? > "$2/$(basename "$1").rc"; echo $(( ($(date +%s%N) - s) / 1000000 )) > "$2/$(basename "$1").ms"' _ {} "$logs"

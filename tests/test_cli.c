@@ -368,8 +368,10 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     FILE *p = popen("tar -tzf dist/pplab-handout.tar.gz", "r");
     cr_assert(p);
     char line[512];
-    int labs = 0, grader = 0, solutions = 0, tests = 0, instructor = 0, docs = 0, corpus = 0;
+    int labs = 0, grader = 0, solutions = 0, tests = 0, instructor = 0, docs = 0, corpus = 0, container = 0;
     while (fgets(line, sizeof line, p)) {
+        container += !strcmp(line, "pplab/Dockerfile\n") || !strcmp(line, "pplab/.dockerignore\n") ||
+                     !strcmp(line, "pplab/.devcontainer/devcontainer.json\n");
         instructor += strstr(line, "pplab/docs/instructor.md") != NULL || strstr(line, "pplab/docs/ci/") != NULL;
         docs += strstr(line, "pplab/docs/design.md") != NULL;
         labs += strstr(line, "pplab/labs/02-gpipe/gpipe.c") != NULL;
@@ -386,6 +388,11 @@ Test(cli, handout_has_labs_and_grader_but_no_solutions) {
     cr_expect_eq(instructor, 0, "the handout must not hold the instructor's material (docs/instructor.md, docs/ci/)");
     cr_expect_eq(docs, 1, "the handout holds the docs");
     cr_expect_eq(corpus, 1, "the handout holds the corpus pplab train learns from");
+    cr_expect_eq(container, 3, "the handout holds the container (Dockerfile, .dockerignore, .devcontainer/)");
+    /* and the grading tree, which Gradescope's zip is, does not */
+    rc = system("d=$(mktemp -d) && bash scripts/handout.sh --grading \"$d\" && ls -A \"$d/pplab\" | "
+                "grep -qx -e Dockerfile -e .dockerignore -e .devcontainer; rc=$?; rm -rf \"$d\"; exit $rc");
+    cr_expect_neq(rc, 0, "the grading tree holds the container, which Gradescope's zip does not need");
     /* nothing in the handout points students at a file it lacks */
     rc = system("tar -xzOf dist/pplab-handout.tar.gz --wildcards 'pplab/lib/*' 'pplab/grader/*' | grep -q "
                 "'docs/instructor.md'");

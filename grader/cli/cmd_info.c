@@ -31,10 +31,21 @@ static void sandbox_describe(FILE *f) {
     snprintf(landlock, sizeof landlock, abi ? "Landlock ABI %d" : "no Landlock (the filter alone closes files)", abi);
     fprintf(f, "  drivers   seccomp allow list, %s, %s\n",
             sb.drop_uid ? "a uid of each test's own and an empty root (root)" : "this user's uid (not root)", landlock);
-    fprintf(f, "  builds    view %s%s\n", pp__view_name(sb.view),
-            sb.view == PP_VIEW_NAMESPACES ? ": bubblewrap, only the toolchain and the build folder exist"
-            : sb.view == PP_VIEW_LANDLOCK ? ": no namespaces here; Landlock opens only the toolchain and the build folder"
-                                          : ": neither namespaces nor Landlock; only the uid and the files' modes");
+    /* why there are no namespaces, from what pp__sandbox_view decided on: bubblewrap absent, or present and
+     * refused (a container's seccomp profile, as Docker's and Podman's default ones, or a kernel that allows no
+     * unprivileged user namespaces) */
+    const char *why = pp__view_bwrap() ? "bubblewrap cannot make namespaces here (user namespaces refused, as in a "
+                                         "container under Docker's default seccomp profile)"
+                                       : "bubblewrap is not installed (apt-get install bubblewrap)";
+    if (sb.view == PP_VIEW_NAMESPACES)
+        fprintf(f, "  builds    view namespaces: bubblewrap, only the toolchain and the build folder exist\n");
+    else if (sb.view == PP_VIEW_LANDLOCK)
+        fprintf(f, "  builds    view landlock, the fallback: %s; Landlock opens only the toolchain and the build "
+                "folder\n", why);
+    else
+        fprintf(f, "  builds    view none: %s, and Landlock is absent or refused (a kernel before 5.13, or Docker's "
+                "profile before release 23); only the uid and the files' modes\n",
+                why);
 }
 
 static const char usage[] =

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memlimit.h"
 #include "resultfile.h"
 #include "testcfg.h"
 
@@ -71,9 +72,10 @@ int pp__refproc_read(pp_refproc *rp, uint64_t token, int steps, pp_reference *re
     if (st < 0) return 0;
     *st_out = PP_ERR_INTERNAL;
     if (WIFSIGNALED(st)) {
+        char why[300];
         snprintf(err, errlen, "the grader's reference process died of signal %d (%s) before its result: %s",
                  WTERMSIG(st), strsignal(WTERMSIG(st)),
-                 WTERMSIG(st) == SIGKILL ? "the machine ran out of memory (the kernel's OOM killer)" : "a bug in pplab");
+                 WTERMSIG(st) == SIGKILL ? pp__memlimit_why_killed(why, sizeof why) : "a bug in pplab");
         return -1;
     }
     snprintf(err, errlen, "the grader's reference process ended without its result: a bug in pplab, or no disk");

@@ -18,6 +18,7 @@
 
 #include "crash.h"
 #include "files.h"
+#include "memlimit.h"
 #include "reap.h"
 #include "refproc.h"
 #include "testcfg.h"
@@ -355,8 +356,13 @@ void pp__runner_finish(pp_runner_job *j, pp_test_result *out) {
         fail_whole(out, tc, PP_ERR_TIMEOUT, msg);
     } else if (WIFSIGNALED(status)) {
         out->crashed = 1;
-        snprintf(msg, sizeof msg, "the test's supervisor died of signal %d (%s): this is a bug in pplab, or the "
-                 "machine ran out of memory", WTERMSIG(status), strsignal(WTERMSIG(status)));
+        char why[300];
+        if (WTERMSIG(status) == SIGKILL)
+            snprintf(msg, sizeof msg, "the test's supervisor was killed (signal 9): %s",
+                     pp__memlimit_why_killed(why, sizeof why));
+        else
+            snprintf(msg, sizeof msg, "the test's supervisor died of signal %d (%s): this is a bug in pplab",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)));
         fail_whole(out, tc, PP_ERR_INTERNAL, msg);
     } else {
         kind->grade(&t, out);

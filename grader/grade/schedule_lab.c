@@ -12,6 +12,7 @@
 
 #include "checks.h"
 #include "host.h"
+#include "memlimit.h"
 #include "mpirun.h"
 #include "plot.h"
 #include "refproc.h"
@@ -182,8 +183,12 @@ static void schedule_grade(const pp_lab_task *t, pp_test_result *out) {
     /* a failed run needs no reference (the runner stops it) */
     int got = ok && res.status == PP_OK ? pp__refproc_read(t->ref, t->token, rc.steps, &ref, &ref_st, err, sizeof err) : 0;
     if (!ok) {
-        schedule_fail(tc, PP_ERR_INTERNAL, "the test's supervisor ended without a report of its run: this is a bug in "
-                      "pplab, or the machine ran out of memory or disk", out);
+        char why[1200];
+        schedule_fail(tc, PP_ERR_INTERNAL,
+                      pp__memlimit_why_no_result(t->res_path, "the test's supervisor ended without a report of its "
+                                                 "run: this is a bug in pplab, or the machine ran out of memory or disk",
+                                                 why, sizeof why),
+                      out);
     } else if (got < 0 && res.status == PP_OK) {
         pp__checks_failed_run(&rc, ref_st, err, NULL, NULL, out);
         pp__result_free(&res);

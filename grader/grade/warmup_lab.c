@@ -11,6 +11,7 @@
 #include "host.h"
 #include "impl_build.h"
 #include "labs.h"
+#include "memlimit.h"
 #include "resultfile.h"
 #include "runopts.h"
 #include "testcfg.h"
@@ -64,8 +65,10 @@ unsigned char *pp__calls_lab_read(const pp_lab_task *t, const void **rec, size_t
     char msg[700];
     if (!buf || pp__resultfile_open(&r, buf, flen, t->token, PP_RESULTFILE_WARMUP)) {
         free(buf);
-        snprintf(msg, sizeof msg, "%s supervisor ended without its answers: this is a bug in pplab, or the machine ran "
-                 "out of memory or disk", whose);
+        char other[300];
+        snprintf(other, sizeof other, "%s supervisor ended without its answers: this is a bug in pplab, or the machine "
+                 "ran out of memory or disk", whose);
+        pp__memlimit_why_no_result(t->res_path, other, msg, sizeof msg);
         t->lab->kind->fail(t->tc, PP_ERR_INTERNAL, msg, out);
         return NULL;
     }
