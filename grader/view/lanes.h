@@ -1,8 +1,8 @@
 /* lanes.h: what every view of a run draws (the text timeline, the gnuplot Gantt chart, the Perfetto trace), built
  * once from its traces so that the three agree: lanes of cells on the virtual clock. A pipeline rank has a compute
  * lane per shard (one without --tp), each shard's sums drawn as cells of their own inside the ops that made them,
- * and a reduce lane under them once any rank reduced. Every cell's start and end are the trace's, exactly: a view
- * may scale them, never round them. */
+ * and a reduce lane under them once any reduce took time. Every cell's start and end are the trace's, exactly: a
+ * view may scale them, never round them. */
 #ifndef PP_LANES_H
 #define PP_LANES_H
 
@@ -70,10 +70,10 @@ typedef struct pp_lanes {
 } pp_lanes;
 
 /* Builds L from src: for each replica d and pipeline rank p, the compute lane of each shard (t = 0 first) then, when
- * any rank of the run reduced, that rank's reduce lane. An op becomes one cell, or, under --tp, its compute then its
- * sums (an op's sums are drawn where its pass ends: a forward's after its forward, a backward's after its
- * input-gradient work), a rebuilt stash's forward (with its own sums) first. No cell is rounded; empty ones are left
- * out. Free L with pp__lanes_free. */
+ * any reduce of the run took time (a free one draws nothing), that rank's reduce lane. An op becomes one cell, or,
+ * under --tp, its compute then its sums (an op's sums are drawn where its pass ends: a forward's after its forward,
+ * a backward's after its input-gradient work), a rebuilt stash's forward (with its own sums) first. No cell is
+ * rounded; empty ones are left out. Free L with pp__lanes_free. */
 void pp__lanes_build(pp_lanes *L, const pp_lanes_src *src);
 
 /* The source of a run's lanes: its result and configuration (both stay the caller's; node is allocated: free it with
