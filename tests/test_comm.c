@@ -537,9 +537,11 @@ Test(comm, ping_pong_latency, .timeout = 10) {
     c.uncapped = 1; /* 2000 messages in one step, on purpose */
     run(&c, step_ping_pong, &res);
     ASSERT_OK(res);
+    /* the figure is logged, not held to a bound: a loaded machine (a container on two busy cores) took 1.4 ms. A
+     * lost wake-up hangs the waiter's untimed wait instead, which the test's timeout catches; bench/bench_comm.c
+     * measures the round trip against a baseline. */
     cr_log_info("threads transport: ping-pong round trip %.1f us (mean of 1000)", g_rtt_us);
-    /* generous: a loaded 2-core machine still answers within a millisecond; a lost wake-up would not */
-    cr_expect_lt(g_rtt_us, 1000.0, "round trip %.1f us", g_rtt_us);
+    cr_expect_gt(g_rtt_us, 0.0, "no round trip was timed");
     pp__result_free(&res);
 }
 
