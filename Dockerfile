@@ -17,6 +17,10 @@ RUN bash /tmp/pplab-deps.sh && rm -rf /var/lib/apt/lists/* /tmp/pplab-deps.sh
 RUN useradd --create-home --uid 1000 --shell /bin/bash student && mkdir -p /work/pplab && chown student: /work/pplab
 # A mounted folder this user cannot write is said in one line, with the fix, before any command runs.
 COPY scripts/container-entry.sh /usr/local/bin/pplab-entry
+# Docker's default seccomp profile refuses process_vm_readv, the cross-memory copy Open MPI's shared-memory
+# transport uses for large messages: each refused copy prints "Read -1, expected N, errno = 1" into the run's
+# output (open-mpi/ompi#4948). Copying through the shared segment instead is what it falls back to anyway.
+ENV OMPI_MCA_btl_vader_single_copy_mechanism=none
 USER student
 WORKDIR /work/pplab
 ENV LANG=C.UTF-8

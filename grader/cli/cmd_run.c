@@ -285,12 +285,10 @@ static int run_canonical(const pp_cli_run *o) {
     pp__costs_from_config(&k, c);
     pp_trace *tr = pp__xcalloc((size_t)c->P, sizeof *tr);
     pp__schedule_trace(&s, &k, tr);
-    /* a replay prices shard 0's ranks of one pipeline, whose nodes are the run's */
+    /* a replay prices shard 0's ranks of one pipeline, on the run's nodes (no other shard's trace: no other lane) */
     pp_run_result replay = {.P = c->P, .D = 1, .traces = tr};
-    pp_run_config one = *c;
-    one.T = 1;
     pp_lanes_src src;
-    pp__lanes_src_of(&src, &replay, &one);
+    pp__lanes_src_of(&src, &replay, c);
     if (o->timeline)
         pp__timeline_print_lanes(stdout, &src, c->v, o->forward_only, term_width(), isatty(1) && !getenv("NO_COLOR"));
     char note[64];

@@ -88,11 +88,9 @@ static void plot_pair(const pp_run_config *rc, const pp_run_result *res, const c
         /* the run's lanes (a lane per shard under --tp) above the canonical replay's: one pipeline of shard 0,
          * on the run's nodes */
         pp_run_result replay = {.P = rc->P, .D = 1, .traces = ideal};
-        pp_run_config one = *rc;
-        one.T = 1;
         pp_lanes_src src, ref;
         pp__lanes_src_of(&src, res, rc);
-        pp__lanes_src_of(&ref, &replay, &one);
+        pp__lanes_src_of(&ref, &replay, rc); /* no other shard's trace: shard 0's lanes alone */
         pp__plot_gantt_pair_lanes(&src, &ref, prefix);
         /* and the run itself, for ui.perfetto.dev */
         char json[1100], err[512];
