@@ -175,11 +175,6 @@ Test(hosts, a_host_cut_off_is_reported_within_the_deadline, .timeout = 120) {
     /* the ranks' own $TMPDIR (the hosts share this machine's /tmp), so that what they leave is theirs alone */
     snprintf(tmpdir, sizeof tmpdir, "%s/tmpdir", g_tmp);
     cr_assert_eq(mkdir(tmpdir, 0755), 0, "cannot make %s", tmpdir);
-    /* the lab built first, as any earlier run leaves it: the jailed build cannot reach a $TMPDIR inside this test's
-     * root-only folder, and what is measured here is the run, not the build */
-    snprintf(cmd, sizeof cmd, "cd '%s' && '%s/pplab' run --impl solutions --schedule 1f1b --stages 4 --microbatches 8 "
-             "> /dev/null 2>&1", g_root, g_build);
-    cr_assert_eq(system(cmd), 0, "the reference 1F1B does not run here: %s", cmd);
     snprintf(cmd, sizeof cmd, "cd '%s' && TMPDIR='%s' exec " MPIRUN " %s -np 4 '%s/pplab' run --impl solutions "
              "--schedule 1f1b --stages 4 --microbatches 8 --steps 100000 > /dev/null 2> '%s'",
              g_root, tmpdir, g_mpirun_extra, g_build, err);

@@ -230,3 +230,23 @@ Test(sandbox, chan_keeps_the_drivers_order, .timeout = 120) {
     pp__chan_unmap(c);
     close(fd);
 }
+
+/* As root, the build runs as a uid of its own in a folder under $TMPDIR; a $TMPDIR that uid cannot enter (inside a
+ * folder only root may, as a test's or a job's scratch often is) gives way to /tmp: the lab still builds and runs,
+ * and nothing is left in either folder. */
+Test(sandbox, a_tmpdir_the_build_cannot_enter_gives_way_to_tmp, .timeout = 120) {
+    if (geteuid() != 0) test_skip("the build changes to a uid of its own only as root");
+    char dir[] = "/tmp/pplab-tmpdir-XXXXXX", cmd[1024];
+    cr_assert(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
+    /* a copy of the reference: a folder never built before, so the run must build it */
+    snprintf(cmd, sizeof cmd, "chmod 0700 '%s' && mkdir -m 0755 '%s/tmp' && cp -r solutions '%s/impl' && "
+             "TMPDIR='%s/tmp' NO_COLOR=1 build/pplab run --impl '%s/impl' --schedule gpipe --stages 2 "
+             "--microbatches 2 2>&1", dir, dir, dir, dir, dir);
+    int rc = test_capture(cmd, out, sizeof out);
+    cr_expect_eq(rc, 0, "the build under an unreachable TMPDIR failed (exit %d):\n%s", rc, out);
+    cr_expect(strstr(out, "bubble: "), "%s", out);
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls -A '%s/tmp')\"", dir);
+    cr_expect_eq(system(cmd), 0, "the build left files in its TMPDIR");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}

@@ -84,8 +84,7 @@ static int make_empty_root(pp_sandbox *sb, char *err, size_t len) {
     return 0;
 }
 
-/* 1 when "others" can reach path: every folder above it searchable by them. */
-static int others_reach(const char *path) {
+int pp__path_others_reach(const char *path) {
     char real[PATH_MAX];
     if (!realpath(path, real)) return 0;
     for (char *slash = strrchr(real, '/'); slash && slash != real; slash = strrchr(real, '/')) {
@@ -98,7 +97,7 @@ static int others_reach(const char *path) {
 
 int pp__private_fix(const char *path) {
     struct stat st;
-    if (geteuid() != 0 || stat(path, &st) || !others_reach(path)) return 0;
+    if (geteuid() != 0 || stat(path, &st) || !pp__path_others_reach(path)) return 0;
     /* a device or a pipe (--config /dev/null, <(...)) holds nothing of the instructor's, and is the whole
      * machine's: chmod'ing /dev/null would break every other program */
     if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return 0;

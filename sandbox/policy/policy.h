@@ -34,6 +34,9 @@ int pp__sandbox_check_driver(const pp_sandbox *sb, const char *driver, char *err
  * user runs now plus the test's, which caps a runaway but cannot tell the test's tasks from the user's others. */
 void pp__sandbox_size_tasks(pp_sandbox *sb, int drivers);
 
+/* 1 when "others" can reach path: every folder above it searchable by them (a jailed uid can enter it), else 0. */
+int pp__path_others_reach(const char *path);
+
 /* A private folder of this process (mode 0700, created on first use under $TMPDIR or /tmp, removed with what
  * is in it when the process that made it exits): where the grader keeps results and captures. NULL when it
  * cannot be made. */

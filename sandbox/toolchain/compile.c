@@ -431,11 +431,14 @@ pp_status pp__compile_lab(const pp_compile *c, const char *out_object, const cha
         (sb.lockdown && sb.view == PP_VIEW_AUTO && pp__sandbox_view(&sb, sb.view, err, len)))
         return PP_ERR_SANDBOX;
     sb.gid = (gid_t)sb.uid;
-    /* under $TMPDIR, not in a private folder: the build's uid (and bubblewrap, running as it) must reach it */
+    /* under $TMPDIR, not in a private folder: the build's uid (and bubblewrap, running as it) must reach it, so a
+     * $TMPDIR it cannot enter (one inside a folder only root may) gives way to /tmp, as one that is full does */
     const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char dir[PATH_MAX], p[2 * PATH_MAX];
     snprintf(dir, sizeof dir, "%s/pplab-build-XXXXXX", tmp);
-    if (!mkdtemp(dir) && (snprintf(dir, sizeof dir, "/tmp/pplab-build-XXXXXX"), !mkdtemp(dir))) {
+    int made = mkdtemp(dir) != NULL;
+    if (made && sb.drop_uid && !pp__path_others_reach(dir)) rmdir(dir), made = 0;
+    if (!made && (snprintf(dir, sizeof dir, "/tmp/pplab-build-XXXXXX"), !mkdtemp(dir))) {
         snprintf(err, len, "cannot make a build folder under %s: %s", tmp, strerror(errno));
         return PP_ERR_IO;
     }
