@@ -105,7 +105,7 @@ static pp_lane *lane_add(pp_lanes *L, int *cap) {
 }
 
 static void lane_done(pp_lanes *L, pp_lane *l) {
-    qsort(l->cells, (size_t)l->n, sizeof *l->cells, cmp_cell);
+    if (l->n) qsort(l->cells, (size_t)l->n, sizeof *l->cells, cmp_cell); /* an empty lane has no array */
     for (int i = 0; i < l->n; i++) {
         const pp_cell *c = &l->cells[i];
         L->has[c->kind] = 1;
