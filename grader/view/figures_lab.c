@@ -62,8 +62,10 @@ static const char *run_flags(const pp_run_config *c, char *buf, size_t len) {
     return buf;
 }
 
-int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const pp_program *prog,
-                           const char *impl) {
+/* Runs c with prog: 0 with *res filled when the run ended well and some rank ran an operation; else -1 after the
+ * line pp__figures_lab_solved promises (res freed). */
+static int lab_run(const pp_lab_info *lab, const pp_run_config *c, const pp_program *prog, const char *impl,
+                   pp_run_result *res_out) {
     char num[3], err[512], flags[256];
     lab_number(lab, num);
     /* the runtime trusts its configuration: a bad one is said before anything runs */
@@ -75,7 +77,7 @@ int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const
     pp_status st = pp__run_program(c, prog, &res);
     int ops = run_ops(&res);
     if (st == PP_OK && ops) {
-        pp__result_free(&res);
+        *res_out = res;
         return 0;
     }
     /* make plots LAB=05 draws the folder's main schedule: its other parts go by their names */
@@ -90,6 +92,14 @@ int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const
                 lab->folder, lab->file, run_flags(c, flags, sizeof flags), again);
     pp__result_free(&res);
     return -1;
+}
+
+int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const pp_program *prog,
+                           const char *impl) {
+    pp_run_result res;
+    if (lab_run(lab, c, prog, impl, &res)) return -1;
+    pp__result_free(&res);
+    return 0;
 }
 
 /* The configuration a lab's figures start from, as its docs run it: P=4, M=8 (naive's one) and the row's default
@@ -130,23 +140,22 @@ static void prefix_of(char *buf, size_t len, const char *outdir, const char *nam
     snprintf(buf, len, "%s/%s-%s", outdir, name, what);
 }
 
+static void traces_free(pp_trace *tr, int n) {
+    if (!tr) return;
+    for (int r = 0; r < n; r++) pp__trace_clear(&tr[r]);
+    free(tr);
+}
+
 /* The canonical order replayed on c's grid (every replica), into D x P fresh traces; NULL where c is not held. */
 static pp_trace *canonical_traces(const pp_run_config *c) {
     if (!pp__theory_held(c)) return NULL;
     int n = c->P * (c->D > 1 ? c->D : 1);
     pp_trace *tr = pp__xcalloc((size_t)n, sizeof *tr);
     if (pp__theory_grid(c, NULL, NULL, tr, NULL, NULL) < 0) {
-        for (int r = 0; r < n; r++) pp__trace_clear(&tr[r]);
-        free(tr);
+        traces_free(tr, n);
         return NULL;
     }
     return tr;
-}
-
-static void traces_free(pp_trace *tr, int n) {
-    if (!tr) return;
-    for (int r = 0; r < n; r++) pp__trace_clear(&tr[r]);
-    free(tr);
 }
 
 /* The Gantt pair (the run above the canonical replay) and the peak stashes, both from the lab's one step. */
@@ -344,11 +353,11 @@ int pp__figures_lab(const char *outdir, const pp_lab_info *lab, const pp_program
         return 1;
     }
     pp_run_config c = lab_config(base, d);
-    if (pp__figures_lab_solved(lab, &c, prog, impl)) return 1;
+    pp_run_result res;
+    /* the run that shows the lab solved is the one its step figures draw */
+    if (lab_run(lab, &c, prog, impl, &res)) return 1;
     handout_say(handout);
     int rc = 0;
-    pp_run_result res;
-    if (run_point(&c, prog, &res)) return -1;
     rc |= fig_step(outdir, &c, &res, note);
     pp__result_free(&res);
 

@@ -21,8 +21,8 @@ int pp__figures_lab_solved(const pp_lab_info *lab, const pp_run_config *c, const
 
 /* Writes lab's figures into outdir (which must exist), each a .dat/.gp/.png/.svg set named after its schedule:
  *   NAME-gantt             one step of the student's run above the canonical replay (P=4 M=8, or the lab's docs'
- *                          configuration: --dp 2 for lab 07, --tp 2 --stages 2 --microbatches 4 for lab 08)
- *   NAME-gantt-reduces     (runs of several replicas) the run again, each rank's gradient reduces under it
+ *                          configuration: --dp 2 for lab 07, --tp 2 --stages 2 --microbatches 4 for lab 08), every
+ *                          lane of the run drawn: each shard's, each rank's reduces
  *   NAME-bubble-vs-M       measured bubble (points) on the canonical one (line) as M grows
  *   NAME-bubble-vs-latency the same as --comm-latency grows
  *   NAME-peak-stashes      peak stashes per rank, the run's beside the canonical order's

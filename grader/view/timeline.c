@@ -128,24 +128,6 @@ static tl_op *collect(const pp_trace *traces, int P, int forward_only, int *n_ou
     return ops;
 }
 
-static double idle_of(const tl_op *ops, int n, int P) {
-    double busy = 0, span = 0;
-    for (int i = 0; i < n; i++) {
-        busy += ops[i].e - ops[i].s;
-        if (ops[i].e > span) span = ops[i].e;
-    }
-    return (span > 0 && P > 0) ? 1.0 - busy / (P * span) : 0.0;
-}
-
-double pp__timeline_idle(const pp_trace *traces, int P, int forward_only) {
-    int n;
-    tl_op *ops = collect(traces, P, forward_only, &n);
-    double idle = idle_of(ops, n, P);
-    free(ops);
-    return idle;
-}
-
-
 /* The forward-only picture's traces: each group of P ranks (a replica of a shard) keeps its F ops alone, replayed
  * on their own clock; every other op is dropped, reduces included. n traces in groups of P; free with
  * forward_free. */

@@ -34,7 +34,4 @@ void pp__timeline_print_lanes(FILE *out, const pp_lanes_src *src, int v, int for
 /* The timeline of P traces of one pipeline (no replicas, no shards): pp__timeline_print_lanes of that source. */
 void pp__timeline_print(FILE *out, const pp_trace *traces, int P, int v, int forward_only, int width, int color);
 
-/* The idle fraction pp__timeline_print reports, in [0, 1] (not rounded). */
-double pp__timeline_idle(const pp_trace *traces, int P, int forward_only);
-
 #endif /* PP_TIMELINE_H */

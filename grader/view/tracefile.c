@@ -322,11 +322,9 @@ int pp__tracefile_format_check(const char *path, char *err, size_t errlen) {
 }
 
 int pp__tracefile_write(const pp_trace *traces, int P, int D, const char *path, char *err, size_t errlen) {
-    if (pp__tracefile_format_check(path, err, errlen)) return -1;
-    int json = ends_with(path, ".json");
-    if ((json ? pp__tracefile_write_json(traces, P, D, path) : pp__trace_write_csv(traces, P, path)) == 0) return 0;
-    snprintf(err, errlen, "cannot write --trace %s: check the folder exists and is writable", path);
-    return -1;
+    if (D < 1 || P % D) D = 1;
+    pp_lanes_src src = {.traces = traces, .P = P / D, .D = D};
+    return pp__tracefile_write_lanes(&src, path, err, errlen);
 }
 
 const char *pp__tracefile_describe(const pp_trace *traces, int P, const char *path, char *buf, size_t len) {
